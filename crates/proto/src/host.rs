@@ -1,0 +1,211 @@
+//! Plain data read from a host: CPU times, interface facts and counters, TCP_INFO,
+//! IP/UDP/TCP counters. `mtuperf-sys` fills these in; they cross the wire in results
+//! so each end reports its own host. Raw samples here; deltas and ratios are computed
+//! by the engine.
+
+use std::net::IpAddr;
+
+use serde::{Deserialize, Serialize};
+
+/// System-wide CPU times from the `cpu` line of /proc/stat, in nanoseconds
+/// (converted from USER_HZ ticks), summed over all CPUs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SystemCpu {
+    pub user_ns: u64,
+    pub nice_ns: u64,
+    pub system_ns: u64,
+    pub idle_ns: u64,
+    pub iowait_ns: u64,
+    pub irq_ns: u64,
+    pub softirq_ns: u64,
+    pub steal_ns: u64,
+}
+
+impl SystemCpu {
+    /// Time the CPUs were doing anything but idling or waiting for I/O.
+    pub fn busy_ns(&self) -> u64 {
+        self.user_ns + self.nice_ns + self.system_ns + self.irq_ns + self.softirq_ns + self.steal_ns
+    }
+
+    pub fn delta(&self, earlier: &SystemCpu) -> SystemCpu {
+        SystemCpu {
+            user_ns: self.user_ns.saturating_sub(earlier.user_ns),
+            nice_ns: self.nice_ns.saturating_sub(earlier.nice_ns),
+            system_ns: self.system_ns.saturating_sub(earlier.system_ns),
+            idle_ns: self.idle_ns.saturating_sub(earlier.idle_ns),
+            iowait_ns: self.iowait_ns.saturating_sub(earlier.iowait_ns),
+            irq_ns: self.irq_ns.saturating_sub(earlier.irq_ns),
+            softirq_ns: self.softirq_ns.saturating_sub(earlier.softirq_ns),
+            steal_ns: self.steal_ns.saturating_sub(earlier.steal_ns),
+        }
+    }
+}
+
+/// This process's CPU time from getrusage(RUSAGE_SELF), in nanoseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcessCpu {
+    pub user_ns: u64,
+    pub system_ns: u64,
+}
+
+/// One reading of both CPU sources plus the number of online CPUs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CpuSample {
+    pub system: SystemCpu,
+    pub process: ProcessCpu,
+    pub ncpu: u32,
+}
+
+/// Counters of one interface from /sys/class/net/IF/statistics.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IfaceCounters {
+    pub rx_packets: u64,
+    pub tx_packets: u64,
+    pub rx_bytes: u64,
+    pub tx_bytes: u64,
+    pub rx_errors: u64,
+    pub tx_errors: u64,
+    pub rx_dropped: u64,
+    pub tx_dropped: u64,
+}
+
+impl IfaceCounters {
+    pub fn delta(&self, earlier: &IfaceCounters) -> IfaceCounters {
+        IfaceCounters {
+            rx_packets: self.rx_packets.saturating_sub(earlier.rx_packets),
+            tx_packets: self.tx_packets.saturating_sub(earlier.tx_packets),
+            rx_bytes: self.rx_bytes.saturating_sub(earlier.rx_bytes),
+            tx_bytes: self.tx_bytes.saturating_sub(earlier.tx_bytes),
+            rx_errors: self.rx_errors.saturating_sub(earlier.rx_errors),
+            tx_errors: self.tx_errors.saturating_sub(earlier.tx_errors),
+            rx_dropped: self.rx_dropped.saturating_sub(earlier.rx_dropped),
+            tx_dropped: self.tx_dropped.saturating_sub(earlier.tx_dropped),
+        }
+    }
+}
+
+/// Offload features of an interface (None: the kernel did not say).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Offloads {
+    pub tso: Option<bool>,
+    pub gso: Option<bool>,
+    pub gro: Option<bool>,
+    pub lro: Option<bool>,
+    pub rx_csum: Option<bool>,
+    pub tx_csum: Option<bool>,
+}
+
+impl Offloads {
+    /// True when any segmentation/coalescing offload is on: interface counters then
+    /// count super-packets handed to/from the stack, not frames on the wire.
+    pub fn any_segmentation(&self) -> bool {
+        [self.tso, self.gso, self.gro, self.lro].contains(&Some(true))
+    }
+}
+
+/// Facts about one interface.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IfaceInfo {
+    pub name: String,
+    pub index: u32,
+    pub mtu: u32,
+    /// Link kind from the kernel ("veth", "bond", "vlan", "loopback", "ether", ...).
+    pub kind: String,
+    /// For a VLAN: the parent interface and its MTU.
+    pub parent: Option<(String, u32)>,
+    /// For a bond: each member and its MTU.
+    pub members: Vec<(String, u32)>,
+    pub speed_mbps: Option<u32>,
+    pub duplex: Option<String>,
+    pub offloads: Offloads,
+}
+
+/// The kernel's route to a destination (`ip route get` equivalent).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RouteInfo {
+    pub destination: Option<IpAddr>,
+    pub iface: String,
+    pub source: Option<IpAddr>,
+    pub gateway: Option<IpAddr>,
+    /// A path MTU exception cached for this destination, if any.
+    pub cached_pmtu: Option<u32>,
+    /// Seconds until that exception expires.
+    pub cached_expires_s: Option<u32>,
+}
+
+/// The TCP_INFO fields mtuperf reports, at the end of a data connection.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TcpInfo {
+    pub snd_mss: u32,
+    pub rcv_mss: u32,
+    pub pmtu: u32,
+    /// Total retransmitted segments over the connection's life (tcpi_total_retrans).
+    pub retransmits: u32,
+    pub rtt_us: u32,
+    pub rttvar_us: u32,
+    pub snd_cwnd: u32,
+    /// tcpi_delivery_rate in bytes/s, when the kernel provides it (4.9+).
+    pub delivery_rate_bps: Option<u64>,
+}
+
+/// Counters from /proc/net/snmp that reveal fragmentation and UDP/TCP trouble.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SnmpCounters {
+    pub ip_frag_creates: u64,
+    pub ip_frag_oks: u64,
+    pub ip_frag_fails: u64,
+    pub ip_reasm_reqds: u64,
+    pub ip_reasm_oks: u64,
+    pub ip_reasm_fails: u64,
+    pub ip_reasm_timeout: u64,
+    pub udp_in_datagrams: u64,
+    pub udp_out_datagrams: u64,
+    pub udp_in_errors: u64,
+    pub udp_rcvbuf_errors: u64,
+    pub udp_sndbuf_errors: u64,
+    pub tcp_retrans_segs: u64,
+    pub tcp_out_segs: u64,
+    pub tcp_in_segs: u64,
+}
+
+impl SnmpCounters {
+    pub fn delta(&self, e: &SnmpCounters) -> SnmpCounters {
+        SnmpCounters {
+            ip_frag_creates: self.ip_frag_creates.saturating_sub(e.ip_frag_creates),
+            ip_frag_oks: self.ip_frag_oks.saturating_sub(e.ip_frag_oks),
+            ip_frag_fails: self.ip_frag_fails.saturating_sub(e.ip_frag_fails),
+            ip_reasm_reqds: self.ip_reasm_reqds.saturating_sub(e.ip_reasm_reqds),
+            ip_reasm_oks: self.ip_reasm_oks.saturating_sub(e.ip_reasm_oks),
+            ip_reasm_fails: self.ip_reasm_fails.saturating_sub(e.ip_reasm_fails),
+            ip_reasm_timeout: self.ip_reasm_timeout.saturating_sub(e.ip_reasm_timeout),
+            udp_in_datagrams: self.udp_in_datagrams.saturating_sub(e.udp_in_datagrams),
+            udp_out_datagrams: self.udp_out_datagrams.saturating_sub(e.udp_out_datagrams),
+            udp_in_errors: self.udp_in_errors.saturating_sub(e.udp_in_errors),
+            udp_rcvbuf_errors: self.udp_rcvbuf_errors.saturating_sub(e.udp_rcvbuf_errors),
+            udp_sndbuf_errors: self.udp_sndbuf_errors.saturating_sub(e.udp_sndbuf_errors),
+            tcp_retrans_segs: self.tcp_retrans_segs.saturating_sub(e.tcp_retrans_segs),
+            tcp_out_segs: self.tcp_out_segs.saturating_sub(e.tcp_out_segs),
+            tcp_in_segs: self.tcp_in_segs.saturating_sub(e.tcp_in_segs),
+        }
+    }
+}
+
+/// Who a host is: shown in headers and reports.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostIdentity {
+    pub hostname: String,
+    pub kernel: String,
+    pub ncpu: u32,
+    pub software: String,
+}
+
+/// Everything one end samples at the start and the end of a measurement on the
+/// interface that carries the traffic. `before`/`after` are taken by the same process.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostSnapshot {
+    pub cpu: CpuSample,
+    pub iface: Option<IfaceCounters>,
+    pub snmp: Option<SnmpCounters>,
+    /// Monotonic nanoseconds since the measurement's start on this end.
+    pub at_ns: u64,
+}

@@ -1,0 +1,29 @@
+//! The mtuperf wire protocol.
+//!
+//! Everything two mtuperf processes say to each other is defined here, and nothing
+//! here touches a socket: the agent and the client feed bytes in and take bytes out.
+//!
+//! * [`codec`]: length-prefixed frames with a size bound, optionally authenticated.
+//! * [`msg`]: the typed control messages (handshake, test requests, results).
+//! * [`auth`]: HMAC-SHA256 challenge-response and per-message tags.
+//! * [`dgram`]: fixed binary headers of the UDP datagrams used by `rr` and `path`.
+//! * [`host`]: plain data read from a host (CPU, interfaces, TCP_INFO) that crosses the wire.
+//! * [`units`]: quantities with units, parsed once at the edge.
+#![deny(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+pub mod auth;
+pub mod codec;
+pub mod dgram;
+pub mod host;
+pub mod msg;
+pub mod units;
+
+/// Version of the control protocol. Peers must agree exactly.
+pub const PROTOCOL_VERSION: u16 = 1;
+/// Default TCP port of the agent (control and TCP data connections).
+pub const DEFAULT_PORT: u16 = 7878;

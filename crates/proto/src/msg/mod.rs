@@ -1,0 +1,236 @@
+//! Typed control messages. A control connection opens with `Hello` → `Welcome`
+//! (→ `Auth` → `AuthOk` when the agent holds a key), then carries one test at a time:
+//! a request, `Ready`, `Go`, live `Interval`s, and a final report. Unknown message
+//! types and unknown fields are rejected.
+
+pub mod doctor;
+pub mod path;
+pub mod rr;
+pub mod stream;
+
+use serde::{Deserialize, Serialize};
+
+use crate::host::{HostIdentity, IfaceInfo};
+use crate::PROTOCOL_VERSION;
+
+pub use doctor::{DoctorReply, DoctorRequest};
+pub use path::{PathOpen, PathProbeResult, PathReady, PathReverseProbe};
+pub use rr::{RrReady, RrRequest, RrServed};
+pub use stream::{
+    ConnReport, Direction, EndReport, IntervalSample, StreamLimit, StreamReady, StreamRequest,
+};
+
+/// Identifies mtuperf in a Hello, so a stray client is told apart from a version skew.
+pub const MAGIC: &str = "mtuperf";
+
+/// What a new TCP connection to the agent is for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Role {
+    /// A control connection that will run tests.
+    Control,
+    /// A data connection of an accepted test, tied to its session by the cookie.
+    /// `tag` is the session-keyed tag of (cookie, index) when the session is authenticated.
+    Data {
+        cookie: String,
+        index: u32,
+        tag: Option<String>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Hello {
+    pub magic: String,
+    pub version: u16,
+    pub software: String,
+    /// Hex of 16 random bytes (the client's challenge).
+    pub nonce: String,
+    pub role: Role,
+}
+
+impl Hello {
+    pub fn new(nonce: [u8; 16], role: Role) -> Hello {
+        Hello {
+            magic: MAGIC.into(),
+            version: PROTOCOL_VERSION,
+            software: concat!("mtuperf ", env!("CARGO_PKG_VERSION")).into(),
+            nonce: hex::encode(nonce),
+            role,
+        }
+    }
+}
+
+/// What the agent allows one client to ask for; sent in `Welcome`, enforced on request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Limits {
+    pub max_sessions: u32,
+    pub max_duration_ms: u64,
+    pub max_streams: u32,
+    /// Bits per second one test may offer (stream pacing, rr open-loop rate × block).
+    pub max_rate_bps: u64,
+    pub max_workers: u32,
+    pub max_clients: u32,
+    pub max_block: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_sessions: 4,
+            max_duration_ms: 3_600_000,
+            max_streams: 128,
+            max_rate_bps: 400_000_000_000,
+            max_workers: 64,
+            max_clients: 4096,
+            max_block: 16 * 1024 * 1024,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Welcome {
+    pub version: u16,
+    pub software: String,
+    /// Hex of 16 random bytes (the agent's challenge).
+    pub nonce: String,
+    /// Present when the agent holds a key: hex HMAC proving it (mutual authentication).
+    pub agent_proof: Option<String>,
+    /// Session cookie, given at once to an open agent's clients, after `Auth` otherwise.
+    pub cookie: Option<String>,
+    pub host: HostIdentity,
+    pub capabilities: Vec<String>,
+    pub limits: Limits,
+    /// The client's address as the agent sees it.
+    pub peer: String,
+}
+
+/// Why the agent will not do what was asked. Each says which limit or rule applies.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "reason", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Refusal {
+    Busy {
+        active: u32,
+        max: u32,
+    },
+    VersionMismatch {
+        agent: u16,
+        client: u16,
+    },
+    NotMtuperf,
+    AuthRequired,
+    AuthFailed,
+    NotAllowed {
+        peer: String,
+    },
+    /// A request beyond a limit: `limit` is the agent flag that sets it.
+    Limit {
+        limit: String,
+        requested: u64,
+        allowed: u64,
+    },
+    BadRequest {
+        detail: String,
+    },
+    UnknownSession,
+    Timeout {
+        waiting_for: String,
+    },
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::Busy { active, max } => write!(
+                f,
+                "agent busy: {active} of {max} sessions in use (agent --max-sessions); try again later"
+            ),
+            Refusal::VersionMismatch { agent, client } => write!(
+                f,
+                "protocol version mismatch: agent speaks {agent}, this client {client}; run the same mtuperf version on both ends"
+            ),
+            Refusal::NotMtuperf => write!(f, "not an mtuperf client"),
+            Refusal::AuthRequired => write!(
+                f,
+                "the agent requires authentication: pass --key-file (or MTUPERF_KEY_FILE) with the agent's key"
+            ),
+            Refusal::AuthFailed => write!(f, "authentication failed: the keys differ"),
+            Refusal::NotAllowed { peer } => {
+                write!(f, "address {peer} is not allowed by the agent's --allow list")
+            }
+            Refusal::Limit {
+                limit,
+                requested,
+                allowed,
+            } => write!(
+                f,
+                "request beyond the agent's limit --{limit}: asked {requested}, allowed {allowed}"
+            ),
+            Refusal::BadRequest { detail } => write!(f, "bad request: {detail}"),
+            Refusal::UnknownSession => write!(f, "unknown or expired session cookie"),
+            Refusal::Timeout { waiting_for } => write!(f, "timed out waiting for {waiting_for}"),
+        }
+    }
+}
+
+/// Messages from a client to an agent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ClientMsg {
+    Hello(Hello),
+    /// Hex HMAC answering the agent's challenge.
+    Auth {
+        proof: String,
+    },
+    Stream(StreamRequest),
+    Rr(RrRequest),
+    PathOpen(PathOpen),
+    PathReverseProbe(PathReverseProbe),
+    Doctor(DoctorRequest),
+    /// Start the accepted test now.
+    Go,
+    /// Stop the running test early (Ctrl-C); the agent still sends its report.
+    Stop,
+    /// End of the session.
+    Bye,
+}
+
+/// Messages from an agent to a client.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum AgentMsg {
+    Welcome(Box<Welcome>),
+    AuthOk {
+        cookie: String,
+    },
+    Refused(Refusal),
+    StreamReady(StreamReady),
+    RrReady(RrReady),
+    PathReady(PathReady),
+    /// Every data connection of the test is connected.
+    DataReady,
+    /// One live interval of the agent's side.
+    Interval(IntervalSample),
+    StreamDone(Box<EndReport>),
+    RrDone(Box<RrServed>),
+    PathProbeResult(PathProbeResult),
+    DoctorReply(Box<DoctorReply>),
+    /// Acknowledges a message that needs no other answer.
+    Ack,
+    /// The agent failed while running an accepted test.
+    Error {
+        message: String,
+    },
+}
+
+/// The agent's view of its own side of a test's traffic.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentPathInfo {
+    /// Interface the agent's route back to the client leaves through.
+    pub iface: Option<IfaceInfo>,
+    /// The agent's address on that path.
+    pub addr: String,
+}

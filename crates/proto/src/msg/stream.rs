@@ -1,0 +1,124 @@
+//! Messages of the `stream` test (bulk TCP throughput).
+
+use serde::{Deserialize, Serialize};
+
+use super::AgentPathInfo;
+use crate::host::{HostSnapshot, IfaceInfo, TcpInfo};
+
+/// Who sends the bulk data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    /// The client sends, the agent receives (the default, like perl-sockets' client.pl).
+    Forward,
+    /// The agent sends, the client receives.
+    Reverse,
+    /// Both at once, on separate connections.
+    Bidir,
+}
+
+/// When senders stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum StreamLimit {
+    Time {
+        ms: u64,
+    },
+    /// Total bytes per direction, split evenly over the streams.
+    Bytes {
+        total: u64,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StreamRequest {
+    pub streams: u32,
+    pub direction: Direction,
+    /// Bytes per write() and read() call.
+    pub block: u32,
+    pub limit: StreamLimit,
+    /// SO_SNDBUF/SO_RCVBUF to request on the data sockets.
+    pub window: Option<u32>,
+    /// TCP_MAXSEG to request on the data sockets.
+    pub mss: Option<u32>,
+    /// Live interval length in ms; 0 for none (the agent still reports per second).
+    pub interval_ms: u64,
+}
+
+impl StreamRequest {
+    /// Number of data connections: one per stream and direction.
+    pub fn connections(&self) -> u32 {
+        match self.direction {
+            Direction::Bidir => self.streams * 2,
+            _ => self.streams,
+        }
+    }
+
+    /// Whether connection `index` carries data from client to agent.
+    pub fn client_sends_on(&self, index: u32) -> bool {
+        match self.direction {
+            Direction::Forward => true,
+            Direction::Reverse => false,
+            Direction::Bidir => index < self.streams,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StreamReady {
+    pub path: AgentPathInfo,
+    /// Connections the client must now open with `Role::Data`.
+    pub connections: u32,
+}
+
+/// One end's account of one data connection. Times are ns since that end's `Go`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConnReport {
+    pub index: u32,
+    /// True when this end wrote on this connection, false when it read.
+    pub sending: bool,
+    pub bytes: u64,
+    /// write() or read() calls that moved at least one byte.
+    pub calls: u64,
+    /// Time spent inside those calls (perl-sockets' "network elapsed").
+    pub in_call_ns: u64,
+    /// Start of the first call that moved data; end of the last one.
+    pub first_byte_ns: Option<u64>,
+    pub last_byte_ns: Option<u64>,
+    /// When the loop on this connection ended (EOF seen or last write done).
+    pub end_ns: u64,
+    pub sndbuf: u32,
+    pub rcvbuf: u32,
+    pub tcp_info: Option<TcpInfo>,
+    /// A transport error that ended this connection early, if any.
+    pub error: Option<String>,
+}
+
+/// One interval of one end, summed over its connections.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IntervalSample {
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+    /// TCP retransmits of the sending connections during the interval.
+    pub retransmits: u32,
+}
+
+/// One end's whole report of a stream test.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EndReport {
+    pub conns: Vec<ConnReport>,
+    pub before: HostSnapshot,
+    pub after: HostSnapshot,
+    /// The interface carrying the traffic on this end.
+    pub iface: Option<IfaceInfo>,
+    pub intervals: Vec<IntervalSample>,
+    pub wall_ns: u64,
+    pub interrupted: bool,
+}
