@@ -1,1 +1,13 @@
-fn main() {}
+//! mtuperf: measure and verify cluster interconnects.
+use std::process::ExitCode;
+
+use clap::Parser;
+
+mod cli;
+mod cmd;
+mod exit;
+
+fn main() -> ExitCode {
+    let args = cli::Cli::parse();
+    exit::finish(cmd::run(args))
+}

@@ -1,0 +1,50 @@
+//! The command line: global options and one subcommand enum. Each subcommand's flags
+//! live in its own file under `cmd/`.
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+use crate::cmd;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "mtuperf",
+    version,
+    about = "Measure and verify cluster interconnects: path MTU in both directions, throughput, block latency under load",
+    propagate_version = true
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct Global {
+    /// History database (default: $XDG_DATA_HOME/mtuperf/history.db).
+    #[arg(long, global = true, env = "MTUPERF_DB", value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// Do not store this run in the history.
+    #[arg(long, global = true)]
+    pub no_store: bool,
+    /// Shared key for authenticating to the agent (from `mtuperf keygen`).
+    #[arg(long, global = true, env = "MTUPERF_KEY_FILE", value_name = "FILE")]
+    pub key_file: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the agent on the far node.
+    Serve(cmd::serve::Args),
+    /// Bulk TCP throughput (perl-sockets / iperf class).
+    Stream(cmd::stream::Args),
+    /// List stored runs.
+    History(cmd::history::Args),
+    /// Print a stored run again.
+    Show(cmd::show::Args),
+    /// Build test networks in namespaces on this machine.
+    Lab(cmd::lab::Args),
+    /// Run the main job on an embedded default (no second machine needed).
+    Demo(cmd::demo::Args),
+}

@@ -1,0 +1,22 @@
+//! One file per subcommand: parse → validate → call the engine → render.
+pub mod demo;
+pub mod history;
+pub mod lab;
+pub mod serve;
+pub mod show;
+pub mod stream;
+
+use crate::cli::{Cli, Command};
+use crate::exit::CmdResult;
+
+pub fn run(cli: Cli) -> CmdResult {
+    let g = &cli.global;
+    match cli.command {
+        Command::Serve(a) => serve::run(g, a),
+        Command::Stream(a) => stream::run(g, a),
+        Command::History(a) => history::run(g, a),
+        Command::Show(a) => show::run(g, a),
+        Command::Lab(a) => lab::run(g, a),
+        Command::Demo(a) => demo::run(g, a),
+    }
+}

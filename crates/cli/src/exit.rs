@@ -1,0 +1,71 @@
+//! Exit codes, documented in the README ("Exit codes"). Errors are printed once, whole
+//! chain on one line, by `finish`.
+use std::process::ExitCode;
+
+/// The check ran and the answer is "no" (path verdict, doctor FAIL).
+pub const CHECK_FAILED: u8 = 1;
+/// Bad command line: flag, value or combination (clap uses 2 as well).
+pub const USAGE: u8 = 2;
+/// The agent could not be reached: refused, unreachable, timed out.
+pub const UNREACHABLE: u8 = 3;
+/// The agent answered but refused: busy, beyond a limit, authentication, version.
+pub const REFUSED: u8 = 4;
+/// A test failed while running, or a local setup step failed.
+pub const FAILED: u8 = 5;
+/// Missing privilege or tool (lab without CAP_NET_ADMIN, missing `ip`).
+pub const ENVIRONMENT: u8 = 6;
+/// Stopped by Ctrl-C; the partial result was printed and stored.
+pub const INTERRUPTED: u8 = 130;
+
+/// An error carrying the exit code it should end the process with.
+#[derive(Debug)]
+pub struct Failure {
+    pub code: u8,
+    pub error: anyhow::Error,
+}
+
+impl Failure {
+    pub fn new(code: u8, error: impl Into<anyhow::Error>) -> Failure {
+        Failure {
+            code,
+            error: error.into(),
+        }
+    }
+
+    pub fn usage(flag: &str, value: &str, allowed: &str, hint: &str) -> Failure {
+        let mut msg = format!("invalid value {value:?} for {flag}: allowed {allowed}");
+        if !hint.is_empty() {
+            msg.push_str("; ");
+            msg.push_str(hint);
+        }
+        Failure::new(USAGE, anyhow::anyhow!(msg))
+    }
+}
+
+impl From<anyhow::Error> for Failure {
+    fn from(error: anyhow::Error) -> Failure {
+        Failure { code: FAILED, error }
+    }
+}
+
+pub type CmdResult = Result<u8, Failure>;
+
+pub fn finish(result: CmdResult) -> ExitCode {
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(f) => {
+            if is_broken_pipe(&f.error) {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("mtuperf: error: {:#}", f.error);
+            ExitCode::from(f.code)
+        }
+    }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
