@@ -1,0 +1,176 @@
+//! Summary of repeated runs: centre, spread and the 95% interval of the mean.
+
+use serde::{Deserialize, Serialize};
+
+use crate::t_quantile;
+
+/// Summary statistics of a sample, with the 95% Student t confidence interval of the mean.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub n: usize,
+    pub mean: f64,
+    pub median: f64,
+    /// Sample standard deviation (divisor n - 1); 0 when n < 2.
+    pub stddev: f64,
+    pub min: f64,
+    pub max: f64,
+    /// mean ± t(0.975, n-1) · stddev / √n; both equal the mean when n < 2.
+    pub ci95_low: f64,
+    pub ci95_high: f64,
+    /// Half width of the interval as a percentage of |mean|: the netperf-style "within
+    /// ±x%" figure. 0 when the half width is 0; infinite when the mean is 0 and the half
+    /// width is not (serde_json writes that as null).
+    pub ci95_half_width_pct: f64,
+}
+
+/// Summarise a sample. `None` for an empty sample or one holding a NaN or an infinity:
+/// such values are rejected, not skipped, so a broken run cannot silently shrink `n`.
+pub fn summarize(xs: &[f64]) -> Option<Summary> {
+    let (n, mean, var) = mean_var(xs)?;
+    let mut sorted = xs.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let stddev = var.sqrt();
+    let half = if n < 2 {
+        0.0
+    } else {
+        t_quantile(0.975, (n - 1) as f64) * stddev / (n as f64).sqrt()
+    };
+    let ci95_half_width_pct = if half == 0.0 {
+        0.0
+    } else {
+        half / mean.abs() * 100.0
+    };
+    Some(Summary {
+        n,
+        mean,
+        median: percentile(&sorted, 50.0)?,
+        stddev,
+        min: *sorted.first()?,
+        max: *sorted.last()?,
+        ci95_low: mean - half,
+        ci95_high: mean + half,
+        ci95_half_width_pct,
+    })
+}
+
+/// Count, mean and sample variance (n - 1; 0 for one value) of finite, non-empty data.
+pub(crate) fn mean_var(xs: &[f64]) -> Option<(usize, f64, f64)> {
+    if xs.is_empty() || !xs.iter().all(|x| x.is_finite()) {
+        return None;
+    }
+    let n = xs.len();
+    let mean = xs.iter().sum::<f64>() / n as f64;
+    // Two-pass: subtract the mean first, so large offsets (bits/s ~ 1e10) keep precision.
+    let ss: f64 = xs.iter().map(|x| (x - mean) * (x - mean)).sum();
+    let var = if n < 2 { 0.0 } else { ss / (n - 1) as f64 };
+    Some((n, mean, var))
+}
+
+/// The `p`th percentile (0 ≤ p ≤ 100) of data sorted in ascending order, by linear
+/// interpolation between closest ranks: rank = p/100 · (n - 1) (numpy's default, R type 7).
+///
+/// `None` when `sorted` is empty or holds a non-finite value, or `p` is outside 0..=100
+/// or NaN. The data is not checked for order; unsorted input gives a meaningless result.
+pub fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
+    if !(0.0..=100.0).contains(&p) || !sorted.iter().all(|x| x.is_finite()) {
+        return None;
+    }
+    let rank = p / 100.0 * (sorted.len().checked_sub(1)? as f64);
+    let below = rank.floor() as usize;
+    let lo = *sorted.get(below)?;
+    let Some(&hi) = sorted.get(below + 1) else {
+        return Some(lo);
+    };
+    Some(lo + (hi - lo) * (rank - below as f64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(got: f64, want: f64) -> bool {
+        (got - want).abs() <= 1e-9 * want.abs().max(1.0)
+    }
+
+    #[test]
+    fn known_sample() {
+        // numpy/scipy 1.17.1: mean, std(ddof=1), mean ± t.ppf(0.975, 4) * sd / sqrt(5).
+        let s = summarize(&[10.0, 12.0, 9.0, 11.0, 13.0]).unwrap();
+        assert_eq!(
+            (s.n, s.mean, s.median, s.min, s.max),
+            (5, 11.0, 11.0, 9.0, 13.0)
+        );
+        assert!(close(s.stddev, 1.581_138_830_084_189_8), "{s:?}");
+        assert!(close(s.ci95_low, 9.036_756_838_522_443), "{s:?}");
+        assert!(close(s.ci95_high, 12.963_243_161_477_557), "{s:?}");
+        assert!(
+            close(s.ci95_half_width_pct, 17.847_665_104_341_427),
+            "{s:?}"
+        );
+    }
+
+    #[test]
+    #[allow(clippy::float_cmp)] // exact: copies of inputs, zeros and a midpoint of integers
+    fn small_and_degenerate_samples() {
+        assert_eq!(summarize(&[]), None);
+        let one = summarize(&[9.41e9]).unwrap();
+        assert_eq!(
+            (one.n, one.stddev, one.ci95_low, one.ci95_high),
+            (1, 0.0, 9.41e9, 9.41e9)
+        );
+        assert_eq!(one.ci95_half_width_pct, 0.0);
+        let flat = summarize(&[0.0, 0.0, 0.0]).unwrap();
+        assert_eq!((flat.mean, flat.ci95_half_width_pct), (0.0, 0.0));
+        let around_zero = summarize(&[-1.0, 1.0]).unwrap();
+        assert!(around_zero.ci95_half_width_pct.is_infinite());
+        let even = summarize(&[4.0, 1.0, 3.0, 2.0]).unwrap();
+        assert_eq!(even.median, 2.5);
+    }
+
+    #[test]
+    fn non_finite_values_are_rejected() {
+        assert_eq!(summarize(&[1.0, f64::NAN, 3.0]), None);
+        assert_eq!(summarize(&[1.0, f64::INFINITY]), None);
+        assert_eq!(percentile(&[1.0, f64::NAN], 50.0), None);
+    }
+
+    #[test]
+    fn large_offsets_keep_precision() {
+        let s = summarize(&[1e10 + 1.0, 1e10 + 2.0, 1e10 + 3.0]).unwrap();
+        assert!(close(s.stddev, 1.0), "{s:?}");
+    }
+
+    #[test]
+    fn percentiles() {
+        // numpy 1.x/2.x np.percentile([1, 2, 3, 4, 10], p) (linear method).
+        let data = [1.0, 2.0, 3.0, 4.0, 10.0];
+        let cases = [
+            (0.0, 1.0),
+            (25.0, 2.0),
+            (50.0, 3.0),
+            (90.0, 7.6),
+            (99.0, 9.76),
+            (100.0, 10.0),
+        ];
+        for (p, want) in cases {
+            let got = percentile(&data, p).unwrap();
+            assert!(close(got, want), "p{p}: {got} != {want}");
+        }
+        assert_eq!(percentile(&[], 50.0), None);
+        assert_eq!(percentile(&[7.0], 0.0), Some(7.0));
+        assert_eq!(percentile(&[7.0], 99.9), Some(7.0));
+        assert_eq!(percentile(&[7.0], 100.0), Some(7.0));
+        for p in [-0.1, 100.1, f64::NAN] {
+            assert_eq!(percentile(&data, p), None, "p = {p}");
+        }
+    }
+
+    #[test]
+    fn serialises() {
+        let json = serde_json::to_string(&summarize(&[1.0, 2.0]).unwrap()).unwrap();
+        assert!(
+            json.contains(r#""n":2"#) && json.contains(r#""mean":1.5"#),
+            "{json}"
+        );
+    }
+}
