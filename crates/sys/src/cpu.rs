@@ -1,0 +1,154 @@
+//! CPU times: the aggregate `cpu` line of /proc/stat, this process's getrusage, and
+//! the number of online CPUs.
+
+use std::fs;
+use std::io;
+
+use mtuperf_proto::host::{CpuSample, ProcessCpu, SystemCpu};
+
+use crate::Error;
+
+const PROC_STAT: &str = "/proc/stat";
+
+/// Reads /proc/stat's aggregate "cpu" line (USER_HZ ticks converted to ns with
+/// sysconf(_SC_CLK_TCK)), getrusage(RUSAGE_SELF) and the online CPU count.
+pub fn sample() -> Result<CpuSample, Error> {
+    let text = fs::read_to_string(PROC_STAT).map_err(|e| Error::read(PROC_STAT, e))?;
+    let system = parse_proc_stat(&text, clk_tck())
+        .ok_or_else(|| Error::parse(PROC_STAT, "no aggregate \"cpu\" line"))?;
+    let process = process_cpu().map_err(|source| Error::Sys {
+        op: "getrusage",
+        subject: "RUSAGE_SELF".into(),
+        source,
+    })?;
+    Ok(CpuSample {
+        system,
+        process,
+        ncpu: online_cpus(),
+    })
+}
+
+/// Parses the aggregate `cpu` line of /proc/stat. Fields missing on old kernels
+/// (steal and later) count as zero; `None` when the line is absent or malformed.
+pub fn parse_proc_stat(text: &str, clk_tck: u64) -> Option<SystemCpu> {
+    let line = text
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some("cpu"))?;
+    let ticks: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .map(str::parse)
+        .collect::<Result<_, _>>()
+        .ok()?;
+    if ticks.len() < 4 || clk_tck == 0 {
+        return None;
+    }
+    let ns = |i: usize| {
+        let t = ticks.get(i).copied().unwrap_or(0);
+        // u128 so that huge counts cannot overflow; saturate on the way back.
+        u64::try_from(u128::from(t) * 1_000_000_000 / u128::from(clk_tck)).unwrap_or(u64::MAX)
+    };
+    Some(SystemCpu {
+        user_ns: ns(0),
+        nice_ns: ns(1),
+        system_ns: ns(2),
+        idle_ns: ns(3),
+        iowait_ns: ns(4),
+        irq_ns: ns(5),
+        softirq_ns: ns(6),
+        steal_ns: ns(7),
+    })
+}
+
+/// USER_HZ, the unit of /proc/stat (100 on every mainstream Linux build).
+pub fn clk_tck() -> u64 {
+    // SAFETY: sysconf has no memory-safety preconditions; it only reads a constant.
+    let v = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    u64::try_from(v).ok().filter(|&v| v > 0).unwrap_or(100)
+}
+
+/// Number of online CPUs (at least 1).
+pub fn online_cpus() -> u32 {
+    // SAFETY: sysconf has no memory-safety preconditions.
+    let v = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    u32::try_from(v).ok().filter(|&v| v > 0).unwrap_or(1)
+}
+
+/// This process's user and system CPU time from getrusage(RUSAGE_SELF).
+pub fn process_cpu() -> io::Result<ProcessCpu> {
+    // SAFETY: rusage is plain old data; all-zero is a valid value.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `ru` is a valid, writable rusage that outlives the call.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &raw mut ru) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let ns = |tv: libc::timeval| {
+        let s = u64::try_from(tv.tv_sec).unwrap_or(0);
+        let us = u64::try_from(tv.tv_usec).unwrap_or(0);
+        s.saturating_mul(1_000_000_000).saturating_add(us * 1000)
+    };
+    Ok(ProcessCpu {
+        user_ns: ns(ru.ru_utime),
+        system_ns: ns(ru.ru_stime),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const STAT_6X: &str = include_str!("../tests/fixtures/proc_stat");
+
+    #[test]
+    fn parses_aggregate_line() {
+        let cases: &[(&str, u64, Option<SystemCpu>)] = &[
+            (
+                STAT_6X,
+                100,
+                Some(SystemCpu {
+                    user_ns: 102_540_000_000,
+                    nice_ns: 0,
+                    system_ns: 20_900_000_000,
+                    idle_ns: 697_610_000_000,
+                    iowait_ns: 3_740_000_000,
+                    irq_ns: 0,
+                    softirq_ns: 700_000_000,
+                    steal_ns: 110_000_000,
+                }),
+            ),
+            // Old kernel: only user nice system idle.
+            (
+                "cpu 1 2 3 4\n",
+                1000,
+                Some(SystemCpu {
+                    user_ns: 1_000_000,
+                    nice_ns: 2_000_000,
+                    system_ns: 3_000_000,
+                    idle_ns: 4_000_000,
+                    ..SystemCpu::default()
+                }),
+            ),
+            ("cpu0 1 2 3 4\n", 100, None),
+            ("cpu 1 2 x 4\n", 100, None),
+            ("cpu 1 2\n", 100, None),
+            ("cpu 1 2 3 4\n", 0, None),
+            ("", 100, None),
+        ];
+        for (text, hz, want) in cases {
+            assert_eq!(parse_proc_stat(text, *hz), *want, "input {text:?}");
+        }
+    }
+
+    #[test]
+    fn huge_tick_counts_do_not_overflow() {
+        let got = parse_proc_stat(&format!("cpu {} 0 0 0\n", u64::MAX / 2), 100).unwrap();
+        assert_eq!(got.user_ns, u64::MAX);
+    }
+
+    #[test]
+    fn live_sample_is_sane() {
+        let s = sample().unwrap();
+        assert!(s.ncpu >= 1);
+        assert!(s.system.idle_ns + s.system.busy_ns() > 0);
+    }
+}
