@@ -44,7 +44,10 @@ impl Failure {
 
 impl From<anyhow::Error> for Failure {
     fn from(error: anyhow::Error) -> Failure {
-        Failure { code: FAILED, error }
+        Failure {
+            code: FAILED,
+            error,
+        }
     }
 }
 

@@ -5,7 +5,9 @@ use clap::Parser;
 
 mod cli;
 mod cmd;
+mod common;
 mod exit;
+mod progress;
 
 fn main() -> ExitCode {
     let args = cli::Cli::parse();

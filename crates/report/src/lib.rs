@@ -1,1 +1,12 @@
-//! placeholder
+//! Renderers. The engine produces typed results; this crate turns them into what
+//! people and programs read: text tables, JSON documents with a versioned `schema`
+//! field, and (for comparisons) HTML and Markdown. One module per output kind.
+
+pub mod fmt;
+pub mod stream;
+
+/// Wall-clock timestamp for people (RFC 3339, UTC, seconds).
+pub fn timestamp(unix_ms: i64) -> String {
+    let t = std::time::UNIX_EPOCH + std::time::Duration::from_millis(unix_ms.max(0) as u64);
+    humantime::format_rfc3339_seconds(t).to_string()
+}

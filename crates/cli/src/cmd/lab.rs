@@ -1,9 +1,208 @@
+//! `mtuperf lab up|down|status|exec|serve`: parse → call mtuperf-lab → print.
+use anyhow::anyhow;
+use clap::{Subcommand, ValueEnum};
+use mtuperf_lab::{Lab, LabError, LabOptions, Scenario, DEFAULT_NAME};
+use mtuperf_proto::units::BitsPerSec;
+
 use crate::cli::Global;
-use crate::exit::CmdResult;
+use crate::exit::{self, CmdResult, Failure};
 
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    #[command(subcommand)]
+    pub action: Action,
+}
 
-pub fn run(_g: &Global, _a: Args) -> CmdResult {
-    Err(crate::exit::Failure::new(crate::exit::FAILED, anyhow::anyhow!("lab: not built yet")))
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum OnOff {
+    On,
+    Off,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Action {
+    /// Build a lab: namespaces joined by veth pairs, one per scenario (all by default).
+    Up {
+        #[arg(long, default_value = DEFAULT_NAME)]
+        name: String,
+        /// std, jumbo, routed, blackhole or mismatch (repeatable; default: all).
+        #[arg(long = "scenario", value_name = "NAME")]
+        scenarios: Vec<String>,
+        /// TSO/GSO/GRO on every lab interface.
+        #[arg(long, value_enum, default_value = "on")]
+        offload: OnOff,
+        /// Shape every link on both ends' egress (tc tbf), e.g. 1gbit, 100M.
+        #[arg(long, value_name = "RATE")]
+        rate: Option<String>,
+        /// Drop this percentage of UDP datagrams and ICMP echoes (never TCP) on every link.
+        #[arg(long, value_name = "PCT")]
+        loss: Option<f64>,
+        /// Print every command as a shell line.
+        #[arg(long, short)]
+        verbose: bool,
+    },
+    /// Remove a lab: its agents, namespaces, veths and nftables tables.
+    Down {
+        #[arg(long, default_value = DEFAULT_NAME)]
+        name: String,
+        #[arg(long, short)]
+        verbose: bool,
+    },
+    /// Hosts, links, MTUs, offloads, rate, loss and agents of a lab.
+    Status {
+        #[arg(long, default_value = DEFAULT_NAME)]
+        name: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run a command inside a lab host; its exit code is passed through.
+    Exec {
+        #[arg(long, default_value = DEFAULT_NAME)]
+        name: String,
+        /// client, std, jumbo, routed-router, routed, blackhole-router, blackhole, mismatch.
+        host: String,
+        #[arg(
+            trailing_var_arg = true,
+            allow_hyphen_values = true,
+            required = true,
+            value_name = "CMD"
+        )]
+        command: Vec<String>,
+    },
+    /// Start an agent (`mtuperf serve`) in every server host of the lab.
+    Serve {
+        #[arg(long, default_value = DEFAULT_NAME)]
+        name: String,
+        /// Extra arguments for the agent, after `--`.
+        #[arg(last = true, value_name = "AGENT_ARGS")]
+        extra: Vec<String>,
+    },
+}
+
+fn fail(e: LabError) -> Failure {
+    let code = if e.is_environment() {
+        exit::ENVIRONMENT
+    } else if e.is_usage() {
+        exit::USAGE
+    } else {
+        exit::FAILED
+    };
+    Failure::new(code, e)
+}
+
+fn existing(name: &str) -> Result<Lab, Failure> {
+    Lab::load(name)
+        .map_err(fail)?
+        .ok_or_else(|| fail(LabError::NotFound { name: name.into() }))
+}
+
+pub fn run(_g: &Global, a: Args) -> CmdResult {
+    match a.action {
+        Action::Up {
+            name,
+            scenarios,
+            offload,
+            rate,
+            loss,
+            verbose,
+        } => {
+            let scenarios = scenarios
+                .iter()
+                .map(|s| s.parse::<Scenario>())
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(fail)?;
+            let rate = match rate {
+                None => None,
+                Some(r) => Some(
+                    BitsPerSec::parse(&r)
+                        .map_err(|e| {
+                            Failure::usage(
+                                "--rate",
+                                &r,
+                                "a rate such as 1gbit or 100M",
+                                &e.to_string(),
+                            )
+                        })?
+                        .0 as u64,
+                ),
+            };
+            let opts = LabOptions {
+                name,
+                scenarios,
+                offload: matches!(offload, OnOff::On),
+                rate,
+                loss_pct: loss,
+                verbose,
+            };
+            let lab = Lab::up(&opts).map_err(fail)?;
+            print!("{}", lab.status().render_text());
+            println!(
+                "run commands in a host with: mtuperf lab exec --name {} HOST -- CMD",
+                lab.name
+            );
+            Ok(0)
+        }
+        Action::Down { name, verbose } => {
+            if Lab::down(&name, verbose).map_err(fail)? {
+                println!("lab {name:?} removed");
+            } else {
+                println!("lab {name:?}: nothing to remove");
+            }
+            Ok(0)
+        }
+        Action::Status { name, json } => {
+            let Some(lab) = Lab::load(&name).map_err(fail)? else {
+                println!("no lab named {name:?}; build it with: mtuperf lab up --name {name}");
+                return Ok(exit::CHECK_FAILED);
+            };
+            let st = lab.status();
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&st).map_err(|e| anyhow!(e))?
+                );
+            } else {
+                print!("{}", st.render_text());
+            }
+            Ok(0)
+        }
+        Action::Exec {
+            name,
+            host,
+            command,
+        } => {
+            let lab = existing(&name)?;
+            lab.check_host(&host).map_err(fail)?;
+            let status = lab.exec_command(&host, &command).status().map_err(|e| {
+                Failure::new(exit::FAILED, anyhow!(e).context("running ip netns exec"))
+            })?;
+            Ok(exit_code_of(status))
+        }
+        Action::Serve { name, extra } => {
+            let mut lab = existing(&name)?;
+            lab.serve(&extra).map_err(fail)?;
+            for ag in &lab.agents {
+                let binds: Vec<String> = ag.binds.iter().map(ToString::to_string).collect();
+                println!(
+                    "{:<10} agent pid {:<7} listening on {} port {} (log {})",
+                    ag.host,
+                    ag.pid,
+                    binds.join(", "),
+                    ag.port,
+                    ag.log.display()
+                );
+            }
+            Ok(0)
+        }
+    }
+}
+
+/// The child's exit code, or 128 + signal as a shell reports it.
+fn exit_code_of(status: std::process::ExitStatus) -> u8 {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(c), _) => c as u8,
+        (None, Some(sig)) => 128u8.saturating_add(sig as u8),
+        _ => exit::FAILED,
+    }
 }

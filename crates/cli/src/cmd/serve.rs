@@ -1,9 +1,114 @@
+//! `mtuperf serve`: the agent.
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ipnet::IpNet;
+use mtuperf_engine::agent::{Agent, AgentConfig, LogLine};
+use mtuperf_proto::msg::Limits;
+use mtuperf_proto::units::BitsPerSec;
+
 use crate::cli::Global;
-use crate::exit::CmdResult;
+use crate::common::{load_key, parse_any_duration};
+use crate::exit::{self, CmdResult, Failure};
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
 
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Address to listen on (repeatable; default: all IPv4 and IPv6 addresses).
+    #[arg(long = "bind", value_name = "ADDR")]
+    binds: Vec<IpAddr>,
+    /// TCP port for control and data connections.
+    #[arg(long, default_value_t = mtuperf_proto::DEFAULT_PORT)]
+    port: u16,
+    /// Sessions served at once; one more is answered "busy".
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=256))]
+    max_sessions: u32,
+    /// Longest test a client may ask for.
+    #[arg(long, default_value = "1h", value_parser = parse_any_duration)]
+    max_duration: Duration,
+    /// Most parallel streams one test may open.
+    #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    max_streams: u32,
+    /// Highest offered load a client may ask for (bits per second, e.g. 10gbit).
+    #[arg(long, default_value = "400gbit", value_parser = |s: &str| BitsPerSec::parse(s).map_err(|e| e.to_string()))]
+    max_rate: BitsPerSec,
+    /// Most serving threads one rr test may ask for.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    max_workers: u32,
+    /// Most concurrent rr clients one test may run.
+    #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u32).range(1..=65536))]
+    max_clients: u32,
+    /// Only accept clients from this network (repeatable), e.g. 10.0.0.0/24.
+    #[arg(long, value_name = "CIDR")]
+    allow: Vec<IpNet>,
+    /// Log as text lines or one JSON object per line.
+    #[arg(long, value_enum, default_value = "text")]
+    log_format: LogFormat,
+    /// Honour fault-injection hooks in requests (for mtuperf's own tests).
+    #[arg(long, hide = true)]
+    test_hooks: bool,
+}
 
-pub fn run(_g: &Global, _a: Args) -> CmdResult {
-    Err(crate::exit::Failure::new(crate::exit::FAILED, anyhow::anyhow!("serve: not built yet")))
+fn logger(format: LogFormat) -> mtuperf_engine::agent::LogFn {
+    Arc::new(move |l: &LogLine| {
+        let peer = l.peer.map(|p| p.to_string()).unwrap_or_else(|| "-".into());
+        match format {
+            LogFormat::Text => eprintln!("{} {peer} {}: {}", l.level, l.event, l.message),
+            LogFormat::Json => eprintln!(
+                "{}",
+                serde_json::json!({
+                    "ts": mtuperf_report::timestamp(mtuperf_engine::unix_ms()),
+                    "level": l.level, "event": l.event, "peer": peer, "msg": l.message
+                })
+            ),
+        }
+    })
+}
+
+pub fn run(g: &Global, a: Args) -> CmdResult {
+    let defaults = a.binds.is_empty();
+    let ips = if defaults {
+        vec![
+            IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+            IpAddr::V6(Ipv6Addr::UNSPECIFIED),
+        ]
+    } else {
+        a.binds.clone()
+    };
+    let mut config = AgentConfig::new(ips.iter().map(|ip| SocketAddr::new(*ip, a.port)).collect());
+    config.key = load_key(g.key_file.as_deref())?;
+    config.limits = Limits {
+        max_sessions: a.max_sessions,
+        max_duration_ms: a.max_duration.as_millis() as u64,
+        max_streams: a.max_streams,
+        max_rate_bps: a.max_rate.0 as u64,
+        max_workers: a.max_workers,
+        max_clients: a.max_clients,
+        ..Limits::default()
+    };
+    config.allow = a.allow.clone();
+    config.test_hooks = a.test_hooks;
+    config.log = logger(a.log_format);
+    let agent = match Agent::bind(config.clone()) {
+        Ok(agent) => agent,
+        // A host without IPv6 still serves IPv4 when no address was given.
+        Err(_) if defaults => {
+            config.binds.truncate(1);
+            Agent::bind(config).map_err(|e| Failure::new(exit::FAILED, e))?
+        }
+        Err(e) => return Err(Failure::new(exit::FAILED, e)),
+    };
+    let shutdown = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        let _ = signal_hook::flag::register(sig, shutdown.clone());
+    }
+    agent.run(&shutdown);
+    Ok(0)
 }

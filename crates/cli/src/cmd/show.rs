@@ -5,5 +5,8 @@ use crate::exit::CmdResult;
 pub struct Args {}
 
 pub fn run(_g: &Global, _a: Args) -> CmdResult {
-    Err(crate::exit::Failure::new(crate::exit::FAILED, anyhow::anyhow!("show: not built yet")))
+    Err(crate::exit::Failure::new(
+        crate::exit::FAILED,
+        anyhow::anyhow!("show: not built yet"),
+    ))
 }

@@ -44,6 +44,9 @@ pub struct StreamRequest {
     pub mss: Option<u32>,
     /// Live interval length in ms; 0 for none (the agent still reports per second).
     pub interval_ms: u64,
+    /// Warm-up excluded from the summary (still reported): an interval boundary is
+    /// sampled exactly here on both ends.
+    pub omit_ms: u64,
 }
 
 impl StreamRequest {
@@ -88,6 +91,9 @@ pub struct ConnReport {
     /// Start of the first call that moved data; end of the last one.
     pub first_byte_ns: Option<u64>,
     pub last_byte_ns: Option<u64>,
+    /// Receivers: bytes of the first read that returned data. They arrived before
+    /// `first_byte_ns`, so first→last goodput excludes them.
+    pub first_read_bytes: u64,
     /// When the loop on this connection ended (EOF seen or last write done).
     pub end_ns: u64,
     pub sndbuf: u32,

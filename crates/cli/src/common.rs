@@ -1,0 +1,135 @@
+//! Helpers shared by the subcommands: value parsers that name the allowed range,
+//! the key file, the history store, Ctrl-C, and mapping engine errors to exit codes.
+
+use std::net::IpAddr;
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use mtuperf_engine::client::ConnectOptions;
+use mtuperf_engine::EngineError;
+use mtuperf_proto::auth::Key;
+use mtuperf_proto::units::{parse_duration, Bytes};
+use mtuperf_store::{NewRun, Store};
+
+use crate::cli::Global;
+use crate::exit::{self, Failure};
+
+fn size_in(s: &str, min: u64, max: u64, hint: &str) -> Result<u64, String> {
+    let v = Bytes::parse(s)
+        .map_err(|e| format!("{e}; allowed {} to {}{hint}", Bytes(min), Bytes(max)))?;
+    if v.0 < min || v.0 > max {
+        return Err(format!(
+            "{} is out of range: allowed {} to {}{hint}",
+            v.0,
+            Bytes(min),
+            Bytes(max)
+        ));
+    }
+    Ok(v.0)
+}
+
+fn duration_in(s: &str, min: Duration, max: Duration) -> Result<Duration, String> {
+    let d = parse_duration(s).map_err(|e| e.to_string())?;
+    if d < min || d > max {
+        return Err(format!(
+            "{s} is out of range: allowed {} to {}",
+            humantime::format_duration(min),
+            humantime::format_duration(max)
+        ));
+    }
+    Ok(d)
+}
+
+/// --block: 1 byte to 16 MiB.
+pub fn parse_block(s: &str) -> Result<u32, String> {
+    size_in(s, 1, 16 << 20, " (e.g. 8K, 128K, 9000)").map(|v| v as u32)
+}
+
+/// --window: 1 KiB to 1 GiB.
+pub fn parse_window(s: &str) -> Result<u32, String> {
+    size_in(s, 1024, 1 << 30, " (e.g. 256K, 4M)").map(|v| v as u32)
+}
+
+/// --bytes: 1 byte to 1 PiB.
+pub fn parse_total(s: &str) -> Result<u64, String> {
+    size_in(s, 1, 1 << 50, " (e.g. 1G, 500M)")
+}
+
+/// --time: 100 ms to 24 h.
+pub fn parse_test_time(s: &str) -> Result<Duration, String> {
+    duration_in(s, Duration::from_millis(100), Duration::from_secs(86_400))
+}
+
+/// --interval: 10 ms to 1 h.
+pub fn parse_interval(s: &str) -> Result<Duration, String> {
+    duration_in(s, Duration::from_millis(10), Duration::from_secs(3600))
+}
+
+/// Durations from 0 up to 24 h (--omit, agent limits).
+pub fn parse_any_duration(s: &str) -> Result<Duration, String> {
+    duration_in(s, Duration::ZERO, Duration::from_secs(86_400))
+}
+
+pub fn load_key(path: Option<&Path>) -> Result<Option<Key>, Failure> {
+    let Some(p) = path else { return Ok(None) };
+    let text = std::fs::read_to_string(p)
+        .with_context(|| format!("reading key file {}", p.display()))
+        .map_err(|e| Failure::new(exit::USAGE, e))?;
+    Key::parse_file(&text)
+        .with_context(|| format!("key file {}", p.display()))
+        .map(Some)
+        .map_err(|e| Failure::new(exit::USAGE, e))
+}
+
+pub fn connect_options(g: &Global, bind: Option<IpAddr>) -> Result<ConnectOptions, Failure> {
+    Ok(ConnectOptions {
+        bind,
+        key: load_key(g.key_file.as_deref())?,
+        ..ConnectOptions::default()
+    })
+}
+
+/// Opens the history unless --no-store.
+pub fn open_store(g: &Global) -> Result<Option<Store>, Failure> {
+    if g.no_store {
+        return Ok(None);
+    }
+    let path = g.db.clone().unwrap_or_else(Store::default_path);
+    Store::open(&path)
+        .with_context(|| format!("opening history {}", path.display()))
+        .map(Some)
+        .map_err(|e| Failure::new(exit::FAILED, e))
+}
+
+pub fn store_run(store: Option<&Store>, run: &NewRun) -> Result<Option<i64>, Failure> {
+    let Some(s) = store else { return Ok(None) };
+    s.insert(run)
+        .context("storing the run in the history")
+        .map(Some)
+        .map_err(|e| Failure::new(exit::FAILED, e))
+}
+
+/// Ctrl-C (and SIGTERM) set the returned flag; a second Ctrl-C exits at once.
+pub fn interrupt_flag() -> Arc<AtomicBool> {
+    let flag = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        let _ = signal_hook::flag::register_conditional_shutdown(sig, 130, flag.clone());
+        let _ = signal_hook::flag::register(sig, flag.clone());
+    }
+    flag
+}
+
+/// Exit code for an engine error: unreachable, refused, or failed.
+pub fn engine_failure(e: EngineError) -> Failure {
+    let code = if e.is_unreachable() {
+        exit::UNREACHABLE
+    } else if e.is_refusal() {
+        exit::REFUSED
+    } else {
+        exit::FAILED
+    };
+    Failure::new(code, e)
+}

@@ -1,0 +1,243 @@
+//! The agent (`mtuperf serve`): listens for control and data connections, runs up
+//! to `max_sessions` sessions at once, applies its limits to every request, and
+//! never blocks a legitimate session on a slow, silent or hostile one (every read has
+//! a timeout, connections in handshake are capped, each runs on its own thread).
+
+mod handshake;
+mod registry;
+mod session;
+
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::Duration;
+
+use ipnet::IpNet;
+use mtuperf_proto::auth::Key;
+use mtuperf_proto::msg::Limits;
+use socket2::{Domain, Socket, Type};
+
+pub use registry::Registry;
+pub use session::SessionCtx;
+
+use crate::EngineError;
+
+/// One line of the agent's log, formatted by the caller (text or JSON).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct LogLine {
+    pub level: &'static str,
+    pub peer: Option<SocketAddr>,
+    pub event: &'static str,
+    pub message: String,
+}
+
+pub type LogFn = Arc<dyn Fn(&LogLine) + Send + Sync>;
+
+#[derive(Clone)]
+pub struct AgentConfig {
+    pub binds: Vec<SocketAddr>,
+    pub key: Option<Key>,
+    pub limits: Limits,
+    /// Clients allowed to connect; empty means everyone.
+    pub allow: Vec<IpNet>,
+    /// Bound on the handshake (Hello, Auth) and on a data connection's Hello.
+    pub handshake_timeout: Duration,
+    /// Bound on a control session's silence between tests.
+    pub idle_timeout: Duration,
+    /// Connections accepted but not yet through their handshake; more are closed at once.
+    pub max_pending: usize,
+    /// Honour fault-injection hooks in requests (tests of the measurement only).
+    pub test_hooks: bool,
+    pub log: LogFn,
+}
+
+impl std::fmt::Debug for AgentConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentConfig")
+            .field("binds", &self.binds)
+            .field("limits", &self.limits)
+            .field("allow", &self.allow)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AgentConfig {
+    pub fn new(binds: Vec<SocketAddr>) -> AgentConfig {
+        AgentConfig {
+            binds,
+            key: None,
+            limits: Limits::default(),
+            allow: Vec::new(),
+            handshake_timeout: Duration::from_secs(5),
+            idle_timeout: Duration::from_secs(120),
+            max_pending: 1024,
+            test_hooks: false,
+            log: Arc::new(|_| {}),
+        }
+    }
+
+    pub fn allows(&self, ip: IpAddr) -> bool {
+        let ip = match ip {
+            IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
+            v4 @ IpAddr::V4(_) => v4,
+        };
+        self.allow.is_empty() || self.allow.iter().any(|n| n.contains(&ip))
+    }
+
+    pub(crate) fn log(
+        &self,
+        level: &'static str,
+        peer: Option<SocketAddr>,
+        event: &'static str,
+        message: String,
+    ) {
+        (self.log)(&LogLine {
+            level,
+            peer,
+            event,
+            message,
+        });
+    }
+}
+
+/// A bound agent, ready to run.
+pub struct Agent {
+    config: Arc<AgentConfig>,
+    listeners: Vec<TcpListener>,
+}
+
+impl Agent {
+    pub fn bind(config: AgentConfig) -> Result<Agent, EngineError> {
+        let mut listeners = Vec::new();
+        for addr in &config.binds {
+            let sock =
+                Socket::new(Domain::for_address(*addr), Type::STREAM, None).map_err(|source| {
+                    EngineError::Bind {
+                        addr: *addr,
+                        source,
+                    }
+                })?;
+            let _ = sock.set_reuse_address(true);
+            if addr.is_ipv6() {
+                let _ = sock.set_only_v6(true);
+            }
+            sock.bind(&(*addr).into())
+                .and_then(|()| sock.listen(1024))
+                .and_then(|()| sock.set_nonblocking(true))
+                .map_err(|source| EngineError::Bind {
+                    addr: *addr,
+                    source,
+                })?;
+            listeners.push(sock.into());
+        }
+        Ok(Agent {
+            config: Arc::new(config),
+            listeners,
+        })
+    }
+
+    pub fn local_addrs(&self) -> Vec<SocketAddr> {
+        self.listeners
+            .iter()
+            .filter_map(|l| l.local_addr().ok())
+            .collect()
+    }
+
+    /// Serves until `shutdown` is set; then stops accepting and lets running sessions
+    /// see their sockets close.
+    pub fn run(self, shutdown: &Arc<AtomicBool>) {
+        let registry = Arc::new(Registry::new(self.config.limits.max_sessions));
+        let pending = Arc::new(AtomicUsize::new(0));
+        for a in self.local_addrs() {
+            self.config
+                .log("info", None, "listen", format!("listening on {a}"));
+        }
+        let mut threads = Vec::new();
+        for listener in self.listeners {
+            let (config, registry, pending, shutdown) = (
+                self.config.clone(),
+                registry.clone(),
+                pending.clone(),
+                shutdown.clone(),
+            );
+            threads.push(thread::spawn(move || {
+                accept_loop(&listener, &config, &registry, &pending, &shutdown);
+            }));
+        }
+        for t in threads {
+            let _ = t.join();
+        }
+        registry.close_all();
+        self.config
+            .log("info", None, "shutdown", "agent stopped".to_string());
+    }
+}
+
+fn accept_loop(
+    listener: &TcpListener,
+    config: &Arc<AgentConfig>,
+    registry: &Arc<Registry>,
+    pending: &Arc<AtomicUsize>,
+    shutdown: &Arc<AtomicBool>,
+) {
+    while !shutdown.load(Ordering::Relaxed) {
+        let (stream, peer) = match listener.accept() {
+            Ok(x) => x,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                thread::sleep(Duration::from_millis(10));
+                continue;
+            }
+            Err(e) => {
+                config.log("warn", None, "accept", format!("accept failed: {e}"));
+                thread::sleep(Duration::from_millis(50));
+                continue;
+            }
+        };
+        if !config.allows(peer.ip()) {
+            config.log("warn", Some(peer), "refused", "not in --allow list".into());
+            handshake::refuse_not_allowed(stream, peer);
+            continue;
+        }
+        if pending.load(Ordering::Relaxed) >= config.max_pending {
+            config.log(
+                "warn",
+                Some(peer),
+                "refused",
+                "too many connections in handshake".into(),
+            );
+            drop(stream);
+            continue;
+        }
+        pending.fetch_add(1, Ordering::Relaxed);
+        let (c, r, p, s) = (
+            config.clone(),
+            registry.clone(),
+            pending.clone(),
+            shutdown.clone(),
+        );
+        let spawned = thread::Builder::new()
+            .name("mtuperf-conn".into())
+            .stack_size(256 * 1024)
+            .spawn(move || handle_connection(stream, peer, &c, &r, &p, &s));
+        if spawned.is_err() {
+            pending.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+}
+
+fn handle_connection(
+    stream: TcpStream,
+    peer: SocketAddr,
+    config: &Arc<AgentConfig>,
+    registry: &Arc<Registry>,
+    pending: &Arc<AtomicUsize>,
+    shutdown: &Arc<AtomicBool>,
+) {
+    let _ = stream.set_nonblocking(false);
+    let outcome = handshake::greet(stream, peer, config, registry);
+    pending.fetch_sub(1, Ordering::Relaxed);
+    if let Some(ctx) = outcome {
+        session::run(ctx, shutdown);
+    }
+}

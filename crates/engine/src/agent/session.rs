@@ -1,0 +1,138 @@
+//! One control session on the agent: a loop of test requests, one handler each.
+
+use std::net::{SocketAddr, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Receiver;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mtuperf_proto::msg::{AgentMsg, ClientMsg, Refusal};
+
+use super::registry::Registry;
+use super::AgentConfig;
+use crate::control::Control;
+use crate::EngineError;
+
+/// What a test handler gets: the control connection, the peer, the agent's
+/// configuration and limits, and the data connections addressed to this session.
+pub struct SessionCtx {
+    pub control: Control,
+    pub peer: SocketAddr,
+    pub config: Arc<AgentConfig>,
+    pub(super) registry: Arc<Registry>,
+    pub(super) cookie: String,
+    pub data_rx: Receiver<(u32, TcpStream)>,
+}
+
+impl SessionCtx {
+    /// Refuses a request beyond a limit, naming the limit.
+    pub fn refuse_limit(
+        &self,
+        limit: &str,
+        requested: u64,
+        allowed: u64,
+    ) -> Result<(), EngineError> {
+        self.control.send(&AgentMsg::Refused(Refusal::Limit {
+            limit: limit.into(),
+            requested,
+            allowed,
+        }))
+    }
+
+    pub fn refuse(&self, refusal: Refusal) -> Result<(), EngineError> {
+        self.control.send(&AgentMsg::Refused(refusal))
+    }
+
+    /// Waits for `n` data connections (any order); bounded by the handshake timeout
+    /// per connection. Returns them sorted by index.
+    pub fn accept_data(&self, n: u32) -> Result<Vec<TcpStream>, EngineError> {
+        let mut got: Vec<Option<TcpStream>> = (0..n).map(|_| None).collect();
+        let deadline = Instant::now() + self.config.handshake_timeout * 2;
+        let mut count = 0;
+        while count < n {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let (index, stream) =
+                self.data_rx
+                    .recv_timeout(left)
+                    .map_err(|_| EngineError::Timeout {
+                        what: "data connections".into(),
+                        secs: (self.config.handshake_timeout * 2).as_secs(),
+                    })?;
+            if let Some(slot @ None) = got.get_mut(index as usize) {
+                *slot = Some(stream);
+                count += 1;
+            }
+        }
+        Ok(got.into_iter().flatten().collect())
+    }
+
+    pub fn log(&self, event: &'static str, message: String) {
+        self.config.log("info", Some(self.peer), event, message);
+    }
+}
+
+pub(super) fn run(ctx: SessionCtx, shutdown: &Arc<AtomicBool>) {
+    ctx.config
+        .log("info", Some(ctx.peer), "session", "session opened".into());
+    let _ = ctx
+        .control
+        .socket()
+        .set_write_timeout(Some(Duration::from_secs(10)));
+    loop {
+        if shutdown.load(Ordering::Relaxed) {
+            break;
+        }
+        let msg = match ctx
+            .control
+            .recv::<ClientMsg>(Some(ctx.config.idle_timeout), "next request")
+        {
+            Ok(m) => m,
+            Err(e) => {
+                if !matches!(&e, EngineError::Protocol(m) if m.contains("closed")) {
+                    ctx.config.log(
+                        "warn",
+                        Some(ctx.peer),
+                        "session",
+                        format!("ending session: {e}"),
+                    );
+                }
+                break;
+            }
+        };
+        let outcome = match msg {
+            ClientMsg::Stream(req) => crate::stream::agent::serve(&ctx, &req),
+            ClientMsg::Bye => break,
+            other => ctx.refuse(Refusal::BadRequest {
+                detail: format!("unexpected message {}", message_name(&other)),
+            }),
+        };
+        if let Err(e) = outcome {
+            ctx.config.log(
+                "warn",
+                Some(ctx.peer),
+                "test",
+                format!("test ended with error: {e}"),
+            );
+            let _ = ctx.control.send(&AgentMsg::Error {
+                message: e.to_string(),
+            });
+        }
+    }
+    ctx.registry.release(&ctx.cookie);
+    ctx.control.shutdown();
+}
+
+fn message_name(m: &ClientMsg) -> &'static str {
+    match m {
+        ClientMsg::Hello(_) => "hello",
+        ClientMsg::Auth { .. } => "auth",
+        ClientMsg::Stream(_) => "stream",
+        ClientMsg::Rr(_) => "rr",
+        ClientMsg::PathOpen(_) => "path_open",
+        ClientMsg::PathReverseProbe(_) => "path_reverse_probe",
+        ClientMsg::Doctor(_) => "doctor",
+        ClientMsg::Go => "go",
+        ClientMsg::Stop => "stop",
+        ClientMsg::Bye => "bye",
+    }
+}

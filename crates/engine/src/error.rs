@@ -1,0 +1,73 @@
+use std::net::SocketAddr;
+
+use mtuperf_proto::codec::FrameError;
+use mtuperf_proto::msg::Refusal;
+
+/// What can go wrong in a session. Setup failures abort; errors during a
+/// measurement are recorded in the result instead.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("cannot resolve {target}: {source}")]
+    Resolve {
+        target: String,
+        source: std::io::Error,
+    },
+    #[error("cannot connect to agent at {addr}: {source}")]
+    Connect {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("cannot bind {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("timed out after {secs} s waiting for {what}")]
+    Timeout { what: String, secs: u64 },
+    #[error("{0}")]
+    Refused(Refusal),
+    #[error("protocol error: {0}")]
+    Protocol(String),
+    #[error("authentication: {0}")]
+    Auth(String),
+    #[error("agent error: {0}")]
+    Agent(String),
+    #[error("{op}: {source}")]
+    Io { op: String, source: std::io::Error },
+}
+
+impl EngineError {
+    pub fn io(op: impl Into<String>, source: std::io::Error) -> EngineError {
+        if matches!(
+            source.kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+        ) {
+            return EngineError::Timeout {
+                what: op.into(),
+                secs: 0,
+            };
+        }
+        EngineError::Io {
+            op: op.into(),
+            source,
+        }
+    }
+
+    /// True when the agent could not be reached at all (as opposed to refusing).
+    pub fn is_unreachable(&self) -> bool {
+        matches!(
+            self,
+            EngineError::Connect { .. } | EngineError::Resolve { .. }
+        ) || matches!(self, EngineError::Timeout { what, .. } if what.contains("connect") || what.contains("welcome"))
+    }
+
+    pub fn is_refusal(&self) -> bool {
+        matches!(self, EngineError::Refused(_) | EngineError::Auth(_))
+    }
+}
+
+impl From<FrameError> for EngineError {
+    fn from(e: FrameError) -> Self {
+        EngineError::Protocol(e.to_string())
+    }
+}

@@ -1,0 +1,42 @@
+//! The `stream` test: bulk TCP in one or both directions over N connections, measured
+//! on both ends (bytes, calls, time inside calls, first/last byte), with CPU,
+//! interface counters and TCP_INFO.
+
+pub mod agent;
+pub mod client;
+mod data;
+pub mod metrics;
+mod phase;
+mod ticker;
+
+use mtuperf_proto::host::HostIdentity;
+use mtuperf_proto::msg::{EndReport, StreamRequest};
+use serde::{Deserialize, Serialize};
+
+pub use client::{run, StreamObserver, StreamParams};
+
+/// Which end a figure belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum End {
+    Client,
+    Agent,
+}
+
+/// Everything both ends measured in one stream run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StreamResult {
+    pub request: StreamRequest,
+    pub target: String,
+    pub local_addr: String,
+    pub remote_addr: String,
+    pub started_unix_ms: i64,
+    pub client_host: HostIdentity,
+    pub agent_host: HostIdentity,
+    pub client: EndReport,
+    pub agent: EndReport,
+    /// Intervals of the agent's side as they arrived live.
+    pub interrupted: bool,
+    /// Where the payload came from: "generated" or the file's path.
+    pub source: String,
+}

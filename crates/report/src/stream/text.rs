@@ -1,0 +1,276 @@
+//! Human text for stream runs.
+
+use std::fmt::Write as _;
+
+use mtuperf_engine::stream::metrics::{DirectionMetrics, EndMetrics};
+use mtuperf_engine::stream::{End, StreamResult};
+use mtuperf_proto::host::IfaceInfo;
+use mtuperf_proto::msg::{Direction, IntervalSample, StreamLimit};
+
+use super::{Document, RepeatSummary, RunDoc};
+use crate::fmt::{bytes, mibs, opt, rate};
+
+fn end_name(e: End) -> &'static str {
+    match e {
+        End::Client => "client",
+        End::Agent => "agent",
+    }
+}
+
+fn iface(i: Option<&IfaceInfo>) -> String {
+    i.map_or_else(
+        || "iface ?".into(),
+        |i| format!("{}, MTU {}", i.name, i.mtu),
+    )
+}
+
+/// Header printed before the run starts (and again in `show`).
+pub fn header(r: &StreamResult) -> String {
+    let q = &r.request;
+    let dir = match q.direction {
+        Direction::Forward => "client → agent",
+        Direction::Reverse => "agent → client",
+        Direction::Bidir => "both directions",
+    };
+    let limit = match q.limit {
+        StreamLimit::Time { ms } => format!("{} s", ms as f64 / 1000.0),
+        StreamLimit::Bytes { total } => format!("{} per direction", bytes(total)),
+    };
+    let mss = r
+        .client
+        .conns
+        .iter()
+        .chain(&r.agent.conns)
+        .find_map(|c| c.tcp_info)
+        .map_or_else(String::new, |t| {
+            format!(", MSS {}", t.snd_mss.max(t.rcv_mss))
+        });
+    format!(
+        "mtuperf stream: {} ({}) → {} ({}){mss}\n  {} stream{}, {dir}, block {} B, {limit}, payload {}\n",
+        r.local_addr,
+        iface(r.client.iface.as_ref()),
+        r.remote_addr,
+        iface(r.agent.iface.as_ref()),
+        q.streams,
+        if q.streams == 1 { "" } else { "s" },
+        q.block,
+        r.source
+    )
+}
+
+pub fn interval_header() -> String {
+    format!(
+        "  {:>13}  {:>6}  {:>14}  {:>14}  {:>5}",
+        "interval", "end", "sent", "received", "retr"
+    )
+}
+
+pub fn interval_line(end: End, s: &IntervalSample, omit_ns: u64) -> String {
+    let dur = (s.end_ns.saturating_sub(s.start_ns)) as f64 / 1e9;
+    let r = |b: u64| {
+        if dur > 0.0 {
+            rate(b as f64 * 8.0 / dur)
+        } else {
+            "-".into()
+        }
+    };
+    format!(
+        "  {:>6.2}-{:<6.2}  {:>6}  {:>14}  {:>14}  {:>5}{}",
+        s.start_ns as f64 / 1e9,
+        s.end_ns as f64 / 1e9,
+        end_name(end),
+        r(s.bytes_sent),
+        r(s.bytes_received),
+        s.retransmits,
+        if s.end_ns <= omit_ns {
+            "  (omitted)"
+        } else {
+            ""
+        }
+    )
+}
+
+fn direction_text(out: &mut String, d: &DirectionMetrics) {
+    let (s, r) = (end_name(d.sender), end_name(d.receiver));
+    let _ = writeln!(out, "Summary {s} → {r}:");
+    let _ = writeln!(
+        out,
+        "  bytes written by {s} {} ({}), read by {r} {} ({}){}",
+        d.bytes_written,
+        bytes(d.bytes_written),
+        d.bytes_read,
+        bytes(d.bytes_read),
+        if d.complete { ", equal" } else { ", NOT EQUAL" }
+    );
+    if let Some(g) = d.goodput_first_last_bps {
+        let _ = writeln!(
+            out,
+            "  goodput {} ({}) first→last byte at the {r}",
+            rate(g),
+            mibs(g)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "  goodput {} ({}) over the {r}'s wall time {:.3} s",
+        rate(d.goodput_wall_bps),
+        mibs(d.goodput_wall_bps),
+        d.perl.total_elapsed_s
+    );
+    if let Some(g) = d.goodput_after_omit_bps {
+        let _ = writeln!(
+            out,
+            "  goodput {} after the omitted warm-up ({} omitted)",
+            rate(g),
+            bytes(d.omitted_bytes)
+        );
+    }
+    let p = &d.perl;
+    let _ = writeln!(
+        out,
+        "  perl-sockets figures ({r} reads): Packets Received {}, Bytes Received {}, Avg Packet Size {:.1}, Network Elapsed Seconds {:.6}, Total Elapsed Seconds {:.6}, Average milliseconds {:.6}, Avg milliseconds/MiB {:.6}, Avg Megabytes/Second {:.3}",
+        p.packets_received, p.bytes_received, p.avg_packet_size, p.network_elapsed_s, p.total_elapsed_s, p.average_ms, p.avg_ms_per_mib, p.avg_mib_per_s
+    );
+    for (i, t) in d.sender_tcp.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "  TCP_INFO {s} conn {i}: snd_mss {} rcv_mss {} pmtu {} retrans {} rtt {} µs rttvar {} µs cwnd {} delivery {}",
+            t.snd_mss,
+            t.rcv_mss,
+            t.pmtu,
+            t.retransmits,
+            t.rtt_us,
+            t.rttvar_us,
+            t.snd_cwnd,
+            opt(t.delivery_rate_bps.map(|b| rate(b as f64 * 8.0)))
+        );
+    }
+}
+
+fn ends_text(out: &mut String, ends: &[EndMetrics]) {
+    let _ = writeln!(
+        out,
+        "  {:<6} {:>8} {:>8} {:>8} {:>11} {:>11}  {:<10} {:>5} {:>9} {:>9} {:>8} {:>9}",
+        "end",
+        "process",
+        "sys-busy",
+        "softirq",
+        "µs CPU/MiB",
+        "proc µs/MiB",
+        "iface",
+        "MTU",
+        "tx pkts",
+        "rx pkts",
+        "frm/blk",
+        "avg frame"
+    );
+    for e in ends {
+        let i = e.iface.as_ref();
+        let _ = writeln!(
+            out,
+            "  {:<6} {:>7.1}% {:>7.1}% {:>7.1}% {:>11} {:>11}  {:<10} {:>5} {:>9} {:>9} {:>8} {:>9}",
+            end_name(e.end),
+            e.process_pct,
+            e.system_busy_pct,
+            e.system_softirq_pct,
+            opt(e.service_demand_us_per_mib.map(|v| format!("{v:.1}"))),
+            opt(e.process_us_per_mib.map(|v| format!("{v:.1}"))),
+            i.map_or("?", |i| i.name.as_str()),
+            opt(i.map(|i| i.mtu)),
+            opt(i.map(|i| i.tx_packets)),
+            opt(i.map(|i| i.rx_packets)),
+            opt(i.and_then(|i| i.frames_per_block).map(|v| format!("{v:.2}"))),
+            opt(i.and_then(|i| i.avg_frame_bytes).map(|v| format!("{v:.0}")))
+        );
+    }
+    for e in ends {
+        if let Some(i) = e.iface.as_ref().filter(|i| i.counts_super_packets) {
+            let _ = writeln!(
+                out,
+                "  note: {} on {} has segmentation offloads on (TSO/GSO/GRO): its counters count super-packets, not wire frames",
+                i.name,
+                end_name(e.end)
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "  (CPU % is of one core over each end's wall time; sys-busy and µs CPU/MiB count all CPUs of that host)"
+    );
+}
+
+/// The summary of one run (without the header and interval lines).
+pub fn summary_text(run: &RunDoc) -> String {
+    let mut out = String::new();
+    for d in &run.metrics.directions {
+        direction_text(&mut out, d);
+    }
+    let _ = writeln!(out, "CPU and interface counters over the run:");
+    ends_text(&mut out, &run.metrics.ends);
+    for a in &run.metrics.advice {
+        let _ = writeln!(out, "advice: {a}");
+    }
+    if run.result.interrupted {
+        let _ = writeln!(out, "INTERRUPTED: partial result (stored as interrupted)");
+    }
+    if let Some(id) = run.run_id {
+        let _ = writeln!(out, "stored as run {id}");
+    }
+    out
+}
+
+/// One line per repeated run.
+pub fn run_line(i: usize, run: &RunDoc) -> String {
+    format!(
+        "run {:>3}: {:>14}  receiver {:>9} µs CPU/MiB{}",
+        i + 1,
+        rate(run.metrics.headline_bps),
+        opt(super::receiver_demand(run).map(|v| format!("{v:.1}"))),
+        if run.result.interrupted {
+            "  (interrupted)"
+        } else {
+            ""
+        }
+    )
+}
+
+fn repeat_text(out: &mut String, s: &RepeatSummary) {
+    let g = &s.goodput_bps;
+    let _ = writeln!(out, "Over {} runs (goodput, first→last byte):", s.runs);
+    let _ = writeln!(
+        out,
+        "  mean {} ± {:.1}% (95% CI {} .. {}), median {}, stddev {}, min {}, max {}",
+        rate(g.mean),
+        g.ci95_half_width_pct,
+        rate(g.ci95_low),
+        rate(g.ci95_high),
+        rate(g.median),
+        rate(g.stddev),
+        rate(g.min),
+        rate(g.max)
+    );
+    if let Some(d) = &s.receiver_us_per_mib {
+        let _ = writeln!(
+            out,
+            "  receiver µs CPU/MiB: mean {:.1} (95% CI {:.1} .. {:.1}), median {:.1}, min {:.1}, max {:.1}",
+            d.mean, d.ci95_low, d.ci95_high, d.median, d.min, d.max
+        );
+    }
+}
+
+/// Full text of a document (as `show` prints it).
+pub fn text(doc: &Document) -> String {
+    let mut out = String::new();
+    for (i, run) in doc.runs.iter().enumerate() {
+        if doc.runs.len() > 1 {
+            let _ = writeln!(out, "{}", run_line(i, run));
+        } else {
+            out.push_str(&header(&run.result));
+            out.push_str(&summary_text(run));
+        }
+    }
+    if let Some(s) = &doc.summary {
+        repeat_text(&mut out, s);
+    }
+    out
+}
