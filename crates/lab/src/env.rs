@@ -1,0 +1,148 @@
+//! Checks before touching anything: privilege (CAP_NET_ADMIN and CAP_SYS_ADMIN in the
+//! effective set) and the tools the lab drives, each named with its Debian package.
+use std::path::Path;
+
+use crate::LabError;
+
+/// Capability bit numbers (linux/capability.h).
+pub const CAP_NET_ADMIN: u32 = 12;
+pub const CAP_SYS_ADMIN: u32 = 21;
+
+/// The tools the lab runs and the Debian package providing each.
+pub const TOOLS: &[(&str, &str)] = &[
+    ("ip", "iproute2"),
+    ("tc", "iproute2"),
+    ("nft", "nftables"),
+    ("ethtool", "ethtool"),
+    ("sysctl", "procps"),
+];
+
+/// The Debian package that provides `tool` (also `ss` and `setsid`, used by serve).
+pub fn package_for(tool: &str) -> Option<&'static str> {
+    match tool {
+        "ss" => Some("iproute2"),
+        "setsid" => Some("util-linux"),
+        _ => TOOLS.iter().find(|(t, _)| *t == tool).map(|(_, p)| *p),
+    }
+}
+
+/// The effective capability set from the text of `/proc/self/status` (`CapEff:` hex).
+pub fn parse_cap_eff(status: &str) -> Option<u64> {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("CapEff:"))
+        .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
+}
+
+/// Which of the needed capabilities `caps` lacks, if any.
+pub fn missing_capability(caps: u64) -> Option<&'static str> {
+    let has = |bit: u32| caps & (1u64 << bit) != 0;
+    match (has(CAP_NET_ADMIN), has(CAP_SYS_ADMIN)) {
+        (true, true) => None,
+        (false, true) => Some("CAP_NET_ADMIN"),
+        (true, false) => Some("CAP_SYS_ADMIN"),
+        (false, false) => Some("CAP_NET_ADMIN and CAP_SYS_ADMIN"),
+    }
+}
+
+/// Fails with one clear line when this process may not build namespaces.
+pub fn check_privilege() -> Result<(), LabError> {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let caps = parse_cap_eff(&status).unwrap_or(0);
+    match missing_capability(caps) {
+        None => Ok(()),
+        Some(missing) => Err(LabError::NoPrivilege { missing }),
+    }
+}
+
+/// Whether an executable named `tool` is in PATH.
+pub fn tool_in_path(tool: &str) -> bool {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path).any(|dir| is_executable(&dir.join(tool)))
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Fails naming the first of `tools` missing from PATH and its package.
+pub fn check_tools(tools: &[&'static str]) -> Result<(), LabError> {
+    for &tool in tools {
+        if !tool_in_path(tool) {
+            let package = package_for(tool).unwrap_or("(unknown)");
+            return Err(LabError::MissingTool { tool, package });
+        }
+    }
+    Ok(())
+}
+
+/// Privilege and every tool in [`TOOLS`]; run before doing anything.
+pub fn check_environment() -> Result<(), LabError> {
+    check_privilege()?;
+    let tools: Vec<&'static str> = TOOLS.iter().map(|(t, _)| *t).collect();
+    check_tools(&tools)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_cap_eff() {
+        let status = "Name:\tcat\nCapInh:\t0000000000000000\nCapEff:\t000001ffffffffff\n";
+        assert_eq!(parse_cap_eff(status), Some(0x01ff_ffff_ffff));
+        assert_eq!(parse_cap_eff("Name: x\n"), None);
+        assert_eq!(parse_cap_eff("CapEff:\tzz\n"), None);
+    }
+
+    #[test]
+    fn names_the_missing_capability() {
+        let net = 1u64 << CAP_NET_ADMIN;
+        let sys = 1u64 << CAP_SYS_ADMIN;
+        let cases = [
+            (0x01ff_ffff_ffff, None),
+            (net | sys, None),
+            (sys, Some("CAP_NET_ADMIN")),
+            (net, Some("CAP_SYS_ADMIN")),
+            (0, Some("CAP_NET_ADMIN and CAP_SYS_ADMIN")),
+        ];
+        for (caps, want) in cases {
+            assert_eq!(missing_capability(caps), want, "caps {caps:#x}");
+        }
+        let msg = LabError::NoPrivilege {
+            missing: "CAP_NET_ADMIN",
+        }
+        .to_string();
+        assert!(msg.contains("sudo mtuperf lab up"), "{msg}");
+    }
+
+    #[test]
+    fn maps_tools_to_debian_packages() {
+        let cases = [
+            ("ip", Some("iproute2")),
+            ("tc", Some("iproute2")),
+            ("nft", Some("nftables")),
+            ("ethtool", Some("ethtool")),
+            ("sysctl", Some("procps")),
+            ("setsid", Some("util-linux")),
+            ("ss", Some("iproute2")),
+            ("frobnicate", None),
+        ];
+        for (tool, want) in cases {
+            assert_eq!(package_for(tool), want, "{tool}");
+        }
+    }
+
+    #[test]
+    fn missing_tool_message_names_the_package() {
+        let err = check_tools(&["mtuperf-no-such-tool"]).unwrap_err();
+        assert!(matches!(err, LabError::MissingTool { .. }));
+        let err = LabError::MissingTool {
+            tool: "nft",
+            package: "nftables",
+        }
+        .to_string();
+        assert!(err.contains("apt-get install nftables"), "{err}");
+    }
+}

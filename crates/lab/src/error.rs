@@ -1,0 +1,72 @@
+//! Errors of the lab: each carries what was being done and with what.
+use std::path::PathBuf;
+
+/// A lab failure. [`LabError::is_environment`] and [`LabError::is_usage`] tell the
+/// CLI which exit code to use.
+#[derive(Debug, thiserror::Error)]
+pub enum LabError {
+    #[error(
+        "mtuperf lab needs CAP_NET_ADMIN and CAP_SYS_ADMIN to build network namespaces \
+         ({missing} missing); run it as root: sudo mtuperf lab up"
+    )]
+    NoPrivilege { missing: &'static str },
+    #[error("`{tool}` was not found in PATH: install the Debian package {package} (apt-get install {package})")]
+    MissingTool {
+        tool: &'static str,
+        package: &'static str,
+    },
+    #[error("invalid {what} {value:?}: allowed {allowed}")]
+    Invalid {
+        what: String,
+        value: String,
+        allowed: String,
+    },
+    #[error("lab {name:?} already exists; remove it first with: mtuperf lab down --name {name}")]
+    Exists { name: String },
+    #[error("no lab named {name:?}; build it with: mtuperf lab up --name {name}")]
+    NotFound { name: String },
+    #[error("`{line}` failed ({status}): {stderr}")]
+    Command {
+        line: String,
+        status: String,
+        stderr: String,
+    },
+    #[error("cannot run `{line}`")]
+    Spawn {
+        line: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("lab state {}", path.display())]
+    State {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("lab state {} is not valid", path.display())]
+    StateFormat {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("agent on lab host {host}: {detail}")]
+    Agent { host: String, detail: String },
+}
+
+impl LabError {
+    /// Missing privilege or tool: the machine, not the request, is at fault.
+    pub fn is_environment(&self) -> bool {
+        matches!(
+            self,
+            LabError::NoPrivilege { .. } | LabError::MissingTool { .. }
+        )
+    }
+
+    /// A bad name, host or option value given by the user.
+    pub fn is_usage(&self) -> bool {
+        matches!(
+            self,
+            LabError::Invalid { .. } | LabError::Exists { .. } | LabError::NotFound { .. }
+        )
+    }
+}

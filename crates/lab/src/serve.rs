@@ -1,0 +1,153 @@
+//! `Lab::serve`: start `mtuperf serve` inside every server host, detached (setsid,
+//! output to a log in the state directory), and wait until each one listens.
+use std::fs::File;
+use std::net::IpAddr;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::cmd::{in_ns, shell_line, Runner};
+use crate::down::agent_alive;
+use crate::env::{check_privilege, check_tools};
+use crate::state::{Agent, Lab};
+use crate::LabError;
+
+/// How long an agent may take to listen.
+const LISTEN_WAIT: Duration = Duration::from_secs(5);
+
+/// The port the agent will listen on: the last `--port P` / `--port=P` in `extra`.
+pub(crate) fn port_from_args(extra: &[String]) -> u16 {
+    let mut port = mtuperf_proto::DEFAULT_PORT;
+    let mut it = extra.iter();
+    while let Some(a) = it.next() {
+        let value = match a.strip_prefix("--port=") {
+            Some(v) => Some(v.to_string()),
+            None if a == "--port" || a == "-p" => it.next().cloned(),
+            None => None,
+        };
+        if let Some(p) = value.and_then(|v| v.parse().ok()) {
+            port = p;
+        }
+    }
+    port
+}
+
+/// Whether a TCP socket listens on `port` inside namespace `ns`.
+pub(crate) fn listening(ns: &str, port: u16) -> bool {
+    let filter = format!("sport = :{port}");
+    Runner::query(&in_ns(ns, &["ss", "-Hltn", &filter])).is_ok_and(|out| !out.trim().is_empty())
+}
+
+fn log_tail(path: &std::path::Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().rev().take(5).collect();
+    lines.into_iter().rev().collect::<Vec<_>>().join(" | ")
+}
+
+impl Lab {
+    /// Starts an agent (`<this executable> serve --bind V4 --bind V6 EXTRA...`) in each
+    /// server host that has none running, records it in the state, and waits up to 5 s
+    /// for each to listen. An agent that exits or does not listen is an error that
+    /// quotes the end of its log.
+    pub fn serve(&mut self, extra_args: &[String]) -> Result<(), LabError> {
+        check_privilege()?;
+        check_tools(&["ip", "ss", "setsid"])?;
+        let exe = std::env::current_exe().map_err(|source| LabError::Spawn {
+            line: "current_exe".into(),
+            source,
+        })?;
+        let exe = exe.to_string_lossy().into_owned();
+        let port = port_from_args(extra_args);
+        let run = Runner::new(false);
+        let mut started = Vec::new();
+        for s in self.scenarios.clone() {
+            let host = s.server_host().to_string();
+            if self
+                .agents
+                .iter()
+                .any(|a| a.host == host && agent_alive(a.pid))
+            {
+                continue;
+            }
+            self.agents.retain(|a| a.host != host);
+            let ns = self.netns(&host).expect("server hosts are lab hosts");
+            let binds: Vec<IpAddr> = [self.target(s), self.target_v6(s)]
+                .into_iter()
+                .flatten()
+                .collect();
+            let mut argv = vec!["setsid".to_string(), exe.clone(), "serve".into()];
+            for b in &binds {
+                argv.extend(["--bind".to_string(), b.to_string()]);
+            }
+            argv.extend(extra_args.iter().cloned());
+            let argv = in_ns(&ns, &argv);
+            let log = self.state_dir().join(format!("agent-{host}.log"));
+            run.echo(&format!("{} >{} 2>&1 &", shell_line(&argv), log.display()));
+            let spawn_err = |source| LabError::Spawn {
+                line: shell_line(&argv),
+                source,
+            };
+            let out = File::create(&log).map_err(spawn_err)?;
+            let err = out.try_clone().map_err(spawn_err)?;
+            let child = Command::new(&argv[0])
+                .args(&argv[1..])
+                .stdin(Stdio::null())
+                .stdout(out)
+                .stderr(err)
+                .spawn()
+                .map_err(spawn_err)?;
+            let pid = child.id();
+            let _ = std::fs::write(
+                self.state_dir().join(format!("agent-{host}.pid")),
+                format!("{pid}\n"),
+            );
+            self.agents.push(Agent {
+                host: host.clone(),
+                pid,
+                port,
+                binds,
+                log,
+            });
+            started.push((host, ns, pid));
+        }
+        self.save()?;
+        for (host, ns, pid) in started {
+            let deadline = Instant::now() + LISTEN_WAIT;
+            let log = self.state_dir().join(format!("agent-{host}.log"));
+            loop {
+                if listening(&ns, port) {
+                    break;
+                }
+                let gone = !agent_alive(pid);
+                if gone || Instant::now() >= deadline {
+                    let what = if gone {
+                        "exited"
+                    } else {
+                        "not listening after 5 s"
+                    };
+                    let detail = format!(
+                        "{what} (pid {pid}, port {port}); log {}: {}",
+                        log.display(),
+                        log_tail(&log)
+                    );
+                    return Err(LabError::Agent { host, detail });
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::port_from_args;
+
+    #[test]
+    fn finds_the_agent_port_in_extra_args() {
+        let s = |v: &[&str]| v.iter().map(ToString::to_string).collect::<Vec<_>>();
+        assert_eq!(port_from_args(&[]), 7878);
+        assert_eq!(port_from_args(&s(&["--port", "9000"])), 9000);
+        assert_eq!(port_from_args(&s(&["--port=7001", "-v"])), 7001);
+        assert_eq!(port_from_args(&s(&["--port", "x"])), 7878);
+    }
+}
