@@ -47,4 +47,6 @@ pub enum Command {
     Lab(cmd::lab::Args),
     /// Run the main job on an embedded default (no second machine needed).
     Demo(cmd::demo::Args),
+    /// Write a new shared key file for the agent and its clients.
+    Keygen(cmd::keygen::Args),
 }

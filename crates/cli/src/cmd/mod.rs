@@ -1,6 +1,7 @@
 //! One file per subcommand: parse → validate → call the engine → render.
 pub mod demo;
 pub mod history;
+pub mod keygen;
 pub mod lab;
 pub mod serve;
 pub mod show;
@@ -18,5 +19,6 @@ pub fn run(cli: Cli) -> CmdResult {
         Command::Show(a) => show::run(g, a),
         Command::Lab(a) => lab::run(g, a),
         Command::Demo(a) => demo::run(g, a),
+        Command::Keygen(a) => keygen::run(&a),
     }
 }

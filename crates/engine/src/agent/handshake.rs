@@ -4,6 +4,7 @@
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
+use std::time::Instant;
 
 use mtuperf_proto::auth;
 use mtuperf_proto::codec::Codec;
@@ -16,16 +17,41 @@ use super::AgentConfig;
 use crate::control::Control;
 use crate::{random_bytes, SOFTWARE};
 
-fn read_first(stream: &TcpStream, codec: &mut Codec) -> Result<ClientMsg, String> {
+/// Reads exactly `buf.len()` bytes by `deadline`: a per-read timeout alone would let a
+/// peer that trickles one byte every few seconds hold its thread forever.
+fn read_by(stream: &TcpStream, buf: &mut [u8], deadline: Instant) -> std::io::Result<()> {
+    let mut done = 0;
+    while done < buf.len() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(std::io::ErrorKind::TimedOut.into());
+        }
+        stream.set_read_timeout(Some(left))?;
+        let Some(rest) = buf.get_mut(done..) else {
+            break;
+        };
+        match (&*stream).read(rest) {
+            Ok(0) => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+            Ok(n) => done += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Reads one whole frame by `deadline` and decodes it.
+fn read_frame(
+    stream: &TcpStream,
+    codec: &mut Codec,
+    deadline: Instant,
+    what: &str,
+) -> Result<ClientMsg, String> {
     let mut header = [0u8; 4];
-    (&*stream)
-        .read_exact(&mut header)
-        .map_err(|e| format!("no hello: {e}"))?;
+    read_by(stream, &mut header, deadline).map_err(|e| format!("no {what}: {e}"))?;
     let len = codec.body_len(header).map_err(|e| e.to_string())?;
     let mut body = vec![0u8; len];
-    (&*stream)
-        .read_exact(&mut body)
-        .map_err(|e| format!("incomplete hello: {e}"))?;
+    read_by(stream, &mut body, deadline).map_err(|e| format!("incomplete {what}: {e}"))?;
     codec.decode_body(&body).map_err(|e| e.to_string())
 }
 
@@ -53,10 +79,10 @@ pub(super) fn greet(
     config: &Arc<AgentConfig>,
     registry: &Arc<Registry>,
 ) -> Option<SessionCtx> {
-    let _ = stream.set_read_timeout(Some(config.handshake_timeout));
+    let deadline = Instant::now() + config.handshake_timeout;
     let _ = stream.set_write_timeout(Some(config.handshake_timeout));
     let mut codec = Codec::agent();
-    let hello = match read_first(&stream, &mut codec) {
+    let hello = match read_frame(&stream, &mut codec, deadline, "hello") {
         Ok(ClientMsg::Hello(h)) => h,
         Ok(_) => {
             send_refusal(&stream, Refusal::NotMtuperf);
@@ -108,15 +134,16 @@ pub(super) fn greet(
             }
             None
         }
-        Role::Control => control_handshake(stream, peer, codec, &hello, config, registry),
+        Role::Control => control_handshake(stream, peer, codec, &hello, deadline, config, registry),
     }
 }
 
 fn control_handshake(
     stream: TcpStream,
     peer: SocketAddr,
-    codec: Codec,
+    mut codec: Codec,
     hello: &Hello,
+    deadline: Instant,
     config: &Arc<AgentConfig>,
     registry: &Arc<Registry>,
 ) -> Option<SessionCtx> {
@@ -141,7 +168,6 @@ fn control_handshake(
     }
     let na: auth::Nonce = random_bytes();
     let cookie = hex::encode(random_bytes::<16>());
-    let control = Control::new(stream, codec).ok()?;
     let welcome = |cookie: Option<String>, proof: Option<String>| {
         AgentMsg::Welcome(Box::new(Welcome {
             version: PROTOCOL_VERSION,
@@ -155,30 +181,43 @@ fn control_handshake(
             peer: peer.to_string(),
         }))
     };
-    let (data_rx, session_key) = if let Some(key) = &config.key {
+    let (data_rx, control) = if let Some(key) = &config.key {
         let proof = hex::encode(auth::agent_proof(key, &nc, &na));
-        control.send(&welcome(None, Some(proof))).ok()?;
-        let answer = control.recv::<ClientMsg>(Some(config.handshake_timeout), "auth");
+        (&stream)
+            .write_all(&codec.encode(&welcome(None, Some(proof))))
+            .ok()?;
+        // The whole handshake, Hello to Auth, must fit in one handshake timeout.
+        let answer = read_frame(&stream, &mut codec, deadline, "auth");
         let ok = matches!(&answer, Ok(ClientMsg::Auth { proof })
             if hex::decode(proof).is_ok_and(|p| auth::verify_client_proof(key, &nc, &na, &p)));
         if !ok {
-            let _ = control.send(&AgentMsg::Refused(Refusal::AuthFailed));
-            config.log("warn", Some(peer), "auth", "authentication failed".into());
+            let _ = (&stream).write_all(&codec.encode(&AgentMsg::Refused(Refusal::AuthFailed)));
+            let why = answer.err().unwrap_or_else(|| "wrong proof".into());
+            config.log(
+                "warn",
+                Some(peer),
+                "auth",
+                format!("authentication failed: {why}"),
+            );
             return None;
         }
         let session = auth::session_key(key, &nc, &na);
-        control.authenticate(session.clone());
-        let Ok(rx) = registry.admit(&cookie, peer.ip(), Some(session.clone())) else {
+        codec.authenticate(session.clone());
+        let control = Control::new(stream, codec).ok()?;
+        let Ok(rx) = registry.admit(&cookie, peer.ip(), Some(session)) else {
             let _ = control.send(&AgentMsg::Refused(busy()));
             return None;
         };
-        control
-            .send(&AgentMsg::AuthOk {
-                cookie: cookie.clone(),
-            })
-            .ok()?;
-        (rx, Some(session))
+        let ok = AgentMsg::AuthOk {
+            cookie: cookie.clone(),
+        };
+        if control.send(&ok).is_err() {
+            registry.release(&cookie);
+            return None;
+        }
+        (rx, control)
     } else {
+        let control = Control::new(stream, codec).ok()?;
         let Ok(rx) = registry.admit(&cookie, peer.ip(), None) else {
             let _ = control.send(&AgentMsg::Refused(busy()));
             return None;
@@ -187,9 +226,8 @@ fn control_handshake(
             registry.release(&cookie);
             return None;
         }
-        (rx, None)
+        (rx, control)
     };
-    let _ = session_key;
     Some(SessionCtx {
         control,
         peer,

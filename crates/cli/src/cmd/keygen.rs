@@ -1,0 +1,64 @@
+//! `mtuperf keygen`: write a fresh shared key (32 random bytes from the OS) to a file
+//! readable only by its owner, for `serve --key-file` and the clients' `--key-file`.
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use mtuperf_proto::auth::Key;
+
+use crate::exit::{self, CmdResult, Failure};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Where to write the key (created with mode 0600).
+    #[arg(short, long, value_name = "FILE", default_value = "mtuperf.key")]
+    output: PathBuf,
+    /// Replace an existing file.
+    #[arg(long)]
+    force: bool,
+}
+
+pub fn run(a: &Args) -> CmdResult {
+    let mut bytes = [0u8; 32];
+    // A key must come from the OS's random source; there is no fallback.
+    getrandom::fill(&mut bytes)
+        .map_err(|e| Failure::new(exit::ENVIRONMENT, anyhow::anyhow!("no OS randomness: {e}")))?;
+    let key = Key(bytes);
+    let path = &a.output;
+    if path.exists() && !a.force {
+        return Err(Failure::new(
+            exit::USAGE,
+            anyhow::anyhow!(
+                "{} already exists; refusing to overwrite a key (clients and agents using it would stop working). Pass --force to replace it, or -o to choose another file",
+                path.display()
+            ),
+        ));
+    }
+    if a.force && path.exists() {
+        // Removing first means the new file is created with mode 0600 even when the
+        // old one had looser permissions.
+        std::fs::remove_file(path)
+            .with_context(|| format!("removing old key {}", path.display()))?;
+    }
+    let mut f = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .with_context(|| format!("creating key file {}", path.display()))?;
+    f.write_all(key.to_file().as_bytes())
+        .and_then(|()| f.sync_all())
+        .with_context(|| format!("writing key file {}", path.display()))?;
+    let shown = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
+    println!("wrote a new key to {} (mode 0600)", shown.display());
+    println!("copy it to the agent host and to each client host over a secure channel, then:");
+    println!("  agent:  mtuperf serve --key-file {}", shown.display());
+    println!(
+        "  client: mtuperf --key-file {} stream HOST   (or export MTUPERF_KEY_FILE={})",
+        shown.display(),
+        shown.display()
+    );
+    Ok(0)
+}
