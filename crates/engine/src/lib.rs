@@ -5,6 +5,7 @@
 
 pub mod agent;
 pub mod client;
+pub mod compare;
 pub mod control;
 pub mod error;
 pub mod payload;

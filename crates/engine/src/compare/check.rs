@@ -1,0 +1,127 @@
+//! The check before a comparison: can each path carry full-size segments?
+//!
+//! Until the `path` engine (DF probes in both directions) is wired in, the check is a
+//! short bulk TCP probe: connect and handshake with the agent, then send 64 KiB blocks
+//! for [`PROBE_MS`]. A path whose route drops full-size packets without telling the
+//! sender (a PMTU black hole) lets the handshake through but delivers (almost) none of
+//! the probe's bytes. Both ends' interface MTUs are recorded.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use mtuperf_proto::msg::{Direction, StreamLimit, StreamRequest};
+use serde::{Deserialize, Serialize};
+
+use super::PathSpec;
+use crate::client::{ConnectOptions, Session};
+use crate::stream::{self, metrics, StreamParams};
+
+/// Length of the probe.
+pub const PROBE_MS: u64 = 1000;
+/// Fewer bytes than this delivered in the probe means full-size segments do not pass.
+pub const MIN_PROBE_BYTES: u64 = 256 * 1024;
+
+/// The check's conclusion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Ok,
+    /// The path cannot be compared honestly (black hole, unreachable agent).
+    Broken,
+}
+
+/// What the check found on one path.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PathCheck {
+    pub name: String,
+    pub target: String,
+    pub verdict: Verdict,
+    /// Why, in one sentence.
+    pub reason: String,
+    /// "stream-probe" (until the path engine exists).
+    pub method: String,
+    pub client_iface: Option<String>,
+    pub client_mtu: Option<u32>,
+    pub agent_iface: Option<String>,
+    pub agent_mtu: Option<u32>,
+    /// Bytes the agent received during the probe.
+    pub probe_bytes: Option<u64>,
+    pub probe_goodput_bps: Option<f64>,
+}
+
+/// Checks one path (blocking, about [`PROBE_MS`]; longer on a black hole, bounded by
+/// the stream test's idle timeout).
+pub fn check_path(spec: &PathSpec, opts: &ConnectOptions, stop: &Arc<AtomicBool>) -> PathCheck {
+    let mut c = PathCheck {
+        name: spec.name.clone(),
+        target: spec.target.clone(),
+        verdict: Verdict::Broken,
+        reason: String::new(),
+        method: "stream-probe".into(),
+        client_iface: None,
+        client_mtu: None,
+        agent_iface: None,
+        agent_mtu: None,
+        probe_bytes: None,
+        probe_goodput_bps: None,
+    };
+    let opts = ConnectOptions {
+        bind: spec.bind.or(opts.bind),
+        ..opts.clone()
+    };
+    let session = match Session::connect(&spec.target, &opts) {
+        Ok(s) => s,
+        Err(e) => {
+            c.reason = format!("cannot reach the agent at {}: {e}", spec.target);
+            return c;
+        }
+    };
+    let params = StreamParams {
+        request: StreamRequest {
+            streams: 1,
+            direction: Direction::Forward,
+            block: 64 * 1024,
+            limit: StreamLimit::Time { ms: PROBE_MS },
+            window: None,
+            mss: None,
+            interval_ms: 0,
+            omit_ms: 0,
+        },
+        file: None,
+    };
+    let res = stream::run(&session, &params, stop, &stream::client::Quiet);
+    session.close();
+    let res = match res {
+        Ok(r) => r,
+        Err(e) => {
+            c.reason = format!("the bulk TCP probe failed: {e}");
+            return c;
+        }
+    };
+    c.client_iface = res.client.iface.as_ref().map(|i| i.name.clone());
+    c.client_mtu = res.client.iface.as_ref().map(|i| i.mtu);
+    c.agent_iface = res.agent.iface.as_ref().map(|i| i.name.clone());
+    c.agent_mtu = res.agent.iface.as_ref().map(|i| i.mtu);
+    let m = metrics::compute(&res);
+    let got = m.directions.first().map_or(0, |d| d.bytes_read);
+    c.probe_bytes = Some(got);
+    c.probe_goodput_bps = Some(m.headline_bps);
+    if got < MIN_PROBE_BYTES {
+        c.reason = format!(
+            "the handshake passed but a {PROBE_MS} ms bulk TCP probe delivered only {got} bytes \
+             (at least {MIN_PROBE_BYTES} expected): full-size packets are dropped on the way \
+             (PMTU black hole?); check with `mtuperf path` or `ping -M do -s <MTU-28>`"
+        );
+    } else if let (Some(a), Some(b)) = (c.client_mtu, c.agent_mtu) {
+        c.verdict = Verdict::Ok;
+        c.reason = if a == b {
+            format!("full-size TCP segments pass; MTU {a} on both ends")
+        } else {
+            format!("full-size TCP segments pass; MTU {a} here, {b} at the agent (routed path?)")
+        };
+    } else {
+        c.verdict = Verdict::Ok;
+        c.reason = "full-size TCP segments pass".into();
+    }
+    c
+}

@@ -1,0 +1,161 @@
+//! Building the compare document from the plan, the checks and the repetitions.
+
+use mtuperf_engine::compare::{Cell, PathCheck, Plan, Repetition, Verdict};
+use mtuperf_engine::stream::metrics;
+use mtuperf_engine::stream::StreamResult;
+use mtuperf_proto::host::IfaceInfo;
+
+use super::{
+    verdict_line, CellSummary, CompareDoc, Diff, EndEnv, Environment, Figure, RepRow, SCHEMA,
+};
+
+/// A repetition and the history id it was stored under.
+#[derive(Debug, Clone)]
+pub struct Rep {
+    pub run_id: Option<i64>,
+    pub rep: Repetition,
+}
+
+fn row(r: &Rep) -> RepRow {
+    let mut row = RepRow {
+        run_id: r.run_id,
+        path: r.rep.path.clone(),
+        test: r.rep.cell.test,
+        block: r.rep.cell.block,
+        round: r.rep.round,
+        started: String::new(),
+        interrupted: r.rep.interrupted(),
+        goodput_bps: None,
+        cpu_us_per_mib: None,
+        frames_per_block: None,
+        perl: None,
+    };
+    if let Some(s) = &r.rep.stream {
+        let m = metrics::compute(s);
+        row.started = crate::timestamp(s.started_unix_ms);
+        row.goodput_bps = Some(m.headline_bps);
+        if let Some(d) = m.directions.first() {
+            let recv = m.ends.iter().find(|e| e.end == d.receiver);
+            row.cpu_us_per_mib = recv.and_then(|e| e.service_demand_us_per_mib);
+            row.frames_per_block = recv
+                .and_then(|e| e.iface.as_ref())
+                .and_then(|i| i.frames_per_block);
+            row.perl = Some(d.perl.clone());
+        }
+    }
+    row
+}
+
+fn offloads(i: &IfaceInfo) -> String {
+    let o = i.offloads;
+    let f = |n: &str, v: Option<bool>| v.map(|b| format!("{n} {}", if b { "on" } else { "off" }));
+    [
+        f("tso", o.tso),
+        f("gso", o.gso),
+        f("gro", o.gro),
+        f("lro", o.lro),
+    ]
+    .into_iter()
+    .flatten()
+    .collect::<Vec<_>>()
+    .join(", ")
+}
+
+fn ends(path: &str, s: &StreamResult) -> [EndEnv; 2] {
+    let e = |end: &str, h: &mtuperf_proto::host::HostIdentity, i: Option<&IfaceInfo>| EndEnv {
+        path: path.to_string(),
+        end: end.to_string(),
+        hostname: h.hostname.clone(),
+        kernel: h.kernel.clone(),
+        iface: i.map(|i| i.name.clone()),
+        mtu: i.map(|i| i.mtu),
+        offloads: i.map(offloads).unwrap_or_default(),
+    };
+    [
+        e("client", &s.client_host, s.client.iface.as_ref()),
+        e("agent", &s.agent_host, s.agent.iface.as_ref()),
+    ]
+}
+
+fn values(rows: &[RepRow], path: &str, cell: Cell, f: Figure) -> Vec<f64> {
+    rows.iter()
+        .filter(|r| !r.interrupted && r.path == path && r.test == cell.test && r.block == cell.block)
+        .filter_map(|r| f.of(r))
+        .collect()
+}
+
+/// The document for a comparison (finished, interrupted or refused).
+pub fn build(
+    plan: &Plan,
+    checks: &[PathCheck],
+    reps: &[Rep],
+    group_id: Option<i64>,
+    refused: Option<String>,
+    interrupted: bool,
+) -> CompareDoc {
+    let runs: Vec<RepRow> = reps.iter().map(row).collect();
+    let mut environment = Environment {
+        ends: Vec::new(),
+        sysctls: plan.sysctls.clone(),
+    };
+    for p in &plan.paths {
+        if let Some(s) = reps.iter().filter(|r| r.rep.path == p.name).find_map(|r| r.rep.stream.as_ref()) {
+            environment.ends.extend(ends(&p.name, s));
+        }
+    }
+    let mut summaries = Vec::new();
+    let mut diffs = Vec::new();
+    let base = plan.paths.first().map(|p| p.name.clone()).unwrap_or_default();
+    for cell in plan.cells() {
+        for f in Figure::ALL {
+            let b = values(&runs, &base, cell, f);
+            for p in &plan.paths {
+                let xs = values(&runs, &p.name, cell, f);
+                if let Some(summary) = mtuperf_stats::summarize(&xs) {
+                    summaries.push(CellSummary { path: p.name.clone(), test: cell.test, block: cell.block, figure: f, summary });
+                }
+                if p.name == base {
+                    continue;
+                }
+                if let Some(d) = mtuperf_stats::rel_diff(&b, &xs) {
+                    diffs.push(Diff {
+                        path: p.name.clone(),
+                        baseline: base.clone(),
+                        test: cell.test,
+                        block: cell.block,
+                        figure: f,
+                        rel: d.rel,
+                        low: d.low,
+                        high: d.high,
+                        significant: d.significant,
+                    });
+                }
+            }
+        }
+    }
+    let verdicts = plan
+        .paths
+        .iter()
+        .skip(1)
+        .map(|p| verdict_line(&p.name, &base, &diffs))
+        .collect();
+    let flagged = checks
+        .iter()
+        .filter(|c| c.verdict == Verdict::Broken)
+        .map(|c| c.name.clone())
+        .collect();
+    CompareDoc {
+        schema: SCHEMA.into(),
+        group_id,
+        plan: plan.clone(),
+        checks: checks.to_vec(),
+        refused,
+        interrupted,
+        runs,
+        summaries,
+        diffs,
+        verdicts,
+        flagged,
+        environment,
+    }
+}

@@ -1,0 +1,154 @@
+//! Comparisons: the `mtuperf.compare/1` document (per-path summaries, each path against
+//! the first with a 95% interval, a plain verdict) and its text, legacy, HTML and
+//! Markdown renderings.
+
+mod build;
+mod text;
+mod verdict;
+
+use std::collections::BTreeMap;
+
+use mtuperf_engine::compare::{PathCheck, Plan, TestKind};
+use mtuperf_engine::stream::metrics::PerlFigures;
+use mtuperf_stats::Summary;
+use serde::{Deserialize, Serialize};
+
+pub use build::{build, Rep};
+pub use text::{legacy, text};
+pub use verdict::{fmt_rel, verdict_line};
+
+pub const SCHEMA: &str = "mtuperf.compare/1";
+
+/// One repetition, flattened: the figures the comparison summarises.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RepRow {
+    /// History id of the stored run, when stored.
+    pub run_id: Option<i64>,
+    pub path: String,
+    pub test: TestKind,
+    pub block: u32,
+    pub round: u32,
+    pub started: String,
+    pub interrupted: bool,
+    /// Stream goodput, first→last byte, bit/s.
+    pub goodput_bps: Option<f64>,
+    /// Receiver's system-wide CPU, µs per MiB moved.
+    pub cpu_us_per_mib: Option<f64>,
+    /// Receiver's interface frames per application block.
+    pub frames_per_block: Option<f64>,
+    /// perl-sockets' figures (receiver side), for `--format legacy`.
+    pub perl: Option<PerlFigures>,
+}
+
+/// A figure the comparison summarises, with its unit and which direction is better.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Figure {
+    Goodput,
+    CpuPerMib,
+    FramesPerBlock,
+}
+
+impl Figure {
+    pub const ALL: [Figure; 3] = [Figure::Goodput, Figure::CpuPerMib, Figure::FramesPerBlock];
+    pub fn label(self) -> &'static str {
+        match self {
+            Figure::Goodput => "goodput",
+            Figure::CpuPerMib => "CPU per MiB",
+            Figure::FramesPerBlock => "frames per block",
+        }
+    }
+    pub fn unit(self) -> &'static str {
+        match self {
+            Figure::Goodput => "bit/s",
+            Figure::CpuPerMib => "µs CPU/MiB (receiver, system-wide)",
+            Figure::FramesPerBlock => "frames/block (receiver iface)",
+        }
+    }
+    pub fn higher_is_better(self) -> bool {
+        matches!(self, Figure::Goodput)
+    }
+    pub fn of(self, r: &RepRow) -> Option<f64> {
+        match self {
+            Figure::Goodput => r.goodput_bps,
+            Figure::CpuPerMib => r.cpu_us_per_mib,
+            Figure::FramesPerBlock => r.frames_per_block,
+        }
+    }
+}
+
+/// Statistics of one figure over one path's repetitions of one cell.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CellSummary {
+    pub path: String,
+    pub test: TestKind,
+    pub block: u32,
+    pub figure: Figure,
+    pub summary: Summary,
+}
+
+/// One path against the first path, for one figure of one cell.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Diff {
+    pub path: String,
+    pub baseline: String,
+    pub test: TestKind,
+    pub block: u32,
+    pub figure: Figure,
+    /// (mean_path − mean_baseline) / mean_baseline, and its 95% interval (Welch, delta method).
+    pub rel: f64,
+    pub low: f64,
+    pub high: f64,
+    pub significant: bool,
+}
+
+/// The hosts and settings the comparison ran on.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Environment {
+    /// One line per end and path: host, kernel, interface, MTU, offloads.
+    pub ends: Vec<EndEnv>,
+    /// This (client) host's relevant sysctls.
+    pub sysctls: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EndEnv {
+    pub path: String,
+    /// "client" or "agent".
+    pub end: String,
+    pub hostname: String,
+    pub kernel: String,
+    pub iface: Option<String>,
+    pub mtu: Option<u32>,
+    pub offloads: String,
+}
+
+/// The `mtuperf.compare/1` document.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CompareDoc {
+    pub schema: String,
+    /// History group id, when stored.
+    pub group_id: Option<i64>,
+    pub plan: Plan,
+    pub checks: Vec<PathCheck>,
+    /// Set when a path failed its check and nothing was run.
+    pub refused: Option<String>,
+    pub interrupted: bool,
+    pub runs: Vec<RepRow>,
+    pub summaries: Vec<CellSummary>,
+    pub diffs: Vec<Diff>,
+    /// One plain sentence per compared path.
+    pub verdicts: Vec<String>,
+    /// Paths measured although their check failed (`--force`).
+    pub flagged: Vec<String>,
+    pub environment: Environment,
+}
+
+/// "8K" for 8192, "9000" otherwise.
+pub fn block_label(b: u32) -> String {
+    if b >= 1024 && b % 1024 == 0 {
+        format!("{}K", b / 1024)
+    } else {
+        b.to_string()
+    }
+}
