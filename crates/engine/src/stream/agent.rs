@@ -119,6 +119,7 @@ pub fn serve(ctx: &SessionCtx, req: &StreamRequest) -> Result<(), EngineError> {
             StreamLimit::Bytes { total } => Some(total / u64::from(req.streams)),
             StreamLimit::Time { .. } => None,
         },
+        cycle: true,
     };
     let phase = Phase {
         conns,

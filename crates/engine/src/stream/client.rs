@@ -132,6 +132,7 @@ pub fn run(
             StreamLimit::Bytes { total } => Some(total / u64::from(req.streams)),
             StreamLimit::Time { .. } => None,
         },
+        cycle: params.file.is_none(),
     };
     let phase = Phase {
         conns,

@@ -14,6 +14,8 @@ use mtuperf_proto::msg::ConnReport;
 pub struct SendPlan {
     pub deadline: Option<Instant>,
     pub bytes: Option<u64>,
+    /// Start `data` again when it is exhausted (generated payload) or stop (a file).
+    pub cycle: bool,
 }
 
 fn ns(t0: Instant, t: Instant) -> u64 {
@@ -46,7 +48,7 @@ pub fn send_loop(
         sending: true,
         ..ConnReport::default()
     };
-    let cycle = plan.bytes.is_none() || data.len() as u64 >= plan.bytes.unwrap_or(0);
+    let cycle = plan.cycle;
     let limit = plan.bytes.unwrap_or(u64::MAX);
     let mut off = 0usize;
     let mut now = Instant::now();

@@ -79,7 +79,9 @@ fn ends(path: &str, s: &StreamResult) -> [EndEnv; 2] {
 
 fn values(rows: &[RepRow], path: &str, cell: Cell, f: Figure) -> Vec<f64> {
     rows.iter()
-        .filter(|r| !r.interrupted && r.path == path && r.test == cell.test && r.block == cell.block)
+        .filter(|r| {
+            !r.interrupted && r.path == path && r.test == cell.test && r.block == cell.block
+        })
         .filter_map(|r| f.of(r))
         .collect()
 }
@@ -99,20 +101,34 @@ pub fn build(
         sysctls: plan.sysctls.clone(),
     };
     for p in &plan.paths {
-        if let Some(s) = reps.iter().filter(|r| r.rep.path == p.name).find_map(|r| r.rep.stream.as_ref()) {
+        if let Some(s) = reps
+            .iter()
+            .filter(|r| r.rep.path == p.name)
+            .find_map(|r| r.rep.stream.as_ref())
+        {
             environment.ends.extend(ends(&p.name, s));
         }
     }
     let mut summaries = Vec::new();
     let mut diffs = Vec::new();
-    let base = plan.paths.first().map(|p| p.name.clone()).unwrap_or_default();
+    let base = plan
+        .paths
+        .first()
+        .map(|p| p.name.clone())
+        .unwrap_or_default();
     for cell in plan.cells() {
         for f in Figure::ALL {
             let b = values(&runs, &base, cell, f);
             for p in &plan.paths {
                 let xs = values(&runs, &p.name, cell, f);
                 if let Some(summary) = mtuperf_stats::summarize(&xs) {
-                    summaries.push(CellSummary { path: p.name.clone(), test: cell.test, block: cell.block, figure: f, summary });
+                    summaries.push(CellSummary {
+                        path: p.name.clone(),
+                        test: cell.test,
+                        block: cell.block,
+                        figure: f,
+                        summary,
+                    });
                 }
                 if p.name == base {
                     continue;

@@ -19,7 +19,11 @@ pub fn value(f: Figure, v: f64) -> String {
 
 fn plan_line(d: &CompareDoc) -> String {
     let p = &d.plan;
-    let paths: Vec<String> = p.paths.iter().map(|x| format!("{} ({})", x.name, x.target)).collect();
+    let paths: Vec<String> = p
+        .paths
+        .iter()
+        .map(|x| format!("{} ({})", x.name, x.target))
+        .collect();
     let tests: Vec<&str> = p.tests.iter().map(|t| t.name()).collect();
     let blocks: Vec<String> = p.blocks.iter().map(|b| block_label(*b)).collect();
     let rep = match p.repeat {
@@ -32,7 +36,9 @@ fn plan_line(d: &CompareDoc) -> String {
         tests.join(","),
         blocks.join(","),
         p.time_ms,
-        d.group_id.map(|g| format!("; group {g}")).unwrap_or_default()
+        d.group_id
+            .map(|g| format!("; group {g}"))
+            .unwrap_or_default()
     )
 }
 
@@ -41,22 +47,39 @@ pub fn text(d: &CompareDoc) -> String {
     let mut s = plan_line(d);
     s.push_str("path checks:\n");
     for c in &d.checks {
-        let v = if c.verdict == Verdict::Ok { "ok" } else { "BROKEN" };
+        let v = if c.verdict == Verdict::Ok {
+            "ok"
+        } else {
+            "BROKEN"
+        };
         let _ = writeln!(s, "  {:<10} {v:<7} {}", c.name, c.reason);
     }
     if let Some(r) = &d.refused {
-        let _ = writeln!(s, "refused: {r}\n  (--force compares anyway; the report then flags the path)");
+        let _ = writeln!(
+            s,
+            "refused: {r}\n  (--force compares anyway; the report then flags the path)"
+        );
         return s;
     }
     for f in &d.flagged {
-        let _ = writeln!(s, "WARNING: path {f} failed its check and was measured only because of --force");
+        let _ = writeln!(
+            s,
+            "WARNING: path {f} failed its check and was measured only because of --force"
+        );
     }
     s.push_str("summary (mean ± 95% CI half-width, median, min … max, n):\n");
     let mut last = None;
     for c in &d.summaries {
         let key = (c.test, c.block, c.figure);
         if last != Some(key) {
-            let _ = writeln!(s, "  {} {} {} [{}]", c.test.name(), block_label(c.block), c.figure.label(), c.figure.unit());
+            let _ = writeln!(
+                s,
+                "  {} {} {} [{}]",
+                c.test.name(),
+                block_label(c.block),
+                c.figure.label(),
+                c.figure.unit()
+            );
             last = Some(key);
         }
         let m = &c.summary;
@@ -100,16 +123,29 @@ pub fn legacy(d: &CompareDoc) -> String {
             if rows.is_empty() {
                 continue;
             }
-            let _ = writeln!(s, "# {} ({}), {} blocks, {} runs", p.name, p.target, block_label(b), rows.len());
+            let _ = writeln!(
+                s,
+                "# {} ({}), {} blocks, {} runs",
+                p.name,
+                p.target,
+                block_label(b),
+                rows.len()
+            );
             let lines: [(&str, f64); 8] = [
                 ("Bytes Received", avg(&rows, |p| p.bytes_received as f64)),
                 ("Avg Packet Size", avg(&rows, |p| p.avg_packet_size)),
-                ("Packets Received", avg(&rows, |p| p.packets_received as f64)),
+                (
+                    "Packets Received",
+                    avg(&rows, |p| p.packets_received as f64),
+                ),
                 ("Average milliseconds", avg(&rows, |p| p.average_ms)),
                 ("Avg Megabytes/Second", avg(&rows, |p| p.avg_mib_per_s)),
                 ("Avg milliseconds/MiB", avg(&rows, |p| p.avg_ms_per_mib)),
                 ("Total Elapsed Seconds", avg(&rows, |p| p.total_elapsed_s)),
-                ("Network Elapsed Seconds", avg(&rows, |p| p.network_elapsed_s)),
+                (
+                    "Network Elapsed Seconds",
+                    avg(&rows, |p| p.network_elapsed_s),
+                ),
             ];
             for (k, v) in lines {
                 let _ = writeln!(s, "key/avg: {k} {v:.6}");

@@ -36,7 +36,9 @@ pub fn verdict_line(path: &str, baseline: &str, diffs: &[Diff]) -> String {
         })
         .collect();
     if parts.is_empty() {
-        return format!("{path} vs {baseline}: not enough repetitions to compare (need 2 per path)");
+        return format!(
+            "{path} vs {baseline}: not enough repetitions to compare (need 2 per path)"
+        );
     }
     format!("{path} vs {baseline}: {}", parts.join("; "))
 }
@@ -49,7 +51,10 @@ mod tests {
     #[test]
     fn relative_difference_text() {
         assert_eq!(fmt_rel(0.97, 0.90, 1.04, true), "+97% [+90, +104]");
-        assert_eq!(fmt_rel(-0.31, -0.35, -0.27, true), "\u{2212}31% [\u{2212}35, \u{2212}27]");
+        assert_eq!(
+            fmt_rel(-0.31, -0.35, -0.27, true),
+            "\u{2212}31% [\u{2212}35, \u{2212}27]"
+        );
         assert_eq!(
             fmt_rel(0.03, -0.02, 0.08, false),
             "+3% [\u{2212}2, +8] not significant"
@@ -69,7 +74,11 @@ mod tests {
             high: rel + 0.05,
             significant: sig,
         };
-        let diffs = [d(Figure::Goodput, 0.97, true), d(Figure::CpuPerMib, -0.02, false), d(Figure::FramesPerBlock, -0.8, true)];
+        let diffs = [
+            d(Figure::Goodput, 0.97, true),
+            d(Figure::CpuPerMib, -0.02, false),
+            d(Figure::FramesPerBlock, -0.8, true),
+        ];
         assert_eq!(
             verdict_line("jumbo", "std", &diffs),
             "jumbo vs std: stream 8K goodput +97% [+92, +102]; stream 8K CPU per MiB \u{2212}2% [\u{2212}7, +3] not significant"

@@ -1,0 +1,149 @@
+//! Stream over loopback against an in-process agent: byte accounting must close in
+//! every direction and with several streams.
+
+use std::net::SocketAddr;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::thread;
+
+use mtuperf_engine::agent::{Agent, AgentConfig};
+use mtuperf_engine::client::{ConnectOptions, Session};
+use mtuperf_engine::stream::client::Quiet;
+use mtuperf_engine::stream::{self, metrics, StreamParams};
+use mtuperf_proto::msg::{Direction, StreamLimit, StreamRequest};
+
+fn agent() -> (SocketAddr, Arc<AtomicBool>) {
+    let agent = Agent::bind(AgentConfig::new(vec!["127.0.0.1:0".parse().unwrap()])).unwrap();
+    let addr = agent.local_addrs()[0];
+    let stop = Arc::new(AtomicBool::new(false));
+    let s = stop.clone();
+    thread::spawn(move || agent.run(&s));
+    (addr, stop)
+}
+
+fn request(direction: Direction, streams: u32, limit: StreamLimit) -> StreamRequest {
+    StreamRequest {
+        streams,
+        direction,
+        block: 8192,
+        limit,
+        window: None,
+        mss: None,
+        interval_ms: 100,
+        omit_ms: 0,
+    }
+}
+
+fn run(addr: SocketAddr, req: StreamRequest) -> stream::StreamResult {
+    let session = Session::connect(&addr.to_string(), &ConnectOptions::default()).unwrap();
+    let params = StreamParams {
+        request: req,
+        file: None,
+    };
+    let r = stream::run(&session, &params, &Arc::new(AtomicBool::new(false)), &Quiet).unwrap();
+    session.close();
+    r
+}
+
+fn assert_balanced(r: &stream::StreamResult, directions: usize) {
+    let m = metrics::compute(r);
+    assert_eq!(m.directions.len(), directions);
+    for d in &m.directions {
+        assert!(d.bytes_written > 0, "{d:?}");
+        assert_eq!(d.bytes_written, d.bytes_read, "bytes written == bytes read");
+        assert!(d.complete);
+        assert!(d.reads > 0 && d.writes > 0);
+        assert!(d.goodput_first_last_bps.unwrap() > 0.0);
+    }
+    assert!(!r.interrupted);
+    // The interval samples of each end add up to that end's totals.
+    for end in [&r.client, &r.agent] {
+        let sent: u64 = end
+            .conns
+            .iter()
+            .filter(|c| c.sending)
+            .map(|c| c.bytes)
+            .sum();
+        let recv: u64 = end
+            .conns
+            .iter()
+            .filter(|c| !c.sending)
+            .map(|c| c.bytes)
+            .sum();
+        assert_eq!(
+            end.intervals.iter().map(|i| i.bytes_sent).sum::<u64>(),
+            sent
+        );
+        assert_eq!(
+            end.intervals.iter().map(|i| i.bytes_received).sum::<u64>(),
+            recv
+        );
+        assert!(end.iface.as_ref().is_some_and(|i| i.name == "lo"));
+    }
+}
+
+#[test]
+fn forward_reverse_and_bidir_balance() {
+    let (addr, _stop) = agent();
+    let time = StreamLimit::Time { ms: 400 };
+    assert_balanced(&run(addr, request(Direction::Forward, 1, time)), 1);
+    assert_balanced(&run(addr, request(Direction::Reverse, 1, time)), 1);
+    let r = run(addr, request(Direction::Bidir, 2, time));
+    assert_eq!(r.client.conns.len(), 4);
+    assert_balanced(&r, 2);
+}
+
+#[test]
+fn four_streams_and_byte_limit_are_exact() {
+    let (addr, _stop) = agent();
+    let total = 4 * 3_000_001;
+    let r = run(
+        addr,
+        request(Direction::Forward, 4, StreamLimit::Bytes { total }),
+    );
+    assert_eq!(r.client.conns.len(), 4);
+    assert_balanced(&r, 1);
+    let m = metrics::compute(&r);
+    assert_eq!(m.directions[0].bytes_read, total);
+    // Each stream carried its share exactly, including the odd last write.
+    for c in &r.agent.conns {
+        assert_eq!(c.bytes, 3_000_001);
+    }
+    // perl-sockets figures are computed from the receiver's reads.
+    let p = &m.directions[0].perl;
+    assert_eq!(p.bytes_received, total);
+    assert!((p.avg_packet_size - total as f64 / p.packets_received as f64).abs() < 1e-6);
+    assert!(p.network_elapsed_s <= p.total_elapsed_s + 1e-3);
+}
+
+#[test]
+fn agent_refuses_beyond_its_limits_and_stays_up() {
+    let mut cfg = AgentConfig::new(vec!["127.0.0.1:0".parse().unwrap()]);
+    cfg.limits.max_streams = 2;
+    cfg.limits.max_duration_ms = 1000;
+    let agent = Agent::bind(cfg).unwrap();
+    let addr = agent.local_addrs()[0];
+    let stop = Arc::new(AtomicBool::new(false));
+    let s = stop.clone();
+    thread::spawn(move || agent.run(&s));
+    let session = Session::connect(&addr.to_string(), &ConnectOptions::default()).unwrap();
+    let flag = Arc::new(AtomicBool::new(false));
+    let too_many = StreamParams {
+        request: request(Direction::Forward, 3, StreamLimit::Time { ms: 200 }),
+        file: None,
+    };
+    let e = stream::run(&session, &too_many, &flag, &Quiet).unwrap_err();
+    assert!(e.to_string().contains("--max-streams"), "{e}");
+    let too_long = StreamParams {
+        request: request(Direction::Forward, 1, StreamLimit::Time { ms: 5000 }),
+        file: None,
+    };
+    let e = stream::run(&session, &too_long, &flag, &Quiet).unwrap_err();
+    assert!(e.to_string().contains("--max-duration"), "{e}");
+    // The same session still runs a test within the limits.
+    let ok = StreamParams {
+        request: request(Direction::Forward, 2, StreamLimit::Time { ms: 200 }),
+        file: None,
+    };
+    assert_balanced(&stream::run(&session, &ok, &flag, &Quiet).unwrap(), 1);
+}
