@@ -1,0 +1,211 @@
+//! Helpers for the adversarial suite: a live agent (the real binary on 127.0.0.1 with
+//! a key), raw protocol clients and the real client commands.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use mtuperf_proto::auth::{self, Key};
+use mtuperf_proto::codec::Codec;
+use mtuperf_proto::msg::{AgentMsg, ClientMsg, Hello, Role};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_mtuperf");
+
+pub struct LiveAgent {
+    pub child: Child,
+    pub addr: SocketAddr,
+    pub key: Key,
+    pub key_file: PathBuf,
+    pub log: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+impl LiveAgent {
+    /// Starts `mtuperf --key-file K serve --bind 127.0.0.1 --port P EXTRA` and waits
+    /// until it accepts connections.
+    pub fn start(extra: &[&str]) -> LiveAgent {
+        let dir = tempfile::tempdir().unwrap();
+        let key = Key(std::array::from_fn(|i| (i as u8).wrapping_mul(37) ^ 0x5a));
+        let key_file = dir.path().join("key");
+        std::fs::write(&key_file, key.to_file()).unwrap();
+        let log = dir.path().join("agent.log");
+        for _ in 0..5 {
+            let port = free_port();
+            let child = Command::new(BIN)
+                .arg("--key-file")
+                .arg(&key_file)
+                .args(["serve", "--bind", "127.0.0.1", "--port", &port.to_string()])
+                .args(extra)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(std::fs::File::create(&log).unwrap())
+                .spawn()
+                .unwrap();
+            let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+            let mut agent = LiveAgent {
+                child,
+                addr,
+                key: key.clone(),
+                key_file: key_file.clone(),
+                log: log.clone(),
+                _dir: tempfile::tempdir().unwrap(),
+            };
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while Instant::now() < deadline {
+                if agent.child.try_wait().unwrap().is_some() {
+                    break;
+                }
+                if TcpStream::connect(addr).is_ok() {
+                    agent._dir = dir;
+                    return agent;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            let _ = agent.child.kill();
+        }
+        panic!(
+            "agent did not start: {}",
+            std::fs::read_to_string(&log).unwrap_or_default()
+        );
+    }
+
+    pub fn assert_alive(&mut self) {
+        assert!(
+            self.child.try_wait().unwrap().is_none(),
+            "agent exited; log: {}",
+            self.log_text()
+        );
+    }
+
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Runs `mtuperf --no-store [--key-file K] stream 127.0.0.1:P ARGS`.
+    pub fn stream(&self, key_file: Option<&Path>, args: &[&str]) -> Output {
+        let mut c = Command::new(BIN);
+        c.arg("--no-store").env_remove("MTUPERF_KEY_FILE");
+        if let Some(k) = key_file {
+            c.arg("--key-file").arg(k);
+        }
+        c.args(["stream", &self.addr.to_string()]).args(args);
+        c.output().unwrap()
+    }
+
+    /// A short real stream test that must succeed.
+    pub fn stream_ok(&self) {
+        let out = self.stream(Some(&self.key_file), &["--time", "1s"]);
+        assert!(
+            out.status.success(),
+            "legitimate stream failed: {}\nagent log: {}",
+            String::from_utf8_lossy(&out.stderr),
+            self.log_text()
+        );
+    }
+}
+
+impl Drop for LiveAgent {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A raw control connection speaking the protocol by hand.
+pub struct Raw {
+    pub sock: TcpStream,
+    pub codec: Codec,
+    buf: Vec<u8>,
+    /// Every byte this client sent, frame by frame (for replay).
+    pub sent: Vec<Vec<u8>>,
+}
+
+impl Raw {
+    pub fn connect(addr: SocketAddr) -> Raw {
+        let sock = TcpStream::connect(addr).unwrap();
+        sock.set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        Raw {
+            sock,
+            codec: Codec::client(),
+            buf: Vec::new(),
+            sent: Vec::new(),
+        }
+    }
+
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        self.sock.write_all(bytes).unwrap();
+        self.sent.push(bytes.to_vec());
+    }
+
+    pub fn send(&mut self, m: &ClientMsg) {
+        let f = self.codec.encode(m);
+        self.send_raw(&f);
+    }
+
+    /// Next message, or None when the agent closed the connection.
+    pub fn recv(&mut self) -> Option<AgentMsg> {
+        loop {
+            if let Some((m, n)) = self.codec.decode::<AgentMsg>(&self.buf).unwrap() {
+                self.buf.drain(..n);
+                return Some(m);
+            }
+            let mut chunk = [0u8; 65536];
+            match self.sock.read(&mut chunk) {
+                Ok(0) | Err(_) => return None,
+                Ok(n) => self.buf.extend_from_slice(chunk.get(..n).unwrap()),
+            }
+        }
+    }
+
+    /// Completes the keyed handshake; returns the AuthOk cookie.
+    pub fn handshake(&mut self, key: &Key) -> String {
+        let nc = [0x11u8; 16];
+        self.send(&ClientMsg::Hello(Hello::new(nc, Role::Control)));
+        let Some(AgentMsg::Welcome(w)) = self.recv() else {
+            panic!("no welcome")
+        };
+        let mut na = [0u8; 16];
+        hex::decode_to_slice(&w.nonce, &mut na).unwrap();
+        let proof = hex::encode(auth::client_proof(key, &nc, &na));
+        self.send(&ClientMsg::Auth { proof });
+        self.codec.authenticate(auth::session_key(key, &nc, &na));
+        match self.recv() {
+            Some(AgentMsg::AuthOk { cookie }) => cookie,
+            other => panic!("expected auth_ok, got {other:?}"),
+        }
+    }
+
+    /// Whether the agent closes this connection within `within`.
+    pub fn closed_within(&mut self, within: Duration) -> bool {
+        self.sock.set_read_timeout(Some(within)).unwrap();
+        let mut b = [0u8; 4096];
+        loop {
+            match self.sock.read(&mut b) {
+                Ok(0) => return true,
+                Ok(_) => {}
+                Err(e) => {
+                    return !matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    )
+                }
+            }
+        }
+    }
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
