@@ -3,6 +3,7 @@
 //! field, and (for comparisons) HTML and Markdown. One module per output kind.
 
 pub mod compare;
+pub mod demo;
 pub mod fmt;
 pub mod stream;
 

@@ -65,6 +65,24 @@ pub struct Args {
     /// Print one JSON document (schema mtuperf.stream/1) instead of text.
     #[arg(long)]
     json: bool,
+    /// Label stored with the run in the history (e.g. the path's name).
+    #[arg(long)]
+    label: Option<String>,
+}
+
+/// The history record of one stream run.
+pub fn new_run(run: &RunDoc, target: &str, label: Option<&str>) -> NewRun {
+    NewRun {
+        kind: "stream".into(),
+        target: target.to_string(),
+        started_unix_ms: run.result.started_unix_ms,
+        headline: rs::headline(run),
+        headline_value: Some(run.metrics.headline_bps),
+        interrupted: run.result.interrupted,
+        document: serde_json::to_string(&Document::new(vec![run.clone()])).unwrap_or_default(),
+        group_id: None,
+        label: label.map(str::to_string),
+    }
 }
 
 struct Printer {
@@ -157,18 +175,7 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
         let mut run = RunDoc::new(result?);
         run.run_id = common::store_run(
             store.as_ref(),
-            &NewRun {
-                kind: "stream".into(),
-                target: a.target.clone(),
-                started_unix_ms: run.result.started_unix_ms,
-                headline: rs::headline(&run),
-                headline_value: Some(run.metrics.headline_bps),
-                interrupted: run.result.interrupted,
-                document: serde_json::to_string(&Document::new(vec![run.clone()]))
-                    .unwrap_or_default(),
-                group_id: None,
-                label: None,
-            },
+            &new_run(&run, &a.target, a.label.as_deref()),
         )?;
         if !a.json {
             if a.repeat == 1 {
