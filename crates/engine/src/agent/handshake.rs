@@ -60,6 +60,8 @@ fn send_refusal(stream: &TcpStream, refusal: Refusal) {
     let _ = (&*stream).write_all(&frame);
 }
 
+// Takes the stream so that it is closed once the refusal is written.
+#[allow(clippy::needless_pass_by_value)]
 pub(super) fn refuse_not_allowed(stream: TcpStream, peer: SocketAddr) {
     let _ = stream.set_nonblocking(false);
     let _ = stream.set_write_timeout(Some(std::time::Duration::from_secs(1)));

@@ -70,7 +70,7 @@ impl AgentConfig {
             limits: Limits::default(),
             allow: Vec::new(),
             handshake_timeout: Duration::from_secs(5),
-            idle_timeout: Duration::from_secs(120),
+            idle_timeout: Duration::from_mins(2),
             max_pending: 1024,
             test_hooks: false,
             log: Arc::new(|_| {}),
