@@ -71,6 +71,8 @@ impl SessionCtx {
     }
 }
 
+// Consumes the session: it ends here.
+#[allow(clippy::needless_pass_by_value)]
 pub(super) fn run(ctx: SessionCtx, shutdown: &Arc<AtomicBool>) {
     ctx.config
         .log("info", Some(ctx.peer), "session", "session opened".into());
