@@ -51,10 +51,15 @@ impl Lab {
     pub fn serve(&mut self, extra_args: &[String]) -> Result<(), LabError> {
         check_privilege()?;
         check_tools(&["ip", "ss", "setsid"])?;
-        let exe = std::env::current_exe().map_err(|source| LabError::Spawn {
-            line: "current_exe".into(),
-            source,
-        })?;
+        // The agent binary: this process, unless MTUPERF_BIN names another (tests run
+        // from a test harness binary and point it at the built `mtuperf`).
+        let exe = match std::env::var_os("MTUPERF_BIN") {
+            Some(p) => std::path::PathBuf::from(p),
+            None => std::env::current_exe().map_err(|source| LabError::Spawn {
+                line: "current_exe".into(),
+                source,
+            })?,
+        };
         let exe = exe.to_string_lossy().into_owned();
         let port = port_from_args(extra_args);
         let run = Runner::new(false);
