@@ -9,6 +9,7 @@ pub mod compare;
 pub mod control;
 pub mod error;
 pub mod payload;
+pub mod rr;
 pub mod sampler;
 pub mod stream;
 

@@ -1,0 +1,100 @@
+//! Block latency histograms: one HDR histogram per client thread (recorded in ns,
+//! 3 significant digits, 1 ns to 100 s; larger values are clamped to 100 s), merged at
+//! the end into a summary that keeps every non-empty bucket.
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+const HIGHEST_NS: u64 = 100_000_000_000;
+
+/// A histogram of 1 ns to 100 s at 3 significant digits.
+#[allow(clippy::expect_used)]
+pub fn new_histogram() -> Histogram<u64> {
+    // Constant bounds that satisfy hdrhistogram's rules (low >= 1, high >= 2 * low,
+    // sigfig <= 5): construction cannot fail.
+    Histogram::new_with_bounds(1, HIGHEST_NS, 3).expect("constant, valid histogram bounds")
+}
+
+pub fn record(h: &mut Histogram<u64>, ns: u64) {
+    h.saturating_record(ns.clamp(1, HIGHEST_NS));
+}
+
+/// Block latency (request sent or due → last byte of the block received), in ns.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Latency {
+    /// Always "ns".
+    pub unit: String,
+    pub count: u64,
+    pub min: u64,
+    pub mean: f64,
+    pub p50: u64,
+    pub p90: u64,
+    pub p99: u64,
+    pub p999: u64,
+    pub max: u64,
+    /// Non-empty buckets as `[highest value equivalent to the bucket (ns), count]`.
+    pub buckets: Vec<[u64; 2]>,
+}
+
+impl Latency {
+    pub fn from_histogram(h: &Histogram<u64>) -> Latency {
+        if h.is_empty() {
+            return Latency {
+                unit: "ns".into(),
+                ..Latency::default()
+            };
+        }
+        Latency {
+            unit: "ns".into(),
+            count: h.len(),
+            min: h.min(),
+            mean: h.mean(),
+            p50: h.value_at_quantile(0.50),
+            p90: h.value_at_quantile(0.90),
+            p99: h.value_at_quantile(0.99),
+            p999: h.value_at_quantile(0.999),
+            max: h.max(),
+            buckets: h
+                .iter_recorded()
+                .map(|v| [v.value_iterated_to(), v.count_at_value()])
+                .collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_of_a_known_distribution() {
+        let mut a = new_histogram();
+        let mut b = new_histogram();
+        for i in 1..=500u64 {
+            record(&mut a, i * 1000);
+        }
+        for i in 501..=1000u64 {
+            record(&mut b, i * 1000);
+        }
+        a.add(&b).unwrap();
+        let l = Latency::from_histogram(&a);
+        assert_eq!(l.count, 1000);
+        assert!(
+            (l.p50 as f64 - 500_000.0).abs() / 500_000.0 < 0.002,
+            "{}",
+            l.p50
+        );
+        assert!(
+            (l.p99 as f64 - 990_000.0).abs() / 990_000.0 < 0.002,
+            "{}",
+            l.p99
+        );
+        assert_eq!(l.buckets.iter().map(|b| b[1]).sum::<u64>(), 1000);
+        assert!(l.min <= 1000 && l.max >= 999_000);
+    }
+
+    #[test]
+    fn empty_histogram_gives_zero_count() {
+        assert_eq!(Latency::from_histogram(&new_histogram()).count, 0);
+    }
+}

@@ -1,0 +1,67 @@
+//! Live intervals of the client's side, sampled off the hot path from the client
+//! threads' counters; boundaries fall on multiples of the interval since Go.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use super::client::RrObserver;
+use super::load::Live;
+use super::RrInterval;
+
+/// Samples until no client thread remains, then emits the last partial interval.
+pub fn run(
+    t0: Instant,
+    interval: Duration,
+    lives: &[Live],
+    remaining: &AtomicUsize,
+    obs: &dyn RrObserver,
+) -> Vec<RrInterval> {
+    let interval_ns = (interval.as_nanos() as u64).max(10_000_000);
+    let mut out = Vec::new();
+    let (mut last_blocks, mut last_lost, mut last_sum) = (0u64, 0u64, 0u64);
+    let mut start_ns = 0u64;
+    loop {
+        let target = (start_ns / interval_ns + 1) * interval_ns;
+        let finished = loop {
+            if remaining.load(Ordering::Acquire) == 0 {
+                break true;
+            }
+            let now = t0.elapsed().as_nanos() as u64;
+            if now >= target {
+                break false;
+            }
+            thread::sleep(Duration::from_nanos((target - now).min(20_000_000)));
+        };
+        let end_ns = if finished {
+            t0.elapsed().as_nanos() as u64
+        } else {
+            target
+        };
+        let (mut blocks, mut lost, mut sum, mut max) = (0u64, 0u64, 0u64, 0u64);
+        for l in lives {
+            blocks += l.blocks.load(Ordering::Relaxed);
+            lost += l.lost.load(Ordering::Relaxed);
+            sum += l.lat_sum_ns.load(Ordering::Relaxed);
+            max = max.max(l.lat_max_ns.swap(0, Ordering::Relaxed));
+        }
+        let n = blocks - last_blocks;
+        let s = RrInterval {
+            start_ns,
+            end_ns,
+            blocks: n,
+            lost: lost - last_lost,
+            mean_ns: (sum - last_sum).checked_div(n).unwrap_or(0),
+            max_ns: max,
+        };
+        if !finished || n > 0 || end_ns > start_ns + interval_ns / 10 {
+            obs.interval(&s);
+            out.push(s);
+        }
+        (last_blocks, last_lost, last_sum) = (blocks, lost, sum);
+        start_ns = end_ns;
+        if finished {
+            return out;
+        }
+    }
+}
