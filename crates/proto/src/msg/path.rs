@@ -28,7 +28,17 @@ pub struct PathReady {
 pub struct PathReverseProbe {
     pub seq: u64,
     pub size: u32,
+    /// How long the agent waits for the client's ack or an error before answering.
+    #[serde(default)]
+    pub wait_ms: u32,
 }
+
+/// Largest reverse probe the agent sends (IP packet size).
+pub const MAX_PROBE_SIZE: u32 = 65_535;
+/// Reverse probes one session may ask for.
+pub const MAX_REVERSE_PROBES: u64 = 2_000;
+/// Longest wait for one reverse probe's ack.
+pub const MAX_WAIT_MS: u32 = 2_000;
 
 /// What the agent saw when it sent a reverse probe.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -41,4 +51,7 @@ pub struct PathProbeResult {
     /// ICMP frag-needed / packet-too-big from a router on the way back.
     pub icmp_from: Option<String>,
     pub icmp_mtu: Option<u32>,
+    /// The client acknowledged the probe over UDP.
+    #[serde(default)]
+    pub acked: bool,
 }

@@ -1,0 +1,193 @@
+//! `path --icmp`: no agent, ICMP echo with DF and a binary search. Measures the
+//! smaller of the two directions and cannot tell them apart.
+
+use std::net::{IpAddr, SocketAddr, UdpSocket};
+use std::time::{Duration, Instant};
+
+use mtuperf_sys::sockopt::{self, Origin, PmtuMode};
+use serde::{Deserialize, Serialize};
+use socket2::{Domain, Protocol, Socket, Type};
+
+use super::search::{self, DirResult, Outcome, Prober};
+use super::{base_size, LocalView};
+use crate::EngineError;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct IcmpResult {
+    pub target: IpAddr,
+    pub v6: bool,
+    pub local: LocalView,
+    /// "ping" (unprivileged ICMP socket) or "raw".
+    pub socket: String,
+    /// The smaller of the two directions.
+    pub both: DirResult,
+    pub expect: u32,
+    pub ok: bool,
+    pub elapsed_ms: u64,
+    pub notes: Vec<String>,
+}
+
+struct Echo {
+    /// An ICMP socket; std's UdpSocket only wraps send/recv on it.
+    sock: UdpSocket,
+    raw: bool,
+    v6: bool,
+    id: u16,
+    seq: u16,
+    timeout: Duration,
+}
+
+fn checksum(b: &[u8]) -> u16 {
+    let mut sum: u32 = 0;
+    for c in b.chunks(2) {
+        let hi = u32::from(c.first().copied().unwrap_or(0));
+        let lo = u32::from(c.get(1).copied().unwrap_or(0));
+        sum += (hi << 8) | lo;
+    }
+    while sum >> 16 != 0 {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
+impl Echo {
+    fn open(target: IpAddr) -> Result<Echo, EngineError> {
+        let v6 = target.is_ipv6();
+        let (domain, proto) = if v6 {
+            (Domain::IPV6, Protocol::ICMPV6)
+        } else {
+            (Domain::IPV4, Protocol::ICMPV4)
+        };
+        let (sock, raw) = match Socket::new(domain, Type::DGRAM, Some(proto)) {
+            Ok(s) => (s, false),
+            Err(_) => (
+                Socket::new(domain, Type::RAW, Some(proto)).map_err(|e| {
+                    EngineError::io(
+                        "opening an ICMP socket (neither a ping socket, allowed by net.ipv4.ping_group_range, nor a raw socket, which needs CAP_NET_RAW)",
+                        e,
+                    )
+                })?,
+                true,
+            ),
+        };
+        sock.connect(&SocketAddr::new(target, 0).into())
+            .map_err(|e| EngineError::io("connecting the ICMP socket", e))?;
+        sockopt::set_pmtu_discover(&sock, v6, PmtuMode::Probe)
+            .and_then(|()| sockopt::set_recverr(&sock, v6))
+            .map_err(|e| EngineError::io("setting ICMP socket options", e))?;
+        Ok(Echo {
+            sock: sock.into(),
+            raw,
+            v6,
+            id: (std::process::id() & 0xffff) as u16,
+            seq: 0,
+            timeout: Duration::from_millis(200),
+        })
+    }
+
+    fn errors(&self) -> Option<Outcome> {
+        let mut out = None;
+        while let Ok(Some(e)) = sockopt::recv_err(&self.sock, self.v6) {
+            if e.errno == libc::EMSGSIZE {
+                let from = if e.origin == Origin::Local {
+                    None
+                } else {
+                    e.offender
+                };
+                out = Some(Outcome::TooBig { mtu: e.info, from });
+            }
+        }
+        out
+    }
+}
+
+impl Prober for Echo {
+    fn probe(&mut self, size: u32) -> Outcome {
+        self.seq = self.seq.wrapping_add(1);
+        let ip_hdr = if self.v6 { 40 } else { 20 };
+        let len = (size.saturating_sub(ip_hdr) as usize).max(8);
+        let mut pkt = vec![0u8; len];
+        let kind = if self.v6 { 128 } else { 8 };
+        pkt[0] = kind;
+        pkt[4..6].copy_from_slice(&self.id.to_be_bytes());
+        pkt[6..8].copy_from_slice(&self.seq.to_be_bytes());
+        if !self.v6 {
+            let c = checksum(&pkt);
+            pkt[2..4].copy_from_slice(&c.to_be_bytes());
+        }
+        if self.sock.send(&pkt).is_err() {
+            return self.errors().unwrap_or(Outcome::Lost);
+        }
+        let deadline = Instant::now() + self.timeout;
+        let mut got = [0u8; 2048];
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            let _ = self
+                .sock
+                .set_read_timeout(Some(left.max(Duration::from_micros(100))));
+            match self.sock.recv(&mut got) {
+                Ok(n) => {
+                    let got = got.get(..n).unwrap_or_default();
+                    let skip = if self.raw && !self.v6 {
+                        usize::from(got.first().copied().unwrap_or(0) & 0x0f) * 4
+                    } else {
+                        0
+                    };
+                    let icmp = got.get(skip..).unwrap_or_default();
+                    let reply = if self.v6 { 129 } else { 0 };
+                    let seq = icmp.get(6..8).map(|s| u16::from_be_bytes([s[0], s[1]]));
+                    let id_ok = !self.raw
+                        || icmp
+                            .get(4..6)
+                            .is_some_and(|s| u16::from_be_bytes([s[0], s[1]]) == self.id);
+                    if icmp.first() == Some(&reply) && seq == Some(self.seq) && id_ok {
+                        return Outcome::Passed;
+                    }
+                }
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    break
+                }
+                Err(_) => {
+                    if let Some(o) = self.errors() {
+                        return o;
+                    }
+                }
+            }
+        }
+        self.errors().unwrap_or(Outcome::Lost)
+    }
+}
+
+/// Searches the largest echo that passes from the safe base to the interface MTU.
+pub fn run(target: IpAddr, expect: Option<u32>) -> Result<IcmpResult, EngineError> {
+    let t0 = Instant::now();
+    let local = LocalView::toward(target)?;
+    let mut echo = Echo::open(target)?;
+    let v6 = target.is_ipv6();
+    let both = search::search(&mut echo, base_size(v6), local.mtu).map_err(|_| {
+        EngineError::Agent(format!(
+            "{target} does not answer ICMP echo even at {} bytes",
+            base_size(v6)
+        ))
+    })?;
+    let expect = expect.unwrap_or(local.mtu);
+    let mut notes = vec![
+        "ICMP echo measures the smaller of the two directions and cannot tell them apart; run with an agent to measure each".to_string(),
+    ];
+    notes.extend(local.notes(both.largest_ok));
+    Ok(IcmpResult {
+        target,
+        v6,
+        socket: if echo.raw { "raw" } else { "ping" }.into(),
+        ok: both.largest_ok >= expect,
+        local,
+        both,
+        expect,
+        elapsed_ms: t0.elapsed().as_millis() as u64,
+        notes,
+    })
+}

@@ -1,0 +1,72 @@
+//! The local view: route and egress interface to the target, its MTU, bond members or
+//! a VLAN's parent, and any cached path MTU exception.
+
+use std::net::IpAddr;
+
+use mtuperf_proto::host::{IfaceInfo, RouteInfo};
+use serde::{Deserialize, Serialize};
+
+use crate::EngineError;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LocalView {
+    pub route: RouteInfo,
+    pub iface: Option<IfaceInfo>,
+    /// The egress interface's MTU (the forward search's upper bound).
+    pub mtu: u32,
+    /// No gateway: the target is on-link.
+    pub same_segment: bool,
+}
+
+impl LocalView {
+    pub fn toward(ip: IpAddr) -> Result<LocalView, EngineError> {
+        let route = mtuperf_sys::route::route_to(ip)
+            .map_err(|e| EngineError::Agent(format!("no route to {ip}: {e}")))?;
+        let iface = mtuperf_sys::netdev::iface_info(&route.iface).ok();
+        let mtu = iface.as_ref().map_or(1500, |i| i.mtu).min(65_535);
+        Ok(LocalView {
+            same_segment: route.gateway.is_none(),
+            route,
+            iface,
+            mtu,
+        })
+    }
+
+    /// Remarks on the local configuration given the size the live path carries:
+    /// bond members or a VLAN parent with a different MTU, and a cached PMTU exception
+    /// that disagrees with the live measurement.
+    pub fn notes(&self, live: u32) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(i) = &self.iface {
+            for (m, mtu) in &i.members {
+                if *mtu != i.mtu {
+                    out.push(format!("bond member {m} has MTU {mtu}, the bond {}", i.mtu));
+                }
+            }
+            if let Some((p, mtu)) = &i.parent {
+                if *mtu < i.mtu {
+                    out.push(format!(
+                        "VLAN parent {p} has MTU {mtu}, below the VLAN's {}",
+                        i.mtu
+                    ));
+                }
+            }
+        }
+        if let Some(c) = self.route.cached_pmtu {
+            let exp = self
+                .route
+                .cached_expires_s
+                .map_or(String::new(), |s| format!(", expires in {s} s"));
+            if c < live {
+                out.push(format!(
+                    "stale: the kernel caches path MTU {c} for this destination{exp}, but the live path carries {live}; sockets that honour the cache send at most {c}"
+                ));
+            } else {
+                out.push(format!(
+                    "the kernel caches path MTU {c} for this destination{exp}"
+                ));
+            }
+        }
+        out
+    }
+}

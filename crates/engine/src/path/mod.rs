@@ -1,0 +1,173 @@
+//! `path`: prove that a path carries its MTU in both directions, and name what breaks
+//! it. The local view (route, interface, cached PMTU), forward and reverse searches
+//! against an agent, the TCP view, and the agent-less modes (`icmp`, `hops`).
+
+pub mod agent;
+pub mod hops;
+pub mod icmp;
+pub mod local;
+pub mod probe;
+pub mod search;
+pub mod verdict;
+
+use std::net::IpAddr;
+use std::time::{Duration, Instant};
+
+use mtuperf_proto::msg::{AgentMsg, AgentPathInfo, ClientMsg, PathOpen};
+use serde::{Deserialize, Serialize};
+
+pub use local::LocalView;
+pub use search::{DirResult, Limit, Outcome, Prober};
+pub use verdict::Verdict;
+
+use crate::client::Session;
+use crate::EngineError;
+
+/// Safe base sizes: every IPv6 link carries 1280; IPv4 paths almost always 576+.
+pub fn base_size(v6: bool) -> u32 {
+    if v6 {
+        1280
+    } else {
+        576
+    }
+}
+
+/// The TCP view from the control connection's TCP_INFO.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TcpView {
+    pub snd_mss: u32,
+    pub rcv_mss: u32,
+    pub pmtu: u32,
+    /// TCP's segments fit the small side while UDP probes above it fail.
+    pub hides_problem: bool,
+}
+
+/// A full `path` run against an agent.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PathResult {
+    pub target: String,
+    pub agent: String,
+    pub v6: bool,
+    pub started_unix_ms: i64,
+    pub local: LocalView,
+    pub agent_path: AgentPathInfo,
+    pub forward: DirResult,
+    pub reverse: DirResult,
+    pub verdict: Verdict,
+    pub verdict_text: String,
+    pub tcp: Option<TcpView>,
+    /// The size that must pass in both directions for exit 0.
+    pub expect: u32,
+    pub ok: bool,
+    pub elapsed_ms: u64,
+    pub notes: Vec<String>,
+}
+
+/// Probe timeout: long enough for a LAN round trip and a router's ICMP, short enough
+/// that a black-holed size costs little.
+const PROBE_TIMEOUT: Duration = Duration::from_millis(100);
+
+pub fn run(
+    session: &Session,
+    target: &str,
+    expect: Option<u32>,
+) -> Result<PathResult, EngineError> {
+    let t0 = Instant::now();
+    let started_unix_ms = crate::unix_ms();
+    let agent = session.agent;
+    let v6 = agent.is_ipv6();
+    let local = LocalView::toward(agent.ip())?;
+    let laddr = session
+        .control
+        .local()
+        .ok_or_else(|| EngineError::Protocol("control socket has no local address".into()))?;
+    let sock = probe::open_socket(laddr, agent)?;
+    let client_port = sock
+        .local_addr()
+        .map_err(|e| EngineError::io("probe socket", e))?
+        .port();
+    let ready =
+        match session.request(&ClientMsg::PathOpen(PathOpen { client_port }), "path ready")? {
+            AgentMsg::PathReady(r) => r,
+            other => {
+                return Err(EngineError::Protocol(format!(
+                    "expected path_ready, got {other:?}"
+                )))
+            }
+        };
+    sock.connect((agent.ip(), ready.port))
+        .map_err(|e| EngineError::io("connecting the probe socket", e))?;
+    let base = base_size(v6);
+    let mut fwd = probe::Forward {
+        sock: &sock,
+        token: ready.token,
+        seq: 0,
+        timeout: PROBE_TIMEOUT,
+    };
+    let forward = search::search(&mut fwd, base, local.mtu)
+        .map_err(|e| EngineError::Agent(format!("forward: {e}")))?;
+    let peer_mtu = ready.path.iface.as_ref().map(|i| i.mtu);
+    let mut rev = probe::Reverse {
+        session,
+        sock: &sock,
+        token: ready.token,
+        seq: 1 << 32,
+        timeout: PROBE_TIMEOUT,
+        failure: None,
+    };
+    let reverse = search::search(&mut rev, base, peer_mtu.unwrap_or(local.mtu));
+    if let Some(e) = rev.failure.take() {
+        return Err(e);
+    }
+    let reverse = reverse.map_err(|e| EngineError::Agent(format!("reverse: {e}")))?;
+    let _ = session.request(&ClientMsg::Stop, "end of path probing");
+    let cx = verdict::Context {
+        local_mtu: local.mtu,
+        peer_mtu,
+        same_segment: local.same_segment,
+    };
+    let verdict = verdict::decide(&forward, &reverse, cx);
+    let expect = expect.unwrap_or(local.mtu);
+    let smallest = forward.largest_ok.min(reverse.largest_ok);
+    let tcp = tcp_view(session, smallest, local.mtu);
+    let mut notes = local.notes(smallest);
+    if tcp.as_ref().is_some_and(|t| t.hides_problem) {
+        notes.push(format!(
+            "TCP hides this: its MSS fits {smallest} bytes, so TCP works while UDP datagrams above {smallest} are lost"
+        ));
+    }
+    Ok(PathResult {
+        target: target.to_string(),
+        agent: agent.to_string(),
+        v6,
+        started_unix_ms,
+        verdict_text: verdict.text(v6),
+        ok: forward.largest_ok >= expect && reverse.largest_ok >= expect,
+        local,
+        agent_path: ready.path,
+        forward,
+        reverse,
+        verdict,
+        tcp,
+        expect,
+        elapsed_ms: t0.elapsed().as_millis() as u64,
+        notes,
+    })
+}
+
+fn tcp_view(session: &Session, smallest: u32, local_mtu: u32) -> Option<TcpView> {
+    let t = mtuperf_sys::sockopt::tcp_info(session.control.socket()).ok()?;
+    let v6 = session.agent.is_ipv6();
+    let tcp_hdr = if v6 { 60 } else { 40 };
+    Some(TcpView {
+        snd_mss: t.snd_mss,
+        rcv_mss: t.rcv_mss,
+        pmtu: t.pmtu,
+        hides_problem: smallest < local_mtu && t.snd_mss + tcp_hdr <= smallest,
+    })
+}
+
+/// The interface MTU toward `ip` (the search's upper bound in agent-less modes).
+pub fn iface_mtu(ip: IpAddr) -> Result<u32, EngineError> {
+    Ok(LocalView::toward(ip)?.mtu)
+}
