@@ -43,10 +43,16 @@ pub enum Command {
     History(cmd::history::Args),
     /// Print a stored run again.
     Show(cmd::show::Args),
+    /// Prove a path carries its MTU in both directions, and name what breaks it.
+    Path(cmd::path::Args),
     /// Build test networks in namespaces on this machine.
     Lab(cmd::lab::Args),
     /// Run the main job on an embedded default (no second machine needed).
     Demo(cmd::demo::Args),
+    /// Check this host (and the peer's) for interconnect settings the documents tell operators to tune.
+    Doctor(cmd::doctor::Args),
+    /// Compare paths (e.g. MTU 1500 vs 9000): interleaved repetitions, 95% intervals, verdict.
+    Compare(cmd::compare::Args),
     /// Write a new shared key file for the agent and its clients.
     Keygen(cmd::keygen::Args),
 }

@@ -1,8 +1,11 @@
 //! One file per subcommand: parse → validate → call the engine → render.
+pub mod compare;
 pub mod demo;
+pub mod doctor;
 pub mod history;
 pub mod keygen;
 pub mod lab;
+pub mod path;
 pub mod serve;
 pub mod show;
 pub mod stream;
@@ -18,7 +21,10 @@ pub fn run(cli: Cli) -> CmdResult {
         Command::History(a) => history::run(g, a),
         Command::Show(a) => show::run(g, a),
         Command::Lab(a) => lab::run(g, a),
+        Command::Path(a) => path::run(g, a),
         Command::Demo(a) => demo::run(g, a),
+        Command::Doctor(a) => doctor::run(g, a),
+        Command::Compare(a) => compare::run(g, a),
         Command::Keygen(a) => keygen::run(&a),
     }
 }

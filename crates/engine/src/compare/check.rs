@@ -12,6 +12,7 @@ use std::sync::Arc;
 use mtuperf_proto::msg::{Direction, StreamLimit, StreamRequest};
 use serde::{Deserialize, Serialize};
 
+use super::probe::{self, Answer};
 use super::PathSpec;
 use crate::client::{ConnectOptions, Session};
 use crate::stream::{self, metrics, StreamParams};
@@ -47,6 +48,8 @@ pub struct PathCheck {
     /// Bytes the agent received during the probe.
     pub probe_bytes: Option<u64>,
     pub probe_goodput_bps: Option<f64>,
+    /// The don't-fragment UDP probe at this host's interface MTU, in words.
+    pub df_probe: Option<String>,
 }
 
 /// Checks one path (blocking, about [`PROBE_MS`]; longer on a black hole, bounded by
@@ -64,6 +67,7 @@ pub fn check_path(spec: &PathSpec, opts: &ConnectOptions, stop: &Arc<AtomicBool>
         agent_mtu: None,
         probe_bytes: None,
         probe_goodput_bps: None,
+        df_probe: None,
     };
     let opts = ConnectOptions {
         bind: spec.bind.or(opts.bind),
@@ -90,6 +94,7 @@ pub fn check_path(spec: &PathSpec, opts: &ConnectOptions, stop: &Arc<AtomicBool>
         file: None,
     };
     let res = stream::run(&session, &params, stop, &stream::client::Quiet);
+    let agent_ip = session.agent.ip();
     session.close();
     let res = match res {
         Ok(r) => r,
@@ -112,16 +117,44 @@ pub fn check_path(spec: &PathSpec, opts: &ConnectOptions, stop: &Arc<AtomicBool>
              (at least {MIN_PROBE_BYTES} expected): full-size packets are dropped on the way \
              (PMTU black hole?); check with `mtuperf path` or `ping -M do -s <MTU-28>`"
         );
-    } else if let (Some(a), Some(b)) = (c.client_mtu, c.agent_mtu) {
-        c.verdict = Verdict::Ok;
-        c.reason = if a == b {
-            format!("full-size TCP segments pass; MTU {a} on both ends")
-        } else {
-            format!("full-size TCP segments pass; MTU {a} here, {b} at the agent (routed path?)")
-        };
-    } else {
-        c.verdict = Verdict::Ok;
-        c.reason = "full-size TCP segments pass".into();
+        return c;
+    }
+    c.verdict = Verdict::Ok;
+    c.reason = match (c.client_mtu, c.agent_mtu) {
+        (Some(a), Some(b)) if a == b => format!("full-size TCP segments pass; MTU {a} on both ends"),
+        (Some(a), Some(b)) => format!("TCP passes (MSS negotiated); MTU {a} here, {b} at the agent"),
+        _ => "full-size TCP segments pass".into(),
+    };
+    if let Some(mtu) = c.client_mtu {
+        df_check(&mut c, agent_ip, spec.bind.or(opts.bind), mtu);
     }
     c
+}
+
+/// Small then full-size DF datagrams: a small one that is answered and a full-size one
+/// that vanishes is a black hole (what TCP's MSS negotiation hides but UDP traffic hits).
+fn df_check(c: &mut PathCheck, dst: std::net::IpAddr, bind: Option<std::net::IpAddr>, mtu: u32) {
+    let small = probe::probe(dst, bind, 128);
+    if !matches!(small, Ok(Answer::Reached)) {
+        c.df_probe = Some(format!(
+            "inconclusive: a small DF datagram drew no ICMP port unreachable ({small:?}); ICMP filtered?"
+        ));
+        return;
+    }
+    match probe::probe(dst, bind, mtu) {
+        Ok(Answer::Reached) => c.df_probe = Some(format!("a {mtu}-byte DF datagram reached the agent's host")),
+        Ok(Answer::TooBig { mtu: m, from }) => {
+            c.df_probe = Some(format!("path MTU {m} (reported by {from}), below this host's {mtu}; PMTU discovery works"));
+        }
+        Ok(Answer::Silent) => {
+            c.verdict = Verdict::Broken;
+            c.df_probe = Some(format!("a {mtu}-byte DF datagram vanished without an ICMP error"));
+            c.reason = format!(
+                "PMTU black hole: a small DF datagram reaches {dst} but a {mtu}-byte one (this \
+                 interface's MTU) vanishes with no ICMP frag-needed; TCP hides it by negotiating \
+                 the MSS, UDP and DF traffic do not. Fix the MTU on the path or let ICMP through"
+            );
+        }
+        other => c.df_probe = Some(format!("inconclusive: {other:?}")),
+    }
 }

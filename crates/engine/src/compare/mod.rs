@@ -8,6 +8,7 @@
 //! already stored (`prior`).
 
 mod check;
+pub mod probe;
 mod run;
 
 use std::collections::BTreeMap;
