@@ -7,6 +7,7 @@ pub mod agent;
 pub mod client;
 pub mod compare;
 pub mod control;
+pub mod doctor;
 pub mod error;
 pub mod payload;
 pub mod rr;

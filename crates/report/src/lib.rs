@@ -4,6 +4,7 @@
 
 pub mod compare;
 pub mod demo;
+pub mod doctor;
 pub mod fmt;
 pub mod stream;
 

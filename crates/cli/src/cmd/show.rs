@@ -23,6 +23,11 @@ pub fn render_text(run: &StoredRun) -> anyhow::Result<String> {
             let doc: mtuperf_report::stream::Document = serde_json::from_str(&run.document).map_err(bad)?;
             mtuperf_report::stream::text(&doc)
         }
+        "doctor" => {
+            let doc: mtuperf_report::doctor::Document =
+                serde_json::from_str(&run.document).map_err(bad)?;
+            mtuperf_report::doctor::text(&doc)
+        }
         other => format!("run {} of kind {other}:\n{}\n", run.id, run.document),
     })
 }

@@ -1,12 +1,20 @@
-//! Messages of `doctor --peer` (host checks run on the agent's host).
+//! Messages of `doctor --peer` (host checks run on the agent's host), and the host
+//! facts the checks are computed from, so both ends can be compared field by field.
+
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+
+use crate::host::{IfaceCounters, IfaceInfo, SnmpCounters};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DoctorRequest {
     /// "rac" or "generic".
     pub profile: String,
+    /// Length of the counter sample on the agent, in ms (0: since-boot values only).
+    #[serde(default)]
+    pub sample_ms: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -16,6 +24,17 @@ pub enum Status {
     Skip,
     Warn,
     Fail,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Pass => "PASS",
+            Status::Skip => "SKIP",
+            Status::Warn => "WARN",
+            Status::Fail => "FAIL",
+        }
+    }
 }
 
 /// One check's outcome.
@@ -35,9 +54,57 @@ pub struct Finding {
     pub fix: String,
 }
 
+/// ETHTOOL_GPAUSEPARAM of one interface.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Pause {
+    pub autoneg: bool,
+    pub rx: bool,
+    pub tx: bool,
+}
+
+/// What the reader found about one interface.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IfaceFacts {
+    pub info: IfaceInfo,
+    /// IFF_UP from /sys/class/net/IF/flags.
+    pub up: bool,
+    /// None: the driver does not report pause parameters.
+    pub pause: Option<Pause>,
+    /// Since boot (or since the interface was created).
+    pub counters: Option<IfaceCounters>,
+    /// Increase over the sample (`HostFacts::sample_ms`).
+    pub counters_delta: Option<IfaceCounters>,
+    /// net.ipv4.conf.IF.rp_filter.
+    pub rp_filter: Option<u32>,
+}
+
+/// Everything the checks look at on one host (one network namespace).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostFacts {
+    pub hostname: String,
+    /// How the interfaces were chosen ("given", "route to 198.18.2.2", "every up
+    /// non-loopback interface").
+    pub selection: String,
+    pub ifaces: Vec<IfaceFacts>,
+    /// sysctl name → value (whitespace collapsed to one space).
+    pub sysctls: BTreeMap<String, String>,
+    /// sysctl name → why it could not be read.
+    pub unreadable: BTreeMap<String, String>,
+    /// IPv4 + IPv6 counters since boot.
+    pub snmp: Option<SnmpCounters>,
+    /// Increase over the sample.
+    pub snmp_delta: Option<SnmpCounters>,
+    /// Length of the counter sample in ms (0: none taken).
+    pub sample_ms: u64,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DoctorReply {
     pub hostname: String,
     pub findings: Vec<Finding>,
+    pub facts: HostFacts,
 }

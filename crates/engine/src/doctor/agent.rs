@@ -1,0 +1,42 @@
+//! The agent's side of `doctor --peer`: the same checks on this host, on the interface
+//! the route back to the client leaves through.
+
+use std::time::Duration;
+
+use mtuperf_proto::msg::doctor::{DoctorReply, DoctorRequest};
+use mtuperf_proto::msg::{AgentMsg, Refusal};
+
+use super::{check_host, facts, Options, Profile};
+use crate::agent::SessionCtx;
+use crate::EngineError;
+
+/// Longest counter sample the agent accepts (ms).
+pub const MAX_SAMPLE_MS: u64 = 60_000;
+
+pub fn serve(ctx: &SessionCtx, req: &DoctorRequest) -> Result<(), EngineError> {
+    let Ok(profile) = req.profile.parse::<Profile>() else {
+        return ctx.refuse(Refusal::BadRequest {
+            detail: format!(
+                "unknown doctor profile {:?}: allowed rac, generic",
+                req.profile
+            ),
+        });
+    };
+    let allowed = MAX_SAMPLE_MS.min(ctx.config.limits.max_duration_ms);
+    if req.sample_ms > allowed {
+        return ctx.refuse_limit("max-duration", req.sample_ms, allowed);
+    }
+    let (ifaces, selection) = match mtuperf_sys::route::route_to(ctx.peer.ip()) {
+        Ok(r) => (vec![r.iface.clone()], format!("route to {}", ctx.peer.ip())),
+        Err(e) => (Vec::new(), format!("no route to {} ({e})", ctx.peer.ip())),
+    };
+    ctx.log("doctor", format!("doctor on {ifaces:?}, profile {profile}"));
+    let facts = facts::gather(&ifaces, &selection, Duration::from_millis(req.sample_ms));
+    let findings = check_host(&facts, &Options { profile, bdp: None });
+    ctx.control
+        .send(&AgentMsg::DoctorReply(Box::new(DoctorReply {
+            hostname: facts.hostname.clone(),
+            findings,
+            facts,
+        })))
+}

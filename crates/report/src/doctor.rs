@@ -1,0 +1,217 @@
+//! `doctor` documents: the JSON document (schema mtuperf.doctor/1), the text report
+//! and the reviewable fix script.
+
+use std::fmt::Write as _;
+
+use mtuperf_proto::msg::doctor::{Finding, HostFacts, Status};
+use serde::{Deserialize, Serialize};
+
+pub const SCHEMA: &str = "mtuperf.doctor/1";
+
+/// One host's facts and findings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostReport {
+    pub hostname: String,
+    /// "local", or the agent address for the peer.
+    pub role: String,
+    pub facts: HostFacts,
+    pub findings: Vec<Finding>,
+}
+
+/// How many findings have each status, over every host and the cross checks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counts {
+    pub pass: usize,
+    pub warn: usize,
+    pub fail: usize,
+    pub skip: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Document {
+    pub schema: String,
+    pub run_id: Option<i64>,
+    pub started_unix_ms: i64,
+    pub profile: String,
+    pub local: HostReport,
+    pub peer: Option<HostReport>,
+    /// Cross-node comparisons (ids "cross.*"), empty without --peer.
+    pub cross: Vec<Finding>,
+    pub counts: Counts,
+    /// "fail" when any finding is FAIL, "warn" when any is WARN, else "pass".
+    pub verdict: String,
+}
+
+impl Document {
+    pub fn new(
+        started_unix_ms: i64,
+        profile: &str,
+        local: HostReport,
+        peer: Option<HostReport>,
+        cross: Vec<Finding>,
+    ) -> Document {
+        let mut doc = Document {
+            schema: SCHEMA.into(),
+            run_id: None,
+            started_unix_ms,
+            profile: profile.into(),
+            local,
+            peer,
+            cross,
+            counts: Counts::default(),
+            verdict: String::new(),
+        };
+        for f in doc.all() {
+            match f.status {
+                Status::Pass => doc.counts.pass += 1,
+                Status::Warn => doc.counts.warn += 1,
+                Status::Fail => doc.counts.fail += 1,
+                Status::Skip => doc.counts.skip += 1,
+            }
+        }
+        doc.verdict = if doc.counts.fail > 0 {
+            "fail"
+        } else if doc.counts.warn > 0 {
+            "warn"
+        } else {
+            "pass"
+        }
+        .into();
+        doc
+    }
+
+    /// Every finding: local, peer, cross.
+    pub fn all(&self) -> Vec<Finding> {
+        let mut v = self.local.findings.clone();
+        if let Some(p) = &self.peer {
+            v.extend(p.findings.iter().cloned());
+        }
+        v.extend(self.cross.iter().cloned());
+        v
+    }
+}
+
+/// One line for the history list.
+pub fn headline(doc: &Document) -> String {
+    format!(
+        "{}: {} fail, {} warn, {} pass, {} skipped ({})",
+        doc.verdict.to_uppercase(),
+        doc.counts.fail,
+        doc.counts.warn,
+        doc.counts.pass,
+        doc.counts.skip,
+        doc.profile
+    )
+}
+
+fn section(out: &mut String, title: &str, findings: &[Finding]) {
+    let _ = writeln!(out, "\n{title}");
+    for f in findings {
+        let _ = writeln!(
+            out,
+            "  {:<4}  {:<36} {:<28} {}",
+            f.status.as_str(),
+            f.id,
+            f.subject,
+            f.measured
+        );
+        if matches!(f.status, Status::Warn | Status::Fail) {
+            let _ = writeln!(out, "        expected: {}", f.expected);
+            let _ = writeln!(out, "        why: {}", f.why);
+            let _ = writeln!(out, "        source: {}", f.source);
+            if !f.fix.is_empty() {
+                let _ = writeln!(out, "        fix: {}", f.fix);
+            }
+        } else if f.status == Status::Skip {
+            let _ = writeln!(out, "        skipped: {}", f.why);
+        }
+    }
+}
+
+fn host_title(h: &HostReport, profile: &str) -> String {
+    let names: Vec<&str> = h
+        .facts
+        .ifaces
+        .iter()
+        .map(|i| i.info.name.as_str())
+        .collect();
+    format!(
+        "{} host {} (profile {profile}), interfaces {} ({}); counters sampled over {} ms",
+        h.role,
+        h.hostname,
+        if names.is_empty() {
+            "none".into()
+        } else {
+            names.join(", ")
+        },
+        h.facts.selection,
+        h.facts.sample_ms
+    )
+}
+
+/// The text report.
+pub fn text(doc: &Document) -> String {
+    let mut out = format!(
+        "mtuperf doctor, {}\n",
+        crate::timestamp(doc.started_unix_ms)
+    );
+    section(
+        &mut out,
+        &host_title(&doc.local, &doc.profile),
+        &doc.local.findings,
+    );
+    if let Some(p) = &doc.peer {
+        section(&mut out, &host_title(p, &doc.profile), &p.findings);
+    }
+    if !doc.cross.is_empty() {
+        section(&mut out, "cross-node comparison", &doc.cross);
+    }
+    let _ = writeln!(out, "\n{}", headline(doc));
+    out
+}
+
+/// A shell script with one command per FAIL/WARN finding of this host (the peer's fixes
+/// are printed as comments: they must be run there). Nothing is run by doctor itself.
+pub fn fix_script(doc: &Document) -> String {
+    let mut out = String::from(
+        "#!/bin/sh\n# Generated by mtuperf doctor: review before running. Run as root.\nset -eu\n",
+    );
+    let mut emit = |f: &Finding, remote: Option<&str>| {
+        if !matches!(f.status, Status::Warn | Status::Fail) || f.fix.is_empty() {
+            return;
+        }
+        let _ = writeln!(
+            out,
+            "\n# {} {} on {}: {}",
+            f.status.as_str(),
+            f.id,
+            f.subject,
+            f.why
+        );
+        let _ = writeln!(
+            out,
+            "# measured {}; expected {}; source: {}",
+            f.measured, f.expected, f.source
+        );
+        match remote {
+            None => {
+                let _ = writeln!(out, "{}", f.fix);
+            }
+            Some(h) => {
+                let _ = writeln!(out, "# on {h}: {}", f.fix);
+            }
+        }
+    };
+    for f in &doc.local.findings {
+        emit(f, None);
+    }
+    for f in &doc.cross {
+        emit(f, Some("the node named in the fix"));
+    }
+    if let Some(p) = &doc.peer {
+        for f in &p.findings {
+            emit(f, Some(&p.hostname));
+        }
+    }
+    out
+}
