@@ -39,6 +39,8 @@ pub enum Command {
     Serve(cmd::serve::Args),
     /// Bulk TCP throughput (perl-sockets / iperf class).
     Stream(cmd::stream::Args),
+    /// Block request/response under load over UDP or TCP (the Cache Fusion test).
+    Rr(cmd::rr::Args),
     /// List stored runs.
     History(cmd::history::Args),
     /// Print a stored run again.

@@ -6,6 +6,7 @@ pub mod compare;
 pub mod demo;
 pub mod doctor;
 pub mod fmt;
+pub mod rr;
 pub mod stream;
 
 /// Wall-clock timestamp for people (RFC 3339, UTC, seconds).

@@ -1,0 +1,239 @@
+//! `mtuperf rr`: block request/response under load (the Cache Fusion test).
+use std::net::IpAddr;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use mtuperf_engine::client::Session;
+use mtuperf_engine::rr::{self, RrInterval, RrObserver, RrParams, MAX_UDP_BLOCK};
+use mtuperf_proto::msg::rr::{RrHooks, RrProto};
+use mtuperf_proto::msg::{RrReady, RrRequest};
+use mtuperf_report::rr::{self as rep, Document, StepDoc};
+use mtuperf_store::NewRun;
+
+use crate::cli::Global;
+use crate::common::{self, parse_any_duration, parse_interval, parse_test_time};
+use crate::exit::{self, CmdResult, Failure};
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum Proto {
+    Udp,
+    Tcp,
+}
+
+#[derive(Debug, clap::Args)]
+#[allow(clippy::struct_excessive_bools)]
+pub struct Args {
+    /// The agent: HOST, HOST:PORT or [IPv6]:PORT (default port 7878).
+    target: String,
+    /// Local address to send from (chooses the interface).
+    #[arg(long, value_name = "LOCAL_ADDR")]
+    bind: Option<IpAddr>,
+    /// udp: one datagram per block (IP fragments it above the MTU); tcp: one persistent
+    /// connection per client.
+    #[arg(long, value_enum, default_value = "udp")]
+    proto: Proto,
+    /// Block size the agent answers with (bytes after mtuperf's 40-byte header), 1 B to 1 MiB
+    /// (udp: at most 65467 B).
+    #[arg(long, default_value = "8K", value_parser = parse_rr_block)]
+    block: u32,
+    /// Request size (bytes after the 40-byte header), 0 to 65467 B.
+    #[arg(long, default_value = "128", value_parser = parse_request)]
+    request: u32,
+    /// Concurrent clients; a comma-separated list runs a sweep (e.g. 1,2,4,8,16,32,64,128,256).
+    /// Default 1 (closed loop) or 16 (with --rate).
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..=4096))]
+    clients: Vec<u32>,
+    /// Open loop: requests per second across all clients, latency measured from each
+    /// request's due time. Without it, each client asks again as soon as its block arrives.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    rate: Option<u64>,
+    /// Agent serving threads (the "LMS processes"); default: the agent's core count.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    workers: Option<u32>,
+    /// Client threads multiplexing the clients; default: one per core.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=256))]
+    threads: Option<u32>,
+    /// Length of each load step.
+    #[arg(long, default_value = "10s", value_parser = parse_test_time)]
+    time: Duration,
+    /// UDP: a request unanswered this long is counted lost and re-sent under a new
+    /// sequence number (1 ms to 60 s).
+    #[arg(long, default_value = "100ms", value_parser = parse_timeout)]
+    timeout: Duration,
+    /// Check every block's checksum (catches corruption such as broken checksum offload).
+    #[arg(long)]
+    verify: bool,
+    /// Print live per-interval lines.
+    #[arg(long, value_parser = parse_interval)]
+    interval: Option<Duration>,
+    /// Print one JSON document (schema mtuperf.rr/1) instead of text.
+    #[arg(long)]
+    json: bool,
+    /// Test hook (agent needs --test-hooks): stall every agent worker once for this long.
+    #[arg(long, hide = true, value_parser = parse_any_duration)]
+    hook_stall: Option<Duration>,
+    /// Test hook: when the stall starts, after Go.
+    #[arg(long, hide = true, value_parser = parse_any_duration)]
+    hook_stall_after: Option<Duration>,
+    /// Test hook: flip one byte of response number N (1-based).
+    #[arg(long, hide = true)]
+    hook_corrupt: Option<u64>,
+}
+
+fn parse_rr_block(s: &str) -> Result<u32, String> {
+    let v = common::parse_block(s)?;
+    if v > 1 << 20 {
+        return Err(format!("{v} is out of range: allowed 1 B to 1.0 MiB"));
+    }
+    Ok(v)
+}
+
+fn parse_request(s: &str) -> Result<u32, String> {
+    let v = mtuperf_proto::units::Bytes::parse(s)
+        .map_err(|e| e.to_string())?
+        .0;
+    if v > u64::from(MAX_UDP_BLOCK) {
+        return Err(format!(
+            "{v} is out of range: allowed 0 to {MAX_UDP_BLOCK} B"
+        ));
+    }
+    Ok(v as u32)
+}
+
+fn parse_timeout(s: &str) -> Result<Duration, String> {
+    let d = mtuperf_proto::units::parse_duration(s).map_err(|e| e.to_string())?;
+    if d < Duration::from_millis(1) || d > Duration::from_secs(60) {
+        return Err(format!("{s} is out of range: allowed 1ms to 60s"));
+    }
+    Ok(d)
+}
+
+struct Printer {
+    live: bool,
+}
+
+impl RrObserver for Printer {
+    fn ready(&self, _r: &RrReady) {
+        if self.live {
+            println!("{}", rep::interval_header());
+        }
+    }
+    fn interval(&self, s: &RrInterval) {
+        if self.live {
+            println!("{}", rep::interval_line(s));
+        }
+    }
+}
+
+fn hooks(a: &Args) -> Option<RrHooks> {
+    (a.hook_stall.is_some() || a.hook_corrupt.is_some()).then(|| RrHooks {
+        stall_ms: a.hook_stall.map_or(0, |d| d.as_millis() as u64),
+        stall_after_ms: a.hook_stall_after.map_or(0, |d| d.as_millis() as u64),
+        corrupt_response: a.hook_corrupt.unwrap_or(0),
+    })
+}
+
+fn validate(a: &Args) -> Result<Vec<u32>, Failure> {
+    if matches!(a.proto, Proto::Udp) && a.block > MAX_UDP_BLOCK {
+        return Err(Failure::usage(
+            "--block",
+            &a.block.to_string(),
+            &format!("1 to {MAX_UDP_BLOCK} B with --proto udp"),
+            "a UDP datagram carries at most 65507 B, 40 of them mtuperf's header; use --proto tcp for larger blocks",
+        ));
+    }
+    Ok(if a.clients.is_empty() {
+        vec![if a.rate.is_some() { 16 } else { 1 }]
+    } else {
+        a.clients.clone()
+    })
+}
+
+pub fn run(g: &Global, a: Args) -> CmdResult {
+    let loads = validate(&a)?;
+    let store = common::open_store(g)?;
+    let opts = common::connect_options(g, a.bind)?;
+    let stop = common::interrupt_flag();
+    let printer = Printer {
+        live: a.interval.is_some() && !a.json,
+    };
+    let session = Session::connect(&a.target, &opts).map_err(common::engine_failure)?;
+    let group = match (&store, loads.len() > 1) {
+        (Some(s), true) => s
+            .create_group("rr", &serde_json::json!({ "clients": loads }).to_string())
+            .ok(),
+        _ => None,
+    };
+    let mut steps: Vec<StepDoc> = Vec::new();
+    for &clients in &loads {
+        let params = RrParams {
+            request: RrRequest {
+                proto: match a.proto {
+                    Proto::Udp => RrProto::Udp,
+                    Proto::Tcp => RrProto::Tcp,
+                },
+                block: a.block,
+                request: a.request,
+                workers: a.workers.unwrap_or(0),
+                clients,
+                duration_ms: a.time.as_millis() as u64,
+                rate: a.rate,
+                udp_ports: Vec::new(),
+                hooks: hooks(&a),
+            },
+            timeout: a.timeout,
+            verify: a.verify,
+            threads: a.threads,
+            interval: a.interval.unwrap_or(Duration::from_secs(1)),
+        };
+        let result = rr::run(&session, &params, &stop, &printer).map_err(common::engine_failure)?;
+        let mut step = StepDoc::new(result);
+        // Stored before the next step starts.
+        step.run_id = common::store_run(
+            store.as_ref(),
+            &NewRun {
+                kind: "rr".into(),
+                target: a.target.clone(),
+                started_unix_ms: step.result.started_unix_ms,
+                headline: rep::headline(&step),
+                headline_value: Some(step.metrics.blocks_per_s),
+                interrupted: step.result.interrupted,
+                document: serde_json::to_string(&Document::new(vec![step.clone()]))
+                    .unwrap_or_default(),
+                group_id: group,
+                label: Some(format!("clients={clients}")),
+            },
+        )?;
+        if !a.json {
+            print!("{}", rep::header(&step.result));
+            print!("{}", rep::step_text(&step));
+        }
+        steps.push(step);
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+    }
+    session.close();
+    let doc = Document::new(steps);
+    if let (Some(s), Some(id)) = (&store, group) {
+        let _ = s.finish_group(id, &serde_json::to_string(&doc.sweep).unwrap_or_default());
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+    } else if let Some(sw) = &doc.sweep {
+        print!("{}", rep::sweep_text(sw));
+    }
+    let corrupt: u64 = doc
+        .steps
+        .iter()
+        .map(|s| s.result.client.counts.corrupt)
+        .sum();
+    Ok(if stop.load(Ordering::Relaxed) {
+        exit::INTERRUPTED
+    } else if a.verify && corrupt > 0 {
+        eprintln!("mtuperf rr: --verify found {corrupt} corrupted block(s)");
+        exit::CHECK_FAILED
+    } else {
+        0
+    })
+}

@@ -1,0 +1,128 @@
+//! Figures derived from an rr result. Every figure says what it counts, over which
+//! interval and on which end.
+
+use mtuperf_engine::rr::RrResult;
+use mtuperf_proto::host::{HostSnapshot, IfaceInfo, SnmpCounters};
+use serde::{Deserialize, Serialize};
+
+/// One end's host figures over its measured interval (its own before/after snapshots).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct EndFigures {
+    /// Interface that carried the route to the peer.
+    pub iface: Option<String>,
+    pub mtu: Option<u32>,
+    /// System-wide CPU busy (all CPUs, from /proc/stat) as % of the end's capacity.
+    pub cpu_pct: Option<f64>,
+    /// System-wide CPU busy time per block (µs of CPU per block served or received).
+    pub cpu_us_per_block: Option<f64>,
+    pub rx_frames: Option<u64>,
+    pub tx_frames: Option<u64>,
+    /// Interface frames (rx + tx) per block of this end.
+    pub frames_per_block: Option<f64>,
+    /// Busier direction of the interface as % of its link speed (when known).
+    pub nic_util_pct: Option<f64>,
+    /// IP/UDP counter deltas of the whole host (/proc/net/snmp, v4 + v6).
+    pub snmp: Option<SnmpCounters>,
+    /// IP fragments this host created per block (FragCreates delta / blocks).
+    pub frag_creates_per_block: Option<f64>,
+}
+
+/// Derived figures of one rr run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RrMetrics {
+    /// Client's measured interval (Go → last client thread done), s.
+    pub wall_s: f64,
+    /// Blocks received by the client per second of its measured interval.
+    pub blocks_per_s: f64,
+    /// Block bytes (without headers) received per second, MiB/s.
+    pub mib_per_s: f64,
+    /// Requests counted lost, % of request datagrams sent (re-sends included).
+    pub lost_pct: f64,
+    /// Open loop: mean delay of the sends counted as behind schedule (ms).
+    pub behind_mean_ms: Option<f64>,
+    pub client: EndFigures,
+    pub agent: EndFigures,
+}
+
+fn end_figures(
+    before: &HostSnapshot,
+    after: &HostSnapshot,
+    iface: Option<&IfaceInfo>,
+    blocks: u64,
+) -> EndFigures {
+    let wall_ns = after.at_ns.saturating_sub(before.at_ns) as f64;
+    let per_block = |v: f64| (blocks > 0).then(|| v / blocks as f64);
+    let cpu = after.cpu.system.delta(&before.cpu.system);
+    let busy = cpu.busy_ns() as f64;
+    let ncpu = f64::from(after.cpu.ncpu.max(1));
+    let cpu_ok = after.cpu.ncpu > 0 && wall_ns > 0.0;
+    let ifd = match (&before.iface, &after.iface) {
+        (Some(b), Some(a)) => Some(a.delta(b)),
+        _ => None,
+    };
+    let snmp = match (&before.snmp, &after.snmp) {
+        (Some(b), Some(a)) => Some(a.delta(b)),
+        _ => None,
+    };
+    let nic = match (&ifd, iface.and_then(|i| i.speed_mbps)) {
+        (Some(d), Some(mbps)) if mbps > 0 && wall_ns > 0.0 => {
+            let bits = d.rx_bytes.max(d.tx_bytes) as f64 * 8.0;
+            Some(bits / (wall_ns / 1e9) / (f64::from(mbps) * 1e6) * 100.0)
+        }
+        _ => None,
+    };
+    EndFigures {
+        iface: iface.map(|i| i.name.clone()),
+        mtu: iface.map(|i| i.mtu),
+        cpu_pct: cpu_ok.then(|| busy / (wall_ns * ncpu) * 100.0),
+        cpu_us_per_block: if cpu_ok {
+            per_block(busy / 1000.0)
+        } else {
+            None
+        },
+        rx_frames: ifd.as_ref().map(|d| d.rx_packets),
+        tx_frames: ifd.as_ref().map(|d| d.tx_packets),
+        frames_per_block: ifd
+            .as_ref()
+            .and_then(|d| per_block((d.rx_packets + d.tx_packets) as f64)),
+        nic_util_pct: nic,
+        frag_creates_per_block: snmp
+            .as_ref()
+            .and_then(|s| per_block(s.ip_frag_creates as f64)),
+        snmp,
+    }
+}
+
+pub fn compute(r: &RrResult) -> RrMetrics {
+    let c = &r.client.counts;
+    let wall_s = r.client.wall_ns as f64 / 1e9;
+    let blocks = c.blocks as f64;
+    RrMetrics {
+        wall_s,
+        blocks_per_s: if wall_s > 0.0 { blocks / wall_s } else { 0.0 },
+        mib_per_s: if wall_s > 0.0 {
+            blocks * f64::from(r.request.block) / wall_s / f64::from(1u32 << 20)
+        } else {
+            0.0
+        },
+        lost_pct: if c.requests_sent > 0 {
+            c.lost as f64 / c.requests_sent as f64 * 100.0
+        } else {
+            0.0
+        },
+        behind_mean_ms: (c.behind_sends > 0)
+            .then(|| c.behind_sum_ns as f64 / c.behind_sends as f64 / 1e6),
+        client: end_figures(
+            &r.client.before,
+            &r.client.after,
+            r.client.iface.as_ref(),
+            c.blocks,
+        ),
+        agent: end_figures(
+            &r.agent.before,
+            &r.agent.after,
+            r.agent.iface.as_ref(),
+            r.agent.responses,
+        ),
+    }
+}

@@ -1,0 +1,110 @@
+//! rr results: the `mtuperf.rr/1` JSON document (one step or a load sweep) and the
+//! human text.
+
+mod metrics;
+mod text;
+
+use mtuperf_engine::rr::RrResult;
+use serde::{Deserialize, Serialize};
+
+pub use metrics::{compute, EndFigures, RrMetrics};
+pub use text::{header, headline, interval_header, interval_line, step_text, sweep_text, text};
+
+pub const SCHEMA: &str = "mtuperf.rr/1";
+
+/// The knee rule, as printed in the sweep legend (`mtuperf_stats::knee`).
+pub const KNEE_RULE: &str = "knee = the load ending the last step that raised blocks/s by at least 10%, \
+provided p99 rose after it; none if throughput still scaled at the last step or latency stayed flat";
+
+/// One load step: raw measurements of both ends plus the derived figures.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StepDoc {
+    /// History id, when stored.
+    pub run_id: Option<i64>,
+    pub started: String,
+    pub result: RrResult,
+    pub metrics: RrMetrics,
+}
+
+impl StepDoc {
+    pub fn new(result: RrResult) -> StepDoc {
+        StepDoc {
+            run_id: None,
+            started: crate::timestamp(result.started_unix_ms),
+            metrics: compute(&result),
+            result,
+        }
+    }
+}
+
+/// One row of a sweep table.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SweepPoint {
+    pub clients: u32,
+    pub blocks_per_s: f64,
+    pub p50_ns: u64,
+    pub p99_ns: u64,
+    /// Agent-side µs of CPU per block served.
+    pub agent_cpu_us_per_block: Option<f64>,
+}
+
+/// A load sweep's summary: the table, its knee and its maximum.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Sweep {
+    pub points: Vec<SweepPoint>,
+    /// Index into `points` of the knee (see `knee_rule`).
+    pub knee: Option<usize>,
+    pub knee_rule: String,
+    /// Index into `points` of the highest blocks/s.
+    pub max_index: Option<usize>,
+}
+
+impl Sweep {
+    pub fn of(steps: &[StepDoc]) -> Sweep {
+        let points: Vec<SweepPoint> = steps
+            .iter()
+            .map(|s| SweepPoint {
+                clients: s.result.request.clients,
+                blocks_per_s: s.metrics.blocks_per_s,
+                p50_ns: s.result.client.latency.p50,
+                p99_ns: s.result.client.latency.p99,
+                agent_cpu_us_per_block: s.metrics.agent.cpu_us_per_block,
+            })
+            .collect();
+        let triples: Vec<(f64, f64, f64)> = points
+            .iter()
+            .map(|p| (f64::from(p.clients), p.blocks_per_s, p.p99_ns as f64))
+            .collect();
+        let max_index = points
+            .iter()
+            .enumerate()
+            .max_by(|a, b| a.1.blocks_per_s.total_cmp(&b.1.blocks_per_s))
+            .map(|(i, _)| i);
+        Sweep {
+            knee: mtuperf_stats::knee(&triples),
+            knee_rule: KNEE_RULE.into(),
+            points,
+            max_index,
+        }
+    }
+}
+
+/// The `mtuperf.rr/1` document: the steps of one command, and the sweep summary when
+/// more than one load was run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Document {
+    pub schema: String,
+    pub steps: Vec<StepDoc>,
+    pub sweep: Option<Sweep>,
+}
+
+impl Document {
+    pub fn new(steps: Vec<StepDoc>) -> Document {
+        let sweep = (steps.len() > 1).then(|| Sweep::of(&steps));
+        Document {
+            schema: SCHEMA.into(),
+            steps,
+            sweep,
+        }
+    }
+}

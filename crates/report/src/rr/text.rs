@@ -1,0 +1,267 @@
+//! Human text for rr runs and sweeps.
+
+use std::fmt::Write as _;
+
+use mtuperf_engine::rr::{RrInterval, RrResult};
+use mtuperf_proto::host::{IfaceInfo, SnmpCounters};
+use mtuperf_proto::msg::rr::RrProto;
+
+use super::{Document, EndFigures, StepDoc, Sweep};
+
+/// Nanoseconds as "24.8 µs", "1.25 ms", "2.000 s".
+fn lat(ns: f64) -> String {
+    let us = ns / 1000.0;
+    if us >= 1e6 {
+        format!("{:.3} s", us / 1e6)
+    } else if us >= 1e3 {
+        format!("{:.2} ms", us / 1e3)
+    } else {
+        format!("{us:.1} µs")
+    }
+}
+
+fn iface(i: Option<&IfaceInfo>) -> String {
+    i.map_or_else(
+        || "iface ?".into(),
+        |i| format!("{}, MTU {}", i.name, i.mtu),
+    )
+}
+
+fn proto(p: RrProto) -> &'static str {
+    match p {
+        RrProto::Udp => "udp",
+        RrProto::Tcp => "tcp",
+    }
+}
+
+fn load(r: &RrResult) -> String {
+    let q = &r.request;
+    match q.rate {
+        Some(rate) => format!(
+            "open loop {rate} requests/s over {} client{}",
+            q.clients,
+            if q.clients == 1 { "" } else { "s" }
+        ),
+        None => format!(
+            "{} closed-loop client{}",
+            q.clients,
+            if q.clients == 1 { "" } else { "s" }
+        ),
+    }
+}
+
+/// Header printed before the step's results.
+pub fn header(r: &RrResult) -> String {
+    let q = &r.request;
+    format!(
+        "mtuperf rr: {} ({}) → {} ({})\n  {}, block {} B, request {} B, {}, {} agent worker{}, {} client thread{}, {} s\n",
+        r.local_addr,
+        iface(r.client.iface.as_ref()),
+        r.target,
+        iface(r.agent.iface.as_ref()),
+        proto(q.proto),
+        q.block,
+        q.request,
+        load(r),
+        r.workers,
+        if r.workers == 1 { "" } else { "s" },
+        r.client.threads,
+        if r.client.threads == 1 { "" } else { "s" },
+        q.duration_ms as f64 / 1000.0
+    )
+}
+
+pub fn interval_header() -> String {
+    format!(
+        "  {:>15}  {:>10}  {:>6}  {:>10}  {:>10}",
+        "interval (s)", "blocks/s", "lost", "mean", "max"
+    )
+}
+
+pub fn interval_line(s: &RrInterval) -> String {
+    let secs = (s.end_ns.saturating_sub(s.start_ns)) as f64 / 1e9;
+    let rate = if secs > 0.0 {
+        s.blocks as f64 / secs
+    } else {
+        0.0
+    };
+    format!(
+        "  {:>6.2} - {:>6.2}  {rate:>10.0}  {:>6}  {:>10}  {:>10}",
+        s.start_ns as f64 / 1e9,
+        s.end_ns as f64 / 1e9,
+        s.lost,
+        lat(s.mean_ns as f64),
+        lat(s.max_ns as f64)
+    )
+}
+
+fn snmp_line(s: &SnmpCounters) -> String {
+    format!(
+        "FragCreates {} ReasmReqds {} ReasmOKs {} ReasmFails {} UDP InErrors {} RcvbufErrors {}",
+        s.ip_frag_creates,
+        s.ip_reasm_reqds,
+        s.ip_reasm_oks,
+        s.ip_reasm_fails,
+        s.udp_in_errors,
+        s.udp_rcvbuf_errors
+    )
+}
+
+fn opt_f(v: Option<f64>, prec: usize, unit: &str) -> String {
+    v.map_or_else(|| "-".into(), |x| format!("{x:.prec$}{unit}"))
+}
+
+fn end_lines(out: &mut String, name: &str, e: &EndFigures, what: &str) {
+    let _ = writeln!(
+        out,
+        "  {name:<6} CPU {} of the host ({} µs of CPU per block {what}); iface {} rx {} tx {} frames, {} frames per block{}",
+        opt_f(e.cpu_pct, 1, "%"),
+        opt_f(e.cpu_us_per_block, 1, ""),
+        e.iface.as_deref().unwrap_or("?"),
+        e.rx_frames.map_or_else(|| "-".into(), |v| v.to_string()),
+        e.tx_frames.map_or_else(|| "-".into(), |v| v.to_string()),
+        opt_f(e.frames_per_block, 2, ""),
+        e.nic_util_pct
+            .map_or_else(String::new, |u| format!(", NIC {u:.1}% of link speed"))
+    );
+    if let Some(s) = &e.snmp {
+        let _ = writeln!(
+            out,
+            "         IP/UDP deltas (whole host): {}; {} fragments created per block",
+            snmp_line(s),
+            opt_f(e.frag_creates_per_block, 2, "")
+        );
+    }
+}
+
+/// The results of one step.
+pub fn step_text(step: &StepDoc) -> String {
+    let (r, m) = (&step.result, &step.metrics);
+    let c = &r.client.counts;
+    let l = &r.client.latency;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "  blocks: {} received by the client; requests sent {} (agent received {}, answered {}) in {:.2} s",
+        c.blocks, c.requests_sent, r.agent.requests, r.agent.responses, m.wall_s
+    );
+    let _ = writeln!(
+        out,
+        "  throughput: {:.0} blocks/s, {:.2} MiB/s of block bytes (client's measured interval)",
+        m.blocks_per_s, m.mib_per_s
+    );
+    let _ = writeln!(
+        out,
+        "  block latency (request {} → last byte of block, HDR histogram in ns, {} blocks):",
+        if r.request.rate.is_some() {
+            "due"
+        } else {
+            "sent"
+        },
+        l.count
+    );
+    let _ = writeln!(
+        out,
+        "    min {}  mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
+        lat(l.min as f64),
+        lat(l.mean),
+        lat(l.p50 as f64),
+        lat(l.p90 as f64),
+        lat(l.p99 as f64),
+        lat(l.p999 as f64),
+        lat(l.max as f64)
+    );
+    let _ = writeln!(
+        out,
+        "  loss: lost {} ({:.2}% of requests sent, timeout {}), late {}, duplicate {}, out of order {}, corrupt {}{}, invalid {}, unanswered at end {}; agent rejected {} datagrams",
+        c.lost,
+        m.lost_pct,
+        lat(r.client.timeout_ns as f64),
+        c.late,
+        c.duplicate,
+        c.out_of_order,
+        c.corrupt,
+        if r.client.verify { " (verified)" } else { " (not verified)" },
+        c.invalid,
+        r.client.unanswered,
+        r.agent.rejected
+    );
+    if c.behind_sends > 0 {
+        let _ = writeln!(
+            out,
+            "  warning: the client fell behind its schedule: {} sends more than 1 ms late (mean {:.2} ms, max {:.2} ms); the offered load was lower than asked; use fewer clients per core or a lower --rate",
+            c.behind_sends,
+            m.behind_mean_ms.unwrap_or(0.0),
+            c.behind_max_ns as f64 / 1e6
+        );
+    }
+    end_lines(&mut out, "client", &m.client, "received");
+    end_lines(&mut out, "agent", &m.agent, "served");
+    for e in &r.client.errors {
+        let _ = writeln!(out, "  error: {e}");
+    }
+    if r.interrupted {
+        let _ = writeln!(out, "  (interrupted)");
+    }
+    out
+}
+
+/// The sweep table with the knee and the maximum marked.
+pub fn sweep_text(s: &Sweep) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "\n  {:>8}  {:>10}  {:>10}  {:>10}  {:>16}",
+        "clients", "blocks/s", "p50", "p99", "agent CPU/block"
+    );
+    for (i, p) in s.points.iter().enumerate() {
+        let mut mark = String::new();
+        if s.knee == Some(i) {
+            mark.push_str("  <- knee");
+        }
+        if s.max_index == Some(i) {
+            mark.push_str("  <- max throughput");
+        }
+        let _ = writeln!(
+            out,
+            "  {:>8}  {:>10.0}  {:>10}  {:>10}  {:>16}{mark}",
+            p.clients,
+            p.blocks_per_s,
+            lat(p.p50_ns as f64),
+            lat(p.p99_ns as f64),
+            opt_f(p.agent_cpu_us_per_block, 1, " µs")
+        );
+    }
+    if s.knee.is_none() {
+        let _ = writeln!(out, "  no knee found in this sweep");
+    }
+    let _ = writeln!(out, "  {}", s.knee_rule);
+    out
+}
+
+/// One line for the history list.
+pub fn headline(step: &StepDoc) -> String {
+    let r = &step.result;
+    format!(
+        "rr {} {} B, {}: {:.0} blocks/s, p50 {}, p99 {}",
+        proto(r.request.proto),
+        r.request.block,
+        load(r),
+        step.metrics.blocks_per_s,
+        lat(r.client.latency.p50 as f64),
+        lat(r.client.latency.p99 as f64)
+    )
+}
+
+/// The whole document as text (used by `show`).
+pub fn text(doc: &Document) -> String {
+    let mut out = String::new();
+    for s in &doc.steps {
+        out.push_str(&header(&s.result));
+        out.push_str(&step_text(s));
+    }
+    if let Some(sw) = &doc.sweep {
+        out.push_str(&sweep_text(sw));
+    }
+    out
+}
