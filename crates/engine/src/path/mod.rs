@@ -129,8 +129,21 @@ pub fn run(
     let verdict = verdict::decide(&forward, &reverse, cx);
     let expect = expect.unwrap_or(local.mtu);
     let smallest = forward.largest_ok.min(reverse.largest_ok);
-    let tcp = tcp_view(session, smallest, local.mtu);
+    let silent = matches!(
+        verdict,
+        Verdict::BlackHole { .. } | Verdict::Mismatch { .. }
+    );
+    let tcp = tcp_view(session, smallest, local.mtu, silent);
     let mut notes = local.notes(smallest);
+    if let (Verdict::Mismatch { peer_mtu, .. }, true) =
+        (&verdict, forward.largest_ok > peer_mtu.unwrap_or(u32::MAX))
+    {
+        notes.push(format!(
+            "the peer's interface received up to {} bytes, {} above its MTU {peer_mtu} (receive-side tolerance such as a VLAN tag allowance); do not rely on it",
+            forward.largest_ok,
+            forward.largest_ok - peer_mtu
+        ));
+    }
     if tcp.as_ref().is_some_and(|t| t.hides_problem) {
         notes.push(format!(
             "TCP hides this: its MSS fits {smallest} bytes, so TCP works while UDP datagrams above {smallest} are lost"
@@ -155,7 +168,7 @@ pub fn run(
     })
 }
 
-fn tcp_view(session: &Session, smallest: u32, local_mtu: u32) -> Option<TcpView> {
+fn tcp_view(session: &Session, smallest: u32, local_mtu: u32, silent: bool) -> Option<TcpView> {
     let t = mtuperf_sys::sockopt::tcp_info(session.control.socket()).ok()?;
     let v6 = session.agent.is_ipv6();
     let tcp_hdr = if v6 { 60 } else { 40 };
@@ -163,7 +176,7 @@ fn tcp_view(session: &Session, smallest: u32, local_mtu: u32) -> Option<TcpView>
         snd_mss: t.snd_mss,
         rcv_mss: t.rcv_mss,
         pmtu: t.pmtu,
-        hides_problem: smallest < local_mtu && t.snd_mss + tcp_hdr <= smallest,
+        hides_problem: silent && smallest < local_mtu && t.snd_mss + tcp_hdr <= smallest,
     })
 }
 

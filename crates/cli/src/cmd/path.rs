@@ -1,0 +1,88 @@
+//! `mtuperf path`: prove that a path carries its MTU in both directions, and name
+//! what breaks it. Exit codes of its own (docs/path.md): 0 the path carries --expect,
+//! 1 it does not (the verdict says why), 2 any error, an unreachable agent included.
+use std::net::IpAddr;
+
+use mtuperf_engine::client::{self, Session};
+use mtuperf_engine::path;
+use mtuperf_report::path::{self as rp, Document};
+use mtuperf_store::NewRun;
+
+use crate::cli::Global;
+use crate::common;
+use crate::exit::{CmdResult, Failure};
+
+/// Path's error exit code (any error, usage and unreachable agent included).
+const PATH_ERROR: u8 = 2;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The agent (HOST, HOST:PORT or [IPv6]:PORT); with --icmp or --hops, any host.
+    target: String,
+    /// Local address to send from (chooses the interface).
+    #[arg(long, value_name = "LOCAL_ADDR")]
+    bind: Option<IpAddr>,
+    /// No agent: ICMP echo with DF (measures the smaller of the two directions).
+    #[arg(long, conflicts_with = "hops")]
+    icmp: bool,
+    /// No agent: per-hop discovery like tracepath (each hop's address and reported MTU).
+    #[arg(long)]
+    hops: bool,
+    /// IP packet size the path must carry in both directions for exit 0, 576 to 65535
+    /// (default: the local interface MTU toward HOST).
+    #[arg(long, value_name = "MTU", value_parser = clap::value_parser!(u32).range(576..=65535))]
+    expect: Option<u32>,
+    /// Print one JSON document (schema mtuperf.path/1) instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(g: &Global, a: Args) -> CmdResult {
+    match measure(g, &a) {
+        Ok(code) => Ok(code),
+        Err(f) => Err(Failure {
+            code: PATH_ERROR,
+            error: f.error,
+        }),
+    }
+}
+
+fn measure(g: &Global, a: &Args) -> CmdResult {
+    let store = common::open_store(g)?;
+    let mut doc = if a.icmp || a.hops {
+        let ip = client::resolve(&a.target)
+            .map_err(common::engine_failure)?
+            .ip();
+        if a.icmp {
+            Document::icmp(path::icmp::run(ip, a.expect).map_err(common::engine_failure)?)
+        } else {
+            Document::hops(path::hops::run(ip, a.expect).map_err(common::engine_failure)?)
+        }
+    } else {
+        let opts = common::connect_options(g, a.bind)?;
+        let session = Session::connect(&a.target, &opts).map_err(common::engine_failure)?;
+        let result = path::run(&session, &a.target, a.expect);
+        session.close();
+        Document::agent(result.map_err(common::engine_failure)?)
+    };
+    doc.run_id = common::store_run(
+        store.as_ref(),
+        &NewRun {
+            kind: "path".into(),
+            target: a.target.clone(),
+            started_unix_ms: mtuperf_engine::unix_ms(),
+            headline: doc.verdict.clone(),
+            headline_value: None,
+            interrupted: false,
+            document: serde_json::to_string(&doc).unwrap_or_default(),
+            group_id: None,
+            label: None,
+        },
+    )?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+    } else {
+        print!("{}", rp::text(&doc));
+    }
+    Ok(u8::from(!doc.ok))
+}

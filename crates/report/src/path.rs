@@ -1,0 +1,200 @@
+//! Path MTU results: the `mtuperf.path/1` JSON document and the human text.
+
+use std::fmt::Write as _;
+
+use mtuperf_engine::path::hops::HopsResult;
+use mtuperf_engine::path::icmp::IcmpResult;
+use mtuperf_engine::path::{DirResult, Limit, LocalView, PathResult};
+use serde::{Deserialize, Serialize};
+
+pub const SCHEMA: &str = "mtuperf.path/1";
+
+/// One `path` run in one of its three modes (exactly one of the results is set).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Document {
+    pub schema: String,
+    pub run_id: Option<i64>,
+    pub started: String,
+    /// "agent", "icmp" or "hops".
+    pub mode: String,
+    /// The verdict line (also the history headline).
+    pub verdict: String,
+    /// The path carries `expect` (in both directions where measured).
+    pub ok: bool,
+    pub agent: Option<PathResult>,
+    pub icmp: Option<IcmpResult>,
+    pub hops: Option<HopsResult>,
+}
+
+impl Document {
+    fn new(mode: &str, verdict: String, ok: bool) -> Document {
+        Document {
+            schema: SCHEMA.into(),
+            run_id: None,
+            started: crate::timestamp(mtuperf_engine::unix_ms()),
+            mode: mode.into(),
+            verdict,
+            ok,
+            agent: None,
+            icmp: None,
+            hops: None,
+        }
+    }
+
+    pub fn agent(r: PathResult) -> Document {
+        let mut d = Document::new("agent", r.verdict_text.clone(), r.ok);
+        d.started = crate::timestamp(r.started_unix_ms);
+        d.agent = Some(r);
+        d
+    }
+
+    pub fn icmp(r: IcmpResult) -> Document {
+        let m = r.both.largest_ok;
+        let ovh = if r.v6 { 48 } else { 28 };
+        let v = format!(
+            "ICMP echo with DF passes up to {m} ({m} = {} + {ovh}), the smaller of the two directions",
+            m.saturating_sub(ovh)
+        );
+        let mut d = Document::new("icmp", v, r.ok);
+        d.icmp = Some(r);
+        d
+    }
+
+    pub fn hops(r: HopsResult) -> Document {
+        let v = match r.path_mtu {
+            Some(m) => format!(
+                "reached {} in {} hop(s) with {m}-byte probes",
+                r.target,
+                r.hops.len()
+            ),
+            None => format!("did not reach {}", r.target),
+        };
+        let mut d = Document::new("hops", v, r.ok);
+        d.hops = Some(r);
+        d
+    }
+}
+
+fn local_text(out: &mut String, l: &LocalView) {
+    let r = &l.route;
+    let via = r
+        .gateway
+        .map_or("on-link".to_string(), |g| format!("via {g}"));
+    let src = r.source.map_or(String::new(), |s| format!(" from {s}"));
+    let _ = writeln!(out, "local:    {} MTU {}, {via}{src}", r.iface, l.mtu);
+    if let Some(i) = &l.iface {
+        for (m, mtu) in &i.members {
+            let _ = writeln!(out, "          bond member {m} MTU {mtu}");
+        }
+        if let Some((p, mtu)) = &i.parent {
+            let _ = writeln!(out, "          VLAN parent {p} MTU {mtu}");
+        }
+    }
+    match (r.cached_pmtu, r.cached_expires_s) {
+        (Some(c), Some(e)) => {
+            let _ = writeln!(out, "          cached path MTU {c} (expires in {e} s)");
+        }
+        (Some(c), None) => {
+            let _ = writeln!(out, "          cached path MTU {c}");
+        }
+        _ => {}
+    }
+}
+
+fn limit_text(d: &DirResult) -> String {
+    match &d.limit {
+        Limit::Top => format!("up to the sender's interface MTU {}", d.top),
+        Limit::Icmp { mtu, from } => format!(
+            "ICMP too-big from {} naming MTU {mtu}",
+            from.map_or("?".into(), |a| a.to_string())
+        ),
+        Limit::Local { mtu } => format!("sender's own route/interface refuses more (MTU {mtu})"),
+        Limit::Silent => format!("{} vanished, no ICMP", d.largest_ok + 1),
+    }
+}
+
+fn dir_line(out: &mut String, name: &str, d: &DirResult) {
+    let _ = writeln!(
+        out,
+        "{name:<9} {} passes; {} ({} probes, {} unanswered)",
+        d.largest_ok,
+        limit_text(d),
+        d.probes,
+        d.lost
+    );
+}
+
+pub fn text(doc: &Document) -> String {
+    let mut out = String::new();
+    if let Some(r) = &doc.agent {
+        let _ = writeln!(out, "path to {} (agent {})", r.target, r.agent);
+        local_text(&mut out, &r.local);
+        let peer = r
+            .agent_path
+            .iface
+            .as_ref()
+            .map_or("?".into(), |i| format!("{} MTU {}", i.name, i.mtu));
+        let _ = writeln!(out, "agent:    {peer}, address {}", r.agent_path.addr);
+        dir_line(&mut out, "forward:", &r.forward);
+        dir_line(&mut out, "reverse:", &r.reverse);
+        if let Some(t) = &r.tcp {
+            let _ = writeln!(
+                out,
+                "tcp:      control connection MSS {} sent / {} received, kernel pmtu {}",
+                t.snd_mss, t.rcv_mss, t.pmtu
+            );
+        }
+        for n in &r.notes {
+            let _ = writeln!(out, "note:     {n}");
+        }
+        let _ = writeln!(out, "verdict:  {}", r.verdict_text);
+        let _ = writeln!(
+            out,
+            "expect:   {} in both directions: {} ({} ms)",
+            r.expect,
+            if r.ok { "ok" } else { "NOT carried" },
+            r.elapsed_ms
+        );
+    }
+    if let Some(r) = &doc.icmp {
+        let _ = writeln!(
+            out,
+            "path to {} (ICMP echo, {} socket, no agent)",
+            r.target, r.socket
+        );
+        local_text(&mut out, &r.local);
+        dir_line(&mut out, "both:", &r.both);
+        for n in &r.notes {
+            let _ = writeln!(out, "note:     {n}");
+        }
+        let _ = writeln!(out, "verdict:  {}", doc.verdict);
+        let _ = writeln!(
+            out,
+            "expect:   {}: {} ({} ms)",
+            r.expect,
+            if r.ok { "ok" } else { "NOT carried" },
+            r.elapsed_ms
+        );
+    }
+    if let Some(r) = &doc.hops {
+        let _ = writeln!(out, "hops to {} (TTL-limited DF UDP probes)", r.target);
+        local_text(&mut out, &r.local);
+        for h in &r.hops {
+            let addr = h.addr.map_or("no reply".into(), |a| a.to_string());
+            let mtu = h.reports_mtu.map_or(String::new(), |m| {
+                format!("  reports MTU {m} (frag-needed)")
+            });
+            let dest = if h.destination { "  destination" } else { "" };
+            let _ = writeln!(out, "{:>3}  {addr}{mtu}{dest}", h.ttl);
+        }
+        let _ = writeln!(out, "verdict:  {}", doc.verdict);
+        let _ = writeln!(
+            out,
+            "expect:   {}: {} ({} ms)",
+            r.expect,
+            if r.ok { "ok" } else { "NOT carried" },
+            r.elapsed_ms
+        );
+    }
+    out
+}
