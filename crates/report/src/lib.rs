@@ -6,6 +6,7 @@ pub mod compare;
 pub mod demo;
 pub mod doctor;
 pub mod fmt;
+pub mod path;
 pub mod rr;
 pub mod stream;
 

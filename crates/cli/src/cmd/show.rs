@@ -20,6 +20,7 @@ pub fn render_text(run: &StoredRun) -> anyhow::Result<String> {
     let bad = |e: serde_json::Error| anyhow!("run {} has an unreadable {} document: {e}", run.id, run.kind);
     Ok(match run.kind.as_str() {
         "rr" => mtuperf_report::rr::text(&serde_json::from_str(&run.document).map_err(bad)?),
+        "path" => mtuperf_report::path::text(&serde_json::from_str(&run.document).map_err(bad)?),
         "stream" => {
             let doc: mtuperf_report::stream::Document = serde_json::from_str(&run.document).map_err(bad)?;
             mtuperf_report::stream::text(&doc)

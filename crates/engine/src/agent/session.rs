@@ -103,6 +103,7 @@ pub(super) fn run(ctx: SessionCtx, shutdown: &Arc<AtomicBool>) {
         };
         let outcome = match msg {
             ClientMsg::Stream(req) => crate::stream::agent::serve(&ctx, &req),
+            ClientMsg::PathOpen(req) => crate::path::agent::serve(&ctx, &req),
             ClientMsg::Doctor(req) => crate::doctor::agent::serve(&ctx, &req),
             ClientMsg::Rr(req) => crate::rr::agent::serve(&ctx, &req),
             ClientMsg::Bye => break,
