@@ -96,7 +96,7 @@ pub struct Session {
     pub welcome: Welcome,
     pub agent: SocketAddr,
     cookie: String,
-    session_key: Option<Key>,
+    key: Option<Key>,
     opts: ConnectOptions,
 }
 
@@ -167,7 +167,7 @@ impl Session {
             welcome,
             agent,
             cookie,
-            session_key,
+            key: session_key,
             opts: opts.clone(),
         })
     }
@@ -190,7 +190,7 @@ impl Session {
     ) -> Result<TcpStream, EngineError> {
         let stream = connect_tcp(self.agent, self.bind(), self.opts.connect_timeout, setup)?;
         let tag = self
-            .session_key
+            .key
             .as_ref()
             .map(|k| hex::encode(auth::data_tag(k, self.cookie.as_bytes(), index)));
         let hello = ClientMsg::Hello(Hello::new(

@@ -28,8 +28,7 @@ pub fn random_bytes<const N: usize>() -> [u8; N] {
     if getrandom::fill(&mut b).is_err() {
         let t = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0)
+            .map_or(0, |d| d.as_nanos())
             .to_le_bytes();
         for (i, x) in b.iter_mut().enumerate() {
             *x = t.get(i % t.len()).copied().unwrap_or(0) ^ (i as u8);
@@ -42,6 +41,5 @@ pub fn random_bytes<const N: usize>() -> [u8; N] {
 pub fn unix_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
+        .map_or(0, |d| d.as_millis() as i64)
 }

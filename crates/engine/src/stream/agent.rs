@@ -119,6 +119,7 @@ pub fn serve(ctx: &SessionCtx, req: &StreamRequest) -> Result<(), EngineError> {
             StreamLimit::Bytes { total } => Some(total / u64::from(req.streams)),
             StreamLimit::Time { .. } => None,
         },
+        block: req.block as usize,
         cycle: true,
     };
     let phase = Phase {
@@ -136,7 +137,7 @@ pub fn serve(ctx: &SessionCtx, req: &StreamRequest) -> Result<(), EngineError> {
         omit: Duration::from_millis(req.omit_ms),
     };
     let control = ctx.control.clone();
-    let (conns, intervals) = phase::run(phase, t0, &stop, |s| {
+    let (conns, intervals) = phase::run(&phase, t0, &stop, |s| {
         let _ = control.send(&AgentMsg::Interval(*s));
     });
     let after = sampler.snapshot(t0);

@@ -132,6 +132,7 @@ pub fn run(
             StreamLimit::Bytes { total } => Some(total / u64::from(req.streams)),
             StreamLimit::Time { .. } => None,
         },
+        block: req.block as usize,
         cycle: params.file.is_none(),
     };
     let phase = Phase {
@@ -200,7 +201,7 @@ pub fn run(
                 }
             }
         });
-        let out = phase::run(phase, t0, stop, |i| obs.interval(End::Client, i));
+        let out = phase::run(&phase, t0, stop, |i| obs.interval(End::Client, i));
         local_done.store(true, Ordering::Relaxed);
         let _ = relay.join();
         out

@@ -16,6 +16,8 @@ pub struct SendPlan {
     pub bytes: Option<u64>,
     /// Start `data` again when it is exhausted (generated payload) or stop (a file).
     pub cycle: bool,
+    /// Bytes per write() call.
+    pub block: usize,
 }
 
 fn ns(t0: Instant, t: Instant) -> u64 {
@@ -37,7 +39,6 @@ pub fn send_loop(
     sock: &TcpStream,
     index: u32,
     data: &[u8],
-    block: usize,
     plan: SendPlan,
     stop: &AtomicBool,
     live: &AtomicU64,
@@ -65,7 +66,7 @@ pub fn send_loop(
             }
             off = 0;
         }
-        let want = block.min(data.len() - off) as u64;
+        let want = plan.block.min(data.len() - off) as u64;
         let want = want.min(limit - r.bytes) as usize;
         let Some(chunk) = data.get(off..off + want) else {
             break;

@@ -36,7 +36,7 @@ pub struct Phase<'a> {
 /// Runs the phase; `t0` is this end's Go instant. Returns the per-connection reports
 /// (sorted by index) and the interval samples.
 pub fn run(
-    phase: Phase<'_>,
+    phase: &Phase<'_>,
     t0: Instant,
     stop: &AtomicBool,
     emit: impl FnMut(&IntervalSample),
@@ -63,7 +63,7 @@ pub fn run(
             let (live, remaining, done) = (&t.bytes, &remaining, &done);
             handles.push(s.spawn(move || {
                 let r = if conn.sending {
-                    send_loop(&conn.sock, conn.index, data, block, plan, stop, live, t0)
+                    send_loop(&conn.sock, conn.index, data, plan, stop, live, t0)
                 } else {
                     let mut buf = vec![0u8; block.max(1)];
                     recv_loop(
