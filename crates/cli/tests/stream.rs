@@ -231,3 +231,37 @@ fn file_content_arrives_whole() {
     assert_eq!(d["bytes_read"].as_u64(), Some(1_000_003));
     assert_eq!(doc["runs"][0]["result"]["source"].as_str(), f.to_str());
 }
+
+#[test]
+fn ctrl_c_prints_and_stores_the_partial_result() {
+    let agent = AgentProc::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let child = mtuperf(&db)
+        .args(["stream", &agent.target(), "--time", "20s"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let started = std::time::Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "stopped promptly"
+    );
+    assert_eq!(out.status.code(), Some(130));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("INTERRUPTED"), "{text}");
+    assert!(
+        text.contains(", equal"),
+        "bytes still balance after Ctrl-C: {text}"
+    );
+    let h = mtuperf(&db).args(["history", "--json"]).output().unwrap();
+    let rows: serde_json::Value = serde_json::from_slice(&h.stdout).unwrap();
+    assert_eq!(rows[0]["interrupted"], true);
+}

@@ -199,9 +199,28 @@ fn ends_text(out: &mut String, ends: &[EndMetrics]) {
     );
 }
 
+fn window_text(out: &mut String, r: &StreamResult) {
+    let granted = |conns: &[mtuperf_proto::msg::ConnReport]| {
+        conns.first().map_or_else(
+            || "-".to_string(),
+            |c| format!("snd {} rcv {}", c.sndbuf, c.rcvbuf),
+        )
+    };
+    let _ = writeln!(
+        out,
+        "Socket buffers: requested {}; granted by the kernel: client {}, agent {}",
+        r.request
+            .window
+            .map_or_else(|| "default".to_string(), |w| format!("{w} B")),
+        granted(&r.client.conns),
+        granted(&r.agent.conns)
+    );
+}
+
 /// The summary of one run (without the header and interval lines).
 pub fn summary_text(run: &RunDoc) -> String {
     let mut out = String::new();
+    window_text(&mut out, &run.result);
     for d in &run.metrics.directions {
         direction_text(&mut out, d);
     }
