@@ -1,0 +1,172 @@
+//! End-to-end tests of `mtuperf serve` + `mtuperf rr` as a user runs them: the JSON
+//! document against its schema, one stored run per sweep step, the sweep table, the
+//! agent's limits named in the error, the UDP size limit, and `--verify` failing the
+//! command on a corrupted block.
+
+mod agent_support;
+
+use agent_support::{mtuperf, AgentProc};
+
+fn schema() -> jsonschema::Validator {
+    let text = include_str!("../../../schemas/rr.schema.json");
+    let v: serde_json::Value = serde_json::from_str(text).unwrap();
+    jsonschema::validator_for(&v).unwrap()
+}
+
+fn assert_valid(doc: &serde_json::Value) {
+    let errors: Vec<String> = schema()
+        .iter_errors(doc)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect();
+    assert!(errors.is_empty(), "schema errors: {errors:?}");
+}
+
+#[test]
+fn sweep_json_is_valid_accounted_and_stored_per_step() {
+    let agent = AgentProc::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    for proto in ["udp", "tcp"] {
+        let out = mtuperf(&db)
+            .args(["rr", &agent.target(), "--proto", proto, "--time", "500ms"])
+            .args(["--clients", "1,4", "--verify", "--json"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_valid(&doc);
+        let steps = doc["steps"].as_array().unwrap();
+        assert_eq!(steps.len(), 2);
+        for s in steps {
+            let c = &s["result"]["client"]["counts"];
+            let a = &s["result"]["agent"];
+            assert!(c["blocks"].as_u64().unwrap() > 0);
+            assert_eq!(c["requests_sent"], a["requests"], "{proto}");
+            assert_eq!(c["blocks"], a["responses"], "{proto}");
+            assert_eq!(c["corrupt"], 0);
+            assert!(s["run_id"].as_i64().is_some());
+        }
+        let sweep = &doc["sweep"];
+        assert_eq!(sweep["points"][1]["clients"], 4);
+        assert!(sweep["knee_rule"].as_str().unwrap().contains("10%"));
+    }
+    // Four stored runs (2 steps × 2 protocols), each shown again as rr text.
+    let h = mtuperf(&db).args(["history", "--json"]).output().unwrap();
+    let rows: serde_json::Value = serde_json::from_slice(&h.stdout).unwrap();
+    let rr: Vec<_> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["kind"] == "rr")
+        .collect();
+    assert_eq!(rr.len(), 4);
+    let id = rr[0]["id"].as_i64().unwrap().to_string();
+    let s = mtuperf(&db).args(["show", &id]).output().unwrap();
+    let text = String::from_utf8_lossy(&s.stdout);
+    assert!(
+        text.contains("block latency") && text.contains("p99.9"),
+        "{text}"
+    );
+}
+
+#[test]
+fn text_sweep_marks_the_rule() {
+    let agent = AgentProc::start(&[]);
+    let out = mtuperf(&tempfile::tempdir().unwrap().path().join("h.db"))
+        .args([
+            "--no-store",
+            "rr",
+            &agent.target(),
+            "--time",
+            "300ms",
+            "--clients",
+            "1,2,4",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("clients    blocks/s"), "{text}");
+    assert!(
+        text.contains("knee = the load ending the last step"),
+        "{text}"
+    );
+    assert_eq!(text.matches("mtuperf rr:").count(), 3);
+}
+
+#[test]
+fn limits_are_named_and_udp_size_refused_up_front() {
+    let agent = AgentProc::start(&["--max-workers", "2", "--max-clients", "8"]);
+    let db = tempfile::tempdir().unwrap().path().join("h.db");
+    let out = mtuperf(&db)
+        .args([
+            "--no-store",
+            "rr",
+            &agent.target(),
+            "--time",
+            "300ms",
+            "--workers",
+            "3",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--max-workers") && err.contains("asked 3, allowed 2"),
+        "{err}"
+    );
+    let out = mtuperf(&db)
+        .args([
+            "--no-store",
+            "rr",
+            &agent.target(),
+            "--time",
+            "300ms",
+            "--clients",
+            "9",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--max-clients"));
+    let out = mtuperf(&db)
+        .args(["--no-store", "rr", &agent.target(), "--block", "64K"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("65507") && err.contains("--proto tcp"),
+        "{err}"
+    );
+}
+
+#[test]
+fn verify_fails_the_command_on_a_corrupted_block() {
+    let agent = AgentProc::start(&["--test-hooks"]);
+    let out = mtuperf(&tempfile::tempdir().unwrap().path().join("h.db"))
+        .args([
+            "--no-store",
+            "rr",
+            &agent.target(),
+            "--time",
+            "300ms",
+            "--verify",
+        ])
+        .args(["--hook-corrupt", "10", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["steps"][0]["result"]["client"]["counts"]["corrupt"], 1);
+}
