@@ -86,7 +86,7 @@ pub fn snapshot_at(roots: &Roots, ifaces: &[String]) -> HostFacts {
             Err(e) => {
                 facts
                     .unreadable
-                    .insert((*name).into(), reason(&e.to_string()));
+                    .insert((*name).into(), reason(&e));
             }
         }
     }
@@ -183,13 +183,20 @@ fn collapse(v: &str) -> String {
     v.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// Turns an OS error into the reason shown in a SKIP finding.
-fn reason(e: &str) -> String {
-    if e.contains("No such file") || e.contains("not found") {
-        format!("not visible here ({e}); host-wide parameters are only shown in the initial network namespace")
-    } else if e.contains("ermission") {
-        format!("needs privileges to read ({e}); run as root to check it")
-    } else {
-        e.into()
+/// Turns a read error into the reason shown in a SKIP finding.
+fn reason(e: &mtuperf_sys::Error) -> String {
+    match e {
+        mtuperf_sys::Error::Read { source, .. }
+            if source.kind() == std::io::ErrorKind::NotFound =>
+        {
+            format!("{e}: not present; outside the initial network namespace the kernel hides some host-wide parameters (e.g. netdev_max_backlog): run doctor in the host namespace to check it")
+        }
+        mtuperf_sys::Error::Read { source, .. }
+            if source.kind() == std::io::ErrorKind::PermissionDenied =>
+        {
+            format!("{e}: permission denied; run as root to check it")
+        }
+        mtuperf_sys::Error::Read { source, .. } => format!("{e}: {source}"),
+        _ => e.to_string(),
     }
 }

@@ -104,3 +104,6 @@ pub fn worst(findings: &[Finding]) -> Status {
         .max()
         .unwrap_or(Status::Pass)
 }
+
+#[cfg(test)]
+mod tests;

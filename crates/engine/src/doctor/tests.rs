@@ -1,0 +1,261 @@
+//! The reader against a fixture tree (tests/fixtures/doctor/host1) and the rules on
+//! facts built from it and by hand.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::facts::{snapshot_at, up_interfaces_at, Roots};
+use super::*;
+
+fn roots() -> Roots {
+    let base = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/doctor/host1");
+    Roots {
+        proc_sys: base.join("proc_sys"),
+        sys_class_net: base.join("sys_class_net"),
+        proc_net: base.join("proc_net"),
+    }
+}
+
+fn host(ifaces: &[&str]) -> HostFacts {
+    let names: Vec<String> = ifaces.iter().map(|s| (*s).to_string()).collect();
+    snapshot_at(&roots(), &names)
+}
+
+fn find<'a>(fs: &'a [Finding], id: &str, subject: &str) -> &'a Finding {
+    fs.iter()
+        .find(|f| f.id == id && f.subject == subject)
+        .unwrap_or_else(|| panic!("no finding {id} for {subject} in {fs:#?}"))
+}
+
+fn rac() -> Options {
+    Options {
+        profile: Profile::Rac,
+        bdp: None,
+    }
+}
+
+#[test]
+fn lists_up_non_loopback_interfaces() {
+    // eth3 is down (flags 0x1002), lo is loopback.
+    assert_eq!(
+        up_interfaces_at(&roots().sys_class_net),
+        ["bond0", "eth0", "eth1", "eth2", "eth2.100"]
+    );
+}
+
+#[test]
+fn reads_sysctls_counters_and_interface_facts() {
+    let f = host(&["bond0", "eth2.100"]);
+    assert_eq!(f.sysctls["net.core.wmem_default"], "131072");
+    assert_eq!(f.sysctls["net.ipv4.tcp_rmem"], "4096 87380 6291456");
+    let snmp = f.snmp.expect("snmp");
+    // v4 + v6 summed: ReasmFails 12 + 2, Udp InErrors 21 + 5, RcvbufErrors 20 + 4.
+    assert_eq!(snmp.ip_reasm_fails, 14);
+    assert_eq!(snmp.ip_reasm_timeout, 5);
+    assert_eq!(snmp.udp_in_errors, 26);
+    assert_eq!(snmp.udp_rcvbuf_errors, 24);
+    assert_eq!(snmp.tcp_retrans_segs, 33);
+    let bond = &f.ifaces[0];
+    assert_eq!(
+        bond.info.members,
+        [("eth0".into(), 9000), ("eth1".into(), 1500)]
+    );
+    assert_eq!(bond.rp_filter, Some(1));
+    assert_eq!(bond.counters.map(|c| c.rx_dropped), Some(7));
+    let vlan = &f.ifaces[1];
+    assert_eq!(vlan.info.kind, "vlan");
+    assert_eq!(vlan.info.parent, Some(("eth2".into(), 1500)));
+    assert_eq!(vlan.rp_filter, Some(2));
+}
+
+#[test]
+fn missing_files_become_skips_with_the_reason() {
+    let mut r = roots();
+    r.proc_sys = r.proc_sys.join("nonexistent");
+    let f = snapshot_at(&r, &["eth0".into()]);
+    let out = check_host(&f, &rac());
+    let s = find(&out, "sysctl.net.core.rmem_max", "net.core.rmem_max");
+    assert_eq!(s.status, Status::Skip);
+    assert!(s.why.contains("not present"), "{}", s.why);
+    assert_eq!(
+        find(&out, "iface.rp_filter", "net.ipv4.conf.all.rp_filter").status,
+        Status::Skip
+    );
+}
+
+#[test]
+fn rac_profile_flags_exactly_the_planted_problems() {
+    let out = check_host(&host(&["bond0", "eth2.100"]), &rac());
+    let fails: Vec<(&str, &str)> = out
+        .iter()
+        .filter(|f| f.status == Status::Fail)
+        .map(|f| (f.id.as_str(), f.subject.as_str()))
+        .collect();
+    assert_eq!(
+        fails,
+        [
+            ("iface.bond_member_mtu", "bond0/eth1"),
+            ("iface.vlan_parent_mtu", "eth2.100/eth2"),
+            ("iface.rp_filter", "bond0"),
+            ("sysctl.net.core.wmem_default", "net.core.wmem_default"),
+        ]
+    );
+    let w = find(
+        &out,
+        "sysctl.net.core.wmem_default",
+        "net.core.wmem_default",
+    );
+    assert_eq!(w.measured, "131072");
+    assert!(
+        w.fix
+            .starts_with("sysctl -w net.core.wmem_default=262144 && echo"),
+        "{}",
+        w.fix
+    );
+    assert_eq!(
+        find(&out, "iface.bond_member_mtu", "bond0/eth1").fix,
+        "ip link set dev eth1 mtu 9000"
+    );
+    // Passing findings carry no fix.
+    assert!(out
+        .iter()
+        .filter(|f| f.status == Status::Pass)
+        .all(|f| f.fix.is_empty()));
+}
+
+#[test]
+fn generic_profile_turns_minimums_into_warnings() {
+    let opts = Options {
+        profile: Profile::Generic,
+        bdp: None,
+    };
+    let out = check_host(&host(&["eth0"]), &opts);
+    assert_eq!(
+        find(
+            &out,
+            "sysctl.net.core.wmem_default",
+            "net.core.wmem_default"
+        )
+        .status,
+        Status::Warn
+    );
+    assert_eq!(find(&out, "iface.mtu", "eth0").status, Status::Pass);
+}
+
+#[test]
+fn rp_filter_strict_is_warn_with_one_nic_and_fail_with_two() {
+    let mut one = host(&["eth0"]);
+    one.sysctls
+        .insert("net.ipv4.conf.all.rp_filter".into(), "1".into());
+    assert_eq!(
+        find(&check_host(&one, &rac()), "iface.rp_filter", "eth0").status,
+        Status::Warn
+    );
+    let mut two = host(&["eth0", "eth1"]);
+    two.sysctls
+        .insert("net.ipv4.conf.all.rp_filter".into(), "1".into());
+    let out = check_host(&two, &rac());
+    let f = find(&out, "iface.rp_filter", "eth1");
+    assert_eq!(f.status, Status::Fail);
+    assert!(
+        f.measured.starts_with("1 (max of all=1, eth1=0)"),
+        "{}",
+        f.measured
+    );
+    // Loose mode (2) is what MOS 1286796.1 asks for.
+    two.sysctls
+        .insert("net.ipv4.conf.all.rp_filter".into(), "2".into());
+    assert_eq!(
+        find(&check_host(&two, &rac()), "iface.rp_filter", "eth1").status,
+        Status::Pass
+    );
+}
+
+#[test]
+fn tcp_buffer_maximum_is_compared_with_the_bdp() {
+    let f = host(&["eth0"]);
+    let with = |bps: f64, ms: u64| Options {
+        profile: Profile::Rac,
+        bdp: Some(Bdp {
+            bits_per_sec: bps,
+            rtt: Duration::from_millis(ms),
+            source: "test".into(),
+        }),
+    };
+    // 10 Gbit/s x 1 ms = 1.25 MB: both maxima (6 MiB, 4 MiB) hold it.
+    let out = check_host(&f, &with(10e9, 1));
+    assert_eq!(
+        find(&out, "sysctl.net.ipv4.tcp_rmem", "net.ipv4.tcp_rmem").status,
+        Status::Pass
+    );
+    // 10 Gbit/s x 4 ms = 5 MB: tcp_rmem (6291456) holds it, tcp_wmem (4194304) not.
+    let out = check_host(&f, &with(10e9, 4));
+    assert_eq!(
+        find(&out, "sysctl.net.ipv4.tcp_rmem", "net.ipv4.tcp_rmem").status,
+        Status::Pass
+    );
+    let w = find(&out, "sysctl.net.ipv4.tcp_wmem", "net.ipv4.tcp_wmem");
+    assert_eq!(w.status, Status::Fail);
+    assert!(
+        w.fix.contains("net.ipv4.tcp_wmem='4096 16384 5000000'"),
+        "{}",
+        w.fix
+    );
+    // Without figures the check says what it needs.
+    let out = check_host(&f, &rac());
+    let s = find(&out, "sysctl.net.ipv4.tcp_rmem", "net.ipv4.tcp_rmem");
+    assert_eq!(s.status, Status::Skip);
+    assert!(s.why.contains("--rtt"), "{}", s.why);
+}
+
+#[test]
+fn counters_warn_only_when_they_grow_during_the_sample() {
+    let mut f = host(&["eth0"]);
+    let out = check_host(&f, &rac());
+    let r = find(&out, "counter.ip.reasmfails", "Ip ReasmFails");
+    assert_eq!(r.status, Status::Pass);
+    assert!(r.measured.starts_with("14 since boot"), "{}", r.measured);
+    let mut d = mtuperf_proto::host::SnmpCounters::default();
+    d.udp_rcvbuf_errors = 5;
+    f.snmp_delta = Some(d);
+    f.sample_ms = 500;
+    let out = check_host(&f, &rac());
+    let r = find(&out, "counter.udp.rcvbuferrors", "Udp RcvbufErrors");
+    assert_eq!(r.status, Status::Warn);
+    assert!(
+        r.measured.contains("+5 in 500 ms (10.0/s)"),
+        "{}",
+        r.measured
+    );
+    assert_eq!(
+        find(&out, "counter.ip.reasmfails", "Ip ReasmFails").status,
+        Status::Pass
+    );
+}
+
+#[test]
+fn cross_check_flags_mtu_mismatch_and_differing_buffers() {
+    let a = host(&["eth0"]);
+    let mut b = host(&["eth1"]);
+    b.hostname = "node2".into();
+    b.sysctls
+        .insert("net.core.rmem_max".into(), "8388608".into());
+    let out = cross::compare(&a, &b);
+    let m = find(&out, "cross.mtu", "eth0 <-> node2:eth1");
+    assert_eq!(m.status, Status::Fail);
+    assert_eq!(m.measured, "local 9000, peer 1500");
+    assert!(
+        m.fix.starts_with("ip link set dev eth0 mtu 1500"),
+        "{}",
+        m.fix
+    );
+    assert_eq!(
+        find(&out, "cross.net.core.rmem_max", "net.core.rmem_max").status,
+        Status::Warn
+    );
+    assert_eq!(
+        find(&out, "cross.net.core.wmem_max", "net.core.wmem_max").status,
+        Status::Pass
+    );
+    assert_eq!(worst(&out), Status::Fail);
+}
