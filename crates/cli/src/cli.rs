@@ -55,6 +55,10 @@ pub enum Command {
     Doctor(cmd::doctor::Args),
     /// Compare paths (e.g. MTU 1500 vs 9000): interleaved repetitions, 95% intervals, verdict.
     Compare(cmd::compare::Args),
+    /// One self-contained HTML (or Markdown) report of a comparison or of stored runs.
+    Report(cmd::report::Args),
+    /// Stored runs as CSV or JSON, one row per run.
+    Export(cmd::export::Args),
     /// Write a new shared key file for the agent and its clients.
     Keygen(cmd::keygen::Args),
 }

@@ -3,11 +3,14 @@
 //! field, and (for comparisons) HTML and Markdown. One module per output kind.
 
 pub mod compare;
+pub mod csv;
 pub mod demo;
 pub mod doctor;
 pub mod fmt;
-pub mod path;
+pub mod html;
+pub mod md;
 pub mod rr;
+pub mod path;
 pub mod stream;
 
 /// Wall-clock timestamp for people (RFC 3339, UTC, seconds).

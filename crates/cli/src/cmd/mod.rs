@@ -1,10 +1,12 @@
 //! One file per subcommand: parse → validate → call the engine → render.
 pub mod compare;
 pub mod demo;
+pub mod export;
 pub mod doctor;
 pub mod history;
 pub mod keygen;
 pub mod lab;
+pub mod report;
 pub mod path;
 pub mod rr;
 pub mod serve;
@@ -27,6 +29,8 @@ pub fn run(cli: Cli) -> CmdResult {
         Command::Demo(a) => demo::run(g, a),
         Command::Doctor(a) => doctor::run(g, a),
         Command::Compare(a) => compare::run(g, a),
+        Command::Report(a) => report::run(g, a),
+        Command::Export(a) => export::run(g, a),
         Command::Keygen(a) => keygen::run(&a),
     }
 }

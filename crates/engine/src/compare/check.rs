@@ -80,6 +80,26 @@ pub fn check_path(spec: &PathSpec, opts: &ConnectOptions, stop: &Arc<AtomicBool>
             return c;
         }
     };
+    match crate::path::run(&session, &spec.target, None) {
+        Ok(r) => {
+            session.close();
+            from_path(&mut c, &r);
+            return c;
+        }
+        Err(e) => {
+            c.df_probe = Some(format!(
+                "path engine unavailable ({e}); falling back to probes"
+            ))
+        }
+    }
+    session.close();
+    let session = match Session::connect(&spec.target, &opts) {
+        Ok(s) => s,
+        Err(e) => {
+            c.reason = format!("cannot reach the agent at {}: {e}", spec.target);
+            return c;
+        }
+    };
     let params = StreamParams {
         request: StreamRequest {
             streams: 1,
@@ -121,8 +141,12 @@ pub fn check_path(spec: &PathSpec, opts: &ConnectOptions, stop: &Arc<AtomicBool>
     }
     c.verdict = Verdict::Ok;
     c.reason = match (c.client_mtu, c.agent_mtu) {
-        (Some(a), Some(b)) if a == b => format!("full-size TCP segments pass; MTU {a} on both ends"),
-        (Some(a), Some(b)) => format!("TCP passes (MSS negotiated); MTU {a} here, {b} at the agent"),
+        (Some(a), Some(b)) if a == b => {
+            format!("full-size TCP segments pass; MTU {a} on both ends")
+        }
+        (Some(a), Some(b)) => {
+            format!("TCP passes (MSS negotiated); MTU {a} here, {b} at the agent")
+        }
         _ => "full-size TCP segments pass".into(),
     };
     if let Some(mtu) = c.client_mtu {
@@ -142,13 +166,19 @@ fn df_check(c: &mut PathCheck, dst: std::net::IpAddr, bind: Option<std::net::IpA
         return;
     }
     match probe::probe(dst, bind, mtu) {
-        Ok(Answer::Reached) => c.df_probe = Some(format!("a {mtu}-byte DF datagram reached the agent's host")),
+        Ok(Answer::Reached) => {
+            c.df_probe = Some(format!("a {mtu}-byte DF datagram reached the agent's host"))
+        }
         Ok(Answer::TooBig { mtu: m, from }) => {
-            c.df_probe = Some(format!("path MTU {m} (reported by {from}), below this host's {mtu}; PMTU discovery works"));
+            c.df_probe = Some(format!(
+                "path MTU {m} (reported by {from}), below this host's {mtu}; PMTU discovery works"
+            ));
         }
         Ok(Answer::Silent) => {
             c.verdict = Verdict::Broken;
-            c.df_probe = Some(format!("a {mtu}-byte DF datagram vanished without an ICMP error"));
+            c.df_probe = Some(format!(
+                "a {mtu}-byte DF datagram vanished without an ICMP error"
+            ));
             c.reason = format!(
                 "PMTU black hole: a small DF datagram reaches {dst} but a {mtu}-byte one (this \
                  interface's MTU) vanishes with no ICMP frag-needed; TCP hides it by negotiating \
@@ -157,4 +187,25 @@ fn df_check(c: &mut PathCheck, dst: std::net::IpAddr, bind: Option<std::net::IpA
         }
         other => c.df_probe = Some(format!("inconclusive: {other:?}")),
     }
+}
+
+/// The path engine's two-direction search decides: a black hole, a mismatch on one
+/// segment or directions that differ make the path unfit for a comparison.
+fn from_path(c: &mut PathCheck, r: &crate::path::PathResult) {
+    use crate::path::verdict::Verdict as V;
+    c.method = "path".into();
+    c.client_mtu = Some(r.local.mtu);
+    c.agent_mtu = r.agent_path.iface.as_ref().map(|i| i.mtu);
+    c.agent_iface = r.agent_path.iface.as_ref().map(|i| i.name.clone());
+    c.df_probe = Some(r.verdict_text.clone());
+    let broken = matches!(
+        r.verdict,
+        V::BlackHole { .. } | V::Mismatch { .. } | V::Asymmetric { .. }
+    );
+    c.verdict = if broken { Verdict::Broken } else { Verdict::Ok };
+    c.reason = if broken {
+        format!("{} (mtuperf path {})", r.verdict_text, r.target)
+    } else {
+        r.verdict_text.clone()
+    };
 }

@@ -53,17 +53,25 @@ pub fn probe(dst: IpAddr, bind: Option<IpAddr>, packet: u32) -> std::io::Result<
     if let Err(e) = sock.send(&payload) {
         if e.raw_os_error() == Some(libc::EMSGSIZE) {
             let mtu = sockopt::path_mtu(&sock, v6).unwrap_or(0);
-            return Ok(Answer::TooBig { mtu, from: "this host".into() });
+            return Ok(Answer::TooBig {
+                mtu,
+                from: "this host".into(),
+            });
         }
         return Err(e);
     }
     let until = Instant::now() + WAIT;
     while Instant::now() < until {
         if let Some(e) = sockopt::recv_err(&sock, v6)? {
-            let from = e.offender.map_or_else(|| "?".to_string(), |a| a.to_string());
+            let from = e
+                .offender
+                .map_or_else(|| "?".to_string(), |a| a.to_string());
             return Ok(match (e.errno, e.origin) {
                 (libc::ECONNREFUSED, _) => Answer::Reached,
-                (libc::EMSGSIZE, Origin::Local) => Answer::TooBig { mtu: e.info, from: "this host".into() },
+                (libc::EMSGSIZE, Origin::Local) => Answer::TooBig {
+                    mtu: e.info,
+                    from: "this host".into(),
+                },
                 (libc::EMSGSIZE, _) => Answer::TooBig { mtu: e.info, from },
                 (errno, _) => Answer::Other { errno, from },
             });

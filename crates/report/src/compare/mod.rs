@@ -3,7 +3,7 @@
 //! Markdown renderings.
 
 mod build;
-mod text;
+pub(crate) mod text;
 mod verdict;
 
 use std::collections::BTreeMap;

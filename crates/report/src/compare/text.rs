@@ -17,7 +17,7 @@ pub fn value(f: Figure, v: f64) -> String {
     }
 }
 
-fn plan_line(d: &CompareDoc) -> String {
+pub fn plan_line(d: &CompareDoc) -> String {
     let p = &d.plan;
     let paths: Vec<String> = p
         .paths

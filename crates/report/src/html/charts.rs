@@ -1,0 +1,159 @@
+//! SVG charts (plotters): bars with 95% CI whiskers per path, and each repetition in
+//! run order (to show drift). Each chart sits in a `<figure>` whose `data-points`
+//! attribute counts the values it draws.
+
+use mtuperf_engine::compare::Cell;
+use plotters::prelude::*;
+
+use super::esc;
+use crate::compare::{block_label, CompareDoc, Figure};
+
+const COLORS: [RGBColor; 6] = [
+    RGBColor(70, 110, 180),
+    RGBColor(220, 120, 40),
+    RGBColor(60, 150, 80),
+    RGBColor(180, 60, 60),
+    RGBColor(120, 90, 170),
+    RGBColor(120, 120, 120),
+];
+
+fn color(i: usize) -> RGBColor {
+    COLORS.get(i % COLORS.len()).copied().unwrap_or(BLACK)
+}
+
+/// Scale for a figure's axis: goodput in Gbit/s, the others as they are.
+fn scaled(f: Figure, v: f64) -> f64 {
+    if f == Figure::Goodput {
+        v / 1e9
+    } else {
+        v
+    }
+}
+
+fn axis(f: Figure) -> &'static str {
+    match f {
+        Figure::Goodput => "goodput, Gbit/s",
+        Figure::CpuPerMib => "µs CPU per MiB (receiver)",
+        Figure::FramesPerBlock => "frames per block (receiver)",
+    }
+}
+
+fn wrap(svg: &str, points: usize, caption: &str) -> String {
+    format!(
+        "<figure class=\"chart\" data-points=\"{points}\">{svg}<figcaption>{}</figcaption></figure>\n",
+        esc(caption)
+    )
+}
+
+/// Mean per path as a bar, with its 95% interval as a whisker.
+pub fn bars(d: &CompareDoc, cell: Cell, f: Figure) -> String {
+    let rows: Vec<(usize, &str, f64, f64, f64)> = d
+        .plan
+        .paths
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| {
+            d.summaries
+                .iter()
+                .find(|s| s.path == p.name && s.test == cell.test && s.block == cell.block && s.figure == f)
+                .map(|s| {
+                    let m = &s.summary;
+                    (i, p.name.as_str(), scaled(f, m.mean), scaled(f, m.ci95_low), scaled(f, m.ci95_high))
+                })
+        })
+        .collect();
+    if rows.is_empty() {
+        return String::new();
+    }
+    let top = rows.iter().map(|r| r.4).fold(0.0_f64, f64::max).max(1e-9) * 1.15;
+    let n = d.plan.paths.len();
+    let names: Vec<String> = d.plan.paths.iter().map(|p| p.name.clone()).collect();
+    let title = format!("{} {}: {} (mean, 95% CI)", cell.test.name(), block_label(cell.block), f.label());
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (520, 300)).into_drawing_area();
+        let _ = root.fill(&WHITE);
+        let Ok(mut chart) = ChartBuilder::on(&root)
+            .caption(&title, ("sans-serif", 16))
+            .margin(10)
+            .x_label_area_size(30)
+            .y_label_area_size(60)
+            .build_cartesian_2d(0.0..n as f64, 0.0..top)
+        else {
+            return String::new();
+        };
+        let _ = chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(n * 2 + 1)
+            .x_label_formatter(&|x| {
+                let i = x.floor() as usize;
+                if (x - i as f64 - 0.5).abs() < 0.01 { names.get(i).cloned().unwrap_or_default() } else { String::new() }
+            })
+            .y_desc(axis(f))
+            .draw();
+        for &(i, _, mean, lo, hi) in &rows {
+            let x = i as f64;
+            let _ = chart.draw_series(std::iter::once(Rectangle::new([(x + 0.2, 0.0), (x + 0.8, mean)], color(i).filled())));
+            let _ = chart.draw_series([
+                PathElement::new(vec![(x + 0.5, lo), (x + 0.5, hi)], BLACK.stroke_width(2)),
+                PathElement::new(vec![(x + 0.4, lo), (x + 0.6, lo)], BLACK.stroke_width(2)),
+                PathElement::new(vec![(x + 0.4, hi), (x + 0.6, hi)], BLACK.stroke_width(2)),
+            ]);
+        }
+        let _ = root.present();
+    }
+    wrap(&svg, rows.len(), &format!("{title}; whiskers: 95% confidence interval of the mean"))
+}
+
+/// The headline of every repetition in round order, one series per path.
+pub fn rounds(d: &CompareDoc, cell: Cell) -> String {
+    let f = Figure::Goodput;
+    let series: Vec<(usize, &str, Vec<(f64, f64)>)> = d
+        .plan
+        .paths
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let pts = d
+                .runs
+                .iter()
+                .filter(|r| !r.interrupted && r.path == p.name && r.test == cell.test && r.block == cell.block)
+                .filter_map(|r| f.of(r).map(|v| (f64::from(r.round) + 1.0, scaled(f, v))))
+                .collect();
+            (i, p.name.as_str(), pts)
+        })
+        .collect();
+    let points: usize = series.iter().map(|s| s.2.len()).sum();
+    if points == 0 {
+        return String::new();
+    }
+    let xmax = series.iter().flat_map(|s| s.2.iter().map(|p| p.0)).fold(1.0_f64, f64::max) + 0.5;
+    let ymax = series.iter().flat_map(|s| s.2.iter().map(|p| p.1)).fold(0.0_f64, f64::max).max(1e-9) * 1.15;
+    let title = format!("{} {}: goodput of each repetition", cell.test.name(), block_label(cell.block));
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (520, 300)).into_drawing_area();
+        let _ = root.fill(&WHITE);
+        let Ok(mut chart) = ChartBuilder::on(&root)
+            .caption(&title, ("sans-serif", 16))
+            .margin(10)
+            .x_label_area_size(30)
+            .y_label_area_size(60)
+            .build_cartesian_2d(0.5..xmax, 0.0..ymax)
+        else {
+            return String::new();
+        };
+        let _ = chart.configure_mesh().x_desc("repetition").y_desc(axis(f)).draw();
+        for (i, name, pts) in &series {
+            let c = color(*i);
+            if let Ok(a) = chart.draw_series(pts.iter().map(|&p| Circle::new(p, 4, c.filled()))) {
+                a.label(*name).legend(move |(x, y)| Circle::new((x, y), 4, c.filled()));
+            }
+            let _ = chart.draw_series(LineSeries::new(pts.clone(), c));
+        }
+        let _ = chart.configure_series_labels().border_style(BLACK).background_style(WHITE).draw();
+        let _ = root.present();
+    }
+    wrap(&svg, points, &format!("{title} (interleaved: drift shows as a slope in every path)"))
+}

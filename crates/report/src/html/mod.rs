@@ -1,0 +1,131 @@
+//! One self-contained HTML report for a comparison: inline CSS and inline SVG charts
+//! (plotters), no scripts, nothing fetched from the network.
+
+mod charts;
+
+use std::fmt::Write as _;
+
+use crate::compare::{block_label, text::value, CompareDoc, Figure};
+use mtuperf_engine::compare::Verdict;
+
+const CSS: &str = "body{font-family:system-ui,sans-serif;margin:2em;max-width:1100px;color:#222}\
+table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}\
+th{background:#eee}td.l,th.l{text-align:left}.verdict{font-size:1.15em;background:#eef6ee;padding:.6em;border-left:4px solid #393}\
+.flag{background:#fdd;padding:.6em;border-left:4px solid #c33}figure{margin:1em 0}figcaption{font-size:.9em;color:#555}";
+
+/// Escapes text for HTML element content and attribute values.
+pub fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+fn table(out: &mut String, head: &[&str], rows: &[Vec<String>]) {
+    out.push_str("<table><tr>");
+    for (i, h) in head.iter().enumerate() {
+        let c = if i == 0 { " class=\"l\"" } else { "" };
+        let _ = write!(out, "<th{c}>{}</th>", esc(h));
+    }
+    out.push_str("</tr>\n");
+    for r in rows {
+        out.push_str("<tr>");
+        for (i, v) in r.iter().enumerate() {
+            let c = if i == 0 { " class=\"l\"" } else { "" };
+            let _ = write!(out, "<td{c}>{}</td>", esc(v));
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</table>\n");
+}
+
+/// The whole report as one HTML document.
+pub fn html(d: &CompareDoc) -> String {
+    let mut o = String::new();
+    let title = format!(
+        "mtuperf compare: {}",
+        d.plan.paths.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(" vs ")
+    );
+    let _ = write!(
+        o,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/><title>{}</title><style>{CSS}</style></head><body>\n<h1>{}</h1>\n",
+        esc(&title),
+        esc(&title)
+    );
+    let _ = writeln!(o, "<p>{}</p>", esc(crate::compare::text::plan_line(d).trim()));
+    for f in &d.flagged {
+        let _ = writeln!(o, "<p class=\"flag\">Path <b>{}</b> failed its pre-check and was measured only because of --force: its figures do not describe a healthy path.</p>", esc(f));
+    }
+    if let Some(r) = &d.refused {
+        let _ = writeln!(o, "<p class=\"flag\">Refused: {}</p>", esc(r));
+    }
+    o.push_str("<h2>Verdict</h2>\n");
+    for v in &d.verdicts {
+        let _ = writeln!(o, "<p class=\"verdict\">{}</p>", esc(v));
+    }
+    o.push_str("<h2>Summary</h2>\n");
+    let rows: Vec<Vec<String>> = d
+        .summaries
+        .iter()
+        .map(|c| {
+            let m = &c.summary;
+            vec![
+                format!("{} {} {}", c.test.name(), block_label(c.block), c.figure.label()),
+                c.path.clone(),
+                value(c.figure, m.mean),
+                format!("±{:.1}%", m.ci95_half_width_pct),
+                value(c.figure, m.median),
+                value(c.figure, m.min),
+                value(c.figure, m.max),
+                m.n.to_string(),
+            ]
+        })
+        .collect();
+    table(&mut o, &["figure", "path", "mean", "95% CI", "median", "min", "max", "n"], &rows);
+    o.push_str("<h2>Charts</h2>\n");
+    for cell in d.plan.cells() {
+        for f in [Figure::Goodput, Figure::CpuPerMib, Figure::FramesPerBlock] {
+            o.push_str(&charts::bars(d, cell, f));
+        }
+        o.push_str(&charts::rounds(d, cell));
+    }
+    if !d.plan.tests.contains(&mtuperf_engine::compare::TestKind::Rr) {
+        o.push_str("<p>No request/response (rr) runs in this comparison: no latency-vs-throughput curves or latency CDFs.</p>\n");
+    }
+    o.push_str("<h2>Path checks</h2>\n");
+    let rows: Vec<Vec<String>> = d
+        .checks
+        .iter()
+        .map(|c| {
+            vec![
+                c.name.clone(),
+                c.target.clone(),
+                if c.verdict == Verdict::Ok { "ok".into() } else { "BROKEN".into() },
+                c.method.clone(),
+                c.reason.clone(),
+            ]
+        })
+        .collect();
+    table(&mut o, &["path", "target", "verdict", "method", "reason"], &rows);
+    o.push_str("<h2>Environment</h2>\n");
+    let rows: Vec<Vec<String>> = d
+        .environment
+        .ends
+        .iter()
+        .map(|e| {
+            vec![
+                format!("{} {}", e.path, e.end),
+                e.hostname.clone(),
+                e.kernel.clone(),
+                e.iface.clone().unwrap_or_default(),
+                e.mtu.map(|m| m.to_string()).unwrap_or_default(),
+                e.offloads.clone(),
+            ]
+        })
+        .collect();
+    table(&mut o, &["end", "host", "kernel", "interface", "MTU", "offloads"], &rows);
+    let rows: Vec<Vec<String>> = d.environment.sysctls.iter().map(|(k, v)| vec![k.clone(), v.clone()]).collect();
+    table(&mut o, &["sysctl (client host)", "value"], &rows);
+    o.push_str("</body></html>\n");
+    o
+}
