@@ -18,6 +18,7 @@ mod cmd;
 mod down;
 pub mod env;
 mod error;
+mod key;
 pub mod scenario;
 mod serve;
 mod state;

@@ -62,6 +62,11 @@ impl Lab {
         };
         let exe = exe.to_string_lossy().into_owned();
         let port = port_from_args(extra_args);
+        let key = if crate::key::names_key_file(extra_args) {
+            None
+        } else {
+            Some(self.ensure_key()?.to_string_lossy().into_owned())
+        };
         let run = Runner::new(false);
         let mut started = Vec::new();
         for s in self.scenarios.clone() {
@@ -79,7 +84,11 @@ impl Lab {
                 .into_iter()
                 .flatten()
                 .collect();
-            let mut argv = vec!["setsid".to_string(), exe.clone(), "serve".into()];
+            let mut argv = vec!["setsid".to_string(), exe.clone()];
+            if let Some(k) = &key {
+                argv.extend(["--key-file".to_string(), k.clone()]);
+            }
+            argv.push("serve".into());
             for b in &binds {
                 argv.extend(["--bind".to_string(), b.to_string()]);
             }

@@ -169,6 +169,10 @@ impl Lab {
         if let Some(ns) = self.netns(host) {
             let mut cmd = Command::new("ip");
             cmd.args(["netns", "exec", &ns]).args(argv);
+            // Clients started in the lab authenticate to its agents with its key.
+            if let Some(key) = self.key_file() {
+                cmd.env("MTUPERF_KEY_FILE", key);
+            }
             cmd
         } else {
             let mut cmd = Command::new("sh");

@@ -192,6 +192,12 @@ pub fn run(_g: &Global, a: Args) -> CmdResult {
                     ag.log.display()
                 );
             }
+            if let Some(key) = lab.key_file() {
+                println!(
+                    "key        {} (clients run with `mtuperf lab exec` get it as MTUPERF_KEY_FILE)",
+                    key.display()
+                );
+            }
             Ok(0)
         }
     }
