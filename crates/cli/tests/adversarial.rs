@@ -130,6 +130,14 @@ fn five_hundred_idle_connections_do_not_block_a_real_test() {
         .map(|_| TcpStream::connect(agent.addr).unwrap())
         .collect();
     agent.stream_ok();
+    for proto in ["udp", "tcp"] {
+        let out = agent.rr(&["--proto", proto, "--time", "1s", "--clients", "2"]);
+        assert!(
+            out.status.success(),
+            "rr {proto} beside 500 idle connections: {}",
+            stderr(&out)
+        );
+    }
     drop(idle);
 }
 

@@ -103,6 +103,19 @@ impl LiveAgent {
         c.output().unwrap()
     }
 
+    /// Runs `mtuperf --no-store --key-file K rr 127.0.0.1:P ARGS`.
+    pub fn rr(&self, args: &[&str]) -> Output {
+        Command::new(BIN)
+            .env_remove("MTUPERF_KEY_FILE")
+            .arg("--no-store")
+            .arg("--key-file")
+            .arg(&self.key_file)
+            .args(["rr", &self.addr.to_string()])
+            .args(args)
+            .output()
+            .unwrap()
+    }
+
     /// A short real stream test that must succeed.
     pub fn stream_ok(&self) {
         let out = self.stream(Some(&self.key_file), &["--time", "1s"]);
