@@ -149,16 +149,23 @@ pub fn build(
             }
         }
     }
+    let flagged: Vec<String> = checks
+        .iter()
+        .filter(|c| c.verdict == Verdict::Broken)
+        .map(|c| c.name.clone())
+        .collect();
     let verdicts = plan
         .paths
         .iter()
         .skip(1)
-        .map(|p| verdict_line(&p.name, &base, &diffs))
-        .collect();
-    let flagged = checks
-        .iter()
-        .filter(|c| c.verdict == Verdict::Broken)
-        .map(|c| c.name.clone())
+        .map(|p| {
+            let line = verdict_line(&p.name, &base, &diffs);
+            if flagged.contains(&p.name) || flagged.contains(&base) {
+                format!("{line} (FLAGGED: a path failed its pre-check; measured with --force)")
+            } else {
+                line
+            }
+        })
         .collect();
     CompareDoc {
         schema: SCHEMA.into(),
