@@ -215,9 +215,10 @@ fn counters_warn_only_when_they_grow_during_the_sample() {
     let r = find(&out, "counter.ip.reasmfails", "Ip ReasmFails");
     assert_eq!(r.status, Status::Pass);
     assert!(r.measured.starts_with("14 since boot"), "{}", r.measured);
-    let mut d = mtuperf_proto::host::SnmpCounters::default();
-    d.udp_rcvbuf_errors = 5;
-    f.snmp_delta = Some(d);
+    f.snmp_delta = Some(mtuperf_proto::host::SnmpCounters {
+        udp_rcvbuf_errors: 5,
+        ..Default::default()
+    });
     f.sample_ms = 500;
     let out = check_host(&f, &rac());
     let r = find(&out, "counter.udp.rcvbuferrors", "Udp RcvbufErrors");
