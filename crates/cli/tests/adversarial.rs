@@ -252,3 +252,32 @@ fn data_connection_with_forged_cookie_or_tag_is_not_taken() {
     }
     agent.stream_ok();
 }
+
+#[test]
+fn rr_requests_beyond_workers_clients_and_rate_are_refused_naming_the_limit() {
+    let agent = LiveAgent::start(&[
+        "--max-workers",
+        "2",
+        "--max-clients",
+        "4",
+        "--max-rate",
+        "10mbit",
+    ]);
+    for (args, limit) in [
+        (
+            vec!["--workers", "8", "--clients", "2", "--time", "1s"],
+            "max-workers",
+        ),
+        (vec!["--clients", "16", "--time", "1s"], "max-clients"),
+        (
+            vec!["--rate", "100000", "--clients", "2", "--time", "1s"],
+            "max-rate",
+        ),
+    ] {
+        let out = agent.rr(&args);
+        assert_eq!(out.status.code(), Some(4), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(limit), "{args:?}: {}", stderr(&out));
+    }
+    let out = agent.rr(&["--workers", "2", "--clients", "2", "--time", "1s"]);
+    assert!(out.status.success(), "within the limits: {}", stderr(&out));
+}
