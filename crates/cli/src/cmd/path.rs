@@ -37,6 +37,8 @@ pub struct Args {
     json: bool,
 }
 
+// The dispatcher hands every subcommand its Args by value.
+#[allow(clippy::needless_pass_by_value)]
 pub fn run(g: &Global, a: Args) -> CmdResult {
     match measure(g, &a) {
         Ok(code) => Ok(code),
