@@ -155,7 +155,7 @@ fn peer_run_measures_rtt_for_the_bdp_and_compares_both_ends() {
         rmem["expected"]
             .as_str()
             .unwrap()
-            .contains("TCP_INFO rtt of the control connection"),
+            .contains("control round trip to the agent"),
         "{rmem}"
     );
     // Same host on both ends: every cross-node comparison agrees.

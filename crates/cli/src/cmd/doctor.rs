@@ -121,7 +121,7 @@ fn bdp(
     };
     let (rtt, rtt_src) = match (a.rtt, measured_rtt) {
         (Some(r), _) => (r, "--rtt".to_string()),
-        (None, Some(r)) => (r, "TCP_INFO rtt of the control connection".to_string()),
+        (None, Some(r)) => (r, "control round trip to the agent".to_string()),
         (None, None) => return None,
     };
     Some(Bdp {
@@ -158,15 +158,22 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
         (local, peer)
     });
     let peer = peer.transpose().map_err(common::engine_failure)?;
-    let rtt = session
-        .as_ref()
-        .map(|s| dclient::control_rtt(s, Duration::ZERO))
-        .filter(|d| !d.is_zero());
+    let rtt = session.as_ref().and_then(|s| dclient::control_rtt(s, 5));
     let opts = Options {
         profile: a.profile,
         bdp: bdp(&a, &local, rtt),
     };
     let findings = doctor::check_host(&local, &opts);
+    // The rules are pure: recompute the peer's findings here, with the BDP (the agent
+    // knows neither --bandwidth nor the RTT).
+    let peer = peer.map(|mut p| {
+        let popts = Options {
+            profile: a.profile,
+            bdp: bdp(&a, &p.facts, rtt),
+        };
+        p.findings = doctor::check_host(&p.facts, &popts);
+        p
+    });
     let cross = peer
         .as_ref()
         .map(|p| cross::compare(&local, &p.facts))
