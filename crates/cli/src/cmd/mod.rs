@@ -21,7 +21,7 @@ pub fn run(cli: Cli) -> CmdResult {
     match cli.command {
         Command::Serve(a) => serve::run(g, a),
         Command::Stream(a) => stream::run(g, a),
-        Command::Rr(a) => rr::run(g, a),
+        Command::Rr(a) => rr::run(g, &a),
         Command::History(a) => history::run(g, a),
         Command::Show(a) => show::run(g, a),
         Command::Lab(a) => lab::run(g, a),

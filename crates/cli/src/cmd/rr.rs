@@ -149,8 +149,8 @@ fn validate(a: &Args) -> Result<Vec<u32>, Failure> {
     })
 }
 
-pub fn run(g: &Global, a: Args) -> CmdResult {
-    let loads = validate(&a)?;
+pub fn run(g: &Global, a: &Args) -> CmdResult {
+    let loads = validate(a)?;
     let store = common::open_store(g)?;
     let opts = common::connect_options(g, a.bind)?;
     let stop = common::interrupt_flag();
@@ -179,7 +179,7 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
                 duration_ms: a.time.as_millis() as u64,
                 rate: a.rate,
                 udp_ports: Vec::new(),
-                hooks: hooks(&a),
+                hooks: hooks(a),
             },
             timeout: a.timeout,
             verify: a.verify,

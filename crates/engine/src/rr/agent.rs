@@ -211,7 +211,7 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
     };
     let tally = match udp {
         Some(sock) => super::agent_udp::serve(
-            sock,
+            &sock,
             workers,
             &shared,
             ctx.peer.ip(),

@@ -95,7 +95,7 @@ fn worker(
             Err(_) => break,
         }
         for (pfd, c) in pfds.iter_mut().zip(conns.iter_mut()) {
-            if c.dead || !pfd.revents().is_some_and(|f| !f.is_empty()) {
+            if c.dead || pfd.revents().is_none_or(|f| f.is_empty()) {
                 continue;
             }
             let got = c.got;

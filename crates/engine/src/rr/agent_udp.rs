@@ -31,7 +31,7 @@ fn same_ip(a: IpAddr, b: IpAddr) -> bool {
 
 /// Serves until `shared.stop` or `deadline`; returns the summed tallies.
 pub(super) fn serve(
-    sock: UdpSocket,
+    sock: &UdpSocket,
     workers: u32,
     shared: &Serving,
     peer: IpAddr,
@@ -40,7 +40,7 @@ pub(super) fn serve(
 ) -> Tally {
     let payload = incompressible(shared.block as usize, 0x6d74_7570_6572_7272);
     let sum = checksum(&payload);
-    let (sock, payload) = (&sock, &payload);
+    let payload = &payload;
     thread::scope(|s| {
         let handles: Vec<_> = (0..workers)
             .map(|_| s.spawn(move || worker(sock, shared, peer, ports, deadline, payload, sum)))

@@ -168,9 +168,8 @@ pub fn run(p: &Plan<'_>) -> Outcome {
         let wait = next.saturating_sub(now_ns(p.t0)).min(10_000_000);
         let ts = TimeSpec::from_duration(Duration::from_nanos(wait));
         match nix::poll::ppoll(&mut pfds, Some(ts), None) {
-            Ok(0) => continue,
+            Ok(0) | Err(nix::errno::Errno::EINTR) => continue,
             Ok(_) => {}
-            Err(nix::errno::Errno::EINTR) => continue,
             Err(e) => {
                 r.error = Some(format!("poll: {e}"));
                 break;
