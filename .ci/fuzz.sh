@@ -16,6 +16,9 @@ failed=()
 for t in "${targets[@]}"; do
     echo "== fuzz $t for ${secs}s"
     mkdir -p "corpus/$t"
+    # Start from valid inputs (a real Hello frame, datagram headers, a key file,
+    # unit strings) so the fuzzer explores past the first checks.
+    if [ -d "seeds/$t" ]; then cp -n seeds/"$t"/* "corpus/$t/" 2>/dev/null || true; fi
     if ! cargo fuzz run "$t" "corpus/$t" -- -max_total_time="$secs" -max_len=70000 \
         -rss_limit_mb=2048 -print_final_stats=1 2>"/tmp/mtuperf-fuzz-$t.log"; then
         tail -n 40 "/tmp/mtuperf-fuzz-$t.log"
