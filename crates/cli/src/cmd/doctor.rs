@@ -62,7 +62,7 @@ fn parse_rtt(s: &str) -> Result<Duration, String> {
 
 fn parse_sample(s: &str) -> Result<Duration, String> {
     let d = common::parse_any_duration(s)?;
-    if d > Duration::from_secs(60) {
+    if d > Duration::from_mins(1) {
         return Err(format!("{s} is out of range: allowed 0s to 60s (e.g. 1s)"));
     }
     Ok(d)
@@ -108,16 +108,15 @@ fn bdp(
     local: &mtuperf_engine::doctor::HostFacts,
     measured_rtt: Option<Duration>,
 ) -> Option<Bdp> {
-    let (bw, bw_src) = match a.bandwidth {
-        Some(b) => (b, "--bandwidth".to_string()),
-        None => {
-            let f = local
-                .ifaces
-                .iter()
-                .filter_map(|f| f.info.speed_mbps.map(|s| (s, &f.info.name)))
-                .min()?;
-            (f64::from(f.0) * 1e6, format!("link speed of {}", f.1))
-        }
+    let (bw, bw_src) = if let Some(b) = a.bandwidth {
+        (b, "--bandwidth".to_string())
+    } else {
+        let f = local
+            .ifaces
+            .iter()
+            .filter_map(|f| f.info.speed_mbps.map(|s| (s, &f.info.name)))
+            .min()?;
+        (f64::from(f.0) * 1e6, format!("link speed of {}", f.1))
     };
     let (rtt, rtt_src) = match (a.rtt, measured_rtt) {
         (Some(r), _) => (r, "--rtt".to_string()),
@@ -131,6 +130,8 @@ fn bdp(
     })
 }
 
+// Every subcommand's `run` takes its Args by value (cmd/mod.rs dispatch).
+#[allow(clippy::needless_pass_by_value)]
 pub fn run(g: &Global, a: Args) -> CmdResult {
     let store = common::open_store(g)?;
     let started = mtuperf_engine::unix_ms();
