@@ -37,9 +37,16 @@ fn json_is_valid_and_every_repetition_is_stored_in_the_group() {
         .args(["--time", "200ms", "--repeat", "3", "--force", "--json"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let errors: Vec<String> = schema().iter_errors(&doc).map(|e| format!("{e} at {}", e.instance_path)).collect();
+    let errors: Vec<String> = schema()
+        .iter_errors(&doc)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect();
     assert!(errors.is_empty(), "schema: {errors:?}");
     let group = doc["group_id"].as_i64().unwrap();
     let store = Store::open(&db).unwrap();
@@ -54,12 +61,16 @@ fn json_is_valid_and_every_repetition_is_stored_in_the_group() {
     assert!(v.starts_with("b vs a: stream 8K goodput "), "{v}");
     // Every stored run id appears in the document.
     for r in &runs {
-        assert!(doc["runs"].as_array().unwrap().iter().any(|x| x["run_id"] == r.id));
+        assert!(doc["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|x| x["run_id"] == r.id));
     }
 }
 
 fn stored(db: &std::path::Path, group: i64) -> usize {
-    Store::open(db).map(|s| s.group_runs(group).map(|r| r.len()).unwrap_or(0)).unwrap_or(0)
+    Store::open(db).map_or(0, |s| s.group_runs(group).map_or(0, |r| r.len()))
 }
 
 #[test]
@@ -76,31 +87,54 @@ fn interrupted_compare_keeps_its_repetitions_and_resume_completes_it() {
         .spawn()
         .unwrap();
     // The group is created first (id 1 in a fresh database); wait for 2 stored runs.
-    let deadline = Instant::now() + Duration::from_secs(60);
+    let deadline = Instant::now() + Duration::from_secs(90);
     while stored(&db, 1) < 2 {
         assert!(Instant::now() < deadline, "no repetitions stored in time");
         std::thread::sleep(Duration::from_millis(20));
     }
-    let kill = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
     assert!(kill.success());
     let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let store = Store::open(&db).unwrap();
     let kept: Vec<_> = store.group_runs(1).unwrap();
     let finished_before = kept.iter().filter(|r| !r.interrupted).count();
     assert!(finished_before >= 2, "finished repetitions were lost");
-    assert!(finished_before < 8, "the interrupt came too late to test resume");
+    assert!(
+        finished_before < 8,
+        "the interrupt came too late to test resume"
+    );
     assert!(!store.group(1).unwrap().unwrap().finished);
 
-    let out = mtuperf(&db).args(["compare", "--resume", "1", "--json"]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = mtuperf(&db)
+        .args(["compare", "--resume", "1", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["group_id"], 1);
     let runs = store.group_runs(1).unwrap();
     let good: Vec<_> = runs.iter().filter(|r| !r.interrupted).collect();
     assert_eq!(good.len(), 8, "2 paths x 4 repetitions after resume");
     for name in ["a", "b"] {
-        assert_eq!(good.iter().filter(|r| r.label.as_deref() == Some(name)).count(), 4);
+        assert_eq!(
+            good.iter()
+                .filter(|r| r.label.as_deref() == Some(name))
+                .count(),
+            4
+        );
     }
     // The runs stored before the interrupt are kept and reused, not run again.
     for r in kept.iter().filter(|r| !r.interrupted) {
@@ -116,10 +150,19 @@ fn usage_errors_name_the_flag() {
     let db = dir.path().join("h.db");
     for (args, needle) in [
         (vec!["--path", "a=127.0.0.1"], "--path"),
-        (vec!["--path", "a=127.0.0.1", "--path", "a=127.0.0.2"], "distinct"),
+        (
+            vec!["--path", "a=127.0.0.1", "--path", "a=127.0.0.2"],
+            "distinct",
+        ),
         (vec!["--path", "bad name=x", "--path", "b=y"], "path name"),
-        (vec!["--path", "a=h,mtu=9000", "--path", "b=y"], "unknown path option"),
-        (vec!["--path", "a=h", "--path", "b=y", "--ci-width", "90"], "0.1 to 50"),
+        (
+            vec!["--path", "a=h,mtu=9000", "--path", "b=y"],
+            "unknown path option",
+        ),
+        (
+            vec!["--path", "a=h", "--path", "b=y", "--ci-width", "90"],
+            "0.1 to 50",
+        ),
     ] {
         let out = mtuperf(&db).arg("compare").args(&args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
@@ -134,10 +177,21 @@ fn unreachable_path_is_refused_with_exit_1() {
     let db = dir.path().join("h.db");
     // Port 1 on loopback: nothing listens, the connection is refused at once.
     let out = mtuperf(&db)
-        .args(["compare", "--path", "a=127.0.0.1:1", "--path", "b=127.0.0.1:1", "--time", "100ms"])
+        .args([
+            "compare",
+            "--path",
+            "a=127.0.0.1:1",
+            "--path",
+            "b=127.0.0.1:1",
+            "--time",
+            "100ms",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("compare refused: path a (127.0.0.1:1): cannot reach the agent"), "{err}");
+    assert!(
+        err.contains("compare refused: path a (127.0.0.1:1): cannot reach the agent"),
+        "{err}"
+    );
 }

@@ -23,16 +23,22 @@ fn well_formed(html: &str) -> Result<(), String> {
         if tag.starts_with('!') || tag.starts_with('?') {
             continue;
         }
-        if tag.matches('"').count() % 2 != 0 {
+        if !tag.matches('"').count().is_multiple_of(2) {
             return Err(format!("unbalanced quotes in <{tag}>"));
         }
         if let Some(name) = tag.strip_prefix('/') {
-            let open = stack.pop().ok_or(format!("</{name}> without an open tag"))?;
+            let open = stack
+                .pop()
+                .ok_or(format!("</{name}> without an open tag"))?;
             if open != name.trim() {
                 return Err(format!("</{name}> closes <{open}>"));
             }
         } else if !tag.ends_with('/') {
-            let name = tag.split_whitespace().next().unwrap_or_default().to_string();
+            let name = tag
+                .split_whitespace()
+                .next()
+                .unwrap_or_default()
+                .to_string();
             stack.push(name);
         }
     }
@@ -58,19 +64,42 @@ fn html_markdown_and_export_of_a_comparison() {
     let db = dir.path().join("h.db");
     let t = agent.target();
     let out = mtuperf(&db)
-        .args(["compare", "--path", &format!("one={t}"), "--path", &format!("two={t}")])
-        .args(["--block", "8K,16K", "--time", "150ms", "--repeat", "2", "--force"])
+        .args([
+            "compare",
+            "--path",
+            &format!("one={t}"),
+            "--path",
+            &format!("two={t}"),
+        ])
+        .args([
+            "--block", "8K,16K", "--time", "150ms", "--repeat", "2", "--force",
+        ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     let html_path = dir.path().join("r.html");
-    let out = mtuperf(&db).args(["report", "--compare", "1", "-o"]).arg(&html_path).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = mtuperf(&db)
+        .args(["report", "--compare", "1", "-o"])
+        .arg(&html_path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let html = std::fs::read_to_string(&html_path).unwrap();
     well_formed(&html).unwrap();
     assert!(!html.contains("<script"), "no scripts");
-    assert!(!html.contains("src=\"http"), "nothing fetched from the network");
+    assert!(
+        !html.contains("src=\"http"),
+        "nothing fetched from the network"
+    );
     // Per block: goodput, CPU/MiB and frames/block bars plus the per-repetition chart.
     let charts: Vec<&str> = html.split("<figure class=\"chart\"").skip(1).collect();
     assert_eq!(charts.len(), 2 * 4, "charts per block");
@@ -83,7 +112,10 @@ fn html_markdown_and_export_of_a_comparison() {
     }
     assert!(html.contains("one") && html.contains("two vs one"));
 
-    let out = mtuperf(&db).args(["report", "--compare", "1", "--format", "md"]).output().unwrap();
+    let out = mtuperf(&db)
+        .args(["report", "--compare", "1", "--format", "md"])
+        .output()
+        .unwrap();
     let md = String::from_utf8(out.stdout).unwrap();
     assert!(md.contains("| stream 8K goodput | one |"), "{md}");
     assert!(md.contains("### Verdict"));
@@ -91,18 +123,32 @@ fn html_markdown_and_export_of_a_comparison() {
     let out = mtuperf(&db).args(["export", "--csv"]).output().unwrap();
     let csv = String::from_utf8(out.stdout).unwrap();
     let lines: Vec<&str> = csv.lines().collect();
-    assert_eq!(lines.len(), 1 + 8, "header + 2 paths x 2 blocks x 2 repetitions");
+    assert_eq!(
+        lines.len(),
+        1 + 8,
+        "header + 2 paths x 2 blocks x 2 repetitions"
+    );
     let cols = lines[0].split(',').count();
     assert!(lines.iter().all(|l| l.split(',').count() == cols));
-    let out = mtuperf(&db).args(["export", "--json", "1", "2"]).output().unwrap();
+    let out = mtuperf(&db)
+        .args(["export", "--json", "1", "2"])
+        .output()
+        .unwrap();
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["schema"], "mtuperf.export/1");
     assert_eq!(doc["runs"].as_array().unwrap().len(), 2);
     assert!(doc["runs"][0]["goodput_bps"].as_f64().unwrap() > 0.0);
 
     // Ad-hoc report of two stored runs, and --last (which belongs to the group).
-    let out = mtuperf(&db).args(["report", "1", "2", "--format", "md"]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = mtuperf(&db)
+        .args(["report", "1", "2", "--format", "md"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let out = mtuperf(&db).args(["report", "--last"]).output().unwrap();
     well_formed(&String::from_utf8(out.stdout).unwrap()).unwrap();
     let out = mtuperf(&db).args(["report", "999"]).output().unwrap();

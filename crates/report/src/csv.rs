@@ -43,9 +43,21 @@ pub struct Row {
 }
 
 pub const COLUMNS: [&str; 15] = [
-    "id", "kind", "target", "started", "group_id", "label", "interrupted", "headline",
-    "headline_value", "block", "goodput_bps", "receiver_cpu_us_per_mib", "frames_per_block",
-    "client_mtu", "agent_mtu",
+    "id",
+    "kind",
+    "target",
+    "started",
+    "group_id",
+    "label",
+    "interrupted",
+    "headline",
+    "headline_value",
+    "block",
+    "goodput_bps",
+    "receiver_cpu_us_per_mib",
+    "frames_per_block",
+    "client_mtu",
+    "agent_mtu",
 ];
 
 pub fn row(r: &RunIn) -> Row {
@@ -67,7 +79,10 @@ pub fn row(r: &RunIn) -> Row {
         agent_mtu: None,
     };
     if r.kind == "stream" {
-        if let Some(run) = serde_json::from_str::<Document>(r.document).ok().and_then(|d| d.runs.into_iter().next()) {
+        if let Some(run) = serde_json::from_str::<Document>(r.document)
+            .ok()
+            .and_then(|d| d.runs.into_iter().next())
+        {
             row.block = Some(run.result.request.block);
             row.goodput_bps = Some(run.metrics.headline_bps);
             row.receiver_cpu_us_per_mib = receiver_demand(&run);
@@ -140,8 +155,16 @@ mod tests {
     #[test]
     fn non_stream_rows_keep_generic_fields() {
         let r = row(&RunIn {
-            id: 7, kind: "path", target: "h", started_unix_ms: 0, headline: "9000 both ways",
-            headline_value: Some(9000.0), interrupted: false, group_id: None, label: None, document: "{}",
+            id: 7,
+            kind: "path",
+            target: "h",
+            started_unix_ms: 0,
+            headline: "9000 both ways",
+            headline_value: Some(9000.0),
+            interrupted: false,
+            group_id: None,
+            label: None,
+            document: "{}",
         });
         let out = csv(&[r]);
         let lines: Vec<&str> = out.lines().collect();

@@ -47,8 +47,18 @@ pub fn markdown(d: &CompareDoc) -> String {
     }
     o.push_str("\n### Path checks\n\n| path | target | verdict | reason |\n|---|---|---|---|\n");
     for c in &d.checks {
-        let v = if c.verdict == Verdict::Ok { "ok" } else { "**BROKEN**" };
-        let _ = writeln!(o, "| {} | {} | {v} | {} |", cell(&c.name), cell(&c.target), cell(&c.reason));
+        let v = if c.verdict == Verdict::Ok {
+            "ok"
+        } else {
+            "**BROKEN**"
+        };
+        let _ = writeln!(
+            o,
+            "| {} | {} | {v} | {} |",
+            cell(&c.name),
+            cell(&c.target),
+            cell(&c.reason)
+        );
     }
     o.push_str("\n### Environment\n\n| end | host | kernel | interface | MTU | offloads |\n|---|---|---|---|--:|---|\n");
     for e in &d.environment.ends {

@@ -73,7 +73,9 @@ pub enum TestArg {
 fn parse_pct(s: &str) -> Result<f64, String> {
     match s.trim_end_matches('%').parse::<f64>() {
         Ok(v) if (0.1..=50.0).contains(&v) => Ok(v),
-        _ => Err(format!("{s} is not a percentage from 0.1 to 50 (e.g. 5 for ±5%)")),
+        _ => Err(format!(
+            "{s} is not a percentage from 0.1 to 50 (e.g. 5 for ±5%)"
+        )),
     }
 }
 
@@ -83,9 +85,13 @@ pub fn parse_path(s: &str) -> Result<PathSpec, String> {
     let (name, rest) = s.split_once('=').ok_or_else(|| format!("{s}: {hint}"))?;
     let ok_name = !name.is_empty()
         && name.len() <= 32
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
     if !ok_name {
-        return Err(format!("{name:?}: a path name is 1 to 32 letters, digits, '-' or '_'; {hint}"));
+        return Err(format!(
+            "{name:?}: a path name is 1 to 32 letters, digits, '-' or '_'; {hint}"
+        ));
     }
     let mut parts = rest.split(',');
     let target = parts.next().unwrap_or_default().to_string();
@@ -96,25 +102,47 @@ pub fn parse_path(s: &str) -> Result<PathSpec, String> {
     for p in parts {
         match p.split_once('=') {
             Some(("bind", a)) => {
-                bind = Some(a.parse::<IpAddr>().map_err(|e| format!("bind={a}: {e}; {hint}"))?);
+                bind = Some(
+                    a.parse::<IpAddr>()
+                        .map_err(|e| format!("bind={a}: {e}; {hint}"))?,
+                );
             }
             _ => return Err(format!("{p}: unknown path option; {hint}")),
         }
     }
-    Ok(PathSpec { name: name.to_string(), target, bind })
+    Ok(PathSpec {
+        name: name.to_string(),
+        target,
+        bind,
+    })
 }
 
 fn plan(a: &Args) -> Result<Plan, Failure> {
     if a.paths.len() < 2 {
-        return Err(Failure::usage("--path", &a.paths.len().to_string(), "two or more paths", "add --path NAME=HOST for each path"));
+        return Err(Failure::usage(
+            "--path",
+            &a.paths.len().to_string(),
+            "two or more paths",
+            "add --path NAME=HOST for each path",
+        ));
     }
     for (i, p) in a.paths.iter().enumerate() {
         if a.paths.iter().skip(i + 1).any(|q| q.name == p.name) {
-            return Err(Failure::usage("--path", &p.name, "distinct path names", "name each path once"));
+            return Err(Failure::usage(
+                "--path",
+                &p.name,
+                "distinct path names",
+                "name each path once",
+            ));
         }
     }
     if a.tests.contains(&TestArg::Rr) {
-        return Err(Failure::usage("--tests", "rr", "stream", "this build has no request/response engine yet"));
+        return Err(Failure::usage(
+            "--tests",
+            "rr",
+            "stream",
+            "this build has no request/response engine yet",
+        ));
     }
     Ok(Plan {
         version: compare::PLAN_VERSION,
@@ -124,7 +152,10 @@ fn plan(a: &Args) -> Result<Plan, Failure> {
         clients: a.clients.clone(),
         time_ms: a.time.as_millis() as u64,
         repeat: match a.ci_width {
-            Some(pct) => Repeat::CiWidth { pct, max: a.max_repeat },
+            Some(pct) => Repeat::CiWidth {
+                pct,
+                max: a.max_repeat,
+            },
             None => Repeat::Fixed { n: a.repeat },
         },
         force: a.force,
@@ -134,19 +165,43 @@ fn plan(a: &Args) -> Result<Plan, Failure> {
 
 /// A stored group's plan and its usable repetitions (rounds numbered per path and block).
 pub fn load_group(store: &Store, id: i64) -> anyhow::Result<(Plan, Vec<Rep>, Option<String>)> {
-    let g = store.group(id)?.ok_or_else(|| anyhow!("no comparison group {id} in {}", store.path().display()))?;
+    let g = store
+        .group(id)?
+        .ok_or_else(|| anyhow!("no comparison group {id} in {}", store.path().display()))?;
     if g.kind != "compare" {
-        return Err(anyhow!("group {id} is a {} group, not a comparison", g.kind));
+        return Err(anyhow!(
+            "group {id} is a {} group, not a comparison",
+            g.kind
+        ));
     }
-    let plan: Plan = serde_json::from_str(&g.plan_json).with_context(|| format!("group {id}: unreadable plan"))?;
+    let plan: Plan = serde_json::from_str(&g.plan_json)
+        .with_context(|| format!("group {id}: unreadable plan"))?;
     let mut reps: Vec<Rep> = Vec::new();
     for r in store.group_runs(id)? {
-        let Ok(doc) = serde_json::from_str::<Document>(&r.document) else { continue };
-        let (Some(run), Some(path)) = (doc.runs.into_iter().next(), r.label.clone()) else { continue };
+        let Ok(doc) = serde_json::from_str::<Document>(&r.document) else {
+            continue;
+        };
+        let (Some(run), Some(path)) = (doc.runs.into_iter().next(), r.label.clone()) else {
+            continue;
+        };
         let block = run.result.request.block;
-        let round = reps.iter().filter(|x| x.rep.path == path && x.rep.cell.block == block && !x.rep.interrupted()).count() as u32;
-        let cell = Cell { test: TestKind::Stream, block };
-        reps.push(Rep { run_id: Some(r.id), rep: Repetition { path, cell, round, stream: Some(run.result) } });
+        let round = reps
+            .iter()
+            .filter(|x| x.rep.path == path && x.rep.cell.block == block && !x.rep.interrupted())
+            .count() as u32;
+        let cell = Cell {
+            test: TestKind::Stream,
+            block,
+        };
+        reps.push(Rep {
+            run_id: Some(r.id),
+            rep: Repetition {
+                path,
+                cell,
+                round,
+                stream: Some(run.result),
+            },
+        });
     }
     Ok((plan, reps, g.summary_json))
 }
@@ -160,15 +215,24 @@ struct Observer<'a> {
 
 impl CompareObserver for Observer<'_> {
     fn checked(&mut self, c: &PathCheck) {
-        self.bar.println(format!("  check {}: {}", c.name, c.reason));
+        self.bar
+            .println(format!("  check {}: {}", c.name, c.reason));
     }
     fn starting(&mut self, p: &PathSpec, cell: Cell, round: u32, done: u32, planned: u32) {
         self.bar.set_length(u64::from(planned));
         self.bar.set_position(u64::from(done));
-        self.bar.set_message(format!("{} {} {} #{}", p.name, cell.test.name(), rc::block_label(cell.block), round + 1));
+        self.bar.set_message(format!(
+            "{} {} {} #{}",
+            p.name,
+            cell.test.name(),
+            rc::block_label(cell.block),
+            round + 1
+        ));
     }
     fn finished(&mut self, rep: &Repetition) -> Result<(), EngineError> {
-        let Some(res) = rep.stream.clone() else { return Ok(()) };
+        let Some(res) = rep.stream.clone() else {
+            return Ok(());
+        };
         let mut run = RunDoc::new(res);
         let new = NewRun {
             kind: "stream".into(),
@@ -182,11 +246,23 @@ impl CompareObserver for Observer<'_> {
             label: Some(rep.path.clone()),
         };
         let doc = serde_json::to_string(&Document::new(vec![run.clone()])).unwrap_or_default();
-        let id = common::store_run(self.store, &NewRun { document: doc, ..new })
-            .map_err(|f| EngineError::Io { op: "storing the repetition".into(), source: std::io::Error::other(format!("{:#}", f.error)) })?;
+        let id = common::store_run(
+            self.store,
+            &NewRun {
+                document: doc,
+                ..new
+            },
+        )
+        .map_err(|f| EngineError::Io {
+            op: "storing the repetition".into(),
+            source: std::io::Error::other(format!("{:#}", f.error)),
+        })?;
         run.run_id = id;
         self.bar.inc(1);
-        self.reps.push(Rep { run_id: id, rep: rep.clone() });
+        self.reps.push(Rep {
+            run_id: id,
+            rep: rep.clone(),
+        });
         Ok(())
     }
 }
@@ -203,18 +279,31 @@ fn bar(quiet: bool) -> ProgressBar {
     b
 }
 
+#[allow(clippy::needless_pass_by_value)] // the dispatcher hands every subcommand its Args by value
 pub fn run(g: &Global, a: Args) -> CmdResult {
     let store = common::open_store(g)?;
-    let (plan, prior, group) = match a.resume {
-        Some(id) => {
-            let s = store.as_ref().ok_or_else(|| Failure::usage("--no-store", "set", "--resume reads the history", "drop --no-store"))?;
+    let (plan, prior, group) = if let Some(id) = a.resume {
+        {
+            let s = store.as_ref().ok_or_else(|| {
+                Failure::usage(
+                    "--no-store",
+                    "set",
+                    "--resume reads the history",
+                    "drop --no-store",
+                )
+            })?;
             let (plan, reps, _) = load_group(s, id).map_err(|e| Failure::new(exit::USAGE, e))?;
             (plan, reps, Some(id))
         }
-        None => {
+    } else {
+        {
             let plan = plan(&a)?;
             let group = match &store {
-                Some(s) => Some(s.create_group("compare", &serde_json::to_string(&plan).unwrap_or_default()).context("storing the comparison plan").map_err(|e| Failure::new(exit::FAILED, e))?),
+                Some(s) => Some(
+                    s.create_group("compare", &serde_json::to_string(&plan).unwrap_or_default())
+                        .context("storing the comparison plan")
+                        .map_err(|e| Failure::new(exit::FAILED, e))?,
+                ),
                 None => None,
             };
             (plan, Vec::new(), group)
@@ -222,18 +311,32 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
     };
     let opts = common::connect_options(g, None)?;
     let stop = common::interrupt_flag();
-    let mut obs = Observer { store: store.as_ref(), group, bar: bar(a.json), reps: Vec::new() };
+    let mut obs = Observer {
+        store: store.as_ref(),
+        group,
+        bar: bar(a.json),
+        reps: Vec::new(),
+    };
     let engine_prior = prior.iter().map(|r| r.rep.clone()).collect();
     let out = compare::run(&plan, &opts, engine_prior, &stop, &mut obs);
     obs.bar.finish_and_clear();
     let out = out.map_err(common::engine_failure)?;
     let mut reps: Vec<Rep> = prior.into_iter().filter(|r| !r.rep.interrupted()).collect();
     reps.extend(obs.reps);
-    let doc = rc::build(&plan, &out.checks, &reps, group, out.refused.clone(), out.interrupted);
+    let doc = rc::build(
+        &plan,
+        &out.checks,
+        &reps,
+        group,
+        out.refused.clone(),
+        out.interrupted,
+    );
     if let (Some(s), Some(id)) = (&store, group) {
         if !out.interrupted {
             let json = serde_json::to_string(&doc).unwrap_or_default();
-            s.finish_group(id, &json).context("storing the comparison summary").map_err(|e| Failure::new(exit::FAILED, e))?;
+            s.finish_group(id, &json)
+                .context("storing the comparison summary")
+                .map_err(|e| Failure::new(exit::FAILED, e))?;
         }
     }
     if a.json {
@@ -244,7 +347,14 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
         print!("{}", rc::text(&doc));
     }
     if let Some(r) = out.refused {
-        return Err(Failure::new(exit::CHECK_FAILED, anyhow!("compare refused: {r}; --force compares anyway")));
+        return Err(Failure::new(
+            exit::CHECK_FAILED,
+            anyhow!("compare refused: {r}; --force compares anyway"),
+        ));
     }
-    Ok(if out.interrupted || stop.load(Ordering::Relaxed) { exit::INTERRUPTED } else { 0 })
+    Ok(if out.interrupted || stop.load(Ordering::Relaxed) {
+        exit::INTERRUPTED
+    } else {
+        0
+    })
 }

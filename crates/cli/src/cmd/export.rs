@@ -25,11 +25,22 @@ pub struct Args {
     json: bool,
 }
 
+#[allow(clippy::needless_pass_by_value)] // the dispatcher hands every subcommand its Args by value
 pub fn run(g: &Global, a: Args) -> CmdResult {
     let Some(store) = common::open_store(g)? else {
-        return Err(Failure::usage("--no-store", "set", "export reads the history", "drop --no-store"));
+        return Err(Failure::usage(
+            "--no-store",
+            "set",
+            "export reads the history",
+            "drop --no-store",
+        ));
     };
-    let filter = Filter { ids: a.ids.clone(), kind: a.kind.clone(), group_id: a.group, ..Filter::default() };
+    let filter = Filter {
+        ids: a.ids.clone(),
+        kind: a.kind.clone(),
+        group_id: a.group,
+        ..Filter::default()
+    };
     let mut runs = store.list(&filter).context("reading the history")?;
     runs.sort_by_key(|r| r.id);
     let rows: Vec<rcsv::Row> = runs

@@ -47,10 +47,16 @@ pub fn compare_doc(store: &Store, id: i64) -> anyhow::Result<CompareDoc> {
 }
 
 /// Stream runs picked by id: one "path" per label (or per run without one).
-fn adhoc_doc(store: &Store, ids: Vec<i64>) -> anyhow::Result<CompareDoc> {
-    let runs = store.list(&Filter { ids: ids.clone(), ..Filter::default() })?;
+fn adhoc_doc(store: &Store, ids: &[i64]) -> anyhow::Result<CompareDoc> {
+    let runs = store.list(&Filter {
+        ids: ids.to_vec(),
+        ..Filter::default()
+    })?;
     if let Some(missing) = ids.iter().find(|i| !runs.iter().any(|r| r.id == **i)) {
-        return Err(anyhow!("no run with id {missing} in {}", store.path().display()));
+        return Err(anyhow!(
+            "no run with id {missing} in {}",
+            store.path().display()
+        ));
     }
     let mut reps: Vec<Rep> = Vec::new();
     let mut paths: Vec<PathSpec> = Vec::new();
@@ -59,19 +65,42 @@ fn adhoc_doc(store: &Store, ids: Vec<i64>) -> anyhow::Result<CompareDoc> {
     runs.sort_by_key(|r| r.id);
     for r in runs {
         if r.kind != "stream" {
-            return Err(anyhow!("run {} is a {} run; reports cover stream runs and comparisons", r.id, r.kind));
+            return Err(anyhow!(
+                "run {} is a {} run; reports cover stream runs and comparisons",
+                r.id,
+                r.kind
+            ));
         }
-        let doc: Document = serde_json::from_str(&r.document).with_context(|| format!("run {}", r.id))?;
+        let doc: Document =
+            serde_json::from_str(&r.document).with_context(|| format!("run {}", r.id))?;
         let name = r.label.clone().unwrap_or_else(|| format!("run{}", r.id));
         if !paths.iter().any(|p| p.name == name) {
-            paths.push(PathSpec { name: name.clone(), target: r.target.clone(), bind: None });
+            paths.push(PathSpec {
+                name: name.clone(),
+                target: r.target.clone(),
+                bind: None,
+            });
         }
         for run in doc.runs {
             let block = run.result.request.block;
             blocks.insert(block);
-            let round = reps.iter().filter(|x| x.rep.path == name && x.rep.cell.block == block).count() as u32;
-            let cell = Cell { test: TestKind::Stream, block };
-            reps.push(Rep { run_id: Some(r.id), rep: Repetition { path: name.clone(), cell, round, stream: Some(run.result) } });
+            let round = reps
+                .iter()
+                .filter(|x| x.rep.path == name && x.rep.cell.block == block)
+                .count() as u32;
+            let cell = Cell {
+                test: TestKind::Stream,
+                block,
+            };
+            reps.push(Rep {
+                run_id: Some(r.id),
+                rep: Repetition {
+                    path: name.clone(),
+                    cell,
+                    round,
+                    stream: Some(run.result),
+                },
+            });
         }
     }
     let plan = Plan {
@@ -88,22 +117,36 @@ fn adhoc_doc(store: &Store, ids: Vec<i64>) -> anyhow::Result<CompareDoc> {
     Ok(rc::build(&plan, &[], &reps, None, None, false))
 }
 
+#[allow(clippy::needless_pass_by_value)] // the dispatcher hands every subcommand its Args by value
 pub fn run(g: &Global, a: Args) -> CmdResult {
     let Some(store) = common::open_store(g)? else {
-        return Err(Failure::usage("--no-store", "set", "report reads the history", "drop --no-store"));
+        return Err(Failure::usage(
+            "--no-store",
+            "set",
+            "report reads the history",
+            "drop --no-store",
+        ));
     };
     let doc = if let Some(id) = a.compare {
         compare_doc(&store, id)
     } else if a.last {
-        let last = store.last().context("reading the history")?.ok_or_else(|| Failure::new(exit::USAGE, anyhow!("the history is empty")))?;
+        let last = store
+            .last()
+            .context("reading the history")?
+            .ok_or_else(|| Failure::new(exit::USAGE, anyhow!("the history is empty")))?;
         match last.group_id {
             Some(gid) => compare_doc(&store, gid),
-            None => adhoc_doc(&store, vec![last.id]),
+            None => adhoc_doc(&store, &[last.id]),
         }
     } else if a.ids.is_empty() {
-        return Err(Failure::usage("RUN_IDS", "none", "run ids, --last or --compare ID", "see `mtuperf history`"));
+        return Err(Failure::usage(
+            "RUN_IDS",
+            "none",
+            "run ids, --last or --compare ID",
+            "see `mtuperf history`",
+        ));
     } else {
-        adhoc_doc(&store, a.ids.clone())
+        adhoc_doc(&store, &a.ids)
     }
     .map_err(|e| Failure::new(exit::USAGE, e))?;
     let out = match a.format {
@@ -112,7 +155,9 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
     };
     match &a.output {
         Some(p) => {
-            std::fs::write(p, out).with_context(|| format!("writing {}", p.display())).map_err(|e| Failure::new(exit::FAILED, e))?;
+            std::fs::write(p, out)
+                .with_context(|| format!("writing {}", p.display()))
+                .map_err(|e| Failure::new(exit::FAILED, e))?;
             eprintln!("wrote {}", p.display());
         }
         None => print!("{out}"),

@@ -89,7 +89,7 @@ pub fn check_path(spec: &PathSpec, opts: &ConnectOptions, stop: &Arc<AtomicBool>
         Err(e) => {
             c.df_probe = Some(format!(
                 "path engine unavailable ({e}); falling back to probes"
-            ))
+            ));
         }
     }
     session.close();
@@ -167,7 +167,7 @@ fn df_check(c: &mut PathCheck, dst: std::net::IpAddr, bind: Option<std::net::IpA
     }
     match probe::probe(dst, bind, mtu) {
         Ok(Answer::Reached) => {
-            c.df_probe = Some(format!("a {mtu}-byte DF datagram reached the agent's host"))
+            c.df_probe = Some(format!("a {mtu}-byte DF datagram reached the agent's host"));
         }
         Ok(Answer::TooBig { mtu: m, from }) => {
             c.df_probe = Some(format!(

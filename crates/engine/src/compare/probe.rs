@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use mtuperf_sys::sockopt::{self, Origin, PmtuMode};
 
 /// How long to wait for an ICMP answer to one probe.
-pub const WAIT: Duration = Duration::from_millis(1000);
+pub const WAIT: Duration = Duration::from_secs(1);
 /// The UDP port probed (traceroute's first port; nothing should listen there).
 pub const PORT: u16 = 33434;
 

@@ -146,7 +146,7 @@ pub struct CompareDoc {
 
 /// "8K" for 8192, "9000" otherwise.
 pub fn block_label(b: u32) -> String {
-    if b >= 1024 && b % 1024 == 0 {
+    if b >= 1024 && b.is_multiple_of(1024) {
         format!("{}K", b / 1024)
     } else {
         b.to_string()

@@ -55,10 +55,21 @@ pub fn bars(d: &CompareDoc, cell: Cell, f: Figure) -> String {
         .filter_map(|(i, p)| {
             d.summaries
                 .iter()
-                .find(|s| s.path == p.name && s.test == cell.test && s.block == cell.block && s.figure == f)
+                .find(|s| {
+                    s.path == p.name
+                        && s.test == cell.test
+                        && s.block == cell.block
+                        && s.figure == f
+                })
                 .map(|s| {
                     let m = &s.summary;
-                    (i, p.name.as_str(), scaled(f, m.mean), scaled(f, m.ci95_low), scaled(f, m.ci95_high))
+                    (
+                        i,
+                        p.name.as_str(),
+                        scaled(f, m.mean),
+                        scaled(f, m.ci95_low),
+                        scaled(f, m.ci95_high),
+                    )
                 })
         })
         .collect();
@@ -68,7 +79,12 @@ pub fn bars(d: &CompareDoc, cell: Cell, f: Figure) -> String {
     let top = rows.iter().map(|r| r.4).fold(0.0_f64, f64::max).max(1e-9) * 1.15;
     let n = d.plan.paths.len();
     let names: Vec<String> = d.plan.paths.iter().map(|p| p.name.clone()).collect();
-    let title = format!("{} {}: {} (mean, 95% CI)", cell.test.name(), block_label(cell.block), f.label());
+    let title = format!(
+        "{} {}: {} (mean, 95% CI)",
+        cell.test.name(),
+        block_label(cell.block),
+        f.label()
+    );
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (520, 300)).into_drawing_area();
@@ -88,13 +104,20 @@ pub fn bars(d: &CompareDoc, cell: Cell, f: Figure) -> String {
             .x_labels(n * 2 + 1)
             .x_label_formatter(&|x| {
                 let i = x.floor() as usize;
-                if (x - i as f64 - 0.5).abs() < 0.01 { names.get(i).cloned().unwrap_or_default() } else { String::new() }
+                if (x - i as f64 - 0.5).abs() < 0.01 {
+                    names.get(i).cloned().unwrap_or_default()
+                } else {
+                    String::new()
+                }
             })
             .y_desc(axis(f))
             .draw();
         for &(i, _, mean, lo, hi) in &rows {
             let x = i as f64;
-            let _ = chart.draw_series(std::iter::once(Rectangle::new([(x + 0.2, 0.0), (x + 0.8, mean)], color(i).filled())));
+            let _ = chart.draw_series(std::iter::once(Rectangle::new(
+                [(x + 0.2, 0.0), (x + 0.8, mean)],
+                color(i).filled(),
+            )));
             let _ = chart.draw_series([
                 PathElement::new(vec![(x + 0.5, lo), (x + 0.5, hi)], BLACK.stroke_width(2)),
                 PathElement::new(vec![(x + 0.4, lo), (x + 0.6, lo)], BLACK.stroke_width(2)),
@@ -103,13 +126,20 @@ pub fn bars(d: &CompareDoc, cell: Cell, f: Figure) -> String {
         }
         let _ = root.present();
     }
-    wrap(&svg, rows.len(), &format!("{title}; whiskers: 95% confidence interval of the mean"))
+    wrap(
+        &svg,
+        rows.len(),
+        &format!("{title}; whiskers: 95% confidence interval of the mean"),
+    )
 }
+
+/// One path's points: colour index, name, (round, value).
+type Series<'a> = (usize, &'a str, Vec<(f64, f64)>);
 
 /// The headline of every repetition in round order, one series per path.
 pub fn rounds(d: &CompareDoc, cell: Cell) -> String {
     let f = Figure::Goodput;
-    let series: Vec<(usize, &str, Vec<(f64, f64)>)> = d
+    let series: Vec<Series> = d
         .plan
         .paths
         .iter()
@@ -118,7 +148,12 @@ pub fn rounds(d: &CompareDoc, cell: Cell) -> String {
             let pts = d
                 .runs
                 .iter()
-                .filter(|r| !r.interrupted && r.path == p.name && r.test == cell.test && r.block == cell.block)
+                .filter(|r| {
+                    !r.interrupted
+                        && r.path == p.name
+                        && r.test == cell.test
+                        && r.block == cell.block
+                })
                 .filter_map(|r| f.of(r).map(|v| (f64::from(r.round) + 1.0, scaled(f, v))))
                 .collect();
             (i, p.name.as_str(), pts)
@@ -128,9 +163,22 @@ pub fn rounds(d: &CompareDoc, cell: Cell) -> String {
     if points == 0 {
         return String::new();
     }
-    let xmax = series.iter().flat_map(|s| s.2.iter().map(|p| p.0)).fold(1.0_f64, f64::max) + 0.5;
-    let ymax = series.iter().flat_map(|s| s.2.iter().map(|p| p.1)).fold(0.0_f64, f64::max).max(1e-9) * 1.15;
-    let title = format!("{} {}: goodput of each repetition", cell.test.name(), block_label(cell.block));
+    let xmax = series
+        .iter()
+        .flat_map(|s| s.2.iter().map(|p| p.0))
+        .fold(1.0_f64, f64::max)
+        + 0.5;
+    let ymax = series
+        .iter()
+        .flat_map(|s| s.2.iter().map(|p| p.1))
+        .fold(0.0_f64, f64::max)
+        .max(1e-9)
+        * 1.15;
+    let title = format!(
+        "{} {}: goodput of each repetition",
+        cell.test.name(),
+        block_label(cell.block)
+    );
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (520, 300)).into_drawing_area();
@@ -144,16 +192,29 @@ pub fn rounds(d: &CompareDoc, cell: Cell) -> String {
         else {
             return String::new();
         };
-        let _ = chart.configure_mesh().x_desc("repetition").y_desc(axis(f)).draw();
+        let _ = chart
+            .configure_mesh()
+            .x_desc("repetition")
+            .y_desc(axis(f))
+            .draw();
         for (i, name, pts) in &series {
             let c = color(*i);
             if let Ok(a) = chart.draw_series(pts.iter().map(|&p| Circle::new(p, 4, c.filled()))) {
-                a.label(*name).legend(move |(x, y)| Circle::new((x, y), 4, c.filled()));
+                a.label(*name)
+                    .legend(move |(x, y)| Circle::new((x, y), 4, c.filled()));
             }
             let _ = chart.draw_series(LineSeries::new(pts.clone(), c));
         }
-        let _ = chart.configure_series_labels().border_style(BLACK).background_style(WHITE).draw();
+        let _ = chart
+            .configure_series_labels()
+            .border_style(BLACK)
+            .background_style(WHITE)
+            .draw();
         let _ = root.present();
     }
-    wrap(&svg, points, &format!("{title} (interleaved: drift shows as a slope in every path)"))
+    wrap(
+        &svg,
+        points,
+        &format!("{title} (interleaved: drift shows as a slope in every path)"),
+    )
 }

@@ -44,7 +44,12 @@ pub fn html(d: &CompareDoc) -> String {
     let mut o = String::new();
     let title = format!(
         "mtuperf compare: {}",
-        d.plan.paths.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(" vs ")
+        d.plan
+            .paths
+            .iter()
+            .map(|p| p.name.as_str())
+            .collect::<Vec<_>>()
+            .join(" vs ")
     );
     let _ = write!(
         o,
@@ -52,7 +57,11 @@ pub fn html(d: &CompareDoc) -> String {
         esc(&title),
         esc(&title)
     );
-    let _ = writeln!(o, "<p>{}</p>", esc(crate::compare::text::plan_line(d).trim()));
+    let _ = writeln!(
+        o,
+        "<p>{}</p>",
+        esc(crate::compare::text::plan_line(d).trim())
+    );
     for f in &d.flagged {
         let _ = writeln!(o, "<p class=\"flag\">Path <b>{}</b> failed its pre-check and was measured only because of --force: its figures do not describe a healthy path.</p>", esc(f));
     }
@@ -70,7 +79,12 @@ pub fn html(d: &CompareDoc) -> String {
         .map(|c| {
             let m = &c.summary;
             vec![
-                format!("{} {} {}", c.test.name(), block_label(c.block), c.figure.label()),
+                format!(
+                    "{} {} {}",
+                    c.test.name(),
+                    block_label(c.block),
+                    c.figure.label()
+                ),
                 c.path.clone(),
                 value(c.figure, m.mean),
                 format!("±{:.1}%", m.ci95_half_width_pct),
@@ -81,7 +95,13 @@ pub fn html(d: &CompareDoc) -> String {
             ]
         })
         .collect();
-    table(&mut o, &["figure", "path", "mean", "95% CI", "median", "min", "max", "n"], &rows);
+    table(
+        &mut o,
+        &[
+            "figure", "path", "mean", "95% CI", "median", "min", "max", "n",
+        ],
+        &rows,
+    );
     o.push_str("<h2>Charts</h2>\n");
     for cell in d.plan.cells() {
         for f in [Figure::Goodput, Figure::CpuPerMib, Figure::FramesPerBlock] {
@@ -89,7 +109,11 @@ pub fn html(d: &CompareDoc) -> String {
         }
         o.push_str(&charts::rounds(d, cell));
     }
-    if !d.plan.tests.contains(&mtuperf_engine::compare::TestKind::Rr) {
+    if !d
+        .plan
+        .tests
+        .contains(&mtuperf_engine::compare::TestKind::Rr)
+    {
         o.push_str("<p>No request/response (rr) runs in this comparison: no latency-vs-throughput curves or latency CDFs.</p>\n");
     }
     o.push_str("<h2>Path checks</h2>\n");
@@ -100,13 +124,21 @@ pub fn html(d: &CompareDoc) -> String {
             vec![
                 c.name.clone(),
                 c.target.clone(),
-                if c.verdict == Verdict::Ok { "ok".into() } else { "BROKEN".into() },
+                if c.verdict == Verdict::Ok {
+                    "ok".into()
+                } else {
+                    "BROKEN".into()
+                },
                 c.method.clone(),
                 c.reason.clone(),
             ]
         })
         .collect();
-    table(&mut o, &["path", "target", "verdict", "method", "reason"], &rows);
+    table(
+        &mut o,
+        &["path", "target", "verdict", "method", "reason"],
+        &rows,
+    );
     o.push_str("<h2>Environment</h2>\n");
     let rows: Vec<Vec<String>> = d
         .environment
@@ -123,8 +155,17 @@ pub fn html(d: &CompareDoc) -> String {
             ]
         })
         .collect();
-    table(&mut o, &["end", "host", "kernel", "interface", "MTU", "offloads"], &rows);
-    let rows: Vec<Vec<String>> = d.environment.sysctls.iter().map(|(k, v)| vec![k.clone(), v.clone()]).collect();
+    table(
+        &mut o,
+        &["end", "host", "kernel", "interface", "MTU", "offloads"],
+        &rows,
+    );
+    let rows: Vec<Vec<String>> = d
+        .environment
+        .sysctls
+        .iter()
+        .map(|(k, v)| vec![k.clone(), v.clone()])
+        .collect();
     table(&mut o, &["sysctl (client host)", "value"], &rows);
     o.push_str("</body></html>\n");
     o
