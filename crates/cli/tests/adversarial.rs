@@ -281,3 +281,36 @@ fn rr_requests_beyond_workers_clients_and_rate_are_refused_naming_the_limit() {
     let out = agent.rr(&["--workers", "2", "--clients", "2", "--time", "1s"]);
     assert!(out.status.success(), "within the limits: {}", stderr(&out));
 }
+
+/// More silent connections than the agent's whole handshake cap (1024), all from one
+/// "host" (127.0.0.2): that host gets at most half the slots, so a client from
+/// another address (127.0.0.1) still gets through at once.
+#[test]
+fn one_flooding_host_cannot_take_every_handshake_slot() {
+    let agent = LiveAgent::start(&[]);
+    let mut flood = Vec::new();
+    for _ in 0..1100 {
+        let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None);
+        let Ok(s) = s else {
+            eprintln!("skipped: out of file descriptors after {}", flood.len());
+            return;
+        };
+        let local: std::net::SocketAddr = "127.0.0.2:0".parse().unwrap();
+        s.bind(&local.into()).unwrap();
+        if s.connect(&agent.addr.into()).is_ok() {
+            flood.push(s);
+        }
+    }
+    assert!(
+        flood.len() > 1024,
+        "only {} connections opened",
+        flood.len()
+    );
+    let t0 = Instant::now();
+    agent.stream_ok();
+    assert!(
+        t0.elapsed() < Duration::from_secs(4),
+        "legitimate client waited for the flood to time out"
+    );
+    drop(flood);
+}

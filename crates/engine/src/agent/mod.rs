@@ -4,11 +4,12 @@
 //! a timeout, connections in handshake are capped, each runs on its own thread).
 
 mod handshake;
+mod pending;
 mod registry;
 mod session;
 
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
@@ -148,7 +149,7 @@ impl Agent {
     /// see their sockets close.
     pub fn run(self, shutdown: &Arc<AtomicBool>) {
         let registry = Arc::new(Registry::new(self.config.limits.max_sessions));
-        let pending = Arc::new(AtomicUsize::new(0));
+        let pending = Arc::new(pending::Pending::default());
         for a in self.local_addrs() {
             self.config
                 .log("info", None, "listen", format!("listening on {a}"));
@@ -178,7 +179,7 @@ fn accept_loop(
     listener: &TcpListener,
     config: &Arc<AgentConfig>,
     registry: &Arc<Registry>,
-    pending: &Arc<AtomicUsize>,
+    pending: &Arc<pending::Pending>,
     shutdown: &Arc<AtomicBool>,
 ) {
     while !shutdown.load(Ordering::Relaxed) {
@@ -199,17 +200,11 @@ fn accept_loop(
             handshake::refuse_not_allowed(stream, peer);
             continue;
         }
-        if pending.load(Ordering::Relaxed) >= config.max_pending {
-            config.log(
-                "warn",
-                Some(peer),
-                "refused",
-                "too many connections in handshake".into(),
-            );
+        if let Err(why) = pending.enter(peer.ip(), config.max_pending) {
+            config.log("warn", Some(peer), "refused", why.into());
             drop(stream);
             continue;
         }
-        pending.fetch_add(1, Ordering::Relaxed);
         let (c, r, p, s) = (
             config.clone(),
             registry.clone(),
@@ -221,7 +216,7 @@ fn accept_loop(
             .stack_size(256 * 1024)
             .spawn(move || handle_connection(stream, peer, &c, &r, &p, &s));
         if spawned.is_err() {
-            pending.fetch_sub(1, Ordering::Relaxed);
+            pending.leave(peer.ip());
         }
     }
 }
@@ -231,12 +226,12 @@ fn handle_connection(
     peer: SocketAddr,
     config: &Arc<AgentConfig>,
     registry: &Arc<Registry>,
-    pending: &Arc<AtomicUsize>,
+    pending: &Arc<pending::Pending>,
     shutdown: &Arc<AtomicBool>,
 ) {
     let _ = stream.set_nonblocking(false);
     let outcome = handshake::greet(stream, peer, config, registry);
-    pending.fetch_sub(1, Ordering::Relaxed);
+    pending.leave(peer.ip());
     if let Some(ctx) = outcome {
         session::run(ctx, shutdown);
     }
