@@ -34,7 +34,7 @@ fn request(token: u64, seq: u64) -> Vec<u8> {
 fn answered(sock: &UdpSocket) -> usize {
     sock.set_read_timeout(Some(Duration::from_millis(300)))
         .unwrap();
-    let mut buf = [0u8; 65536];
+    let mut buf = vec![0u8; 65536];
     let mut n = 0;
     while sock.recv_from(&mut buf).is_ok() {
         n += 1;

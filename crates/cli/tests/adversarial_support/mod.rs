@@ -20,7 +20,7 @@ pub struct LiveAgent {
     pub key: Key,
     pub key_file: PathBuf,
     pub log: PathBuf,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
 }
 
 fn free_port() -> u16 {
@@ -59,7 +59,7 @@ impl LiveAgent {
                 key: key.clone(),
                 key_file: key_file.clone(),
                 log: log.clone(),
-                _dir: tempfile::tempdir().unwrap(),
+                dir: tempfile::tempdir().unwrap(),
             };
             let deadline = Instant::now() + Duration::from_secs(5);
             while Instant::now() < deadline {
@@ -67,7 +67,7 @@ impl LiveAgent {
                     break;
                 }
                 if TcpStream::connect(addr).is_ok() {
-                    agent._dir = dir;
+                    agent.dir = dir;
                     return agent;
                 }
                 std::thread::sleep(Duration::from_millis(50));
@@ -174,7 +174,7 @@ impl Raw {
                 self.buf.drain(..n);
                 return Some(m);
             }
-            let mut chunk = [0u8; 65536];
+            let mut chunk = vec![0u8; 65536];
             match self.sock.read(&mut chunk) {
                 Ok(0) | Err(_) => return None,
                 Ok(n) => self.buf.extend_from_slice(chunk.get(..n).unwrap()),
