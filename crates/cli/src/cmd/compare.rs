@@ -136,18 +136,17 @@ fn plan(a: &Args) -> Result<Plan, Failure> {
             ));
         }
     }
-    if a.tests.contains(&TestArg::Rr) {
-        return Err(Failure::usage(
-            "--tests",
-            "rr",
-            "stream",
-            "this build has no request/response engine yet",
-        ));
-    }
     Ok(Plan {
         version: compare::PLAN_VERSION,
         paths: a.paths.clone(),
-        tests: vec![TestKind::Stream],
+        tests: a
+            .tests
+            .iter()
+            .map(|t| match t {
+                TestArg::Stream => TestKind::Stream,
+                TestArg::Rr => TestKind::Rr,
+            })
+            .collect(),
         blocks: a.block.clone(),
         clients: a.clients.clone(),
         time_ms: a.time.as_millis() as u64,
@@ -178,28 +177,49 @@ pub fn load_group(store: &Store, id: i64) -> anyhow::Result<(Plan, Vec<Rep>, Opt
         .with_context(|| format!("group {id}: unreadable plan"))?;
     let mut reps: Vec<Rep> = Vec::new();
     for r in store.group_runs(id)? {
-        let Ok(doc) = serde_json::from_str::<Document>(&r.document) else {
+        let Some(path) = r.label.clone() else {
             continue;
         };
-        let (Some(run), Some(path)) = (doc.runs.into_iter().next(), r.label.clone()) else {
-            continue;
+        let (cell, stream, rr) = if r.kind == "rr" {
+            let Some(step) = serde_json::from_str::<mtuperf_report::rr::Document>(&r.document)
+                .ok()
+                .and_then(|d| d.steps.into_iter().next())
+            else {
+                continue;
+            };
+            let q = &step.result.request;
+            let cell = Cell {
+                test: TestKind::Rr,
+                block: q.block,
+                clients: q.clients,
+            };
+            (cell, None, Some(step.result))
+        } else {
+            let Some(run) = serde_json::from_str::<Document>(&r.document)
+                .ok()
+                .and_then(|d| d.runs.into_iter().next())
+            else {
+                continue;
+            };
+            let cell = Cell {
+                test: TestKind::Stream,
+                block: run.result.request.block,
+                clients: 1,
+            };
+            (cell, Some(run.result), None)
         };
-        let block = run.result.request.block;
         let round = reps
             .iter()
-            .filter(|x| x.rep.path == path && x.rep.cell.block == block && !x.rep.interrupted())
+            .filter(|x| x.rep.path == path && x.rep.cell == cell && !x.rep.interrupted())
             .count() as u32;
-        let cell = Cell {
-            test: TestKind::Stream,
-            block,
-        };
         reps.push(Rep {
             run_id: Some(r.id),
             rep: Repetition {
                 path,
                 cell,
                 round,
-                stream: Some(run.result),
+                stream,
+                rr,
             },
         });
     }
@@ -230,40 +250,57 @@ impl CompareObserver for Observer<'_> {
         ));
     }
     fn finished(&mut self, rep: &Repetition) -> Result<(), EngineError> {
-        let Some(res) = rep.stream.clone() else {
-            return Ok(());
-        };
-        let mut run = RunDoc::new(res);
-        let new = NewRun {
-            kind: "stream".into(),
-            target: run.result.target.clone(),
-            started_unix_ms: run.result.started_unix_ms,
-            headline: rs::headline(&run),
-            headline_value: Some(run.metrics.headline_bps),
-            interrupted: run.result.interrupted,
-            document: String::new(),
-            group_id: self.group,
-            label: Some(rep.path.clone()),
-        };
-        let doc = serde_json::to_string(&Document::new(vec![run.clone()])).unwrap_or_default();
-        let id = common::store_run(
-            self.store,
-            &NewRun {
-                document: doc,
-                ..new
-            },
-        )
-        .map_err(|f| EngineError::Io {
-            op: "storing the repetition".into(),
-            source: std::io::Error::other(format!("{:#}", f.error)),
-        })?;
-        run.run_id = id;
+        let id = self.store_rep(rep)?;
         self.bar.inc(1);
         self.reps.push(Rep {
             run_id: id,
             rep: rep.clone(),
         });
         Ok(())
+    }
+}
+
+impl Observer<'_> {
+    fn store(&self, new: &NewRun) -> Result<Option<i64>, EngineError> {
+        common::store_run(self.store, new).map_err(|f| EngineError::Io {
+            op: "storing the repetition".into(),
+            source: std::io::Error::other(format!("{:#}", f.error)),
+        })
+    }
+
+    /// Stores one repetition as an ordinary run of its kind, in the group, labelled
+    /// with the path name.
+    fn store_rep(&self, rep: &Repetition) -> Result<Option<i64>, EngineError> {
+        if let Some(res) = rep.rr.clone() {
+            let step = mtuperf_report::rr::StepDoc::new(res);
+            let doc = mtuperf_report::rr::Document::new(vec![step.clone()]);
+            return self.store(&NewRun {
+                kind: "rr".into(),
+                target: step.result.target.clone(),
+                started_unix_ms: step.result.started_unix_ms,
+                headline: mtuperf_report::rr::headline(&step),
+                headline_value: Some(step.metrics.blocks_per_s),
+                interrupted: step.result.interrupted,
+                document: serde_json::to_string(&doc).unwrap_or_default(),
+                group_id: self.group,
+                label: Some(rep.path.clone()),
+            });
+        }
+        let Some(res) = rep.stream.clone() else {
+            return Ok(None);
+        };
+        let run = RunDoc::new(res);
+        self.store(&NewRun {
+            kind: "stream".into(),
+            target: run.result.target.clone(),
+            started_unix_ms: run.result.started_unix_ms,
+            headline: rs::headline(&run),
+            headline_value: Some(run.metrics.headline_bps),
+            interrupted: run.result.interrupted,
+            document: serde_json::to_string(&Document::new(vec![run.clone()])).unwrap_or_default(),
+            group_id: self.group,
+            label: Some(rep.path.clone()),
+        })
     }
 }
 

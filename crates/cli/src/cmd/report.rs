@@ -91,6 +91,7 @@ fn adhoc_doc(store: &Store, ids: &[i64]) -> anyhow::Result<CompareDoc> {
             let cell = Cell {
                 test: TestKind::Stream,
                 block,
+                clients: 1,
             };
             reps.push(Rep {
                 run_id: Some(r.id),
@@ -99,6 +100,7 @@ fn adhoc_doc(store: &Store, ids: &[i64]) -> anyhow::Result<CompareDoc> {
                     cell,
                     round,
                     stream: Some(run.result),
+                    rr: None,
                 },
             });
         }

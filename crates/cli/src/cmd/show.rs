@@ -17,12 +17,20 @@ pub struct Args {
 
 /// Renders a stored run's document as text, by kind.
 pub fn render_text(run: &StoredRun) -> anyhow::Result<String> {
-    let bad = |e: serde_json::Error| anyhow!("run {} has an unreadable {} document: {e}", run.id, run.kind);
+    let bad = |e: serde_json::Error| {
+        anyhow!(
+            "run {} has an unreadable {} document: {e}",
+            run.id,
+            run.kind
+        )
+    };
     Ok(match run.kind.as_str() {
-        "rr" => mtuperf_report::rr::text(&serde_json::from_str(&run.document).map_err(bad)?),
         "path" => mtuperf_report::path::text(&serde_json::from_str(&run.document).map_err(bad)?),
+        "compare" => mtuperf_report::compare::text(&serde_json::from_str(&run.document).map_err(bad)?),
+        "rr" => mtuperf_report::rr::text(&serde_json::from_str(&run.document).map_err(bad)?),
         "stream" => {
-            let doc: mtuperf_report::stream::Document = serde_json::from_str(&run.document).map_err(bad)?;
+            let doc: mtuperf_report::stream::Document =
+                serde_json::from_str(&run.document).map_err(bad)?;
             mtuperf_report::stream::text(&doc)
         }
         "doctor" => {
@@ -36,12 +44,22 @@ pub fn render_text(run: &StoredRun) -> anyhow::Result<String> {
 
 pub fn run(g: &Global, a: Args) -> CmdResult {
     let Some(store) = common::open_store(g)? else {
-        return Err(Failure::usage("--no-store", "set", "show reads the history", "drop --no-store"));
+        return Err(Failure::usage(
+            "--no-store",
+            "set",
+            "show reads the history",
+            "drop --no-store",
+        ));
     };
     let run = store
         .get(a.id)
         .context("reading the history")?
-        .ok_or_else(|| Failure::new(exit::USAGE, anyhow!("no run with id {} in {}", a.id, store.path().display())))?;
+        .ok_or_else(|| {
+            Failure::new(
+                exit::USAGE,
+                anyhow!("no run with id {} in {}", a.id, store.path().display()),
+            )
+        })?;
     if a.json {
         println!("{}", run.document);
     } else {

@@ -40,7 +40,7 @@ pub struct PathSpec {
 pub enum TestKind {
     /// Bulk TCP, client → agent; headline: goodput (bit/s).
     Stream,
-    /// Request/response (needs the rr engine).
+    /// UDP request/response, closed loop; headline: p50 block latency (ns).
     Rr,
 }
 
@@ -96,20 +96,41 @@ pub struct Plan {
     pub sysctls: BTreeMap<String, String>,
 }
 
-/// One measured combination: a test at one block size.
+/// One measured combination: a test at one block size (and, for rr, a client count).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Cell {
     pub test: TestKind,
     pub block: u32,
+    /// Concurrent closed-loop clients (rr); 1 for stream.
+    #[serde(default = "one")]
+    pub clients: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 impl Plan {
-    /// The cells in run order (tests, then blocks).
+    /// The cells in run order (tests, then blocks, then rr client counts).
     pub fn cells(&self) -> Vec<Cell> {
         let mut v = Vec::new();
         for &test in &self.tests {
             for &block in &self.blocks {
-                v.push(Cell { test, block });
+                if test == TestKind::Rr {
+                    for &clients in &self.clients {
+                        v.push(Cell {
+                            test,
+                            block,
+                            clients,
+                        });
+                    }
+                } else {
+                    v.push(Cell {
+                        test,
+                        block,
+                        clients: 1,
+                    });
+                }
             }
         }
         v
@@ -124,11 +145,15 @@ pub struct Repetition {
     /// 0-based round this repetition belongs to.
     pub round: u32,
     pub stream: Option<StreamResult>,
+    /// UDP request/response, closed loop (rr cells).
+    #[serde(default)]
+    pub rr: Option<crate::rr::RrResult>,
 }
 
 impl Repetition {
     pub fn interrupted(&self) -> bool {
         self.stream.as_ref().is_some_and(|s| s.interrupted)
+            || self.rr.as_ref().is_some_and(|r| r.interrupted)
     }
 }
 

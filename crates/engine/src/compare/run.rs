@@ -3,6 +3,9 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use std::time::Duration;
+
+use mtuperf_proto::msg::rr::{RrProto, RrRequest};
 use mtuperf_proto::msg::{Direction, StreamLimit, StreamRequest};
 
 use super::check::{check_path, PathCheck, Verdict};
@@ -23,8 +26,11 @@ pub struct Outcome {
     pub interrupted: bool,
 }
 
-/// The headline figure of a repetition: stream goodput (bit/s).
+/// The headline figure of a repetition: stream goodput (bit/s), rr p50 latency (ns).
 pub fn headline(rep: &Repetition) -> Option<f64> {
+    if let Some(r) = &rep.rr {
+        return (r.client.latency.count > 0).then_some(r.client.latency.p50 as f64);
+    }
     rep.stream
         .as_ref()
         .map(|s| metrics::compute(s).headline_bps)
@@ -52,16 +58,22 @@ fn one(
     opts: &ConnectOptions,
     stop: &Arc<AtomicBool>,
 ) -> Result<Repetition, EngineError> {
-    if cell.test == TestKind::Rr {
-        return Err(EngineError::Protocol(
-            "rr cells need the request/response engine, which this build lacks".into(),
-        ));
-    }
     let opts = ConnectOptions {
         bind: path.bind.or(opts.bind),
         ..opts.clone()
     };
     let session = Session::connect(&path.target, &opts)?;
+    if cell.test == TestKind::Rr {
+        let res = crate::rr::run(&session, &rr_params(plan, cell), stop, &crate::rr::Quiet);
+        session.close();
+        return Ok(Repetition {
+            path: path.name.clone(),
+            cell,
+            round,
+            stream: None,
+            rr: Some(res?),
+        });
+    }
     let params = StreamParams {
         request: StreamRequest {
             streams: 1,
@@ -82,7 +94,28 @@ fn one(
         cell,
         round,
         stream: Some(res?),
+        rr: None,
     })
+}
+
+fn rr_params(plan: &Plan, cell: Cell) -> crate::rr::RrParams {
+    crate::rr::RrParams {
+        request: RrRequest {
+            proto: RrProto::Udp,
+            block: cell.block,
+            request: 64,
+            workers: 0,
+            clients: cell.clients,
+            duration_ms: plan.time_ms,
+            rate: None,
+            udp_ports: Vec::new(),
+            hooks: None,
+        },
+        timeout: Duration::from_millis(100),
+        verify: false,
+        threads: None,
+        interval: Duration::from_secs(1),
+    }
 }
 
 /// Runs (or, with `prior` repetitions from the history, continues) a comparison.

@@ -22,6 +22,7 @@ fn row(r: &Rep) -> RepRow {
         path: r.rep.path.clone(),
         test: r.rep.cell.test,
         block: r.rep.cell.block,
+        clients: r.rep.cell.clients,
         round: r.rep.round,
         started: String::new(),
         interrupted: r.rep.interrupted(),
@@ -29,7 +30,23 @@ fn row(r: &Rep) -> RepRow {
         cpu_us_per_mib: None,
         frames_per_block: None,
         perl: None,
+        p50_ns: None,
+        p99_ns: None,
+        blocks_per_s: None,
+        cpu_us_per_block: None,
     };
+    if let Some(rr) = &r.rep.rr {
+        let m = crate::rr::compute(rr);
+        row.started = crate::timestamp(rr.started_unix_ms);
+        let l = &rr.client.latency;
+        if l.count > 0 {
+            row.p50_ns = Some(l.p50 as f64);
+            row.p99_ns = Some(l.p99 as f64);
+        }
+        row.blocks_per_s = Some(m.blocks_per_s);
+        row.cpu_us_per_block = m.client.cpu_us_per_block;
+        row.frames_per_block = m.client.frames_per_block;
+    }
     if let Some(s) = &r.rep.stream {
         let m = metrics::compute(s);
         row.started = crate::timestamp(s.started_unix_ms);
@@ -80,7 +97,11 @@ fn ends(path: &str, s: &StreamResult) -> [EndEnv; 2] {
 fn values(rows: &[RepRow], path: &str, cell: Cell, f: Figure) -> Vec<f64> {
     rows.iter()
         .filter(|r| {
-            !r.interrupted && r.path == path && r.test == cell.test && r.block == cell.block
+            !r.interrupted
+                && r.path == path
+                && r.test == cell.test
+                && r.block == cell.block
+                && r.clients == cell.clients
         })
         .filter_map(|r| f.of(r))
         .collect()
@@ -126,6 +147,7 @@ pub fn build(
                         path: p.name.clone(),
                         test: cell.test,
                         block: cell.block,
+                        clients: cell.clients,
                         figure: f,
                         summary,
                     });
@@ -139,6 +161,7 @@ pub fn build(
                         baseline: base.clone(),
                         test: cell.test,
                         block: cell.block,
+                        clients: cell.clients,
                         figure: f,
                         rel: d.rel,
                         low: d.low,

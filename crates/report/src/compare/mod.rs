@@ -27,6 +27,8 @@ pub struct RepRow {
     pub path: String,
     pub test: TestKind,
     pub block: u32,
+    /// Concurrent clients (rr; 1 for stream).
+    pub clients: u32,
     pub round: u32,
     pub started: String,
     pub interrupted: bool,
@@ -38,6 +40,12 @@ pub struct RepRow {
     pub frames_per_block: Option<f64>,
     /// perl-sockets' figures (receiver side), for `--format legacy`.
     pub perl: Option<PerlFigures>,
+    /// rr: median and 99th percentile block latency (ns), blocks per second, the
+    /// client's system-wide CPU per block (µs).
+    pub p50_ns: Option<f64>,
+    pub p99_ns: Option<f64>,
+    pub blocks_per_s: Option<f64>,
+    pub cpu_us_per_block: Option<f64>,
 }
 
 /// A figure the comparison summarises, with its unit and which direction is better.
@@ -45,33 +53,58 @@ pub struct RepRow {
 #[serde(rename_all = "snake_case")]
 pub enum Figure {
     Goodput,
+    P50,
+    P99,
+    BlocksPerS,
     CpuPerMib,
+    CpuPerBlock,
     FramesPerBlock,
 }
 
 impl Figure {
-    pub const ALL: [Figure; 3] = [Figure::Goodput, Figure::CpuPerMib, Figure::FramesPerBlock];
+    pub const ALL: [Figure; 7] = [
+        Figure::Goodput,
+        Figure::P50,
+        Figure::P99,
+        Figure::BlocksPerS,
+        Figure::CpuPerMib,
+        Figure::CpuPerBlock,
+        Figure::FramesPerBlock,
+    ];
     pub fn label(self) -> &'static str {
         match self {
             Figure::Goodput => "goodput",
+            Figure::P50 => "p50",
+            Figure::P99 => "p99",
+            Figure::BlocksPerS => "blocks/s",
             Figure::CpuPerMib => "CPU per MiB",
+            Figure::CpuPerBlock => "CPU per block",
             Figure::FramesPerBlock => "frames per block",
         }
     }
     pub fn unit(self) -> &'static str {
         match self {
             Figure::Goodput => "bit/s",
+            Figure::P50 | Figure::P99 => "block latency, request sent to response received",
+            Figure::BlocksPerS => "blocks/s answered",
             Figure::CpuPerMib => "µs CPU/MiB (receiver, system-wide)",
-            Figure::FramesPerBlock => "frames/block (receiver iface)",
+            Figure::CpuPerBlock => "µs CPU/block (client, system-wide)",
+            Figure::FramesPerBlock => {
+                "frames/block (stream: receiver iface; rr: client iface, both ways)"
+            }
         }
     }
     pub fn higher_is_better(self) -> bool {
-        matches!(self, Figure::Goodput)
+        matches!(self, Figure::Goodput | Figure::BlocksPerS)
     }
     pub fn of(self, r: &RepRow) -> Option<f64> {
         match self {
             Figure::Goodput => r.goodput_bps,
+            Figure::P50 => r.p50_ns,
+            Figure::P99 => r.p99_ns,
+            Figure::BlocksPerS => r.blocks_per_s,
             Figure::CpuPerMib => r.cpu_us_per_mib,
+            Figure::CpuPerBlock => r.cpu_us_per_block,
             Figure::FramesPerBlock => r.frames_per_block,
         }
     }
@@ -83,6 +116,7 @@ pub struct CellSummary {
     pub path: String,
     pub test: TestKind,
     pub block: u32,
+    pub clients: u32,
     pub figure: Figure,
     pub summary: Summary,
 }
@@ -94,6 +128,7 @@ pub struct Diff {
     pub baseline: String,
     pub test: TestKind,
     pub block: u32,
+    pub clients: u32,
     pub figure: Figure,
     /// (mean_path − mean_baseline) / mean_baseline, and its 95% interval (Welch, delta method).
     pub rel: f64,
@@ -150,5 +185,14 @@ pub fn block_label(b: u32) -> String {
         format!("{}K", b / 1024)
     } else {
         b.to_string()
+    }
+}
+
+/// "stream 8K", "rr 8K", "rr 8K x4" (with 4 concurrent clients).
+pub fn cell_label(test: TestKind, block: u32, clients: u32) -> String {
+    if clients > 1 {
+        format!("{} {} x{clients}", test.name(), block_label(block))
+    } else {
+        format!("{} {}", test.name(), block_label(block))
     }
 }

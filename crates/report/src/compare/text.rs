@@ -12,7 +12,10 @@ use crate::fmt;
 pub fn value(f: Figure, v: f64) -> String {
     match f {
         Figure::Goodput => fmt::rate(v),
+        Figure::P50 | Figure::P99 => fmt::micros(v / 1e3),
+        Figure::BlocksPerS => format!("{v:.0} blocks/s"),
         Figure::CpuPerMib => format!("{v:.0} µs/MiB"),
+        Figure::CpuPerBlock => format!("{v:.1} µs/block"),
         Figure::FramesPerBlock => format!("{v:.2}"),
     }
 }
@@ -70,13 +73,12 @@ pub fn text(d: &CompareDoc) -> String {
     s.push_str("summary (mean ± 95% CI half-width, median, min … max, n):\n");
     let mut last = None;
     for c in &d.summaries {
-        let key = (c.test, c.block, c.figure);
+        let key = (c.test, c.block, c.clients, c.figure);
         if last != Some(key) {
             let _ = writeln!(
                 s,
-                "  {} {} {} [{}]",
-                c.test.name(),
-                block_label(c.block),
+                "  {} {} [{}]",
+                super::cell_label(c.test, c.block, c.clients),
                 c.figure.label(),
                 c.figure.unit()
             );

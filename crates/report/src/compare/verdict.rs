@@ -1,6 +1,6 @@
 //! Plain verdict sentences: "jumbo vs std: stream 8K goodput +97% [+90, +104]; ...".
 
-use super::{block_label, Diff, Figure};
+use super::{Diff, Figure};
 
 fn pct(x: f64) -> String {
     let v = (x * 100.0).round();
@@ -27,9 +27,8 @@ pub fn verdict_line(path: &str, baseline: &str, diffs: &[Diff]) -> String {
         .filter(|d| d.path == path && d.figure != Figure::FramesPerBlock)
         .map(|d| {
             format!(
-                "{} {} {} {}",
-                d.test.name(),
-                block_label(d.block),
+                "{} {} {}",
+                super::cell_label(d.test, d.block, d.clients),
                 d.figure.label(),
                 fmt_rel(d.rel, d.low, d.high, d.significant)
             )
@@ -68,6 +67,7 @@ mod tests {
             baseline: "std".into(),
             test: TestKind::Stream,
             block: 8192,
+            clients: 1,
             figure,
             rel,
             low: rel - 0.05,

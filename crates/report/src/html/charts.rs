@@ -23,17 +23,21 @@ fn color(i: usize) -> RGBColor {
 
 /// Scale for a figure's axis: goodput in Gbit/s, the others as they are.
 fn scaled(f: Figure, v: f64) -> f64 {
-    if f == Figure::Goodput {
-        v / 1e9
-    } else {
-        v
+    match f {
+        Figure::Goodput => v / 1e9,
+        Figure::P50 | Figure::P99 => v / 1e3,
+        _ => v,
     }
 }
 
 fn axis(f: Figure) -> &'static str {
     match f {
         Figure::Goodput => "goodput, Gbit/s",
+        Figure::P50 => "p50 block latency, µs",
+        Figure::P99 => "p99 block latency, µs",
+        Figure::BlocksPerS => "blocks/s",
         Figure::CpuPerMib => "µs CPU per MiB (receiver)",
+        Figure::CpuPerBlock => "µs CPU per block (client)",
         Figure::FramesPerBlock => "frames per block (receiver)",
     }
 }
@@ -58,6 +62,7 @@ pub fn bars(d: &CompareDoc, cell: Cell, f: Figure) -> String {
                 .find(|s| {
                     s.path == p.name
                         && s.test == cell.test
+                        && s.clients == cell.clients
                         && s.block == cell.block
                         && s.figure == f
                 })
@@ -152,6 +157,7 @@ pub fn rounds(d: &CompareDoc, cell: Cell) -> String {
                     !r.interrupted
                         && r.path == p.name
                         && r.test == cell.test
+                        && r.clients == cell.clients
                         && r.block == cell.block
                 })
                 .filter_map(|r| f.of(r).map(|v| (f64::from(r.round) + 1.0, scaled(f, v))))

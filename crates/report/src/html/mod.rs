@@ -104,7 +104,7 @@ pub fn html(d: &CompareDoc) -> String {
     );
     o.push_str("<h2>Charts</h2>\n");
     for cell in d.plan.cells() {
-        for f in [Figure::Goodput, Figure::CpuPerMib, Figure::FramesPerBlock] {
+        for f in Figure::ALL {
             o.push_str(&charts::bars(d, cell, f));
         }
         o.push_str(&charts::rounds(d, cell));
