@@ -186,6 +186,12 @@ pub fn run(g: &Global, a: &Args) -> CmdResult {
             threads: a.threads,
             interval: a.interval.unwrap_or(Duration::from_secs(1)),
         };
+        if printer.live {
+            println!(
+                "step: {clients} client{}",
+                if clients == 1 { "" } else { "s" }
+            );
+        }
         let result = rr::run(&session, &params, &stop, &printer).map_err(common::engine_failure)?;
         let mut step = StepDoc::new(result);
         // Stored before the next step starts.
