@@ -60,17 +60,17 @@ pub fn parse_total(s: &str) -> Result<u64, String> {
 
 /// --time: 100 ms to 24 h.
 pub fn parse_test_time(s: &str) -> Result<Duration, String> {
-    duration_in(s, Duration::from_millis(100), Duration::from_secs(86_400))
+    duration_in(s, Duration::from_millis(100), Duration::from_hours(24))
 }
 
 /// --interval: 10 ms to 1 h.
 pub fn parse_interval(s: &str) -> Result<Duration, String> {
-    duration_in(s, Duration::from_millis(10), Duration::from_secs(3600))
+    duration_in(s, Duration::from_millis(10), Duration::from_hours(1))
 }
 
 /// Durations from 0 up to 24 h (--omit, agent limits).
 pub fn parse_any_duration(s: &str) -> Result<Duration, String> {
-    duration_in(s, Duration::ZERO, Duration::from_secs(86_400))
+    duration_in(s, Duration::ZERO, Duration::from_hours(24))
 }
 
 pub fn load_key(path: Option<&Path>) -> Result<Option<Key>, Failure> {

@@ -58,7 +58,7 @@ pub struct Args {
 
 fn logger(format: LogFormat) -> mtuperf_engine::agent::LogFn {
     Arc::new(move |l: &LogLine| {
-        let peer = l.peer.map(|p| p.to_string()).unwrap_or_else(|| "-".into());
+        let peer = l.peer.map_or_else(|| "-".into(), |p| p.to_string());
         match format {
             LogFormat::Text => eprintln!("{} {peer} {}: {}", l.level, l.event, l.message),
             LogFormat::Json => eprintln!(
@@ -93,7 +93,7 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
         max_clients: a.max_clients,
         ..Limits::default()
     };
-    config.allow = a.allow.clone();
+    config.allow.clone_from(&a.allow);
     config.test_hooks = a.test_hooks;
     config.log = logger(a.log_format);
     let agent = match Agent::bind(config.clone()) {

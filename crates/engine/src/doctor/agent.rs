@@ -24,7 +24,7 @@ pub fn serve(ctx: &SessionCtx, req: &DoctorRequest) -> Result<(), EngineError> {
     };
     let allowed = MAX_SAMPLE_MS.min(ctx.config.limits.max_duration_ms);
     if req.sample_ms > allowed {
-        return ctx.refuse_limit("max-duration", req.sample_ms, allowed);
+        return ctx.refuse_limit("max-duration", req.sample_ms.div_ceil(1000), allowed / 1000);
     }
     let (ifaces, selection) = match mtuperf_sys::route::route_to(ctx.peer.ip()) {
         Ok(r) => (vec![r.iface.clone()], format!("route to {}", ctx.peer.ip())),

@@ -13,6 +13,7 @@ pub mod verdict;
 use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
+use mtuperf_proto::msg::path::MAX_PROBE_SIZE;
 use mtuperf_proto::msg::{AgentMsg, AgentPathInfo, ClientMsg, PathOpen};
 use serde::{Deserialize, Serialize};
 
@@ -104,7 +105,7 @@ pub fn run(
         seq: 0,
         timeout: PROBE_TIMEOUT,
     };
-    let forward = search::search(&mut fwd, base, local.mtu)
+    let forward = search::search(&mut fwd, base, local.mtu.min(MAX_PROBE_SIZE))
         .map_err(|e| EngineError::Agent(format!("forward: {e}")))?;
     let peer_mtu = ready.path.iface.as_ref().map(|i| i.mtu);
     let mut rev = probe::Reverse {
@@ -115,7 +116,11 @@ pub fn run(
         timeout: PROBE_TIMEOUT,
         failure: None,
     };
-    let reverse = search::search(&mut rev, base, peer_mtu.unwrap_or(local.mtu));
+    let reverse = search::search(
+        &mut rev,
+        base,
+        peer_mtu.unwrap_or(local.mtu).min(MAX_PROBE_SIZE),
+    );
     if let Some(e) = rev.failure.take() {
         return Err(e);
     }
@@ -127,7 +132,8 @@ pub fn run(
         same_segment: local.same_segment,
     };
     let verdict = verdict::decide(&forward, &reverse, cx);
-    let expect = expect.unwrap_or(local.mtu);
+    // An IP packet is at most 65535 bytes, whatever loopback's MTU of 65536 says.
+    let expect = expect.unwrap_or(local.mtu.min(MAX_PROBE_SIZE));
     let smallest = forward.largest_ok.min(reverse.largest_ok);
     let silent = matches!(
         verdict,

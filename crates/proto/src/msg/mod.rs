@@ -164,14 +164,27 @@ impl std::fmt::Display for Refusal {
                 limit,
                 requested,
                 allowed,
-            } => write!(
-                f,
-                "request beyond the agent's limit --{limit}: asked {requested}, allowed {allowed}"
-            ),
+            } => {
+                let unit = limit_unit(limit);
+                write!(
+                    f,
+                    "request beyond the agent's limit --{limit}: asked {requested}{unit}, allowed {allowed}{unit}"
+                )
+            }
             Refusal::BadRequest { detail } => write!(f, "bad request: {detail}"),
             Refusal::UnknownSession => write!(f, "unknown or expired session cookie"),
             Refusal::Timeout { waiting_for } => write!(f, "timed out waiting for {waiting_for}"),
         }
+    }
+}
+
+/// The unit a limit's numbers are in, for messages.
+fn limit_unit(limit: &str) -> &'static str {
+    match limit {
+        "max-duration" => " s",
+        "max-rate" => " bit/s",
+        "max-block" | "path-probe-size" => " B",
+        _ => "",
     }
 }
 
