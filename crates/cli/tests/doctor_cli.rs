@@ -163,3 +163,25 @@ fn peer_run_measures_rtt_for_the_bdp_and_compares_both_ends() {
     assert!(cross.iter().any(|f| f["id"] == "cross.mtu"), "{doc:#}");
     assert!(cross.iter().all(|f| f["status"] == "PASS"), "{cross:#?}");
 }
+
+#[test]
+fn unreachable_peer_is_an_error_with_exit_2() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mtuperf"))
+        .args([
+            "--no-store",
+            "doctor",
+            "--iface",
+            "lo",
+            "--peer",
+            &format!("127.0.0.1:{port}"),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot connect"));
+}

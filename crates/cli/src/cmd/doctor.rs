@@ -132,7 +132,15 @@ fn bdp(
 
 // Every subcommand's `run` takes its Args by value (cmd/mod.rs dispatch).
 #[allow(clippy::needless_pass_by_value)]
+/// Exit codes of doctor, as the issue asks for scripting: 0 no FAIL, 1 any FAIL, 2 any error.
 pub fn run(g: &Global, a: Args) -> CmdResult {
+    check(g, a).map_err(|f| Failure {
+        code: exit::USAGE,
+        error: f.error,
+    })
+}
+
+fn check(g: &Global, a: Args) -> CmdResult {
     let store = common::open_store(g)?;
     let started = mtuperf_engine::unix_ms();
     let session = match &a.peer {
