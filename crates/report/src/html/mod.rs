@@ -109,13 +109,15 @@ pub fn html(d: &CompareDoc) -> String {
         }
         o.push_str(&charts::rounds(d, cell));
     }
-    if !d
+    let has_rr = d
         .plan
         .tests
-        .contains(&mtuperf_engine::compare::TestKind::Rr)
-    {
-        o.push_str("<p>No request/response (rr) runs in this comparison: no latency-vs-throughput curves or latency CDFs.</p>\n");
-    }
+        .contains(&mtuperf_engine::compare::TestKind::Rr);
+    o.push_str(if has_rr {
+        "<p>rr: latency-vs-throughput curves and latency CDFs are not drawn in this version; the rr figures are the bars above.</p>\n"
+    } else {
+        "<p>No request/response (rr) runs in this comparison: no latency-vs-throughput curves or latency CDFs.</p>\n"
+    });
     o.push_str("<h2>Path checks</h2>\n");
     let rows: Vec<Vec<String>> = d
         .checks
