@@ -104,8 +104,11 @@ pub(super) fn run(ctx: SessionCtx, shutdown: &Arc<AtomicBool>) {
         let outcome = match msg {
             ClientMsg::Stream(req) => crate::stream::agent::serve(&ctx, &req),
             ClientMsg::PathOpen(req) => crate::path::agent::serve(&ctx, &req),
-            ClientMsg::Doctor(req) => crate::doctor::agent::serve(&ctx, &req),
             ClientMsg::Rr(req) => crate::rr::agent::serve(&ctx, &req),
+            ClientMsg::Doctor(req) => crate::doctor::agent::serve(&ctx, &req),
+            ClientMsg::Ping => ctx.control.send(&AgentMsg::Ack),
+            // A Stop that arrives after its test ended (a race with the end) is harmless.
+            ClientMsg::Stop => Ok(()),
             ClientMsg::Bye => break,
             other => ctx.refuse(Refusal::BadRequest {
                 detail: format!("unexpected message {}", message_name(&other)),
@@ -138,6 +141,7 @@ fn message_name(m: &ClientMsg) -> &'static str {
         ClientMsg::Doctor(_) => "doctor",
         ClientMsg::Go => "go",
         ClientMsg::Stop => "stop",
+        ClientMsg::Ping => "ping",
         ClientMsg::Bye => "bye",
     }
 }

@@ -39,9 +39,9 @@ pub fn ask_peer(
 
 /// Round-trip time to the agent, the smaller of two estimates: the kernel's smoothed
 /// RTT of the control connection (TCP_INFO; inflated by delayed ACKs on a connection
-/// that has carried few messages) and the fastest of `n` timed control round trips (a
-/// `go` outside a test, which the agent answers at once with a refusal; this includes
-/// both ends' scheduling, so it is an upper bound too). None when neither is known.
+/// that has carried few messages) and the fastest of `n` timed `Ping`/`Ack` control
+/// round trips (these include both ends' scheduling, so they are an upper bound too).
+/// None when neither is known.
 pub fn control_rtt(session: &Session, n: u32) -> Option<Duration> {
     let kernel = mtuperf_sys::sockopt::tcp_info(session.control.socket())
         .ok()
@@ -50,14 +50,14 @@ pub fn control_rtt(session: &Session, n: u32) -> Option<Duration> {
     let mut best: Option<Duration> = None;
     for _ in 0..n {
         let t = Instant::now();
-        if session.control.send(&ClientMsg::Go).is_err() {
+        if session.control.send(&ClientMsg::Ping).is_err() {
             break;
         }
         match session
             .control
             .recv::<AgentMsg>(Some(session.reply_timeout()), "round trip")
         {
-            Ok(AgentMsg::Refused(_)) => {
+            Ok(AgentMsg::Ack) => {
                 let e = t.elapsed();
                 best = Some(best.map_or(e, |b| b.min(e)));
             }

@@ -206,6 +206,8 @@ pub enum ClientMsg {
     Go,
     /// Stop the running test early (Ctrl-C); the agent still sends its report.
     Stop,
+    /// Asks for an immediate `Ack` (round-trip time through the agent).
+    Ping,
     /// End of the session.
     Bye,
 }
