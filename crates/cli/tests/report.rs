@@ -72,7 +72,17 @@ fn html_markdown_and_export_of_a_comparison() {
             &format!("two={t}"),
         ])
         .args([
-            "--block", "8K,16K", "--time", "150ms", "--repeat", "2", "--force",
+            "--tests",
+            "stream,rr",
+            "--clients",
+            "1,2",
+            "--block",
+            "8K,16K",
+            "--time",
+            "150ms",
+            "--repeat",
+            "2",
+            "--force",
         ])
         .output()
         .unwrap();
@@ -100,15 +110,24 @@ fn html_markdown_and_export_of_a_comparison() {
         !html.contains("src=\"http"),
         "nothing fetched from the network"
     );
-    // Per block: goodput, CPU/MiB and frames/block bars plus the per-repetition chart.
     let charts: Vec<&str> = html.split("<figure class=\"chart\"").skip(1).collect();
-    assert_eq!(charts.len(), 2 * 4, "charts per block");
     for c in &charts {
         let body = &c[..c.find("</figure>").unwrap()];
         let n: usize = body.split('"').nth(1).unwrap().parse().unwrap();
         assert!(n > 0, "chart without data");
         let marks = body.matches("<rect").count() + body.matches("<circle").count();
         assert!(marks >= n, "{n} points but {marks} marks drawn");
+    }
+    let with = |caption: &str| charts.iter().filter(|c| c.contains(caption)).count();
+    for b in ["8K", "16K"] {
+        assert_eq!(with(&format!("stream {b}: goodput (mean, 95% CI)")), 1);
+        assert_eq!(with(&format!("stream {b}: goodput of each repetition")), 1);
+        assert_eq!(with(&format!("rr {b}: p99 latency vs blocks/s")), 1);
+        for c in ["x1", "x2"] {
+            assert_eq!(with(&format!("rr {b} {c}: block latency CDF")), 1);
+        }
+        assert_eq!(with(&format!("rr {b}: p50 (mean, 95% CI)")), 1);
+        assert_eq!(with(&format!("rr {b} x2: p99 (mean, 95% CI)")), 1);
     }
     assert!(html.contains("one") && html.contains("two vs one"));
 
@@ -123,13 +142,21 @@ fn html_markdown_and_export_of_a_comparison() {
     let out = mtuperf(&db).args(["export", "--csv"]).output().unwrap();
     let csv = String::from_utf8(out.stdout).unwrap();
     let lines: Vec<&str> = csv.lines().collect();
-    assert_eq!(
-        lines.len(),
-        1 + 8,
-        "header + 2 paths x 2 blocks x 2 repetitions"
-    );
+    // stream: 2 paths x 2 blocks x 2 repetitions; rr: the same for each of 2 client counts.
+    assert_eq!(lines.len(), 1 + 8 + 16);
     let cols = lines[0].split(',').count();
-    assert!(lines.iter().all(|l| l.split(',').count() == cols));
+    // Stream headlines hold no comma; rr headlines do and arrive quoted.
+    assert!(lines
+        .iter()
+        .filter(|l| l.contains(",stream,"))
+        .all(|l| l.split(',').count() == cols));
+    assert_eq!(
+        lines
+            .iter()
+            .filter(|l| l.contains(",rr,") && l.contains("\"rr udp"))
+            .count(),
+        16
+    );
     let out = mtuperf(&db)
         .args(["export", "--json", "1", "2"])
         .output()

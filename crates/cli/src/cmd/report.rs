@@ -40,10 +40,21 @@ pub struct Args {
 /// A comparison's document: its stored summary, else rebuilt from its plan and runs.
 pub fn compare_doc(store: &Store, id: i64) -> anyhow::Result<CompareDoc> {
     let (plan, reps, summary) = super::compare::load_group(store, id)?;
-    if let Some(doc) = summary.and_then(|s| serde_json::from_str::<CompareDoc>(&s).ok()) {
-        return Ok(doc);
-    }
-    Ok(rc::build(&plan, &[], &reps, Some(id), None, true))
+    // Rebuilt from the stored runs (so new figures and charts apply to old groups); the
+    // checks and refusal come from the stored summary of a finished comparison.
+    Ok(
+        match summary.and_then(|s| serde_json::from_str::<CompareDoc>(&s).ok()) {
+            Some(old) => rc::build(
+                &plan,
+                &old.checks,
+                &reps,
+                Some(id),
+                old.refused,
+                old.interrupted,
+            ),
+            None => rc::build(&plan, &[], &reps, Some(id), None, true),
+        },
+    )
 }
 
 /// Stream runs picked by id: one "path" per label (or per run without one).

@@ -1,12 +1,15 @@
 //! Building the compare document from the plan, the checks and the repetitions.
 
+use std::collections::BTreeMap;
+
 use mtuperf_engine::compare::{Cell, PathCheck, Plan, Repetition, Verdict};
 use mtuperf_engine::stream::metrics;
 use mtuperf_engine::stream::StreamResult;
 use mtuperf_proto::host::IfaceInfo;
 
 use super::{
-    verdict_line, CellSummary, CompareDoc, Diff, EndEnv, Environment, Figure, RepRow, SCHEMA,
+    verdict_line, CellSummary, CompareDoc, Diff, EndEnv, Environment, Figure, LatencyCdf, RepRow,
+    SCHEMA,
 };
 
 /// A repetition and the history id it was stored under.
@@ -107,6 +110,52 @@ fn values(rows: &[RepRow], path: &str, cell: Cell, f: Figure) -> Vec<f64> {
         .collect()
 }
 
+/// Merges the rr latency histograms of each path and cell into one CDF.
+fn latency_cdfs(plan: &Plan, reps: &[Rep]) -> Vec<LatencyCdf> {
+    let mut out = Vec::new();
+    for cell in plan.cells() {
+        for p in &plan.paths {
+            let mut merged: BTreeMap<u64, u64> = BTreeMap::new();
+            for r in reps
+                .iter()
+                .filter(|r| r.rep.path == p.name && r.rep.cell == cell && !r.rep.interrupted())
+            {
+                for [v, n] in r
+                    .rep
+                    .rr
+                    .iter()
+                    .flat_map(|x| x.client.latency.buckets.iter())
+                {
+                    *merged.entry(*v).or_default() += n;
+                }
+            }
+            let total: u64 = merged.values().sum();
+            if total == 0 {
+                continue;
+            }
+            let mut points = Vec::new();
+            let (mut seen, mut next) = (0u64, 0.0_f64);
+            let last = merged.len().saturating_sub(1);
+            for (i, (v, n)) in merged.iter().enumerate() {
+                seen += n;
+                let frac = seen as f64 / total as f64;
+                if frac >= next || i == last {
+                    points.push([*v as f64 / 1e3, frac]);
+                    next = frac + 0.005;
+                }
+            }
+            out.push(LatencyCdf {
+                path: p.name.clone(),
+                block: cell.block,
+                clients: cell.clients,
+                blocks: total,
+                points,
+            });
+        }
+    }
+    out
+}
+
 /// The document for a comparison (finished, interrupted or refused).
 pub fn build(
     plan: &Plan,
@@ -190,7 +239,9 @@ pub fn build(
             }
         })
         .collect();
+    let latency = latency_cdfs(plan, reps);
     CompareDoc {
+        latency,
         schema: SCHEMA.into(),
         group_id,
         plan: plan.clone(),

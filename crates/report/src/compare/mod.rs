@@ -137,6 +137,17 @@ pub struct Diff {
     pub significant: bool,
 }
 
+/// Cumulative distribution of rr block latency: `[latency µs, fraction ≤ it]` points,
+/// thinned to at most one per 0.5% of the blocks (plus the maximum).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LatencyCdf {
+    pub path: String,
+    pub block: u32,
+    pub clients: u32,
+    pub blocks: u64,
+    pub points: Vec<[f64; 2]>,
+}
+
 /// The hosts and settings the comparison ran on.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Environment {
@@ -176,6 +187,9 @@ pub struct CompareDoc {
     pub verdicts: Vec<String>,
     /// Paths measured although their check failed (`--force`).
     pub flagged: Vec<String>,
+    /// rr: block latency distribution per path and cell, all repetitions merged.
+    #[serde(default)]
+    pub latency: Vec<LatencyCdf>,
     pub environment: Environment,
 }
 

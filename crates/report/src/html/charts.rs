@@ -17,7 +17,7 @@ const COLORS: [RGBColor; 6] = [
     RGBColor(120, 120, 120),
 ];
 
-fn color(i: usize) -> RGBColor {
+pub(super) fn color(i: usize) -> RGBColor {
     COLORS.get(i % COLORS.len()).copied().unwrap_or(BLACK)
 }
 
@@ -42,7 +42,7 @@ fn axis(f: Figure) -> &'static str {
     }
 }
 
-fn wrap(svg: &str, points: usize, caption: &str) -> String {
+pub(super) fn wrap(svg: &str, points: usize, caption: &str) -> String {
     format!(
         "<figure class=\"chart\" data-points=\"{points}\">{svg}<figcaption>{}</figcaption></figure>\n",
         esc(caption)
@@ -85,9 +85,8 @@ pub fn bars(d: &CompareDoc, cell: Cell, f: Figure) -> String {
     let n = d.plan.paths.len();
     let names: Vec<String> = d.plan.paths.iter().map(|p| p.name.clone()).collect();
     let title = format!(
-        "{} {}: {} (mean, 95% CI)",
-        cell.test.name(),
-        block_label(cell.block),
+        "{}: {} (mean, 95% CI)",
+        crate::compare::cell_label(cell.test, cell.block, cell.clients),
         f.label()
     );
     let mut svg = String::new();

@@ -2,6 +2,7 @@
 //! (plotters), no scripts, nothing fetched from the network.
 
 mod charts;
+mod rr_charts;
 
 use std::fmt::Write as _;
 
@@ -113,11 +114,16 @@ pub fn html(d: &CompareDoc) -> String {
         .plan
         .tests
         .contains(&mtuperf_engine::compare::TestKind::Rr);
-    o.push_str(if has_rr {
-        "<p>rr: latency-vs-throughput curves and latency CDFs are not drawn in this version; the rr figures are the bars above.</p>\n"
+    if has_rr {
+        for &b in &d.plan.blocks {
+            o.push_str(&rr_charts::curve(d, b));
+            for &c in &d.plan.clients {
+                o.push_str(&rr_charts::cdf(d, b, c));
+            }
+        }
     } else {
-        "<p>No request/response (rr) runs in this comparison: no latency-vs-throughput curves or latency CDFs.</p>\n"
-    });
+        o.push_str("<p>No request/response (rr) runs in this comparison: no latency-vs-throughput curves or latency CDFs.</p>\n");
+    }
     o.push_str("<h2>Path checks</h2>\n");
     let rows: Vec<Vec<String>> = d
         .checks
