@@ -1,16 +1,19 @@
 //! `mtuperf compare`: the same tests over several paths, interleaved and repeated, each
 //! repetition stored as it finishes; summary with 95% intervals and a plain verdict.
 use std::net::IpAddr;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{anyhow, Context};
 use indicatif::{ProgressBar, ProgressStyle};
+use mtuperf_engine::client::ConnectOptions;
+use mtuperf_engine::compare::Outcome;
 use mtuperf_engine::compare::{
     self, Cell, CompareObserver, PathCheck, PathSpec, Plan, Repeat, Repetition, TestKind,
 };
 use mtuperf_engine::EngineError;
-use mtuperf_report::compare::{self as rc, Rep};
+use mtuperf_report::compare::{self as rc, CompareDoc, Rep};
 use mtuperf_report::stream::{self as rs, Document, RunDoc};
 use mtuperf_store::{NewRun, Store};
 
@@ -316,6 +319,58 @@ fn bar(quiet: bool) -> ProgressBar {
     b
 }
 
+/// Stores the plan as a new comparison group (before anything runs).
+pub fn start_group(store: Option<&Store>, plan: &Plan) -> Result<Option<i64>, Failure> {
+    let Some(s) = store else { return Ok(None) };
+    s.create_group("compare", &serde_json::to_string(plan).unwrap_or_default())
+        .context("storing the comparison plan")
+        .map(Some)
+        .map_err(|e| Failure::new(exit::FAILED, e))
+}
+
+/// Runs (or continues, with `prior`) a comparison: every repetition stored in `group`
+/// as it finishes, a progress bar on a terminal unless `quiet`, the summary stored when
+/// the plan completes. For `demo` and `compare` alike.
+pub fn execute(
+    store: Option<&Store>,
+    plan: &Plan,
+    group: Option<i64>,
+    prior: Vec<Rep>,
+    opts: &ConnectOptions,
+    stop: &Arc<AtomicBool>,
+    quiet: bool,
+) -> Result<(CompareDoc, Outcome), Failure> {
+    let mut obs = Observer {
+        store,
+        group,
+        bar: bar(quiet),
+        reps: Vec::new(),
+    };
+    let engine_prior = prior.iter().map(|r| r.rep.clone()).collect();
+    let out = compare::run(plan, opts, engine_prior, stop, &mut obs);
+    obs.bar.finish_and_clear();
+    let out = out.map_err(common::engine_failure)?;
+    let mut reps: Vec<Rep> = prior.into_iter().filter(|r| !r.rep.interrupted()).collect();
+    reps.extend(obs.reps);
+    let doc = rc::build(
+        plan,
+        &out.checks,
+        &reps,
+        group,
+        out.refused.clone(),
+        out.interrupted,
+    );
+    if let (Some(s), Some(id)) = (store, group) {
+        if !out.interrupted {
+            let json = serde_json::to_string(&doc).unwrap_or_default();
+            s.finish_group(id, &json)
+                .context("storing the comparison summary")
+                .map_err(|e| Failure::new(exit::FAILED, e))?;
+        }
+    }
+    Ok((doc, out))
+}
+
 #[allow(clippy::needless_pass_by_value)] // the dispatcher hands every subcommand its Args by value
 pub fn run(g: &Global, a: Args) -> CmdResult {
     let store = common::open_store(g)?;
@@ -335,47 +390,13 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
     } else {
         {
             let plan = plan(&a)?;
-            let group = match &store {
-                Some(s) => Some(
-                    s.create_group("compare", &serde_json::to_string(&plan).unwrap_or_default())
-                        .context("storing the comparison plan")
-                        .map_err(|e| Failure::new(exit::FAILED, e))?,
-                ),
-                None => None,
-            };
+            let group = start_group(store.as_ref(), &plan)?;
             (plan, Vec::new(), group)
         }
     };
     let opts = common::connect_options(g, None)?;
     let stop = common::interrupt_flag();
-    let mut obs = Observer {
-        store: store.as_ref(),
-        group,
-        bar: bar(a.json),
-        reps: Vec::new(),
-    };
-    let engine_prior = prior.iter().map(|r| r.rep.clone()).collect();
-    let out = compare::run(&plan, &opts, engine_prior, &stop, &mut obs);
-    obs.bar.finish_and_clear();
-    let out = out.map_err(common::engine_failure)?;
-    let mut reps: Vec<Rep> = prior.into_iter().filter(|r| !r.rep.interrupted()).collect();
-    reps.extend(obs.reps);
-    let doc = rc::build(
-        &plan,
-        &out.checks,
-        &reps,
-        group,
-        out.refused.clone(),
-        out.interrupted,
-    );
-    if let (Some(s), Some(id)) = (&store, group) {
-        if !out.interrupted {
-            let json = serde_json::to_string(&doc).unwrap_or_default();
-            s.finish_group(id, &json)
-                .context("storing the comparison summary")
-                .map_err(|e| Failure::new(exit::FAILED, e))?;
-        }
-    }
+    let (doc, out) = execute(store.as_ref(), &plan, group, prior, &opts, &stop, a.json)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
     } else if a.format == Format::Legacy && out.refused.is_none() {
