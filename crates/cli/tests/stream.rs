@@ -92,7 +92,7 @@ fn reverse_and_repeat_print_statistics() {
         "{text}{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(text.matches("run ").count() >= 3, true, "{text}");
+    assert!(text.matches("run ").count() >= 3, "{text}");
     assert!(text.contains("Over 3 runs"), "{text}");
     assert!(text.contains("95% CI"), "{text}");
 }

@@ -29,10 +29,17 @@ pub struct Args {
 
 pub fn run(g: &Global, a: Args) -> CmdResult {
     let Some(store) = common::open_store(g)? else {
-        return Err(Failure::usage("--no-store", "set", "history reads the history", "drop --no-store"));
+        return Err(Failure::usage(
+            "--no-store",
+            "set",
+            "history reads the history",
+            "drop --no-store",
+        ));
     };
     let filter = Filter {
-        since_unix_ms: a.since.map(|d| mtuperf_engine::unix_ms() - d.as_millis() as i64),
+        since_unix_ms: a
+            .since
+            .map(|d| mtuperf_engine::unix_ms() - d.as_millis() as i64),
         target: a.target.clone(),
         kind: a.kind.clone(),
         limit: Some(a.limit),
@@ -50,10 +57,16 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
                 })
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&rows).unwrap_or_default());
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&rows).unwrap_or_default()
+        );
         return Ok(0);
     }
-    println!("{:>5}  {:<20}  {:<8}  {:<28}  {:<10}  headline", "id", "time (UTC)", "kind", "target", "label");
+    println!(
+        "{:>5}  {:<20}  {:<8}  {:<28}  {:<10}  headline",
+        "id", "time (UTC)", "kind", "target", "label"
+    );
     for r in &runs {
         println!(
             "{:>5}  {:<20}  {:<8}  {:<28}  {:<10}  {}{}",
