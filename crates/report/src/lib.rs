@@ -9,8 +9,8 @@ pub mod doctor;
 pub mod fmt;
 pub mod html;
 pub mod md;
-pub mod rr;
 pub mod path;
+pub mod rr;
 pub mod stream;
 
 /// Wall-clock timestamp for people (RFC 3339, UTC, seconds).

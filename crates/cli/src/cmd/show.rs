@@ -26,7 +26,9 @@ pub fn render_text(run: &StoredRun) -> anyhow::Result<String> {
     };
     Ok(match run.kind.as_str() {
         "path" => mtuperf_report::path::text(&serde_json::from_str(&run.document).map_err(bad)?),
-        "compare" => mtuperf_report::compare::text(&serde_json::from_str(&run.document).map_err(bad)?),
+        "compare" => {
+            mtuperf_report::compare::text(&serde_json::from_str(&run.document).map_err(bad)?)
+        }
         "rr" => mtuperf_report::rr::text(&serde_json::from_str(&run.document).map_err(bad)?),
         "stream" => {
             let doc: mtuperf_report::stream::Document =

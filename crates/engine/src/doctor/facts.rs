@@ -84,9 +84,7 @@ pub fn snapshot_at(roots: &Roots, ifaces: &[String]) -> HostFacts {
                 facts.sysctls.insert((*name).into(), collapse(&v));
             }
             Err(e) => {
-                facts
-                    .unreadable
-                    .insert((*name).into(), reason(&e));
+                facts.unreadable.insert((*name).into(), reason(&e));
             }
         }
     }
