@@ -153,6 +153,32 @@ fn open_loop_stall_shows_in_the_tail_closed_loop_hides_it() {
     }
 }
 
+/// The literal check: a 50 ms stall appears in p99 as ≥ 50 ms. With fewer
+/// than 100 transactions p99 is the slowest one, and the request the worker holds
+/// through the stall waits the full 50 ms: at 50 requests/s for 1 s that is exact,
+/// not a matter of luck.
+#[test]
+fn a_50ms_stall_appears_in_p99_as_at_least_50ms() {
+    let addr = agent(Limits::default(), true);
+    for proto in [RrProto::Udp, RrProto::Tcp] {
+        let mut req = request(proto, 1, 1000);
+        req.rate = Some(50);
+        req.workers = 1;
+        req.hooks = Some(RrHooks {
+            stall_ms: 50,
+            stall_after_ms: 500,
+            corrupt_response: 0,
+        });
+        let mut p = params(req);
+        p.timeout = Duration::from_millis(500);
+        let r = run(addr, &p).unwrap();
+        let l = &r.client.latency;
+        assert!(r.client.counts.blocks < 100, "{:?}", r.client.counts);
+        assert!(l.p99 >= 50_000_000, "{proto:?} p99 {} ns", l.p99);
+        assert!(l.p50 < 10_000_000, "{proto:?} p50 {} ns", l.p50);
+    }
+}
+
 #[test]
 fn verify_catches_a_corrupted_block() {
     let addr = agent(Limits::default(), true);
