@@ -1,7 +1,8 @@
 //! `mtuperf demo`: the main job on an embedded default, no second machine needed.
 //! With CAP_NET_ADMIN and iproute2/nftables/ethtool it builds a two-path lab
-//! (MTU 1500 and 9000, offloads off like a NIC without segmentation offload), runs
-//! 8K stream over both paths alternately, prints the comparison and removes the lab.
+//! (MTU 1500 and 9000, offloads off like a NIC without segmentation offload), runs a
+//! compact `compare` (8K stream and 8K UDP rr, interleaved repetitions) from the lab's
+//! client host, prints the verdict, writes report.html and removes the lab.
 //! Otherwise it says why and runs stream over loopback against an in-process agent.
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -14,7 +15,8 @@ use mtuperf_engine::client::Session;
 use mtuperf_engine::stream::{self, client::Quiet, StreamParams};
 use mtuperf_lab::{Lab, LabOptions, Scenario};
 use mtuperf_proto::msg::{Direction, StreamLimit, StreamRequest};
-use mtuperf_report::stream::{self as rs, Document, RunDoc};
+use mtuperf_report::compare::CompareDoc;
+use mtuperf_report::stream::{self as rs, RunDoc};
 
 use crate::cli::Global;
 use crate::common;
@@ -28,16 +30,21 @@ pub struct Args {
     /// Length of each run.
     #[arg(long, default_value = "2s", value_parser = common::parse_test_time)]
     time: Duration,
-    /// Runs per path (alternating std, jumbo, std, jumbo ...).
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=50))]
+    /// Repetitions per path and test (interleaved std, jumbo, std, jumbo ...).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(2..=50))]
     repeat: u32,
+    /// Where the lab demo writes its HTML report.
+    #[arg(long, short = 'o', default_value = "report.html")]
+    output: PathBuf,
 }
 
 pub fn run(g: &Global, a: Args) -> CmdResult {
     if !a.loopback {
         match mtuperf_lab::check_environment() {
             Ok(()) => return lab_demo(g, &a),
-            Err(e) => println!("demo: no lab ({e}); running on loopback instead, which shows throughput and CPU but not what the MTU changes\n"),
+            Err(e) => println!(
+                "demo: no lab ({e}); running on loopback instead. Loopback has one MTU, so this shows throughput, CPU and the measurement itself, but not what jumbo frames change, no path check and no report.html.\n"
+            ),
         }
     }
     loopback_demo(g, &a)
@@ -102,44 +109,6 @@ impl Drop for DemoLab {
     }
 }
 
-fn lab_stream(
-    lab: &Lab,
-    db: Option<&PathBuf>,
-    target: &str,
-    a: &Args,
-    label: &str,
-) -> anyhow::Result<RunDoc> {
-    let exe = std::env::current_exe().context("locating the mtuperf binary")?;
-    let mut argv = vec![exe.display().to_string()];
-    match db {
-        Some(p) => argv.extend(["--db".into(), p.display().to_string()]),
-        None => argv.push("--no-store".into()),
-    }
-    argv.extend(
-        [
-            "stream", target, "--block", "8K", "--json", "--label", label, "--time",
-        ]
-        .iter()
-        .map(|s| (*s).to_string()),
-    );
-    argv.push(format!("{}ms", a.time.as_millis()));
-    let out = lab
-        .exec_command("client", &argv)
-        .output()
-        .context("running stream in the lab")?;
-    if !out.status.success() {
-        return Err(anyhow!(
-            "stream to {target} failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
-    }
-    let mut doc: Document =
-        serde_json::from_slice(&out.stdout).context("reading the stream document")?;
-    doc.runs
-        .pop()
-        .ok_or_else(|| anyhow!("empty stream document"))
-}
-
 fn lab_demo(g: &Global, a: &Args) -> CmdResult {
     let opts = LabOptions {
         name: format!("demo{}", std::process::id()),
@@ -147,48 +116,74 @@ fn lab_demo(g: &Global, a: &Args) -> CmdResult {
         offload: false,
         ..LabOptions::default()
     };
-    println!("demo: building lab {:?}: client ↔ std (MTU 1500) and client ↔ jumbo (MTU 9000), offloads off", opts.name);
+    println!(
+        "demo: building lab {:?}: client ↔ std (MTU 1500) and client ↔ jumbo (MTU 9000), offloads off",
+        opts.name
+    );
     let mut lab = DemoLab(Lab::up(&opts).map_err(|e| Failure::new(exit::ENVIRONMENT, e))?);
     lab.0
         .serve(&[])
         .map_err(|e| Failure::new(exit::FAILED, e))?;
-    let db = if g.no_store {
-        None
-    } else {
-        Some(
-            g.db.clone()
-                .unwrap_or_else(mtuperf_store::Store::default_path),
-        )
+    let target = |sc: Scenario| {
+        lab.0
+            .target(sc)
+            .map(|ip| ip.to_string())
+            .ok_or_else(|| anyhow!("lab has no {sc} target"))
     };
-    let stop = common::interrupt_flag();
-    let paths = [(Scenario::Std, "std"), (Scenario::Jumbo, "jumbo")];
-    let mut runs: Vec<Vec<RunDoc>> = vec![Vec::new(), Vec::new()];
-    for i in 0..a.repeat {
-        for (k, (sc, name)) in paths.iter().enumerate() {
-            let target = lab
-                .0
-                .target(*sc)
-                .ok_or_else(|| anyhow!("lab has no {name} target"))?
-                .to_string();
-            let run = lab_stream(&lab.0, db.as_ref(), &target, a, name)?;
-            println!(
-                "  run {}/{} {name:<5} {}",
-                i + 1,
-                a.repeat,
-                mtuperf_report::fmt::rate(run.metrics.headline_bps)
-            );
-            runs[k].push(run);
-            if stop.load(Ordering::Relaxed) {
-                return Ok(exit::INTERRUPTED);
-            }
-        }
+    let exe = std::env::current_exe().context("locating the mtuperf binary")?;
+    let mut argv = vec![exe.display().to_string()];
+    match (&g.db, g.no_store) {
+        (_, true) => argv.push("--no-store".into()),
+        (Some(p), false) => argv.extend(["--db".into(), p.display().to_string()]),
+        (None, false) => {}
     }
-    println!();
-    print!(
-        "{}",
-        mtuperf_report::demo::comparison(&[("std", &runs[0]), ("jumbo", &runs[1])])
+    argv.extend([
+        "compare".into(),
+        "--path".into(),
+        format!("std={}", target(Scenario::Std)?),
+        "--path".into(),
+        format!("jumbo={}", target(Scenario::Jumbo)?),
+        "--tests".into(),
+        "stream,rr".into(),
+        "--block".into(),
+        "8K".into(),
+        "--repeat".into(),
+        a.repeat.max(2).to_string(),
+        "--time".into(),
+        format!("{}ms", a.time.as_millis()),
+        "--json".into(),
+    ]);
+    println!(
+        "demo: comparing 8K stream and 8K UDP rr over std and jumbo, {} repetitions of {} each, interleaved",
+        a.repeat.max(2),
+        humantime::format_duration(a.time)
     );
+    let out = lab
+        .0
+        .exec_command("client", &argv)
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .context("running compare in the lab's client host")?;
+    if !out.status.success() && out.stdout.is_empty() {
+        return Err(Failure::new(
+            exit::FAILED,
+            anyhow!("compare in the lab failed"),
+        ));
+    }
+    let doc: CompareDoc =
+        serde_json::from_slice(&out.stdout).context("reading the compare document")?;
+    println!();
+    print!("{}", mtuperf_report::compare::text(&doc));
+    std::fs::write(&a.output, mtuperf_report::html::html(&doc))
+        .with_context(|| format!("writing {}", a.output.display()))?;
     drop(lab);
-    println!("demo: lab removed. Reproduce by hand: see README, \"Reproduce the documents' experiments on one machine\".");
-    Ok(0)
+    println!(
+        "demo: report written to {} (open it in a browser); lab removed. Reproduce by hand: README, \"Reproduce the documents' experiments on one machine\".",
+        a.output.display()
+    );
+    Ok(if doc.interrupted {
+        exit::INTERRUPTED
+    } else {
+        0
+    })
 }
