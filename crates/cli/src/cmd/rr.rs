@@ -102,7 +102,7 @@ fn parse_request(s: &str) -> Result<u32, String> {
 
 fn parse_timeout(s: &str) -> Result<Duration, String> {
     let d = mtuperf_proto::units::parse_duration(s).map_err(|e| e.to_string())?;
-    if d < Duration::from_millis(1) || d > Duration::from_secs(60) {
+    if d < Duration::from_millis(1) || d > Duration::from_mins(1) {
         return Err(format!("{s} is out of range: allowed 1ms to 60s"));
     }
     Ok(d)
