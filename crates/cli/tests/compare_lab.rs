@@ -1,6 +1,7 @@
 //! compare in lab namespaces (root, iproute2, nft): a black-holed path is refused with
 //! exit 1 and the reason; with --force it is measured and flagged.
 
+#[allow(dead_code)]
 mod lab_support;
 
 use lab_support::{text, TestLab, BIN};
