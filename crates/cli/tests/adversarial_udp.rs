@@ -63,6 +63,7 @@ fn rr_udp_answers_only_the_registered_source() {
         rate: None,
         udp_ports: vec![port],
         hooks: None,
+        bidir: None,
     }));
     let ready = match s.recv() {
         Some(AgentMsg::RrReady(r)) => r,

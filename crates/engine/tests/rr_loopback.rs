@@ -38,6 +38,7 @@ fn request(proto: RrProto, clients: u32, ms: u64) -> RrRequest {
         rate: None,
         udp_ports: Vec::new(),
         hooks: None,
+        bidir: None,
     }
 }
 

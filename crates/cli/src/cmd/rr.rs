@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use mtuperf_engine::client::Session;
 use mtuperf_engine::rr::{self, RrInterval, RrObserver, RrParams, MAX_UDP_BLOCK};
-use mtuperf_proto::msg::rr::{RrHooks, RrProto};
+use mtuperf_proto::msg::rr::{RrBidir, RrHooks, RrProto};
 use mtuperf_proto::msg::{RrReady, RrRequest};
 use mtuperf_report::rr::{self as rep, Document, StepDoc};
 use mtuperf_store::NewRun;
@@ -63,6 +63,10 @@ pub struct Args {
     /// Check every block's checksum (catches corruption such as broken checksum offload).
     #[arg(long)]
     verify: bool,
+    /// Both ends request and serve blocks at the same time: the agent also requests
+    /// blocks of the same sizes, clients and load from a responder on this host.
+    #[arg(long)]
+    bidir: bool,
     /// Print live per-interval lines.
     #[arg(long, value_parser = parse_interval)]
     interval: Option<Duration>,
@@ -180,6 +184,7 @@ pub fn run(g: &Global, a: &Args) -> CmdResult {
                 rate: a.rate,
                 udp_ports: Vec::new(),
                 hooks: hooks(a),
+                bidir: a.bidir.then(RrBidir::default),
             },
             timeout: a.timeout,
             verify: a.verify,

@@ -110,6 +110,7 @@ fn rr_params(plan: &Plan, cell: Cell) -> crate::rr::RrParams {
             rate: None,
             udp_ports: Vec::new(),
             hooks: None,
+            bidir: None,
         },
         timeout: Duration::from_millis(100),
         verify: false,

@@ -2,17 +2,18 @@
 //! UDP responder (or takes the TCP data connections), serves blocks with `workers`
 //! threads until the client's Stop, and reports what it served with host snapshots.
 
-use std::net::{IpAddr, SocketAddr, UdpSocket};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::net::IpAddr;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use mtuperf_proto::msg::rr::{RrHooks, RrProto};
+use mtuperf_proto::msg::rr::RrProto;
 use mtuperf_proto::msg::{
     AgentMsg, AgentPathInfo, ClientMsg, Refusal, RrReady, RrRequest, RrServed,
 };
 
+use super::serving::Serving;
 use super::wire::{MAX_REQUEST, MAX_UDP_BLOCK};
 use crate::agent::SessionCtx;
 use crate::sampler::Sampler;
@@ -23,46 +24,6 @@ use crate::EngineError;
 const GRACE: Duration = Duration::from_secs(10);
 /// Most UDP source ports a client may register.
 const MAX_UDP_PORTS: usize = 256;
-
-/// What every serving thread shares.
-pub(super) struct Serving {
-    pub token: u64,
-    pub block: u32,
-    pub request: u32,
-    pub t0: Instant,
-    pub stop: AtomicBool,
-    pub hooks: RrHooks,
-    /// Responses sent so far, across workers (numbers responses for the corrupt hook).
-    pub responses: AtomicU64,
-}
-
-/// Per-worker tallies, summed at the end.
-#[derive(Debug, Default, Clone, Copy)]
-pub(super) struct Tally {
-    pub requests: u64,
-    pub responses: u64,
-    pub bytes_sent: u64,
-    pub rejected: u64,
-}
-
-impl Serving {
-    /// Test hook: stalls the calling worker once, `stall_after_ms` into the test.
-    pub fn maybe_stall(&self, stalled: &mut bool) {
-        if *stalled || self.hooks.stall_ms == 0 {
-            return;
-        }
-        if self.t0.elapsed() >= Duration::from_millis(self.hooks.stall_after_ms) {
-            *stalled = true;
-            thread::sleep(Duration::from_millis(self.hooks.stall_ms));
-        }
-    }
-
-    /// Test hook: true when this response (1-based, across workers) must be corrupted.
-    pub fn next_response_corrupt(&self) -> bool {
-        let n = self.responses.fetch_add(1, Ordering::Relaxed) + 1;
-        self.hooks.corrupt_response != 0 && n == self.hooks.corrupt_response
-    }
-}
 
 fn bad(ctx: &SessionCtx, detail: String) -> Result<bool, EngineError> {
     ctx.refuse(Refusal::BadRequest { detail })?;
@@ -93,6 +54,17 @@ fn check(ctx: &SessionCtx, req: &RrRequest, workers: u32) -> Result<bool, Engine
             ctx,
             format!("udp needs 1 to {MAX_UDP_PORTS} registered client ports"),
         );
+    }
+    if let Some(b) = &req.bidir {
+        if b.port == 0
+            || b.timeout_ns < 1_000_000
+            || b.timeout_ns > super::bidir_agent::MAX_TIMEOUT_NS
+        {
+            return bad(
+                ctx,
+                format!("bidir needs the client's responder port (1 to 65535, got {}) and a timeout of 1 ms to 60 s (got {} ns)", b.port, b.timeout_ns),
+            );
+        }
     }
     if req.hooks.is_some() && !ctx.config.test_hooks {
         return bad(
@@ -149,15 +121,16 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
         .map_or(IpAddr::from([0u8; 4]), |a| a.ip());
     let token = u64::from_be_bytes(crate::random_bytes());
     let udp = if req.proto == RrProto::Udp {
-        let addr = SocketAddr::new(local_ip, 0);
-        let s = UdpSocket::bind(addr).map_err(|source| EngineError::Bind { addr, source })?;
-        let r = socket2::SockRef::from(&s);
-        let _ = r.set_recv_buffer_size(4 << 20);
-        let _ = r.set_send_buffer_size(4 << 20);
+        let s = super::drive::udp_socket(local_ip)?;
         let _ = s.set_read_timeout(Some(Duration::from_millis(50)));
         Some(s)
     } else {
         None
+    };
+    let rev_threads = super::bidir_agent::threads(req.clients);
+    let rev_udp = match (&req.bidir, req.proto) {
+        (Some(_), RrProto::Udp) => super::bidir_agent::udp_sockets(local_ip, rev_threads)?,
+        _ => Vec::new(),
     };
     let port = match &udp {
         Some(s) => s
@@ -174,6 +147,7 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
             iface: sampler.iface.clone(),
             addr: local_ip.to_string(),
         },
+        reverse_ports: super::bidir_agent::ports(&rev_udp),
     }))?;
     let tcp = if udp.is_none() {
         let conns = ctx.accept_data(req.clients)?;
@@ -181,6 +155,30 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
         conns
     } else {
         Vec::new()
+    };
+    let rev_tcp = match (&req.bidir, req.proto) {
+        (Some(b), RrProto::Tcp) => super::bidir_agent::tcp_connect(
+            ctx.peer.ip(),
+            local_ip,
+            b,
+            req.clients,
+            ctx.config.handshake_timeout,
+        )?,
+        _ => Vec::new(),
+    };
+    let rev = match &req.bidir {
+        Some(b) => Some((
+            super::bidir_agent::transports(
+                req.proto,
+                rev_udp,
+                rev_tcp,
+                ctx.peer.ip(),
+                b,
+                rev_threads,
+            )?,
+            *b,
+        )),
+        None => None,
     };
     match ctx
         .control
@@ -192,15 +190,13 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
     }
     let t0 = Instant::now();
     let before = sampler.snapshot(t0);
-    let shared = Arc::new(Serving {
+    let requester = rev.map(|(t, b)| super::bidir_agent::Requester::start(t, req, b));
+    let shared = Arc::new(Serving::new(
         token,
-        block: req.block,
-        request: req.request,
-        t0,
-        stop: AtomicBool::new(false),
-        hooks: req.hooks.unwrap_or_default(),
-        responses: AtomicU64::new(0),
-    });
+        req.block,
+        req.request,
+        req.hooks.unwrap_or_default(),
+    ));
     let max = Duration::from_millis(req.duration_ms.min(ctx.config.limits.max_duration_ms)) + GRACE;
     let reader = {
         let (control, shared) = (ctx.control.clone(), shared.clone());
@@ -220,6 +216,10 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
         ),
         None => super::agent_tcp::serve(tcp, workers, &shared, t0 + max),
     };
+    // The reverse direction ends on its own schedule: its duration, then the drain.
+    let drain =
+        Duration::from_nanos(req.bidir.map_or(0, |b| b.timeout_ns)).max(Duration::from_secs(1));
+    let reverse = requester.map(|r| r.finish(t0 + max + drain));
     let after = sampler.snapshot(t0);
     let wall = t0.elapsed();
     let wait_until = Instant::now() + GRACE;
@@ -251,5 +251,6 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
         after,
         iface: sampler.iface,
         wall_ns: wall.as_nanos() as u64,
+        reverse,
     })))
 }

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use mtuperf_proto::dgram::{checksum, Header, Kind, HEADER_LEN};
 use nix::poll::{PollFd, PollFlags, PollTimeout};
 
-use super::agent::{Serving, Tally};
+use super::serving::{Serving, Tally};
 use super::wire::{flip, response_header};
 use crate::payload::incompressible;
 
@@ -54,10 +54,7 @@ pub(super) fn serve(
         let mut total = Tally::default();
         for h in handles {
             if let Ok(t) = h.join() {
-                total.requests += t.requests;
-                total.responses += t.responses;
-                total.bytes_sent += t.bytes_sent;
-                total.rejected += t.rejected;
+                total.add(&t);
             }
         }
         total

@@ -17,11 +17,11 @@ use std::time::Instant;
 
 use mtuperf_proto::dgram::{checksum, Header, Kind, HEADER_LEN};
 
-use super::agent::{Serving, Tally};
+use super::serving::{Serving, Tally};
 use super::wire::{flip, response_header};
 use crate::payload::incompressible;
 
-fn same_ip(a: IpAddr, b: IpAddr) -> bool {
+pub(super) fn same_ip(a: IpAddr, b: IpAddr) -> bool {
     let canon = |ip: IpAddr| match ip {
         IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
         v4 @ IpAddr::V4(_) => v4,
@@ -48,10 +48,7 @@ pub(super) fn serve(
         let mut total = Tally::default();
         for h in handles {
             if let Ok(t) = h.join() {
-                total.requests += t.requests;
-                total.responses += t.responses;
-                total.bytes_sent += t.bytes_sent;
-                total.rejected += t.rejected;
+                total.add(&t);
             }
         }
         total

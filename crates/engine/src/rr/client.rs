@@ -2,8 +2,8 @@
 //! connection per client), spreads the clients over a few threads, samples live
 //! intervals, and joins both ends' accounts into one result.
 
-use std::net::{SocketAddr, UdpSocket};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 use mtuperf_proto::msg::rr::RrProto;
 use mtuperf_proto::msg::{AgentMsg, ClientMsg, RrReady, RrRequest};
 
-use super::hist::{new_histogram, Latency};
-use super::load::{self, Live, Plan, Shape, Transport};
-use super::{RrClientEnd, RrCounts, RrInterval, RrResult};
+use super::bidir_client::{self, Responder};
+use super::drive::{self, udp_socket, Drive};
+use super::{RrBidirResult, RrClientEnd, RrInterval, RrResult};
 use crate::client::Session;
 use crate::sampler::Sampler;
 use crate::{unix_ms, EngineError};
@@ -21,7 +21,8 @@ use crate::{unix_ms, EngineError};
 /// What to run (one load step).
 #[derive(Debug, Clone)]
 pub struct RrParams {
-    /// `udp_ports` is filled in by `run`.
+    /// `udp_ports` is filled in by `run`, and so is `bidir` when it is `Some` (any
+    /// value asks for `--bidir`).
     pub request: RrRequest,
     /// A UDP request unanswered this long is counted lost and re-sent.
     pub timeout: Duration,
@@ -35,6 +36,8 @@ pub struct RrParams {
 pub trait RrObserver: Sync {
     fn ready(&self, _ready: &RrReady) {}
     fn interval(&self, _sample: &RrInterval) {}
+    /// `--bidir`: the client's responder is serving at `addr` (before Go).
+    fn responder(&self, _addr: SocketAddr) {}
 }
 
 /// An observer that ignores everything.
@@ -50,20 +53,6 @@ fn expect_ready(m: AgentMsg) -> Result<RrReady, EngineError> {
     }
 }
 
-fn udp_sockets(session: &Session, n: u32) -> Result<Vec<UdpSocket>, EngineError> {
-    let ip = session.bind().unwrap_or(session.agent.ip());
-    (0..n)
-        .map(|_| {
-            let addr = SocketAddr::new(ip, 0);
-            let s = UdpSocket::bind(addr).map_err(|source| EngineError::Bind { addr, source })?;
-            let r = socket2::SockRef::from(&s);
-            let _ = r.set_recv_buffer_size(4 << 20);
-            let _ = r.set_send_buffer_size(1 << 20);
-            Ok(s)
-        })
-        .collect()
-}
-
 /// Runs one rr step on an open session. `stop` (Ctrl-C) ends it early.
 pub fn run(
     session: &Session,
@@ -74,8 +63,11 @@ pub fn run(
     let mut req = params.request.clone();
     let cores = thread::available_parallelism().map_or(1, |n| n.get() as u32);
     let nthreads = params.threads.unwrap_or(cores).clamp(1, req.clients.max(1));
+    let local_ip = session.bind().unwrap_or(session.agent.ip());
     let udp = if req.proto == RrProto::Udp {
-        let socks = udp_sockets(session, nthreads)?;
+        let socks = (0..nthreads)
+            .map(|_| udp_socket(local_ip))
+            .collect::<Result<Vec<_>, _>>()?;
         req.udp_ports = socks
             .iter()
             .filter_map(|s| s.local_addr().ok().map(|a| a.port()))
@@ -85,12 +77,40 @@ pub fn run(
         req.udp_ports = Vec::new();
         Vec::new()
     };
+    let listen = match req.bidir {
+        Some(_) => {
+            let (l, b) = bidir_client::bind(local_ip, req.proto, params.timeout, params.verify)?;
+            req.bidir = Some(b);
+            Some(l)
+        }
+        None => None,
+    };
     let started_unix_ms = unix_ms();
     let ready = expect_ready(session.request(&ClientMsg::Rr(req.clone()), "rr ready")?)?;
     obs.ready(&ready);
+    // Serves the agent's reverse requests from before Go until its report arrived.
+    let responder = match (listen, &req.bidir) {
+        (Some(l), Some(b)) => {
+            let max = Duration::from_millis(req.duration_ms)
+                + params.timeout.max(Duration::from_secs(1))
+                + session.reply_timeout()
+                + Duration::from_secs(30);
+            let r = Responder::start(
+                l,
+                &req,
+                b,
+                session.agent.ip(),
+                ready.reverse_ports.clone(),
+                nthreads,
+                max,
+            );
+            obs.responder(SocketAddr::new(local_ip, b.port));
+            Some(r)
+        }
+        _ => None,
+    };
     let sampler = Sampler::toward(session.agent.ip());
-    let mut transports = Vec::new();
-    if udp.is_empty() {
+    let transports = if udp.is_empty() {
         let mut conns = Vec::new();
         for i in 0..req.clients {
             let c = session.open_data(i, |s| {
@@ -113,81 +133,30 @@ pub fn run(
                 )))
             }
         }
-        let per = req.clients.div_ceil(nthreads) as usize;
-        let mut it = conns.into_iter().peekable();
-        while it.peek().is_some() {
-            transports.push(Transport::Tcp(it.by_ref().take(per).collect()));
-        }
+        drive::tcp_transports(conns, nthreads)
     } else {
-        let to = SocketAddr::new(session.agent.ip(), ready.port);
-        for s in udp {
-            s.connect(to)
-                .and_then(|()| s.set_nonblocking(true))
-                .map_err(|e| EngineError::io(format!("udp connect to {to}"), e))?;
-            transports.push(Transport::Udp(s));
-        }
-    }
-    let shape = match req.rate {
-        Some(r) if r > 0 => Shape::Open {
-            spacing_ns: (1_000_000_000 / r).max(1),
-            clients: req.clients,
-        },
-        _ => Shape::Closed,
+        drive::udp_transports(udp, SocketAddr::new(session.agent.ip(), ready.port))?
     };
-    // Clients per thread: as even as possible, in global id order.
-    let nt = transports.len() as u32;
-    let mut plans_meta = Vec::new();
-    let mut base = 0u32;
-    for (k, t) in transports.into_iter().enumerate() {
-        let count = match &t {
-            Transport::Tcp(v) => v.len() as u32,
-            Transport::Udp(_) => req.clients / nt + u32::from((k as u32) < req.clients % nt),
-        };
-        plans_meta.push((base, count, t));
-        base += count;
-    }
-    let lives: Vec<Live> = plans_meta.iter().map(|_| Live::default()).collect();
     let t0 = Instant::now();
     let before = sampler.snapshot(t0);
     session.control.send(&ClientMsg::Go)?;
-    let end_ns = req.duration_ms * 1_000_000;
-    let remaining = AtomicUsize::new(plans_meta.len());
-    let (outcomes, intervals) = thread::scope(|s| {
-        let mut handles = Vec::new();
-        for ((base, clients, transport), live) in plans_meta.into_iter().zip(&lives) {
-            let (stop, remaining, req) = (&**stop, &remaining, &req);
-            handles.push(s.spawn(move || {
-                let plan = Plan {
-                    base,
-                    clients,
-                    transport,
-                    shape,
-                    block: req.block,
-                    request: req.request,
-                    token: ready.token,
-                    timeout_ns: params.timeout.as_nanos() as u64,
-                    verify: params.verify,
-                    t0,
-                    end_ns,
-                    stop,
-                    live,
-                };
-                let out = load::run(&plan);
-                remaining.fetch_sub(1, Ordering::AcqRel);
-                out
-            }));
-        }
-        let intervals = super::ticker::run(t0, params.interval, &lives, &remaining, obs);
-        let outs: Vec<_> = handles.into_iter().filter_map(|h| h.join().ok()).collect();
-        (outs, intervals)
-    });
-    let wall_ns = t0.elapsed().as_nanos() as u64;
+    let drive = Drive {
+        req: &req,
+        token: ready.token,
+        timeout_ns: params.timeout.as_nanos() as u64,
+        verify: params.verify,
+        stop,
+        interval_ns: params.interval.as_nanos() as u64,
+    };
+    let (mine, intervals) = drive::run(transports, &drive, t0, obs);
     let after = sampler.snapshot(t0);
     session.control.send(&ClientMsg::Stop)?;
-    let agent = match session.control.recv::<AgentMsg>(
-        Some(session.reply_timeout() + Duration::from_secs(10)),
-        "the agent's rr report",
-    )? {
+    // The agent reports after its own requester drained (bidir): allow for the drain.
+    let wait = session.reply_timeout() + Duration::from_secs(10) + params.timeout;
+    let mut agent = match session
+        .control
+        .recv::<AgentMsg>(Some(wait), "the agent's rr report")?
+    {
         AgentMsg::RrDone(r) => *r,
         AgentMsg::Error { message } => return Err(EngineError::Agent(message)),
         other => {
@@ -196,16 +165,15 @@ pub fn run(
             )))
         }
     };
-    let mut counts = RrCounts::default();
-    let mut hist = new_histogram();
-    let mut errors = Vec::new();
-    let mut unanswered = 0;
-    for o in outcomes {
-        counts.add(&o.counts);
-        let _ = hist.add(&o.hist);
-        unanswered += o.unanswered;
-        errors.extend(o.error);
-    }
+    let reverse = match (responder, agent.reverse.take()) {
+        (Some(r), Some(requester)) => Some(RrBidirResult::new(requester, &r.finish())),
+        (Some(_), None) => {
+            return Err(EngineError::Protocol(
+                "the agent ran no reverse direction in a --bidir test".into(),
+            ))
+        }
+        _ => None,
+    };
     Ok(RrResult {
         workers: ready.workers,
         target: session.agent.to_string(),
@@ -218,20 +186,21 @@ pub fn run(
         client_host: mtuperf_sys::host::identity(crate::SOFTWARE),
         agent_host: session.welcome.host.clone(),
         client: RrClientEnd {
-            counts,
-            unanswered,
-            errors,
-            latency: Latency::from_histogram(&hist),
-            threads: nt,
+            counts: mine.counts,
+            unanswered: mine.unanswered,
+            errors: mine.errors,
+            latency: mine.latency,
+            threads: mine.threads,
             timeout_ns: params.timeout.as_nanos() as u64,
             verify: params.verify,
             before,
             after,
             iface: sampler.iface.clone(),
-            wall_ns,
+            wall_ns: mine.wall_ns,
             intervals,
         },
         agent,
+        reverse,
         interrupted: stop.load(Ordering::Relaxed),
         request: req,
     })

@@ -3,7 +3,7 @@
 //! the end into a summary that keeps every non-empty bucket.
 
 use hdrhistogram::Histogram;
-use serde::{Deserialize, Serialize};
+use mtuperf_proto::msg::rr::Latency;
 
 const HIGHEST_NS: u64 = 100_000_000_000;
 
@@ -19,46 +19,28 @@ pub fn record(h: &mut Histogram<u64>, ns: u64) {
     h.saturating_record(ns.clamp(1, HIGHEST_NS));
 }
 
-/// Block latency (request sent or due → last byte of the block received), in ns.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Latency {
-    /// Always "ns".
-    pub unit: String,
-    pub count: u64,
-    pub min: u64,
-    pub mean: f64,
-    pub p50: u64,
-    pub p90: u64,
-    pub p99: u64,
-    pub p999: u64,
-    pub max: u64,
-    /// Non-empty buckets as `[highest value equivalent to the bucket (ns), count]`.
-    pub buckets: Vec<[u64; 2]>,
-}
-
-impl Latency {
-    pub fn from_histogram(h: &Histogram<u64>) -> Latency {
-        if h.is_empty() {
-            return Latency {
-                unit: "ns".into(),
-                ..Latency::default()
-            };
-        }
-        Latency {
+/// The summary of `h` that crosses the wire and goes into the documents.
+pub fn from_histogram(h: &Histogram<u64>) -> Latency {
+    if h.is_empty() {
+        return Latency {
             unit: "ns".into(),
-            count: h.len(),
-            min: h.min(),
-            mean: h.mean(),
-            p50: h.value_at_quantile(0.50),
-            p90: h.value_at_quantile(0.90),
-            p99: h.value_at_quantile(0.99),
-            p999: h.value_at_quantile(0.999),
-            max: h.max(),
-            buckets: h
-                .iter_recorded()
-                .map(|v| [v.value_iterated_to(), v.count_at_value()])
-                .collect(),
-        }
+            ..Latency::default()
+        };
+    }
+    Latency {
+        unit: "ns".into(),
+        count: h.len(),
+        min: h.min(),
+        mean: h.mean(),
+        p50: h.value_at_quantile(0.50),
+        p90: h.value_at_quantile(0.90),
+        p99: h.value_at_quantile(0.99),
+        p999: h.value_at_quantile(0.999),
+        max: h.max(),
+        buckets: h
+            .iter_recorded()
+            .map(|v| [v.value_iterated_to(), v.count_at_value()])
+            .collect(),
     }
 }
 
@@ -77,7 +59,7 @@ mod tests {
             record(&mut b, i * 1000);
         }
         a.add(&b).unwrap();
-        let l = Latency::from_histogram(&a);
+        let l = from_histogram(&a);
         assert_eq!(l.count, 1000);
         assert!(
             (l.p50 as f64 - 500_000.0).abs() / 500_000.0 < 0.002,
@@ -95,6 +77,6 @@ mod tests {
 
     #[test]
     fn empty_histogram_gives_zero_count() {
-        assert_eq!(Latency::from_histogram(&new_histogram()).count, 0);
+        assert_eq!(from_histogram(&new_histogram()).count, 0);
     }
 }

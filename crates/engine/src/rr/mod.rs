@@ -12,9 +12,13 @@
 pub mod agent;
 mod agent_tcp;
 mod agent_udp;
+mod bidir_agent;
+mod bidir_client;
 pub mod client;
+mod drive;
 mod hist;
 mod load;
+mod serving;
 mod ticker;
 mod wire;
 
@@ -23,7 +27,8 @@ use mtuperf_proto::msg::{RrRequest, RrServed};
 use serde::{Deserialize, Serialize};
 
 pub use client::{run, Quiet, RrObserver, RrParams};
-pub use hist::Latency;
+pub use hist::from_histogram;
+pub use mtuperf_proto::msg::rr::{Latency, RrCounts, RrReverse};
 pub use wire::{MAX_UDP_BLOCK, UDP_MAX_PAYLOAD};
 
 /// One interval of the client's side, as sampled live.
@@ -38,52 +43,6 @@ pub struct RrInterval {
     /// Mean and maximum block latency of the blocks received in the interval (ns).
     pub mean_ns: u64,
     pub max_ns: u64,
-}
-
-/// What went wrong with individual transactions on the client side (counted, not
-/// fatal). Loss is counted per request: a request whose block did not arrive within
-/// the timeout, whatever datagram of the transaction was dropped.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RrCounts {
-    /// Request datagrams or messages sent, re-sends included.
-    pub requests_sent: u64,
-    /// Blocks received for a request still waited for (one per completed transaction).
-    pub blocks: u64,
-    /// Requests unanswered within the timeout (each then re-sent under a new sequence).
-    pub lost: u64,
-    /// Blocks that arrived after their request had been counted lost.
-    pub late: u64,
-    /// Blocks received twice for the same request.
-    pub duplicate: u64,
-    /// Blocks that arrived after a block of a later request of the same client.
-    pub out_of_order: u64,
-    /// Blocks whose checksum did not match (`--verify`).
-    pub corrupt: u64,
-    /// Datagrams that were not a valid answer (wrong token, size, kind or client).
-    pub invalid: u64,
-    /// Open loop: sends made more than 1 ms after the request was due and the client
-    /// was free to send it (the client side fell behind its schedule).
-    pub behind_sends: u64,
-    /// Open loop: the largest such delay (ns).
-    pub behind_max_ns: u64,
-    /// Open loop: sum of all such delays (ns), for the mean.
-    pub behind_sum_ns: u64,
-}
-
-impl RrCounts {
-    pub fn add(&mut self, o: &RrCounts) {
-        self.requests_sent += o.requests_sent;
-        self.blocks += o.blocks;
-        self.lost += o.lost;
-        self.late += o.late;
-        self.duplicate += o.duplicate;
-        self.out_of_order += o.out_of_order;
-        self.corrupt += o.corrupt;
-        self.invalid += o.invalid;
-        self.behind_sends += o.behind_sends;
-        self.behind_max_ns = self.behind_max_ns.max(o.behind_max_ns);
-        self.behind_sum_ns += o.behind_sum_ns;
-    }
 }
 
 /// The client's side of one rr run.
@@ -121,5 +80,45 @@ pub struct RrResult {
     pub agent_host: HostIdentity,
     pub client: RrClientEnd,
     pub agent: RrServed,
+    /// `--bidir`: the agent → client direction (absent in one-way runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reverse: Option<RrBidirResult>,
     pub interrupted: bool,
+}
+
+/// The reverse direction of a `--bidir` run: the agent requested, the client served.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RrBidirResult {
+    /// The agent's requester (counts and latency measured on the agent's clock, its
+    /// `wall_ns` from the agent's Go to its last requester thread done).
+    pub requester: RrReverse,
+    /// The client's responder, over its whole serving time (before Go → the agent's
+    /// report).
+    pub responder: RrResponded,
+}
+
+/// What a responder served.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RrResponded {
+    /// Valid requests received (right source, token, size).
+    pub requests: u64,
+    pub responses: u64,
+    pub bytes_sent: u64,
+    /// Datagrams (or TCP connections) dropped for a bad token, a wrong source or a
+    /// malformed header; none of them answered.
+    pub rejected: u64,
+}
+
+impl RrBidirResult {
+    pub(crate) fn new(requester: RrReverse, t: &serving::Tally) -> RrBidirResult {
+        RrBidirResult {
+            requester,
+            responder: RrResponded {
+                requests: t.requests,
+                responses: t.responses,
+                bytes_sent: t.bytes_sent,
+                rejected: t.rejected,
+            },
+        }
+    }
 }

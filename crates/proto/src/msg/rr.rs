@@ -43,6 +43,26 @@ pub struct RrRequest {
     /// connection's address.
     pub udp_ports: Vec<u16>,
     pub hooks: Option<RrHooks>,
+    /// `--bidir`: the agent also requests blocks from the client (absent: one way).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bidir: Option<RrBidir>,
+}
+
+/// The reverse direction of a `--bidir` run: the agent requests blocks of the same
+/// sizes, with the same clients and load shape, from the client's responder.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RrBidir {
+    /// The client's responder: its UDP port (udp), or the port of the listener the
+    /// agent connects its data connections to (tcp), at the control connection's IP.
+    pub port: u16,
+    /// Token every reverse request (udp) or connection hello (tcp) must carry; fresh
+    /// per step, chosen by the client.
+    pub token: u64,
+    /// The agent's requester counts a UDP request lost after this long.
+    pub timeout_ns: u64,
+    /// The agent's requester checks every block's checksum.
+    pub verify: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -54,6 +74,10 @@ pub struct RrReady {
     pub token: u64,
     pub workers: u32,
     pub path: AgentPathInfo,
+    /// `--bidir` over udp: the agent's requester source ports, the only ports the
+    /// client's responder answers.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reverse_ports: Vec<u16>,
 }
 
 /// The agent's account of an rr test.
@@ -69,4 +93,87 @@ pub struct RrServed {
     pub after: HostSnapshot,
     pub iface: Option<IfaceInfo>,
     pub wall_ns: u64,
+    /// `--bidir`: the agent's own requester, toward the client's responder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reverse: Option<RrReverse>,
+}
+
+/// A requester's side of one direction (the agent's, in a `--bidir` run).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RrReverse {
+    pub counts: RrCounts,
+    /// Requests still unanswered when the drain after the end ran out; not lost.
+    pub unanswered: u64,
+    /// Failures during the run (a TCP connection closed, ...).
+    pub errors: Vec<String>,
+    pub latency: Latency,
+    /// Threads that multiplexed the agent's clients.
+    pub threads: u32,
+    /// The requester's measured phase: its Go → its last thread finished (ns).
+    pub wall_ns: u64,
+}
+
+/// What went wrong with individual transactions on a requester's side (counted, not
+/// fatal). Loss is counted per request: a request whose block did not arrive within
+/// the timeout, whatever datagram of the transaction was dropped.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RrCounts {
+    /// Request datagrams or messages sent, re-sends included.
+    pub requests_sent: u64,
+    /// Blocks received for a request still waited for (one per completed transaction).
+    pub blocks: u64,
+    /// Requests unanswered within the timeout (each then re-sent under a new sequence).
+    pub lost: u64,
+    /// Blocks that arrived after their request had been counted lost.
+    pub late: u64,
+    /// Blocks received twice for the same request.
+    pub duplicate: u64,
+    /// Blocks that arrived after a block of a later request of the same client.
+    pub out_of_order: u64,
+    /// Blocks whose checksum did not match (`--verify`).
+    pub corrupt: u64,
+    /// Datagrams that were not a valid answer (wrong token, size, kind or client).
+    pub invalid: u64,
+    /// Open loop: sends made more than 1 ms after the request was due and the client
+    /// was free to send it (the client side fell behind its schedule).
+    pub behind_sends: u64,
+    /// Open loop: the largest such delay (ns).
+    pub behind_max_ns: u64,
+    /// Open loop: sum of all such delays (ns), for the mean.
+    pub behind_sum_ns: u64,
+}
+
+impl RrCounts {
+    pub fn add(&mut self, o: &RrCounts) {
+        self.requests_sent += o.requests_sent;
+        self.blocks += o.blocks;
+        self.lost += o.lost;
+        self.late += o.late;
+        self.duplicate += o.duplicate;
+        self.out_of_order += o.out_of_order;
+        self.corrupt += o.corrupt;
+        self.invalid += o.invalid;
+        self.behind_sends += o.behind_sends;
+        self.behind_max_ns = self.behind_max_ns.max(o.behind_max_ns);
+        self.behind_sum_ns += o.behind_sum_ns;
+    }
+}
+
+/// Block latency (request sent or due → last byte of the block received), in ns,
+/// summarised from an HDR histogram (3 significant digits, 1 ns to 100 s).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Latency {
+    /// Always "ns".
+    pub unit: String,
+    pub count: u64,
+    pub min: u64,
+    pub mean: f64,
+    pub p50: u64,
+    pub p90: u64,
+    pub p99: u64,
+    pub p999: u64,
+    pub max: u64,
+    /// Non-empty buckets as `[highest value equivalent to the bucket (ns), count]`.
+    pub buckets: Vec<[u64; 2]>,
 }

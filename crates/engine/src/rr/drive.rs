@@ -1,0 +1,150 @@
+//! A requester: spreads the clients of one direction over its threads (one transport
+//! each), runs the hot loop (`load`) on every thread while the ticker samples live
+//! intervals, and merges what the threads counted. The client drives it toward the
+//! agent; under `--bidir` the agent drives it toward the client's responder too.
+
+use std::net::{IpAddr, SocketAddr, TcpStream, UdpSocket};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::thread;
+use std::time::Instant;
+
+use mtuperf_proto::msg::rr::{RrCounts, RrReverse};
+use mtuperf_proto::msg::RrRequest;
+
+use super::client::RrObserver;
+use super::hist::{from_histogram, new_histogram};
+use super::load::{self, Live, Plan, Shape, Transport};
+use super::RrInterval;
+use crate::EngineError;
+
+/// A UDP socket at `ip` with large buffers (requester or responder).
+pub fn udp_socket(ip: IpAddr) -> Result<UdpSocket, EngineError> {
+    let addr = SocketAddr::new(ip, 0);
+    let s = UdpSocket::bind(addr).map_err(|source| EngineError::Bind { addr, source })?;
+    let r = socket2::SockRef::from(&s);
+    let _ = r.set_recv_buffer_size(4 << 20);
+    let _ = r.set_send_buffer_size(4 << 20);
+    Ok(s)
+}
+
+/// Connects each requester socket to the responder at `to`, non-blocking.
+pub fn udp_transports(
+    socks: Vec<UdpSocket>,
+    to: SocketAddr,
+) -> Result<Vec<Transport>, EngineError> {
+    socks
+        .into_iter()
+        .map(|s| {
+            s.connect(to)
+                .and_then(|()| s.set_nonblocking(true))
+                .map_err(|e| EngineError::io(format!("udp connect to {to}"), e))?;
+            Ok(Transport::Udp(s))
+        })
+        .collect()
+}
+
+/// Deals one TCP connection per client (non-blocking) into at most `threads` groups.
+pub fn tcp_transports(conns: Vec<TcpStream>, threads: u32) -> Vec<Transport> {
+    let per = conns.len().div_ceil(threads.max(1) as usize).max(1);
+    let mut it = conns.into_iter().peekable();
+    let mut out = Vec::new();
+    while it.peek().is_some() {
+        out.push(Transport::Tcp(it.by_ref().take(per).collect()));
+    }
+    out
+}
+
+/// What the requester needs besides its transports.
+pub struct Drive<'a> {
+    pub req: &'a RrRequest,
+    /// Token the responder expects in every request.
+    pub token: u64,
+    pub timeout_ns: u64,
+    pub verify: bool,
+    /// Ends the run early (Ctrl-C, or the far end gone).
+    pub stop: &'a AtomicBool,
+    pub interval_ns: u64,
+}
+
+/// Runs the requester from `t0` (the caller's Go) until its end and drain; returns the
+/// merged result (`wall_ns` = `t0` → last thread done) and the live intervals.
+pub fn run(
+    transports: Vec<Transport>,
+    d: &Drive<'_>,
+    t0: Instant,
+    obs: &dyn RrObserver,
+) -> (RrReverse, Vec<RrInterval>) {
+    let req = d.req;
+    let shape = match req.rate {
+        Some(r) if r > 0 => Shape::Open {
+            spacing_ns: (1_000_000_000 / r).max(1),
+            clients: req.clients,
+        },
+        _ => Shape::Closed,
+    };
+    // Clients per thread: as even as possible, in global id order.
+    let nt = transports.len() as u32;
+    let mut metas = Vec::new();
+    let mut base = 0u32;
+    for (k, t) in transports.into_iter().enumerate() {
+        let count = match &t {
+            Transport::Tcp(v) => v.len() as u32,
+            Transport::Udp(_) => req.clients / nt + u32::from((k as u32) < req.clients % nt),
+        };
+        metas.push((base, count, t));
+        base += count;
+    }
+    let lives: Vec<Live> = metas.iter().map(|_| Live::default()).collect();
+    let end_ns = req.duration_ms * 1_000_000;
+    let remaining = AtomicUsize::new(metas.len());
+    let (outcomes, intervals) = thread::scope(|s| {
+        let mut handles = Vec::new();
+        for ((base, clients, transport), live) in metas.into_iter().zip(&lives) {
+            let remaining = &remaining;
+            handles.push(s.spawn(move || {
+                let plan = Plan {
+                    base,
+                    clients,
+                    transport,
+                    shape,
+                    block: req.block,
+                    request: req.request,
+                    token: d.token,
+                    timeout_ns: d.timeout_ns,
+                    verify: d.verify,
+                    t0,
+                    end_ns,
+                    stop: d.stop,
+                    live,
+                };
+                let out = load::run(&plan);
+                remaining.fetch_sub(1, Ordering::AcqRel);
+                out
+            }));
+        }
+        let interval = std::time::Duration::from_nanos(d.interval_ns);
+        let intervals = super::ticker::run(t0, interval, &lives, &remaining, obs);
+        let outs: Vec<_> = handles.into_iter().filter_map(|h| h.join().ok()).collect();
+        (outs, intervals)
+    });
+    let wall_ns = t0.elapsed().as_nanos() as u64;
+    let mut counts = RrCounts::default();
+    let mut hist = new_histogram();
+    let mut errors = Vec::new();
+    let mut unanswered = 0;
+    for o in outcomes {
+        counts.add(&o.counts);
+        let _ = hist.add(&o.hist);
+        unanswered += o.unanswered;
+        errors.extend(o.error);
+    }
+    let merged = RrReverse {
+        counts,
+        unanswered,
+        errors,
+        latency: from_histogram(&hist),
+        threads: nt,
+        wall_ns,
+    };
+    (merged, intervals)
+}
