@@ -170,3 +170,70 @@ fn verify_fails_the_command_on_a_corrupted_block() {
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["steps"][0]["result"]["client"]["counts"]["corrupt"], 1);
 }
+
+/// `--bidir`: a two-step TCP sweep and a UDP step, each step with both directions in
+/// the JSON (accounting closed in each), one stored run per step, both in `show`.
+#[test]
+fn bidir_json_has_both_directions_and_each_step_is_stored() {
+    let agent = AgentProc::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    for (proto, clients, steps) in [("tcp", "1,2", 2), ("udp", "2", 1)] {
+        let out = mtuperf(&db)
+            .args(["rr", &agent.target(), "--bidir", "--proto", proto])
+            .args([
+                "--time",
+                "500ms",
+                "--clients",
+                clients,
+                "--verify",
+                "--json",
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_valid(&doc);
+        let got = doc["steps"].as_array().unwrap();
+        assert_eq!(got.len(), steps, "{proto}");
+        for s in got {
+            let r = &s["result"];
+            let (c, a) = (&r["client"]["counts"], &r["agent"]);
+            assert!(c["blocks"].as_u64().unwrap() > 0);
+            assert_eq!(c["requests_sent"], a["requests"], "{proto} forward");
+            assert_eq!(c["blocks"], a["responses"], "{proto} forward");
+            let (q, p) = (&r["reverse"]["requester"], &r["reverse"]["responder"]);
+            assert!(q["counts"]["blocks"].as_u64().unwrap() > 0, "{proto} {q}");
+            assert_eq!(
+                q["counts"]["requests_sent"], p["requests"],
+                "{proto} reverse"
+            );
+            assert_eq!(q["counts"]["blocks"], p["responses"], "{proto} reverse");
+            assert_eq!(q["counts"]["lost"], 0);
+            assert_eq!(q["latency"]["count"], q["counts"]["blocks"]);
+            assert!(s["metrics"]["reverse"]["blocks_per_s"].as_f64().unwrap() > 0.0);
+            assert!(r["request"]["bidir"]["port"].as_u64().unwrap() > 0);
+        }
+    }
+    let h = mtuperf(&db).args(["history", "--json"]).output().unwrap();
+    let rows: serde_json::Value = serde_json::from_slice(&h.stdout).unwrap();
+    let ids: Vec<String> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["kind"] == "rr")
+        .map(|r| r["id"].as_i64().unwrap().to_string())
+        .collect();
+    assert_eq!(ids.len(), 3, "one stored run per step");
+    let s = mtuperf(&db).args(["show", &ids[0]]).output().unwrap();
+    let text = String::from_utf8_lossy(&s.stdout);
+    assert!(
+        text.contains("client → agent") && text.contains("agent → client"),
+        "{text}"
+    );
+    assert_eq!(text.matches("block latency").count(), 2, "{text}");
+}

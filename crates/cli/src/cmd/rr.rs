@@ -237,7 +237,10 @@ pub fn run(g: &Global, a: &Args) -> CmdResult {
     let corrupt: u64 = doc
         .steps
         .iter()
-        .map(|s| s.result.client.counts.corrupt)
+        .map(|s| {
+            let reverse = s.result.reverse.as_ref();
+            s.result.client.counts.corrupt + reverse.map_or(0, |v| v.requester.counts.corrupt)
+        })
         .sum();
     Ok(if stop.load(Ordering::Relaxed) {
         exit::INTERRUPTED

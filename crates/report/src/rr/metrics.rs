@@ -1,7 +1,7 @@
 //! Figures derived from an rr result. Every figure says what it counts, over which
 //! interval and on which end.
 
-use mtuperf_engine::rr::RrResult;
+use mtuperf_engine::rr::{RrCounts, RrResult};
 use mtuperf_proto::host::{HostSnapshot, IfaceInfo, SnmpCounters};
 use serde::{Deserialize, Serialize};
 
@@ -13,7 +13,8 @@ pub struct EndFigures {
     pub mtu: Option<u32>,
     /// System-wide CPU busy (all CPUs, from /proc/stat) as % of the end's capacity.
     pub cpu_pct: Option<f64>,
-    /// System-wide CPU busy time per block (µs of CPU per block served or received).
+    /// System-wide CPU busy time per block (µs of CPU per block served or received;
+    /// under `--bidir` per block received plus served, since each end does both).
     pub cpu_us_per_block: Option<f64>,
     pub rx_frames: Option<u64>,
     pub tx_frames: Option<u64>,
@@ -42,6 +43,47 @@ pub struct RrMetrics {
     pub behind_mean_ms: Option<f64>,
     pub client: EndFigures,
     pub agent: EndFigures,
+    /// `--bidir`: the agent → client direction, over the agent requester's measured
+    /// interval (its Go → its last requester thread done); blocks received by the agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reverse: Option<Direction>,
+}
+
+/// One direction's throughput and loss, over its requester's measured interval.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Direction {
+    pub wall_s: f64,
+    /// Blocks received by the requester per second.
+    pub blocks_per_s: f64,
+    /// Block bytes (without headers) received per second, MiB/s.
+    pub mib_per_s: f64,
+    /// Requests counted lost, % of request datagrams sent (re-sends included).
+    pub lost_pct: f64,
+    /// Open loop: mean delay of the sends counted as behind schedule (ms).
+    pub behind_mean_ms: Option<f64>,
+}
+
+impl Direction {
+    pub fn of(c: &RrCounts, wall_ns: u64, block: u32) -> Direction {
+        let wall_s = wall_ns as f64 / 1e9;
+        let blocks = c.blocks as f64;
+        Direction {
+            wall_s,
+            blocks_per_s: if wall_s > 0.0 { blocks / wall_s } else { 0.0 },
+            mib_per_s: if wall_s > 0.0 {
+                blocks * f64::from(block) / wall_s / f64::from(1u32 << 20)
+            } else {
+                0.0
+            },
+            lost_pct: if c.requests_sent > 0 {
+                c.lost as f64 / c.requests_sent as f64 * 100.0
+            } else {
+                0.0
+            },
+            behind_mean_ms: (c.behind_sends > 0)
+                .then(|| c.behind_sum_ns as f64 / c.behind_sends as f64 / 1e6),
+        }
+    }
 }
 
 fn end_figures(
@@ -95,34 +137,30 @@ fn end_figures(
 
 pub fn compute(r: &RrResult) -> RrMetrics {
     let c = &r.client.counts;
-    let wall_s = r.client.wall_ns as f64 / 1e9;
-    let blocks = c.blocks as f64;
+    let fwd = Direction::of(c, r.client.wall_ns, r.request.block);
     RrMetrics {
-        wall_s,
-        blocks_per_s: if wall_s > 0.0 { blocks / wall_s } else { 0.0 },
-        mib_per_s: if wall_s > 0.0 {
-            blocks * f64::from(r.request.block) / wall_s / f64::from(1u32 << 20)
-        } else {
-            0.0
-        },
-        lost_pct: if c.requests_sent > 0 {
-            c.lost as f64 / c.requests_sent as f64 * 100.0
-        } else {
-            0.0
-        },
-        behind_mean_ms: (c.behind_sends > 0)
-            .then(|| c.behind_sum_ns as f64 / c.behind_sends as f64 / 1e6),
+        wall_s: fwd.wall_s,
+        blocks_per_s: fwd.blocks_per_s,
+        mib_per_s: fwd.mib_per_s,
+        lost_pct: fwd.lost_pct,
+        behind_mean_ms: fwd.behind_mean_ms,
+        // Under --bidir each end both receives and serves blocks: its CPU and frames
+        // cover both, so they are divided by both.
         client: end_figures(
             &r.client.before,
             &r.client.after,
             r.client.iface.as_ref(),
-            c.blocks,
+            c.blocks + r.reverse.as_ref().map_or(0, |v| v.responder.responses),
         ),
         agent: end_figures(
             &r.agent.before,
             &r.agent.after,
             r.agent.iface.as_ref(),
-            r.agent.responses,
+            r.agent.responses + r.reverse.as_ref().map_or(0, |v| v.requester.counts.blocks),
         ),
+        reverse: r
+            .reverse
+            .as_ref()
+            .map(|v| Direction::of(&v.requester.counts, v.requester.wall_ns, r.request.block)),
     }
 }

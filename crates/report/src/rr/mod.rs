@@ -3,11 +3,12 @@
 
 mod metrics;
 mod text;
+mod text_bidir;
 
 use mtuperf_engine::rr::RrResult;
 use serde::{Deserialize, Serialize};
 
-pub use metrics::{compute, EndFigures, RrMetrics};
+pub use metrics::{compute, Direction, EndFigures, RrMetrics};
 pub use text::{header, headline, interval_header, interval_line, step_text, sweep_text, text};
 
 pub const SCHEMA: &str = "mtuperf.rr/1";

@@ -6,10 +6,11 @@ use mtuperf_engine::rr::{RrInterval, RrResult};
 use mtuperf_proto::host::{IfaceInfo, SnmpCounters};
 use mtuperf_proto::msg::rr::RrProto;
 
-use super::{Document, EndFigures, StepDoc, Sweep};
+use super::text_bidir::{direction_lines, DirView};
+use super::{Direction, Document, EndFigures, StepDoc, Sweep};
 
 /// Nanoseconds as "24.8 µs", "1.25 ms", "2.000 s".
-fn lat(ns: f64) -> String {
+pub(super) fn lat(ns: f64) -> String {
     let us = ns / 1000.0;
     if us >= 1e6 {
         format!("{:.3} s", us / 1e6)
@@ -32,6 +33,12 @@ fn proto(p: RrProto) -> &'static str {
         RrProto::Udp => "udp",
         RrProto::Tcp => "tcp",
     }
+}
+
+/// "udp", or "udp bidir" when both ends requested and served.
+fn mode(r: &RrResult) -> String {
+    let bidir = if r.request.bidir.is_some() { " bidir" } else { "" };
+    format!("{}{bidir}", proto(r.request.proto))
 }
 
 fn load(r: &RrResult) -> String {
@@ -59,7 +66,7 @@ pub fn header(r: &RrResult) -> String {
         iface(r.client.iface.as_ref()),
         r.target,
         iface(r.agent.iface.as_ref()),
-        proto(q.proto),
+        mode(r),
         q.block,
         q.request,
         load(r),
@@ -138,65 +145,53 @@ fn end_lines(out: &mut String, name: &str, e: &EndFigures, what: &str) {
 pub fn step_text(step: &StepDoc) -> String {
     let (r, m) = (&step.result, &step.metrics);
     let c = &r.client.counts;
-    let l = &r.client.latency;
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "  blocks: {} received by the client; requests sent {} (agent received {}, answered {}) in {:.2} s",
-        c.blocks, c.requests_sent, r.agent.requests, r.agent.responses, m.wall_s
-    );
-    let _ = writeln!(
-        out,
-        "  throughput: {:.0} blocks/s, {:.2} MiB/s of block bytes (client's measured interval)",
-        m.blocks_per_s, m.mib_per_s
-    );
-    let _ = writeln!(
-        out,
-        "  block latency (request {} → last byte of block, HDR histogram in ns, {} blocks):",
-        if r.request.rate.is_some() {
-            "due"
-        } else {
-            "sent"
-        },
-        l.count
-    );
-    let _ = writeln!(
-        out,
-        "    min {}  mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
-        lat(l.min as f64),
-        lat(l.mean),
-        lat(l.p50 as f64),
-        lat(l.p90 as f64),
-        lat(l.p99 as f64),
-        lat(l.p999 as f64),
-        lat(l.max as f64)
-    );
-    let _ = writeln!(
-        out,
-        "  loss: lost {} ({:.2}% of requests sent, timeout {}), late {}, duplicate {}, out of order {}, corrupt {}{}, invalid {}, unanswered at end {}; agent rejected {} datagrams",
-        c.lost,
-        m.lost_pct,
-        lat(r.client.timeout_ns as f64),
-        c.late,
-        c.duplicate,
-        c.out_of_order,
-        c.corrupt,
-        if r.client.verify { " (verified)" } else { " (not verified)" },
-        c.invalid,
-        r.client.unanswered,
-        r.agent.rejected
-    );
-    if c.behind_sends > 0 {
+    if r.reverse.is_some() {
         let _ = writeln!(
             out,
-            "  warning: the client fell behind its schedule: {} sends more than 1 ms late (mean {:.2} ms, max {:.2} ms); the offered load was lower than asked; use fewer clients per core or a lower --rate",
-            c.behind_sends,
-            m.behind_mean_ms.unwrap_or(0.0),
-            c.behind_max_ns as f64 / 1e6
+            "  client → agent (the client requests, the agent serves):"
         );
     }
-    end_lines(&mut out, "client", &m.client, "received");
-    end_lines(&mut out, "agent", &m.agent, "served");
+    let fwd = Direction {
+        wall_s: m.wall_s,
+        blocks_per_s: m.blocks_per_s,
+        mib_per_s: m.mib_per_s,
+        lost_pct: m.lost_pct,
+        behind_mean_ms: m.behind_mean_ms,
+    };
+    direction_lines(
+        &mut out,
+        &DirView {
+            requester: "client",
+            responder: "agent",
+            counts: c,
+            latency: &r.client.latency,
+            figures: &fwd,
+            unanswered: r.client.unanswered,
+            served: (r.agent.requests, r.agent.responses, r.agent.rejected),
+        },
+        r,
+    );
+    if let (Some(v), Some(f)) = (&r.reverse, &m.reverse) {
+        super::text_bidir::reverse_lines(&mut out, v, f, r);
+    }
+    let both = r.reverse.is_some();
+    end_lines(
+        &mut out,
+        "client",
+        &m.client,
+        if both {
+            "received + served"
+        } else {
+            "received"
+        },
+    );
+    end_lines(
+        &mut out,
+        "agent",
+        &m.agent,
+        if both { "served + received" } else { "served" },
+    );
     for e in &r.client.errors {
         let _ = writeln!(out, "  error: {e}");
     }
@@ -244,7 +239,7 @@ pub fn headline(step: &StepDoc) -> String {
     let r = &step.result;
     format!(
         "rr {} {} B, {}: {:.0} blocks/s, p50 {}, p99 {}",
-        proto(r.request.proto),
+        mode(r),
         r.request.block,
         load(r),
         step.metrics.blocks_per_s,
