@@ -86,7 +86,6 @@ fn frame_counts_match_ip_link_within_one_percent() {
             within_1pct(rx, krx),
             "{iface}: ours rx {rx}, ip -s link {krx}"
         );
-        // With offloads off, an 8K block takes ~5.7 MTU-1500 frames and ≤1 jumbo frame.
         let fpb = i["frames_per_block"].as_f64().unwrap();
         assert!(expect_fpb.contains(&fpb), "{iface}: frames per block {fpb}");
         assert_eq!(i["counts_super_packets"], false);
