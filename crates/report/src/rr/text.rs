@@ -37,7 +37,11 @@ fn proto(p: RrProto) -> &'static str {
 
 /// "udp", or "udp bidir" when both ends requested and served.
 fn mode(r: &RrResult) -> String {
-    let bidir = if r.request.bidir.is_some() { " bidir" } else { "" };
+    let bidir = if r.request.bidir.is_some() {
+        " bidir"
+    } else {
+        ""
+    };
     format!("{}{bidir}", proto(r.request.proto))
 }
 
