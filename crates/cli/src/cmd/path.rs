@@ -51,6 +51,7 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
 
 fn measure(g: &Global, a: &Args) -> CmdResult {
     let store = common::open_store(g)?;
+    let started_unix_ms = mtuperf_engine::unix_ms();
     let mut doc = if a.icmp || a.hops {
         let ip = client::resolve(&a.target)
             .map_err(common::engine_failure)?
@@ -72,7 +73,7 @@ fn measure(g: &Global, a: &Args) -> CmdResult {
         &NewRun {
             kind: "path".into(),
             target: a.target.clone(),
-            started_unix_ms: mtuperf_engine::unix_ms(),
+            started_unix_ms,
             headline: doc.verdict.clone(),
             headline_value: None,
             interrupted: false,

@@ -60,11 +60,12 @@ pub fn header(r: &StreamResult) -> String {
 
 pub fn interval_header() -> String {
     format!(
-        "  {:>13}  {:>6}  {:>14}  {:>14}  {:>5}",
-        "interval", "end", "sent", "received", "retr"
+        "  {:>13}  {:>6}  {:>26}  {:>5}",
+        "interval (s)", "end", "goodput", "retr"
     )
 }
 
+/// One live interval of one end: what it sent and/or received (zero sides omitted).
 pub fn interval_line(end: End, s: &IntervalSample, omit_ns: u64) -> String {
     let dur = (s.end_ns.saturating_sub(s.start_ns)) as f64 / 1e9;
     let r = |b: u64| {
@@ -74,14 +75,24 @@ pub fn interval_line(end: End, s: &IntervalSample, omit_ns: u64) -> String {
             "-".into()
         }
     };
+    let mut parts = Vec::new();
+    if s.bytes_sent > 0 {
+        parts.push(format!("sent {}", r(s.bytes_sent)));
+    }
+    if s.bytes_received > 0 || s.bytes_sent == 0 {
+        parts.push(format!("received {}", r(s.bytes_received)));
+    }
     format!(
-        "  {:>6.2}-{:<6.2}  {:>6}  {:>14}  {:>14}  {:>5}{}",
+        "  {:>6.2}-{:<6.2}  {:>6}  {:>26}  {:>5}{}",
         s.start_ns as f64 / 1e9,
         s.end_ns as f64 / 1e9,
         end_name(end),
-        r(s.bytes_sent),
-        r(s.bytes_received),
-        s.retransmits,
+        parts.join(", "),
+        if s.bytes_sent > 0 {
+            s.retransmits.to_string()
+        } else {
+            String::new()
+        },
         if s.end_ns <= omit_ns {
             "  (omitted)"
         } else {
