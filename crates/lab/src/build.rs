@@ -101,6 +101,15 @@ fn build(run: Runner, lab: &Lab, created: &mut Vec<String>) -> Result<(), LabErr
         run.run(&["ip", "netns", "add", &h.netns])?;
         created.push(h.netns.clone());
         run.run(&["ip", "-n", &h.netns, "link", "set", "lo", "up"])?;
+        // No duplicate address detection in the lab: every address is ours, and DAD
+        // keeps link-local addresses tentative for ~2 s after `up`, during which IPv6
+        // neighbour discovery (and so every IPv6 test right after `lab up`) fails.
+        for key in [
+            "net.ipv6.conf.all.accept_dad=0",
+            "net.ipv6.conf.default.accept_dad=0",
+        ] {
+            run.run(&in_ns(&h.netns, &["sysctl", "-qw", key]))?;
+        }
     }
     let ns = |host: &str| lab.netns(host).expect("links join lab hosts");
     for l in &lab.links {
