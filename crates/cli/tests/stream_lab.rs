@@ -40,9 +40,12 @@ fn frame_counts_match_ip_link_within_one_percent() {
     })
     .unwrap();
     lab.serve(&[]).unwrap();
+    // An 8K write leaves as 8192/1448 = 5.66 full-MSS frames when writes coalesce and
+    // as 6 (five full, one short) when each goes out alone; which depends on timing.
+    // At MTU 9000 a block fits one frame, and coalesced writes need fewer.
     for (sc, iface, expect_fpb) in [
-        (Scenario::Std, "std0", 5.6..5.8),
-        (Scenario::Jumbo, "jumbo0", 0.9..1.01),
+        (Scenario::Std, "std0", 5.6..6.05),
+        (Scenario::Jumbo, "jumbo0", 0.9..1.05),
     ] {
         let target = lab.target(sc).unwrap().to_string();
         let before = ip_link_packets(&lab, iface);
