@@ -3,7 +3,7 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -23,14 +23,6 @@ pub struct LiveAgent {
     dir: tempfile::TempDir,
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 impl LiveAgent {
     /// Starts `mtuperf --key-file K serve --bind 127.0.0.1 --port P EXTRA` and waits
     /// until it accepts connections.
@@ -40,22 +32,23 @@ impl LiveAgent {
         let key_file = dir.path().join("key");
         std::fs::write(&key_file, key.to_file()).unwrap();
         let log = dir.path().join("agent.log");
-        for _ in 0..5 {
-            let port = free_port();
+        // Port 0 and the address from the agent's first log line: a port picked in
+        // advance can be taken meanwhile, and probing it with connect() can even
+        // succeed by TCP self-connect on loopback before the agent has bound it.
+        for _ in 0..3 {
             let child = Command::new(BIN)
                 .arg("--key-file")
                 .arg(&key_file)
-                .args(["serve", "--bind", "127.0.0.1", "--port", &port.to_string()])
+                .args(["serve", "--bind", "127.0.0.1", "--port", "0"])
                 .args(extra)
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(std::fs::File::create(&log).unwrap())
                 .spawn()
                 .unwrap();
-            let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
             let mut agent = LiveAgent {
                 child,
-                addr,
+                addr: "127.0.0.1:0".parse().unwrap(),
                 key: key.clone(),
                 key_file: key_file.clone(),
                 log: log.clone(),
@@ -66,11 +59,21 @@ impl LiveAgent {
                 if agent.child.try_wait().unwrap().is_some() {
                     break;
                 }
-                if TcpStream::connect(addr).is_ok() {
+                let text = std::fs::read_to_string(&log).unwrap_or_default();
+                if let Some(addr) = text
+                    .lines()
+                    .find_map(|l| {
+                        l.rsplit("listening on ")
+                            .next()
+                            .filter(|_| l.contains("listening on"))
+                    })
+                    .and_then(|a| a.trim().parse::<SocketAddr>().ok())
+                {
+                    agent.addr = addr;
                     agent.dir = dir;
                     return agent;
                 }
-                std::thread::sleep(Duration::from_millis(50));
+                std::thread::sleep(Duration::from_millis(20));
             }
             let _ = agent.child.kill();
         }
