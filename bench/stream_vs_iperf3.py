@@ -32,8 +32,11 @@ def ns(host):
 
 
 def run_mtuperf(client_ns, target, block, secs):
+    env = dict(os.environ)
+    if client_ns:  # lab agents authenticate with the lab's key
+        env["MTUPERF_KEY_FILE"] = f"/run/mtuperf/lab/{LAB}/key"
     out = subprocess.run(ns(client_ns) + [BIN, "--no-store", "stream", target, "--time", f"{secs}s",
-                          "--block", block, "--json"], capture_output=True, text=True, check=True)
+                          "--block", block, "--json"], capture_output=True, text=True, check=True, env=env)
     d = json.loads(out.stdout)["runs"][0]["metrics"]["directions"][0]
     return d["goodput_wall_bps"], d["bytes_read"]
 
