@@ -8,7 +8,9 @@
 //! (`verbose` echoes each one as a shell line). State lives in
 //! `/run/mtuperf/lab/<name>/state.json`.
 //!
-//! `loss_pct` drops that share of UDP datagrams (each IP fragment on its own) and of
+//! `loss_pct` drops that share of UDP datagrams (whole datagrams: the input hook runs
+//! after IP reassembly, so a fragmented datagram is never cut short by one lost
+//! fragment) and of
 //! ICMP echo requests/replies at the input of the client and of every server host, so
 //! every one-way crossing of a lab path meets the loss once (a ping round trip twice).
 //! TCP, ICMP errors and neighbour discovery are never dropped, so agent control
