@@ -13,14 +13,20 @@ pub(crate) fn namespace_exists(ns: &str) -> bool {
     Path::new("/run/netns").join(ns).exists()
 }
 
-/// Whether `pid` is a live (not zombie) process whose command line mentions `serve`.
-pub(crate) fn agent_alive(pid: u32) -> bool {
+/// Whether `pid` is a live (not zombie) process.
+pub(crate) fn process_running(pid: u32) -> bool {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     let state = stat
         .rsplit(')')
         .next()
         .and_then(|s| s.split_whitespace().next());
-    if matches!(state, None | Some("Z" | "X")) {
+    !matches!(state, None | Some("Z" | "X"))
+}
+
+/// Whether `pid` is a live (not zombie) process whose command line mentions `serve`
+/// (so a recorded pid that was reused by another program does not count).
+pub(crate) fn agent_alive(pid: u32) -> bool {
+    if !process_running(pid) {
         return false;
     }
     let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();

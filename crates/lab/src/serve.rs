@@ -6,7 +6,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::cmd::{in_ns, shell_line, Runner};
-use crate::down::agent_alive;
+use crate::down::{agent_alive, process_running};
 use crate::env::{check_privilege, check_tools};
 use crate::state::{Agent, Lab};
 use crate::LabError;
@@ -131,7 +131,9 @@ impl Lab {
                 if listening(&ns, port) {
                     break;
                 }
-                let gone = !agent_alive(pid);
+                // Just started: only whether it still runs. Its command line can
+                // read empty while `ip netns exec` → `setsid` → `mtuperf` exec in turn.
+                let gone = !process_running(pid);
                 if gone || Instant::now() >= deadline {
                     let what = if gone {
                         "exited"
