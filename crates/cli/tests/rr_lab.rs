@@ -56,10 +56,39 @@ fn lab_accounting_closes_and_fragments_show_in_counters() {
             let s = &doc["steps"][0];
             let c = &s["result"]["client"]["counts"];
             let a = &s["result"]["agent"];
-            assert!(c["blocks"].as_u64().unwrap() > 100, "{target} {proto}: {c}");
-            assert_eq!(c["requests_sent"], a["requests"], "{target} {proto}");
-            assert_eq!(c["blocks"], a["responses"], "{target} {proto}");
-            assert_eq!(c["lost"], 0);
+            let n = |v: &serde_json::Value| v.as_u64().unwrap();
+            assert!(n(&c["blocks"]) > 100, "{target} {proto}: {c}");
+            // The agent answers every request it receives.
+            assert_eq!(a["requests"], a["responses"], "{target} {proto}");
+            // Every request sent is answered in time (a block), counted lost (its
+            // answer came late or never), or still unanswered at the end: exact,
+            // whatever the network dropped.
+            let unanswered = n(&s["result"]["client"]["unanswered"]);
+            assert_eq!(
+                n(&c["requests_sent"]),
+                n(&c["blocks"]) + n(&c["lost"]) + unanswered,
+                "{target} {proto}: {c}"
+            );
+            assert_eq!(c["duplicate"], 0);
+            // Loss only where the kernel dropped something: at MTU 1500 an 8K block
+            // is 6 fragments, and a lost one fails the whole reassembly (IpReasmFails,
+            // e.g. past ipfrag_max_dist when answers interleave under load).
+            let missing = n(&c["lost"]) - n(&c["late"]) + unanswered;
+            let reasm_fails = n(&s["metrics"]["client"]["snmp"]["ip_reasm_fails"]);
+            if proto == "tcp" || missing == 0 {
+                assert_eq!(missing, 0, "{target} {proto}: {c}");
+                assert_eq!(c["requests_sent"], a["requests"], "{target} {proto}");
+                assert_eq!(c["blocks"], a["responses"], "{target} {proto}");
+            } else {
+                assert!(
+                    reasm_fails > 0 && mtu == 1500,
+                    "{target} {proto}: {missing} answers missing but the kernel counted {reasm_fails} reassembly failures"
+                );
+                assert!(
+                    missing * 1000 < n(&c["requests_sent"]),
+                    "{target}: loss above 0.1%: {c}"
+                );
+            }
             let agent = &s["metrics"]["agent"];
             assert_eq!(agent["mtu"].as_u64(), Some(mtu));
             if proto == "udp" {
