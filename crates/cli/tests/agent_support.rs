@@ -73,3 +73,14 @@ pub fn mtuperf(db: &std::path::Path) -> Command {
     c.env_remove("MTUPERF_KEY_FILE");
     c
 }
+
+/// Runs `cmd`, which must succeed, and returns its standard output as one JSON document.
+pub fn json_of(cmd: &mut Command) -> serde_json::Value {
+    let out = cmd.output().expect("run mtuperf");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("one JSON document on stdout")
+}

@@ -7,7 +7,7 @@ mod agent_support;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use agent_support::{mtuperf, AgentProc};
+use agent_support::{json_of, mtuperf, AgentProc};
 use mtuperf_store::Store;
 
 fn schema() -> jsonschema::Validator {
@@ -31,18 +31,12 @@ fn json_is_valid_and_every_repetition_is_stored_in_the_group() {
     let agent = AgentProc::start(&[]);
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
-    let out = mtuperf(&db)
-        .arg("compare")
-        .args(paths(&agent))
-        .args(["--time", "200ms", "--repeat", "3", "--force", "--json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let doc = json_of(
+        mtuperf(&db)
+            .arg("compare")
+            .args(paths(&agent))
+            .args(["--time", "200ms", "--repeat", "3", "--force", "--json"]),
     );
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let errors: Vec<String> = schema()
         .iter_errors(&doc)
         .map(|e| format!("{e} at {}", e.instance_path))
@@ -114,16 +108,7 @@ fn interrupted_compare_keeps_its_repetitions_and_resume_completes_it() {
     );
     assert!(!store.group(1).unwrap().unwrap().finished);
 
-    let out = mtuperf(&db)
-        .args(["compare", "--resume", "1", "--json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc = json_of(mtuperf(&db).args(["compare", "--resume", "1", "--json"]));
     assert_eq!(doc["group_id"], 1);
     let runs = store.group_runs(1).unwrap();
     let good: Vec<_> = runs.iter().filter(|r| !r.interrupted).collect();

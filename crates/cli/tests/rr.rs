@@ -5,7 +5,7 @@
 
 mod agent_support;
 
-use agent_support::{mtuperf, AgentProc};
+use agent_support::{json_of, mtuperf, AgentProc};
 
 fn schema() -> jsonschema::Validator {
     let text = include_str!("../../../schemas/rr.schema.json");
@@ -27,17 +27,11 @@ fn sweep_json_is_valid_accounted_and_stored_per_step() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
     for proto in ["udp", "tcp"] {
-        let out = mtuperf(&db)
-            .args(["rr", &agent.target(), "--proto", proto, "--time", "500ms"])
-            .args(["--clients", "1,4", "--verify", "--json"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        let doc = json_of(
+            mtuperf(&db)
+                .args(["rr", &agent.target(), "--proto", proto, "--time", "500ms"])
+                .args(["--clients", "1,4", "--verify", "--json"]),
         );
-        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_valid(&doc);
         let steps = doc["steps"].as_array().unwrap();
         assert_eq!(steps.len(), 2);
@@ -179,24 +173,18 @@ fn bidir_json_has_both_directions_and_each_step_is_stored() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
     for (proto, clients, steps) in [("tcp", "1,2", 2), ("udp", "2", 1)] {
-        let out = mtuperf(&db)
-            .args(["rr", &agent.target(), "--bidir", "--proto", proto])
-            .args([
-                "--time",
-                "500ms",
-                "--clients",
-                clients,
-                "--verify",
-                "--json",
-            ])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        let doc = json_of(
+            mtuperf(&db)
+                .args(["rr", &agent.target(), "--bidir", "--proto", proto])
+                .args([
+                    "--time",
+                    "500ms",
+                    "--clients",
+                    clients,
+                    "--verify",
+                    "--json",
+                ]),
         );
-        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_valid(&doc);
         let got = doc["steps"].as_array().unwrap();
         assert_eq!(got.len(), steps, "{proto}");

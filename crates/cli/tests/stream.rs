@@ -6,7 +6,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
-use agent_support::{mtuperf, AgentProc};
+use agent_support::{json_of, mtuperf, AgentProc};
 
 fn schema() -> jsonschema::Validator {
     let text = include_str!("../../../schemas/stream.schema.json");
@@ -19,26 +19,17 @@ fn json_output_is_valid_balanced_and_stored() {
     let agent = AgentProc::start(&[]);
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
-    let out = mtuperf(&db)
-        .args([
-            "stream",
-            &agent.target(),
-            "--time",
-            "1s",
-            "--block",
-            "8K",
-            "--streams",
-            "2",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc = json_of(mtuperf(&db).args([
+        "stream",
+        &agent.target(),
+        "--time",
+        "1s",
+        "--block",
+        "8K",
+        "--streams",
+        "2",
+        "--json",
+    ]));
     let v = schema();
     let errors: Vec<String> = v
         .iter_errors(&doc)
@@ -208,24 +199,18 @@ fn file_content_arrives_whole() {
     let f = dir.path().join("blob");
     // Not a multiple of the block size, so the last write is short.
     std::fs::write(&f, vec![7u8; 1_000_003]).unwrap();
-    let out = mtuperf(&dir.path().join("h.db"))
-        .args([
-            "stream",
-            &agent.target(),
-            "--block",
-            "8K",
-            "--json",
-            "--file",
-        ])
-        .arg(&f)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let doc = json_of(
+        mtuperf(&dir.path().join("h.db"))
+            .args([
+                "stream",
+                &agent.target(),
+                "--block",
+                "8K",
+                "--json",
+                "--file",
+            ])
+            .arg(&f),
     );
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let d = &doc["runs"][0]["metrics"]["directions"][0];
     assert_eq!(d["bytes_written"].as_u64(), Some(1_000_003));
     assert_eq!(d["bytes_read"].as_u64(), Some(1_000_003));
