@@ -68,6 +68,12 @@ pub fn parse_interval(s: &str) -> Result<Duration, String> {
     duration_in(s, Duration::from_millis(10), Duration::from_hours(1))
 }
 
+/// --rx-coalesce: 0 to the agent's maximum (10 ms).
+pub fn parse_rx_coalesce(s: &str) -> Result<Duration, String> {
+    let max = Duration::from_micros(mtuperf_proto::msg::MAX_RX_COALESCE_US.into());
+    duration_in(s, Duration::ZERO, max)
+}
+
 /// Durations from 0 up to 24 h (--omit, agent limits).
 pub fn parse_any_duration(s: &str) -> Result<Duration, String> {
     duration_in(s, Duration::ZERO, Duration::from_hours(24))
@@ -133,3 +139,4 @@ pub fn engine_failure(e: EngineError) -> Failure {
     };
     Failure::new(code, e)
 }
+

@@ -31,6 +31,7 @@ fn request(direction: Direction, streams: u32, limit: StreamLimit) -> StreamRequ
         mss: None,
         interval_ms: 100,
         omit_ms: 0,
+        rx_coalesce_us: mtuperf_proto::msg::DEFAULT_RX_COALESCE_US,
     }
 }
 
@@ -140,10 +141,46 @@ fn agent_refuses_beyond_its_limits_and_stays_up() {
     };
     let e = stream::run(&session, &too_long, &flag, &Quiet).unwrap_err();
     assert!(e.to_string().contains("--max-duration"), "{e}");
+    let mut too_coalesced = request(Direction::Forward, 1, StreamLimit::Time { ms: 200 });
+    too_coalesced.rx_coalesce_us = mtuperf_proto::msg::MAX_RX_COALESCE_US + 1;
+    let too_coalesced = StreamParams {
+        request: too_coalesced,
+        file: None,
+    };
+    let e = stream::run(&session, &too_coalesced, &flag, &Quiet).unwrap_err();
+    assert!(e.to_string().contains("receive coalescing"), "{e}");
     // The same session still runs a test within the limits.
     let ok = StreamParams {
         request: request(Direction::Forward, 2, StreamLimit::Time { ms: 200 }),
         file: None,
     };
     assert_balanced(&stream::run(&session, &ok, &flag, &Quiet).unwrap(), 1);
+}
+
+/// Receive coalescing off: no waits. On: the receiver waited after draining the
+/// socket, each wait lasted at least the 2 µs floor, and reads plus waits fit in the
+/// receiver's loop time. Bytes balance either way.
+#[test]
+fn receive_coalescing_is_counted_and_loses_nothing() {
+    let (addr, _stop) = agent();
+    let time = StreamLimit::Time { ms: 400 };
+    let mut off = request(Direction::Forward, 1, time);
+    off.rx_coalesce_us = 0;
+    let r = run(addr, off);
+    assert_balanced(&r, 1);
+    assert!(r.agent.conns.iter().all(|c| c.waits == 0 && c.wait_ns == 0));
+    let mut on = request(Direction::Reverse, 1, time);
+    on.rx_coalesce_us = 200;
+    let r = run(addr, on);
+    assert_balanced(&r, 1);
+    let c = &r.client.conns[0];
+    assert!(!c.sending);
+    assert!(
+        c.waits > 0,
+        "a 400 ms loopback run never drained its socket: {c:?}"
+    );
+    assert!(c.wait_ns >= c.waits * 2_000, "{c:?}");
+    assert!(c.in_call_ns + c.wait_ns <= c.end_ns, "{c:?}");
+    let m = metrics::compute(&r);
+    assert_eq!(m.directions[0].receiver_waits, c.waits);
 }

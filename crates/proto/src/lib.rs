@@ -24,6 +24,7 @@ pub mod msg;
 pub mod units;
 
 /// Version of the control protocol. Peers must agree exactly.
-pub const PROTOCOL_VERSION: u16 = 1;
+/// 2: stream requests carry `rx_coalesce_us`, receivers report their waits.
+pub const PROTOCOL_VERSION: u16 = 2;
 /// Default TCP port of the agent (control and TCP data connections).
 pub const DEFAULT_PORT: u16 = 7878;

@@ -18,5 +18,6 @@ pub mod route;
 pub mod snmp;
 pub mod sockopt;
 pub mod sysctl;
+pub mod thread;
 
 pub use error::Error;

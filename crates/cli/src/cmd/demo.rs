@@ -80,6 +80,7 @@ fn loopback_demo(g: &Global, a: &Args) -> CmdResult {
                 mss: None,
                 interval_ms: 0,
                 omit_ms: 0,
+                rx_coalesce_us: mtuperf_proto::msg::DEFAULT_RX_COALESCE_US,
             },
             file: None,
         };

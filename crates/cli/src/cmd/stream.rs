@@ -59,6 +59,12 @@ pub struct Args {
     /// Warm-up excluded from the summary goodput (still reported).
     #[arg(long, default_value = "0s", value_parser = common::parse_any_duration)]
     omit: Duration,
+    /// Receive coalescing: after a read that drained the socket, wait up to this long
+    /// before reading again (0 reads again at once, like a plain blocking loop). Never
+    /// waits while data is queued, nor longer than a quarter of the receive buffer
+    /// takes to fill. 0 to 10ms.
+    #[arg(long, default_value = "50us", value_parser = common::parse_rx_coalesce)]
+    rx_coalesce: Duration,
     /// Repeat the whole run N times and summarise (mean, median, stddev, min, max, 95% CI).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
     repeat: u32,
@@ -134,6 +140,7 @@ fn request(a: &Args) -> Result<StreamRequest, Failure> {
         mss: a.mss,
         interval_ms: a.interval.map_or(0, |d| d.as_millis() as u64),
         omit_ms: a.omit.as_millis() as u64,
+        rx_coalesce_us: a.rx_coalesce.as_micros() as u32,
     })
 }
 

@@ -110,6 +110,7 @@ pub fn check_path(spec: &PathSpec, opts: &ConnectOptions, stop: &Arc<AtomicBool>
             mss: None,
             interval_ms: 0,
             omit_ms: 0,
+            rx_coalesce_us: mtuperf_proto::msg::DEFAULT_RX_COALESCE_US,
         },
         file: None,
     };

@@ -84,6 +84,7 @@ fn one(
             mss: None,
             interval_ms: 0,
             omit_ms: 0,
+            rx_coalesce_us: mtuperf_proto::msg::DEFAULT_RX_COALESCE_US,
         },
         file: None,
     };

@@ -6,7 +6,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use mtuperf_proto::msg::{
-    AgentMsg, AgentPathInfo, ClientMsg, EndReport, Refusal, StreamLimit, StreamReady, StreamRequest,
+    AgentMsg, AgentPathInfo, ClientMsg, EndReport, Refusal, StreamLimit, StreamReady,
+    StreamRequest, MAX_RX_COALESCE_US,
 };
 
 use super::data::SendPlan;
@@ -33,6 +34,15 @@ fn check_limits(ctx: &SessionCtx, req: &StreamRequest) -> Result<bool, EngineErr
     }
     if req.block > l.max_block {
         ctx.refuse_limit("max-block", req.block.into(), l.max_block.into())?;
+        return Ok(false);
+    }
+    if req.rx_coalesce_us > MAX_RX_COALESCE_US {
+        ctx.refuse(Refusal::BadRequest {
+            detail: format!(
+                "receive coalescing of {} µs is above the protocol's maximum of {MAX_RX_COALESCE_US} µs",
+                req.rx_coalesce_us
+            ),
+        })?;
         return Ok(false);
     }
     if let StreamLimit::Time { ms } = req.limit {
@@ -135,6 +145,7 @@ pub fn serve(ctx: &SessionCtx, req: &StreamRequest) -> Result<(), EngineError> {
             req.interval_ms
         }),
         omit: Duration::from_millis(req.omit_ms),
+        rx_coalesce: Duration::from_micros(req.rx_coalesce_us.into()),
     };
     let control = ctx.control.clone();
     let (conns, intervals) = phase::run(&phase, t0, &stop, |s| {

@@ -148,6 +148,7 @@ pub fn run(
             req.interval_ms
         }),
         omit: Duration::from_millis(req.omit_ms),
+        rx_coalesce: Duration::from_micros(req.rx_coalesce_us.into()),
     };
 
     // Relay the agent's live intervals and watch for Ctrl-C while our threads run.

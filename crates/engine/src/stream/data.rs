@@ -105,24 +105,89 @@ pub fn send_loop(
     finish(sock, r, t0)
 }
 
+/// How a receiver reads and when it gives up.
+#[derive(Debug, Clone, Copy)]
+pub struct RecvPlan {
+    /// Receive coalescing: the longest wait after a read that drained the socket.
+    pub coalesce: Duration,
+    /// Give up on a sender that sends nothing for this long.
+    pub idle: Duration,
+    /// Hard end (the agent's maximum duration).
+    pub deadline: Instant,
+}
+
+/// Books one read of `n` bytes that ended at `now`.
+fn account(r: &mut ConnReport, n: usize, now: Instant, t0: Instant, live: &AtomicU64) {
+    if r.first_byte_ns.is_none() {
+        r.first_byte_ns = Some(ns(t0, now));
+        // Bytes of the first read arrived before the first-byte instant; they are
+        // kept apart so first→last goodput counts only bytes that arrived inside
+        // the interval.
+        r.first_read_bytes = n as u64;
+    }
+    r.last_byte_ns = Some(ns(t0, now));
+    r.calls += 1;
+    r.bytes += n as u64;
+    live.fetch_add(n as u64, Ordering::Relaxed);
+}
+
+/// Waits shorter than this are not worth a sleep.
+const MIN_WAIT_NS: u64 = 2_000;
+
+/// How long a receiver whose read drained the socket waits before reading again:
+/// `max_ns`, but never longer than a quarter of the receive buffer (`rcvbuf`, as
+/// SO_RCVBUF reports it) takes to fill at the rate seen so far (`bytes` in
+/// `elapsed_ns`), so a sender is never stopped by a full window while we sleep.
+/// No wait before the rate is known, nor when it would be shorter than 2 µs.
+pub fn coalesce_wait_ns(max_ns: u64, rcvbuf: u32, bytes: u64, elapsed_ns: u64) -> u64 {
+    if max_ns == 0 || bytes == 0 || elapsed_ns == 0 {
+        return 0;
+    }
+    let quarter_fill = u128::from(rcvbuf) * u128::from(elapsed_ns) / (4 * u128::from(bytes));
+    let wait = u64::try_from(quarter_fill).unwrap_or(u64::MAX).min(max_ns);
+    if wait < MIN_WAIT_NS {
+        0
+    } else {
+        wait
+    }
+}
+
 /// Reads into `buf` until EOF. Receivers never stop early on their own: the sender
 /// decides the end, so bytes written == bytes read on every run that ends cleanly.
-/// `deadline` bounds a peer that keeps the connection open forever.
+/// `plan.deadline` bounds a peer that keeps the connection open forever.
+///
+/// Receive coalescing (`plan.coalesce`, zero to disable): a read that returns less than
+/// `buf` found the socket drained; the receiver then sleeps (see
+/// [`coalesce_wait_ns`]) instead of blocking in the next read at once. A receiver
+/// that always reads at once is woken, and acknowledges, once per arriving packet
+/// whenever it is faster than its sender; on links whose ends share CPUs (veth,
+/// loopback) the sender's CPU pays for those wakeups and ACKs, which halves the
+/// throughput of 8K writes. Waits only ever happen with nothing queued, so a
+/// receiver-bound transfer never waits; they are counted in the report.
 pub fn recv_loop(
     sock: &TcpStream,
     index: u32,
     buf: &mut [u8],
-    idle: Duration,
-    deadline: Instant,
+    plan: RecvPlan,
     live: &AtomicU64,
     t0: Instant,
 ) -> ConnReport {
+    let RecvPlan {
+        coalesce,
+        idle,
+        deadline,
+    } = plan;
     let mut r = ConnReport {
         index,
         sending: false,
         ..ConnReport::default()
     };
     let _ = sock.set_read_timeout(Some(idle));
+    let max_wait_ns = coalesce.as_nanos() as u64;
+    if max_wait_ns > 0 {
+        // The default 50 µs slack would stretch every wait well past what we ask.
+        let _ = mtuperf_sys::thread::set_timer_slack((max_wait_ns / 10).max(1_000));
+    }
     let mut now = Instant::now();
     loop {
         let before = now;
@@ -131,18 +196,25 @@ pub fn recv_loop(
         r.in_call_ns += ns(before, now);
         match res {
             Ok(0) => break,
-            Ok(n) => {
-                if r.first_byte_ns.is_none() {
-                    r.first_byte_ns = Some(ns(t0, now));
-                    // Bytes of the first read arrived before the first-byte instant;
-                    // they are kept apart so first→last goodput counts only bytes
-                    // that arrived inside the interval.
-                    r.first_read_bytes = n as u64;
+            Ok(n) if n < buf.len() && max_wait_ns > 0 => {
+                account(&mut r, n, now, t0, live);
+                if now >= deadline {
+                    r.error = Some("stopped at the agent's maximum duration".into());
+                    break;
                 }
-                r.last_byte_ns = Some(ns(t0, now));
-                r.calls += 1;
-                r.bytes += n as u64;
-                live.fetch_add(n as u64, Ordering::Relaxed);
+                let rcvbuf = mtuperf_sys::sockopt::rcvbuf(sock).unwrap_or(0);
+                let since_first = r.first_byte_ns.map_or(0, |f| ns(t0, now).saturating_sub(f));
+                let wait = coalesce_wait_ns(max_wait_ns, rcvbuf, r.bytes, since_first);
+                if wait > 0 {
+                    std::thread::sleep(Duration::from_nanos(wait));
+                    let woke = Instant::now();
+                    r.waits += 1;
+                    r.wait_ns += ns(now, woke);
+                    now = woke;
+                }
+            }
+            Ok(n) => {
+                account(&mut r, n, now, t0, live);
                 if now >= deadline {
                     r.error = Some("stopped at the agent's maximum duration".into());
                     break;
@@ -160,4 +232,39 @@ pub fn recv_loop(
         }
     }
     finish(sock, r, t0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::coalesce_wait_ns;
+
+    const US: u64 = 1_000;
+
+    #[test]
+    fn no_wait_when_disabled_or_before_the_rate_is_known() {
+        assert_eq!(coalesce_wait_ns(0, 4 << 20, 1 << 30, 1_000_000_000), 0);
+        assert_eq!(coalesce_wait_ns(30 * US, 4 << 20, 0, 0), 0);
+        assert_eq!(coalesce_wait_ns(30 * US, 4 << 20, 8192, 0), 0);
+    }
+
+    #[test]
+    fn a_large_buffer_gets_the_full_wait() {
+        // 1 GB/s into a 4 MiB buffer: a quarter fills in ~1 ms, far above 30 µs.
+        assert_eq!(
+            coalesce_wait_ns(30 * US, 4 << 20, 1_000_000_000, 1_000_000_000),
+            30 * US
+        );
+    }
+
+    #[test]
+    fn a_small_buffer_caps_the_wait_at_a_quarter_fill() {
+        // 2.5 GB/s into 128 KiB: a quarter (32 KiB) fills in 13.1 µs.
+        let w = coalesce_wait_ns(30 * US, 128 << 10, 2_500_000_000, 1_000_000_000);
+        assert_eq!(w, 13_107);
+        // So fast that the cap is under 2 µs: do not sleep at all.
+        assert_eq!(
+            coalesce_wait_ns(30 * US, 8 << 10, 10_000_000_000, 1_000_000_000),
+            0
+        );
+    }
 }

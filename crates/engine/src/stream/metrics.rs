@@ -48,6 +48,12 @@ pub struct DirectionMetrics {
     pub goodput_after_omit_bps: Option<f64>,
     pub omitted_bytes: u64,
     pub perl: PerlFigures,
+    /// Receive coalescing: waits after a read that drained the socket, summed over
+    /// the receiving connections, and the longest time one of them spent waiting.
+    #[serde(default)]
+    pub receiver_waits: u64,
+    #[serde(default)]
+    pub receiver_wait_s: f64,
     /// TCP_INFO of the sending connections at their end.
     pub sender_tcp: Vec<TcpInfo>,
 }
@@ -175,6 +181,8 @@ fn direction(
         goodput_after_omit_bps,
         omitted_bytes,
         perl,
+        receiver_waits: receiver.iter().map(|c| c.waits).sum(),
+        receiver_wait_s: secs(receiver.iter().map(|c| c.wait_ns).max().unwrap_or(0)),
         sender_tcp: sender.iter().filter_map(|c| c.tcp_info).collect(),
     }
 }

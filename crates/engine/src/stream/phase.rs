@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use mtuperf_proto::msg::{ConnReport, IntervalSample};
 
-use super::data::{recv_loop, send_loop, SendPlan};
+use super::data::{recv_loop, send_loop, RecvPlan, SendPlan};
 use super::ticker::{self, Tracked};
 
 pub struct DataConn {
@@ -31,6 +31,8 @@ pub struct Phase<'a> {
     pub recv_deadline: Instant,
     pub interval: Duration,
     pub omit: Duration,
+    /// Receive coalescing of this end's receivers (see `recv_loop`).
+    pub rx_coalesce: Duration,
 }
 
 /// Runs the phase; `t0` is this end's Go instant. Returns the per-connection reports
@@ -55,7 +57,11 @@ pub fn run(
     let remaining = AtomicUsize::new(phase.conns.len());
     let done = AtomicBool::new(phase.conns.is_empty());
     let (data, block, plan) = (phase.data, phase.block, phase.plan);
-    let (idle, recv_deadline) = (phase.idle, phase.recv_deadline);
+    let recv_plan = RecvPlan {
+        coalesce: phase.rx_coalesce,
+        idle: phase.idle,
+        deadline: phase.recv_deadline,
+    };
     let mut reports = Vec::new();
     let intervals = thread::scope(|s| {
         let mut handles = Vec::new();
@@ -66,15 +72,7 @@ pub fn run(
                     send_loop(&conn.sock, conn.index, data, plan, stop, live, t0)
                 } else {
                     let mut buf = vec![0u8; block.max(1)];
-                    recv_loop(
-                        &conn.sock,
-                        conn.index,
-                        &mut buf,
-                        idle,
-                        recv_deadline,
-                        live,
-                        t0,
-                    )
+                    recv_loop(&conn.sock, conn.index, &mut buf, recv_plan, live, t0)
                 };
                 if remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
                     done.store(true, Ordering::Release);

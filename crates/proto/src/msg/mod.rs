@@ -18,6 +18,7 @@ pub use path::{PathOpen, PathProbeResult, PathReady, PathReverseProbe};
 pub use rr::{RrReady, RrRequest, RrServed};
 pub use stream::{
     ConnReport, Direction, EndReport, IntervalSample, StreamLimit, StreamReady, StreamRequest,
+    DEFAULT_RX_COALESCE_US, MAX_RX_COALESCE_US,
 };
 
 /// Identifies mtuperf in a Hello, so a stray client is told apart from a version skew.

@@ -47,7 +47,21 @@ pub struct StreamRequest {
     /// Warm-up excluded from the summary (still reported): an interval boundary is
     /// sampled exactly here on both ends.
     pub omit_ms: u64,
+    /// Receive coalescing in µs (0: read again at once). A receiver whose read found
+    /// the socket drained waits up to this long before its next read, so it reads
+    /// whole blocks and wakes and acknowledges once per batch rather than once per
+    /// arriving packet: the user-space analogue of a NIC's rx-usecs. Never waits
+    /// while data is queued. At most [`MAX_RX_COALESCE_US`]. Documents stored before
+    /// this field existed read as 0, which is what those runs did.
+    #[serde(default)]
+    pub rx_coalesce_us: u32,
 }
+
+/// The longest receive coalescing an agent accepts (10 ms).
+pub const MAX_RX_COALESCE_US: u32 = 10_000;
+
+/// The receive coalescing used when the user does not choose one.
+pub const DEFAULT_RX_COALESCE_US: u32 = 50;
 
 impl StreamRequest {
     /// Number of data connections: one per stream and direction.
@@ -94,6 +108,12 @@ pub struct ConnReport {
     /// Receivers: bytes of the first read that returned data. They arrived before
     /// `first_byte_ns`, so first→last goodput excludes them.
     pub first_read_bytes: u64,
+    /// Receivers: times a read found the socket drained and the receiver waited
+    /// (receive coalescing) before reading again, and the time spent waiting.
+    #[serde(default)]
+    pub waits: u64,
+    #[serde(default)]
+    pub wait_ns: u64,
     /// When the loop on this connection ended (EOF seen or last write done).
     pub end_ns: u64,
     pub sndbuf: u32,

@@ -101,7 +101,7 @@ pub fn interval_line(end: End, s: &IntervalSample, omit_ns: u64) -> String {
     )
 }
 
-fn direction_text(out: &mut String, d: &DirectionMetrics) {
+fn direction_text(out: &mut String, d: &DirectionMetrics, rx_coalesce_us: u32) {
     let (s, r) = (end_name(d.sender), end_name(d.receiver));
     let _ = writeln!(out, "Summary {s} → {r}:");
     let _ = writeln!(
@@ -142,6 +142,18 @@ fn direction_text(out: &mut String, d: &DirectionMetrics) {
         "  perl-sockets figures ({r} reads): Packets Received {}, Bytes Received {}, Avg Packet Size {:.1}, Network Elapsed Seconds {:.6}, Total Elapsed Seconds {:.6}, Average milliseconds {:.6}, Avg milliseconds/MiB {:.6}, Avg Megabytes/Second {:.3}",
         p.packets_received, p.bytes_received, p.avg_packet_size, p.network_elapsed_s, p.total_elapsed_s, p.average_ms, p.avg_ms_per_mib, p.avg_mib_per_s
     );
+    if rx_coalesce_us == 0 {
+        let _ = writeln!(
+            out,
+            "  receive coalescing off: the {r} read again at once after draining the socket"
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "  receive coalescing up to {rx_coalesce_us} µs: the {r} waited {} times after draining the socket, {:.3} s in all (outside reads)",
+            d.receiver_waits, d.receiver_wait_s
+        );
+    }
     for (i, t) in d.sender_tcp.iter().enumerate() {
         let _ = writeln!(
             out,
@@ -233,7 +245,7 @@ pub fn summary_text(run: &RunDoc) -> String {
     let mut out = String::new();
     window_text(&mut out, &run.result);
     for d in &run.metrics.directions {
-        direction_text(&mut out, d);
+        direction_text(&mut out, d, run.result.request.rx_coalesce_us);
     }
     let _ = writeln!(out, "CPU and interface counters over the run:");
     ends_text(&mut out, &run.metrics.ends);
