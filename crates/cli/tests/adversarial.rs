@@ -32,6 +32,35 @@ fn wrong_key_and_missing_key_are_refused_with_exit_4_and_agent_stays_up() {
 }
 
 #[test]
+fn a_keyed_agent_tells_nothing_about_itself_before_authentication() {
+    let agent = LiveAgent::start(&[]);
+    let mut raw = Raw::connect(agent.addr);
+    raw.send(&ClientMsg::Hello(Hello::new([0x22; 16], Role::Control)));
+    let Some(AgentMsg::Welcome(w)) = raw.recv() else {
+        panic!("no welcome")
+    };
+    assert!(w.agent_proof.is_some());
+    assert!(w.info.is_none(), "host details before auth: {w:?}");
+    assert!(w.cookie.is_none());
+    // A client that cannot prove the key gets a refusal, still nothing else.
+    raw.send(&ClientMsg::Auth {
+        proof: "00".repeat(32),
+    });
+    assert_eq!(raw.recv(), Some(AgentMsg::Refused(Refusal::AuthFailed)));
+    // After authentication the details come with AuthOk.
+    let mut ok = Raw::connect(agent.addr);
+    ok.handshake(&agent.key);
+    match ok.last_auth_ok.take() {
+        Some(info) => {
+            assert!(!info.software.is_empty());
+            assert!(info.limits.max_sessions > 0);
+            assert!(info.capabilities.iter().any(|c| c == "stream"));
+        }
+        None => panic!("AuthOk without details"),
+    }
+}
+
+#[test]
 fn replayed_handshake_is_refused() {
     let agent = LiveAgent::start(&[]);
     let mut first = Raw::connect(agent.addr);

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use mtuperf_proto::auth::{self, Key};
 use mtuperf_proto::codec::Codec;
-use mtuperf_proto::msg::{AgentMsg, ClientMsg, Hello, Refusal, Role, Welcome};
+use mtuperf_proto::msg::{AgentInfo, AgentMsg, ClientMsg, Hello, Refusal, Role};
 use mtuperf_proto::{DEFAULT_PORT, PROTOCOL_VERSION};
 use socket2::{Domain, Protocol, Socket, Type};
 
@@ -93,7 +93,8 @@ pub fn connect_tcp(
 #[derive(Debug)]
 pub struct Session {
     pub control: Control,
-    pub welcome: Welcome,
+    /// What the agent told about itself once this client was admitted.
+    pub info: AgentInfo,
     pub agent: SocketAddr,
     cookie: String,
     key: Option<Key>,
@@ -124,14 +125,15 @@ impl Session {
             }));
         }
         let na = decode_nonce(&welcome.nonce)?;
-        let (cookie, session_key) = match (&welcome.agent_proof, &opts.key) {
-            (None, None) => (
-                welcome
-                    .cookie
-                    .clone()
-                    .ok_or_else(|| EngineError::Protocol("welcome without cookie".into()))?,
-                None,
-            ),
+        let (cookie, info, session_key) = match (welcome.agent_proof, &opts.key) {
+            (None, None) => match (welcome.cookie, welcome.info) {
+                (Some(cookie), Some(info)) => (cookie, info, None),
+                _ => {
+                    return Err(EngineError::Protocol(
+                        "an open agent's welcome without cookie or details".into(),
+                    ))
+                }
+            },
             (Some(_), None) => return Err(EngineError::Refused(Refusal::AuthRequired)),
             (None, Some(_)) => {
                 return Err(EngineError::Auth(
@@ -139,7 +141,7 @@ impl Session {
                 ))
             }
             (Some(proof), Some(key)) => {
-                let proof = hex::decode(proof).unwrap_or_default();
+                let proof = hex::decode(&proof).unwrap_or_default();
                 if !auth::verify_agent_proof(key, &nc, &na, &proof) {
                     return Err(EngineError::Auth(
                         "the agent could not prove it holds the same key (wrong key on one side)".into(),
@@ -152,7 +154,7 @@ impl Session {
                 let session = auth::session_key(key, &nc, &na);
                 control.authenticate(session.clone());
                 match control.recv::<AgentMsg>(Some(opts.reply_timeout), "authentication")? {
-                    AgentMsg::AuthOk { cookie } => (cookie, Some(session)),
+                    AgentMsg::AuthOk { cookie, info } => (cookie, *info, Some(session)),
                     AgentMsg::Refused(r) => return Err(EngineError::Refused(r)),
                     other => {
                         return Err(EngineError::Protocol(format!(
@@ -164,7 +166,7 @@ impl Session {
         };
         Ok(Session {
             control,
-            welcome,
+            info,
             agent,
             cookie,
             key: session_key,

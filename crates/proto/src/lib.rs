@@ -24,7 +24,8 @@ pub mod msg;
 pub mod units;
 
 /// Version of the control protocol. Peers must agree exactly.
-/// 2: stream requests carry `rx_coalesce_us`, receivers report their waits.
+/// 2: stream requests carry `rx_coalesce_us`, receivers report their waits; a keyed
+/// agent gives its details (`AgentInfo`) only after authentication.
 pub const PROTOCOL_VERSION: u16 = 2;
 /// Default TCP port of the agent (control and TCP data connections).
 pub const DEFAULT_PORT: u16 = 7878;

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use mtuperf_proto::auth::{self, Key};
 use mtuperf_proto::codec::Codec;
-use mtuperf_proto::msg::{AgentMsg, ClientMsg, Hello, Role};
+use mtuperf_proto::msg::{AgentInfo, AgentMsg, ClientMsg, Hello, Role};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_mtuperf");
 
@@ -145,6 +145,8 @@ pub struct Raw {
     buf: Vec<u8>,
     /// Every byte this client sent, frame by frame (for replay).
     pub sent: Vec<Vec<u8>>,
+    /// The agent's details from the last AuthOk `handshake` received.
+    pub last_auth_ok: Option<AgentInfo>,
 }
 
 impl Raw {
@@ -157,6 +159,7 @@ impl Raw {
             codec: Codec::client(),
             buf: Vec::new(),
             sent: Vec::new(),
+            last_auth_ok: None,
         }
     }
 
@@ -198,7 +201,10 @@ impl Raw {
         self.send(&ClientMsg::Auth { proof });
         self.codec.authenticate(auth::session_key(key, &nc, &na));
         match self.recv() {
-            Some(AgentMsg::AuthOk { cookie }) => cookie,
+            Some(AgentMsg::AuthOk { cookie, info }) => {
+                self.last_auth_ok = Some(*info);
+                cookie
+            }
             other => panic!("expected auth_ok, got {other:?}"),
         }
     }

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use mtuperf_proto::auth;
 use mtuperf_proto::codec::Codec;
-use mtuperf_proto::msg::{AgentMsg, ClientMsg, Hello, Refusal, Role, Welcome, MAGIC};
+use mtuperf_proto::msg::{AgentInfo, AgentMsg, ClientMsg, Hello, Refusal, Role, Welcome, MAGIC};
 use mtuperf_proto::PROTOCOL_VERSION;
 
 use super::registry::Registry;
@@ -170,23 +170,26 @@ fn control_handshake(
     }
     let na: auth::Nonce = random_bytes();
     let cookie = hex::encode(random_bytes::<16>());
-    let welcome = |cookie: Option<String>, proof: Option<String>| {
+    let info = || AgentInfo {
+        software: SOFTWARE.into(),
+        host: mtuperf_sys::host::identity(SOFTWARE),
+        capabilities: vec!["stream".into(), "rr".into(), "path".into(), "doctor".into()],
+        limits: config.limits.clone(),
+        peer: peer.to_string(),
+    };
+    let welcome = |proof: Option<String>, cookie: Option<String>, info: Option<AgentInfo>| {
         AgentMsg::Welcome(Box::new(Welcome {
             version: PROTOCOL_VERSION,
-            software: SOFTWARE.into(),
             nonce: hex::encode(na),
             agent_proof: proof,
             cookie,
-            host: mtuperf_sys::host::identity(SOFTWARE),
-            capabilities: vec!["stream".into(), "rr".into(), "path".into(), "doctor".into()],
-            limits: config.limits.clone(),
-            peer: peer.to_string(),
+            info,
         }))
     };
     let (data_rx, control) = if let Some(key) = &config.key {
         let proof = hex::encode(auth::agent_proof(key, &nc, &na));
         (&stream)
-            .write_all(&codec.encode(&welcome(None, Some(proof))))
+            .write_all(&codec.encode(&welcome(Some(proof), None, None)))
             .ok()?;
         // The whole handshake, Hello to Auth, must fit in one handshake timeout.
         let answer = read_frame(&stream, &mut codec, deadline, "auth");
@@ -212,6 +215,7 @@ fn control_handshake(
         };
         let ok = AgentMsg::AuthOk {
             cookie: cookie.clone(),
+            info: Box::new(info()),
         };
         if control.send(&ok).is_err() {
             registry.release(&cookie);
@@ -224,7 +228,10 @@ fn control_handshake(
             let _ = control.send(&AgentMsg::Refused(busy()));
             return None;
         };
-        if control.send(&welcome(Some(cookie.clone()), None)).is_err() {
+        if control
+            .send(&welcome(None, Some(cookie.clone()), Some(info())))
+            .is_err()
+        {
             registry.release(&cookie);
             return None;
         }

@@ -184,7 +184,7 @@ pub fn run(
             .unwrap_or_default(),
         started_unix_ms,
         client_host: mtuperf_sys::host::identity(crate::SOFTWARE),
-        agent_host: session.welcome.host.clone(),
+        agent_host: session.info.host.clone(),
         client: RrClientEnd {
             counts: mine.counts,
             unanswered: mine.unanswered,

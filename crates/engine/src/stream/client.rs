@@ -240,7 +240,7 @@ pub fn run(
         remote_addr: session.agent.to_string(),
         started_unix_ms,
         client_host: mtuperf_sys::host::identity(crate::SOFTWARE),
-        agent_host: session.welcome.host.clone(),
+        agent_host: session.info.host.clone(),
         client: EndReport {
             conns: client_conns,
             before,

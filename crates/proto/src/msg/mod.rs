@@ -90,17 +90,28 @@ impl Default for Limits {
     }
 }
 
+/// The agent's answer to a control Hello. Before the client has authenticated it
+/// carries only what authentication needs: an agent that holds a key tells nothing
+/// about its host, software or limits to a peer that has not proved it holds the key.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Welcome {
     pub version: u16,
-    pub software: String,
     /// Hex of 16 random bytes (the agent's challenge).
     pub nonce: String,
     /// Present when the agent holds a key: hex HMAC proving it (mutual authentication).
     pub agent_proof: Option<String>,
-    /// Session cookie, given at once to an open agent's clients, after `Auth` otherwise.
+    /// An open agent (no key) gives the session cookie and its details at once; a
+    /// keyed agent gives both in `AuthOk`.
     pub cookie: Option<String>,
+    pub info: Option<AgentInfo>,
+}
+
+/// What an agent tells an admitted client about itself.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentInfo {
+    pub software: String,
     pub host: HostIdentity,
     pub capabilities: Vec<String>,
     pub limits: Limits,
@@ -220,6 +231,7 @@ pub enum AgentMsg {
     Welcome(Box<Welcome>),
     AuthOk {
         cookie: String,
+        info: Box<AgentInfo>,
     },
     Refused(Refusal),
     StreamReady(StreamReady),
