@@ -79,8 +79,26 @@ pub fn parse_any_duration(s: &str) -> Result<Duration, String> {
     duration_in(s, Duration::ZERO, Duration::from_hours(24))
 }
 
+/// The warning for a key file that others than its owner may read, if it is one.
+pub fn key_mode_warning(path: &Path, mode: u32) -> Option<String> {
+    (mode & 0o077 != 0).then(|| {
+        format!(
+            "warning: key file {} is readable or writable by group or others (mode {:04o}); anyone who can read it can run tests against the agent: chmod 600 {}",
+            path.display(),
+            mode & 0o7777,
+            path.display()
+        )
+    })
+}
+
 pub fn load_key(path: Option<&Path>) -> Result<Option<Key>, Failure> {
     let Some(p) = path else { return Ok(None) };
+    if let Ok(meta) = std::fs::metadata(p) {
+        use std::os::unix::fs::PermissionsExt;
+        if let Some(w) = key_mode_warning(p, meta.permissions().mode()) {
+            eprintln!("{w}");
+        }
+    }
     let text = std::fs::read_to_string(p)
         .with_context(|| format!("reading key file {}", p.display()))
         .map_err(|e| Failure::new(exit::USAGE, e))?;
@@ -140,3 +158,21 @@ pub fn engine_failure(e: EngineError) -> Failure {
     Failure::new(code, e)
 }
 
+#[cfg(test)]
+mod tests {
+    use super::key_mode_warning;
+    use std::path::Path;
+
+    #[test]
+    fn key_files_others_can_read_are_warned_about() {
+        let p = Path::new("/etc/mtuperf/key");
+        assert!(key_mode_warning(p, 0o100_600).is_none());
+        assert!(key_mode_warning(p, 0o100_400).is_none());
+        let w = key_mode_warning(p, 0o100_644).unwrap();
+        assert!(
+            w.contains("mode 0644") && w.contains("chmod 600 /etc/mtuperf/key"),
+            "{w}"
+        );
+        assert!(key_mode_warning(p, 0o100_660).is_some());
+    }
+}
