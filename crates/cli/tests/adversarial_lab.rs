@@ -124,7 +124,13 @@ fn path_ignores_a_second_lab_host_with_the_valid_token() {
     );
     assert_eq!((acks[0].0.kind, acks[0].0.seq), (Kind::PathAck, 99));
     raw.send(&ClientMsg::Stop);
-    assert!(matches!(raw.recv(), Some(AgentMsg::Ack)));
+    // The agent's account names what it ignored: the router's 20 probes.
+    match raw.recv() {
+        Some(AgentMsg::PathServed(s)) => {
+            assert_eq!((s.answered, s.other_source, s.bad_token), (1, 20, 0), "{s:?}");
+        }
+        other => panic!("expected path_served, got {other:?}"),
+    }
 }
 
 /// Acks every reverse probe that reaches `sock` until 1 s passes without one.

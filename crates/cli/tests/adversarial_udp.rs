@@ -2,6 +2,7 @@
 //! "second host" is 127.0.0.2. Datagrams carrying the right token but coming from an
 //! address or port the session did not register get no answer (the agent cannot be
 //! used to reflect traffic at a third party); the registered socket is answered.
+//! The path responder also counts what it ignored and says so when the session ends.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod adversarial_support;
@@ -12,7 +13,7 @@ use std::time::Duration;
 use adversarial_support::{LiveAgent, Raw};
 use mtuperf_proto::dgram::{Header, Kind, HEADER_LEN};
 use mtuperf_proto::msg::rr::RrProto;
-use mtuperf_proto::msg::{AgentMsg, ClientMsg, RrRequest};
+use mtuperf_proto::msg::{AgentMsg, ClientMsg, PathOpen, PathServed, RrRequest};
 
 const REQUEST: u32 = 64;
 
@@ -98,4 +99,64 @@ fn rr_udp_answers_only_the_registered_source() {
     };
     assert_eq!(done.responses, 5);
     assert_eq!(done.rejected, 30, "{done:?}");
+}
+
+fn probe(token: u64, seq: u64) -> Vec<u8> {
+    let mut d = vec![0u8; 1000];
+    let h = Header {
+        kind: Kind::PathProbe,
+        client: 0,
+        token,
+        seq,
+        stamp: 0,
+        aux: 0,
+        len: 1000,
+    };
+    assert!(h.write(&mut d));
+    d
+}
+
+#[test]
+fn path_responder_answers_the_client_only_and_counts_what_it_ignored() {
+    let agent = LiveAgent::start(&[]);
+    let mut s = Raw::connect(agent.addr);
+    s.handshake(&agent.key);
+    let legit = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let port = legit.local_addr().unwrap().port();
+    let other_host = UdpSocket::bind(("127.0.0.2", port)).unwrap();
+    let other_port = UdpSocket::bind("127.0.0.1:0").unwrap();
+    s.send(&ClientMsg::PathOpen(PathOpen { client_port: port }));
+    let ready = match s.recv() {
+        Some(AgentMsg::PathReady(r)) => r,
+        other => panic!("expected path_ready, got {other:?}"),
+    };
+    let to = SocketAddr::from(([127, 0, 0, 1], ready.port));
+    for seq in 0..3 {
+        other_host.send_to(&probe(ready.token, seq), to).unwrap();
+        other_port.send_to(&probe(ready.token, seq), to).unwrap();
+    }
+    legit.send_to(&probe(ready.token ^ 1, 7), to).unwrap();
+    legit.send_to(&probe(ready.token ^ 2, 8), to).unwrap();
+    legit.send_to(b"not a probe", to).unwrap();
+    assert_eq!(answered(&other_host), 0, "answered a foreign address");
+    assert_eq!(answered(&other_port), 0, "answered an unregistered port");
+    assert_eq!(answered(&legit), 0, "answered a wrong token or garbage");
+    for seq in 0..4 {
+        legit.send_to(&probe(ready.token, seq), to).unwrap();
+    }
+    assert_eq!(
+        answered(&legit),
+        4,
+        "the registered client must be answered"
+    );
+    s.send(&ClientMsg::Stop);
+    assert_eq!(
+        s.recv(),
+        Some(AgentMsg::PathServed(PathServed {
+            answered: 4,
+            other_source: 6,
+            bad_token: 2,
+            malformed: 1,
+        }))
+    );
 }

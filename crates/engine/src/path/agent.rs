@@ -2,7 +2,7 @@
 //! the registered client address only, and reverse probes sent on request.
 
 use std::net::{IpAddr, SocketAddr, UdpSocket};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -11,13 +11,37 @@ use mtuperf_proto::dgram::{Header, Kind, HEADER_LEN};
 use mtuperf_proto::msg::path::{MAX_PROBE_SIZE, MAX_REVERSE_PROBES, MAX_WAIT_MS};
 use mtuperf_proto::msg::{
     AgentMsg, AgentPathInfo, ClientMsg, PathOpen, PathProbeResult, PathReady, PathReverseProbe,
-    Refusal,
+    PathServed, Refusal,
 };
 use mtuperf_sys::sockopt::{self, ErrQueueEntry, Origin, PmtuMode};
 
 use super::probe::{dgram, overhead};
 use crate::agent::SessionCtx;
 use crate::{random_bytes, EngineError};
+
+/// What the responder thread answered and ignored, read when the session ends.
+#[derive(Default)]
+struct Tally {
+    answered: AtomicU64,
+    other_source: AtomicU64,
+    bad_token: AtomicU64,
+    malformed: AtomicU64,
+}
+
+impl Tally {
+    fn served(&self) -> PathServed {
+        PathServed {
+            answered: self.answered.load(Ordering::Relaxed),
+            other_source: self.other_source.load(Ordering::Relaxed),
+            bad_token: self.bad_token.load(Ordering::Relaxed),
+            malformed: self.malformed.load(Ordering::Relaxed),
+        }
+    }
+
+    fn bump(counter: &AtomicU64) {
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+}
 
 enum Event {
     Ack(u64),
@@ -60,7 +84,11 @@ pub fn serve(ctx: &SessionCtx, open: &PathOpen) -> Result<(), EngineError> {
         .try_clone()
         .map_err(|e| EngineError::io("cloning the path socket", e))?;
     let rstop = stop.clone();
-    let responder = std::thread::spawn(move || respond(&rsock, client, token, v6, &tx, &rstop));
+    let tally = Arc::new(Tally::default());
+    let rtally = tally.clone();
+    let responder = std::thread::spawn(move || {
+        respond(&rsock, client, token, v6, &tx, &rstop, &rtally);
+    });
     ctx.log(
         "path",
         format!("path probing for {client} on UDP port {port}"),
@@ -70,9 +98,17 @@ pub fn serve(ctx: &SessionCtx, open: &PathOpen) -> Result<(), EngineError> {
         token,
         path: path_info(ctx.peer.ip(), local.ip()),
     }))?;
-    let outcome = control_loop(ctx, &sock, client, token, &rx);
+    let outcome = control_loop(ctx, &sock, client, token, &rx, &tally);
     stop.store(true, Ordering::Relaxed);
     let _ = responder.join();
+    let t = tally.served();
+    ctx.log(
+        "path",
+        format!(
+            "path session for {client}: answered {} forward probes; ignored {} datagrams from other sources, {} with a wrong token, {} malformed",
+            t.answered, t.other_source, t.bad_token, t.malformed
+        ),
+    );
     outcome
 }
 
@@ -82,6 +118,7 @@ fn control_loop(
     client: SocketAddr,
     token: u64,
     rx: &Receiver<Event>,
+    tally: &Tally,
 ) -> Result<(), EngineError> {
     let mut count = 0u64;
     loop {
@@ -106,7 +143,8 @@ fn control_loop(
                 let r = reverse(sock, client, token, &req, rx);
                 ctx.control.send(&AgentMsg::PathProbeResult(r))?;
             }
-            ClientMsg::Stop | ClientMsg::Bye => return ctx.control.send(&AgentMsg::Ack),
+            ClientMsg::Stop => return ctx.control.send(&AgentMsg::PathServed(tally.served())),
+            ClientMsg::Bye => return ctx.control.send(&AgentMsg::Ack),
             other => {
                 return ctx.refuse(Refusal::BadRequest {
                     detail: format!("unexpected message during path probing: {other:?}"),
@@ -181,22 +219,29 @@ fn respond(
     v6: bool,
     tx: &Sender<Event>,
     stop: &AtomicBool,
+    tally: &Tally,
 ) {
     let mut buf = vec![0u8; 65_536];
     while !stop.load(Ordering::Relaxed) {
         match sock.recv_from(&mut buf) {
             Ok((n, from)) => {
+                if from != client {
+                    Tally::bump(&tally.other_source);
+                    continue;
+                }
                 let Ok(h) = Header::read(buf.get(..n).unwrap_or_default()) else {
+                    Tally::bump(&tally.malformed);
                     continue;
                 };
-                if from != client || h.token != token {
+                if h.token != token {
+                    Tally::bump(&tally.bad_token);
                     continue;
                 }
                 match h.kind {
                     Kind::PathProbe => {
                         let ack = dgram(Kind::PathAck, token, h.seq, 0);
-                        if ack.len() <= n {
-                            let _ = sock.send_to(&ack, client);
+                        if ack.len() <= n && sock.send_to(&ack, client).is_ok() {
+                            Tally::bump(&tally.answered);
                         }
                     }
                     Kind::PathAck => {

@@ -125,7 +125,10 @@ pub fn run(
         return Err(e);
     }
     let reverse = reverse.map_err(|e| EngineError::Agent(format!("reverse: {e}")))?;
-    let _ = session.request(&ClientMsg::Stop, "end of path probing");
+    let served = match session.request(&ClientMsg::Stop, "end of path probing") {
+        Ok(AgentMsg::PathServed(s)) => Some(s),
+        _ => None,
+    };
     let cx = verdict::Context {
         local_mtu: local.mtu,
         peer_mtu,
@@ -148,6 +151,11 @@ pub fn run(
             "the peer's interface received up to {} bytes, {} above its MTU {peer_mtu} (receive-side tolerance such as a VLAN tag allowance); do not rely on it",
             forward.largest_ok,
             forward.largest_ok - peer_mtu
+        ));
+    }
+    if let Some(n) = served.map(|s| s.other_source).filter(|&n| n > 0) {
+        notes.push(format!(
+            "the agent ignored {n} datagrams that came from another address or port than this client's control connection ({laddr}): a NAT, a load balancer or a second interface between the hosts; forward probes it ignored count as lost"
         ));
     }
     if tcp.as_ref().is_some_and(|t| t.hides_problem) {

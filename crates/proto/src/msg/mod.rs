@@ -14,7 +14,7 @@ use crate::host::{HostIdentity, IfaceInfo};
 use crate::PROTOCOL_VERSION;
 
 pub use doctor::{DoctorReply, DoctorRequest};
-pub use path::{PathOpen, PathProbeResult, PathReady, PathReverseProbe};
+pub use path::{PathOpen, PathProbeResult, PathReady, PathReverseProbe, PathServed};
 pub use rr::{RrReady, RrRequest, RrServed};
 pub use stream::{
     ConnReport, Direction, EndReport, IntervalSample, StreamLimit, StreamReady, StreamRequest,
@@ -244,6 +244,8 @@ pub enum AgentMsg {
     StreamDone(Box<EndReport>),
     RrDone(Box<RrServed>),
     PathProbeResult(PathProbeResult),
+    /// End of a path session: what the responder answered and ignored.
+    PathServed(PathServed),
     DoctorReply(Box<DoctorReply>),
     /// Acknowledges a message that needs no other answer.
     Ack,

@@ -55,3 +55,20 @@ pub struct PathProbeResult {
     #[serde(default)]
     pub acked: bool,
 }
+
+/// The agent's account of a path session, its answer to the client's `Stop`.
+/// Datagrams the responder ignored are counted by reason: probes that arrive from
+/// another address or port than the one registered (a NAT or a multi-homed client)
+/// are never answered, and without these counts would look like a black hole.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PathServed {
+    /// Forward probes acknowledged.
+    pub answered: u64,
+    /// Datagrams from an address or port other than the registered client's.
+    pub other_source: u64,
+    /// Datagrams from the client's address with another session's token.
+    pub bad_token: u64,
+    /// Datagrams too short or not mtuperf's.
+    pub malformed: u64,
+}
