@@ -13,6 +13,7 @@ Same measurement for both tools, taken from outside them.
 
 Usage (as root, from the repository root, after `cargo build --release`):
     python3 bench/stream_vs_iperf3.py [--pairs 5] [--time 3] [--only loopback|std|jumbo]
+        [--blocks 8K,128K] [--mtuperf-args '--rx-coalesce 0']
 """
 import argparse, json, os, signal, statistics, subprocess, sys, time
 
@@ -31,12 +32,12 @@ def ns(host):
     return ["ip", "netns", "exec", f"mtlab-{LAB}-{host}"] if host else []
 
 
-def run_mtuperf(client_ns, target, block, secs):
+def run_mtuperf(client_ns, target, block, secs, extra):
     env = dict(os.environ)
     if client_ns:  # lab agents authenticate with the lab's key
         env["MTUPERF_KEY_FILE"] = f"/run/mtuperf/lab/{LAB}/key"
     out = subprocess.run(ns(client_ns) + [BIN, "--no-store", "stream", target, "--time", f"{secs}s",
-                          "--block", block, "--json"], capture_output=True, text=True, check=True, env=env)
+                          "--block", block, "--json"] + extra, capture_output=True, text=True, check=True, env=env)
     d = json.loads(out.stdout)["runs"][0]["metrics"]["directions"][0]
     return d["goodput_wall_bps"], d["bytes_read"]
 
@@ -56,11 +57,11 @@ def measure(fn, server_pid):
     return bps, (c1 - c0) / (nbytes / 2**30)
 
 
-def bench(name, client_ns, m_target, i_host, i_port, m_pid, i_pid, pairs, secs):
-    for block in ["8K", "128K"]:
+def bench(name, client_ns, m_target, i_host, i_port, m_pid, i_pid, pairs, secs, blocks, extra):
+    for block in blocks:
         g, c = [], []
         for _ in range(pairs):
-            mb, mc = measure(lambda: run_mtuperf(client_ns, m_target, block, secs), m_pid)
+            mb, mc = measure(lambda: run_mtuperf(client_ns, m_target, block, secs, extra), m_pid)
             ib, ic = measure(lambda: run_iperf3(client_ns, i_host, i_port, block, secs), i_pid)
             g.append(mb / ib)
             c.append(mc / ic)
@@ -76,7 +77,10 @@ def main():
     ap.add_argument("--pairs", type=int, default=5)
     ap.add_argument("--time", type=int, default=3)
     ap.add_argument("--only", choices=["loopback", "std", "jumbo"])
+    ap.add_argument("--blocks", default="8K,128K", help="comma-separated block sizes (default 8K,128K)")
+    ap.add_argument("--mtuperf-args", default="", help="extra arguments for mtuperf stream, e.g. '--rx-coalesce 0'")
     a = ap.parse_args()
+    blocks, extra = a.blocks.split(","), a.mtuperf_args.split()
     procs = []
     try:
         if a.only in (None, "loopback"):
@@ -84,7 +88,7 @@ def main():
             i = subprocess.Popen(["iperf3", "-s", "-p", "5299"], stdout=subprocess.DEVNULL)
             procs += [m, i]
             time.sleep(0.5)
-            bench("loopback", None, "127.0.0.1:7979", "127.0.0.1", 5299, m.pid, i.pid, a.pairs, a.time)
+            bench("loopback", None, "127.0.0.1:7979", "127.0.0.1", 5299, m.pid, i.pid, a.pairs, a.time, blocks, extra)
         nets = [s for s in ["std", "jumbo"] if a.only in (None, s)]
         if nets:
             subprocess.run([BIN, "lab", "down", "--name", LAB], capture_output=True)
@@ -98,7 +102,7 @@ def main():
                 time.sleep(0.5)
                 with open(f"/run/mtuperf/lab/{LAB}/agent-{s}.pid") as f:
                     m_pid = int(f.read().strip())
-                bench(f"veth-{s}", "client", addr[s], addr[s], 5201, m_pid, i.pid, a.pairs, a.time)
+                bench(f"veth-{s}", "client", addr[s], addr[s], 5201, m_pid, i.pid, a.pairs, a.time, blocks, extra)
     finally:
         for p in procs:
             p.send_signal(signal.SIGTERM)

@@ -63,7 +63,7 @@ pub struct Args {
     /// before reading again (0 reads again at once, like a plain blocking loop). Never
     /// waits while data is queued, nor longer than a quarter of the receive buffer
     /// takes to fill. 0 to 10ms.
-    #[arg(long, default_value = "50us", value_parser = common::parse_rx_coalesce)]
+    #[arg(long, default_value = "200us", value_parser = common::parse_rx_coalesce)]
     rx_coalesce: Duration,
     /// Repeat the whole run N times and summarise (mean, median, stddev, min, max, 95% CI).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]

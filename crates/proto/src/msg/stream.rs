@@ -61,7 +61,7 @@ pub struct StreamRequest {
 pub const MAX_RX_COALESCE_US: u32 = 10_000;
 
 /// The receive coalescing used when the user does not choose one.
-pub const DEFAULT_RX_COALESCE_US: u32 = 50;
+pub const DEFAULT_RX_COALESCE_US: u32 = 200;
 
 impl StreamRequest {
     /// Number of data connections: one per stream and direction.
