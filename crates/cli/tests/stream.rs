@@ -96,6 +96,8 @@ fn bad_values_name_the_flag_and_range() {
         (vec!["--time", "0s"], "--time"),
         (vec!["--streams", "0"], "--streams"),
         (vec!["--omit", "20s"], "--omit"),
+        (vec!["--rx-coalesce", "20ms"], "allowed 0s to 10ms"),
+        (vec!["--rx-coalesce", "soon"], "--rx-coalesce"),
     ] {
         let out = mtuperf(std::path::Path::new("/tmp/unused.db"))
             .arg("stream")
