@@ -127,7 +127,11 @@ fn path_ignores_a_second_lab_host_with_the_valid_token() {
     // The agent's account names what it ignored: the router's 20 probes.
     match raw.recv() {
         Some(AgentMsg::PathServed(s)) => {
-            assert_eq!((s.answered, s.other_source, s.bad_token), (1, 20, 0), "{s:?}");
+            assert_eq!(
+                (s.answered, s.other_source, s.bad_token),
+                (1, 20, 0),
+                "{s:?}"
+            );
         }
         other => panic!("expected path_served, got {other:?}"),
     }
