@@ -43,17 +43,66 @@ fn answered(sock: &UdpSocket) -> usize {
     n
 }
 
+/// The registered client's socket and two impostors: the same port on another
+/// address (127.0.0.2), and another port on the client's address.
+struct Sources {
+    legit: UdpSocket,
+    other_host: UdpSocket,
+    other_port: UdpSocket,
+}
+
+impl Sources {
+    fn bind() -> Sources {
+        let legit = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let port = legit.local_addr().unwrap().port();
+        Sources {
+            other_host: UdpSocket::bind(("127.0.0.2", port)).unwrap(),
+            other_port: UdpSocket::bind("127.0.0.1:0").unwrap(),
+            legit,
+        }
+    }
+
+    fn port(&self) -> u16 {
+        self.legit.local_addr().unwrap().port()
+    }
+
+    /// Sends `valid(seq)` for `impostor` seqs from each impostor and checks nobody
+    /// was answered (nor the client, for whatever bad datagrams it sent before);
+    /// then sends `good` valid ones from the client and checks each is answered.
+    fn check(&self, to: SocketAddr, valid: impl Fn(u64) -> Vec<u8>, impostor: u64, good: u64) {
+        for seq in 0..impostor {
+            self.other_host.send_to(&valid(seq), to).unwrap();
+            self.other_port.send_to(&valid(seq), to).unwrap();
+        }
+        assert_eq!(answered(&self.other_host), 0, "answered a foreign address");
+        assert_eq!(
+            answered(&self.other_port),
+            0,
+            "answered an unregistered port"
+        );
+        assert_eq!(
+            answered(&self.legit),
+            0,
+            "answered a wrong token or garbage"
+        );
+        for seq in 0..good {
+            self.legit.send_to(&valid(seq), to).unwrap();
+        }
+        assert_eq!(
+            answered(&self.legit) as u64,
+            good,
+            "the registered client must be answered"
+        );
+    }
+}
+
 #[test]
 fn rr_udp_answers_only_the_registered_source() {
     let agent = LiveAgent::start(&[]);
     let mut s = Raw::connect(agent.addr);
     s.handshake(&agent.key);
-    let legit = UdpSocket::bind("127.0.0.1:0").unwrap();
-    let port = legit.local_addr().unwrap().port();
-    // Same port, other address: only the source address differs from the client's.
-    let other_host = UdpSocket::bind(("127.0.0.2", port)).unwrap();
-    // Same address, unregistered port.
-    let other_port = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let src = Sources::bind();
+    let port = src.port();
     s.send(&ClientMsg::Rr(RrRequest {
         proto: RrProto::Udp,
         block: 1024,
@@ -73,22 +122,12 @@ fn rr_udp_answers_only_the_registered_source() {
     s.send(&ClientMsg::Go);
     let to = SocketAddr::from(([127, 0, 0, 1], ready.port));
     for seq in 0..10 {
-        other_host.send_to(&request(ready.token, seq), to).unwrap();
-        other_port.send_to(&request(ready.token, seq), to).unwrap();
         // Right source, wrong token.
-        legit.send_to(&request(ready.token ^ 1, seq), to).unwrap();
+        src.legit
+            .send_to(&request(ready.token ^ 1, seq), to)
+            .unwrap();
     }
-    assert_eq!(answered(&other_host), 0, "answered a foreign address");
-    assert_eq!(answered(&other_port), 0, "answered an unregistered port");
-    assert_eq!(answered(&legit), 0, "answered a wrong token");
-    for seq in 0..5 {
-        legit.send_to(&request(ready.token, seq), to).unwrap();
-    }
-    assert_eq!(
-        answered(&legit),
-        5,
-        "the registered client must be answered"
-    );
+    src.check(to, |seq| request(ready.token, seq), 10, 5);
     s.send(&ClientMsg::Stop);
     let done = loop {
         match s.recv() {
@@ -121,34 +160,19 @@ fn path_responder_answers_the_client_only_and_counts_what_it_ignored() {
     let agent = LiveAgent::start(&[]);
     let mut s = Raw::connect(agent.addr);
     s.handshake(&agent.key);
-    let legit = UdpSocket::bind("127.0.0.1:0").unwrap();
-    let port = legit.local_addr().unwrap().port();
-    let other_host = UdpSocket::bind(("127.0.0.2", port)).unwrap();
-    let other_port = UdpSocket::bind("127.0.0.1:0").unwrap();
-    s.send(&ClientMsg::PathOpen(PathOpen { client_port: port }));
+    let src = Sources::bind();
+    s.send(&ClientMsg::PathOpen(PathOpen {
+        client_port: src.port(),
+    }));
     let ready = match s.recv() {
         Some(AgentMsg::PathReady(r)) => r,
         other => panic!("expected path_ready, got {other:?}"),
     };
     let to = SocketAddr::from(([127, 0, 0, 1], ready.port));
-    for seq in 0..3 {
-        other_host.send_to(&probe(ready.token, seq), to).unwrap();
-        other_port.send_to(&probe(ready.token, seq), to).unwrap();
-    }
-    legit.send_to(&probe(ready.token ^ 1, 7), to).unwrap();
-    legit.send_to(&probe(ready.token ^ 2, 8), to).unwrap();
-    legit.send_to(b"not a probe", to).unwrap();
-    assert_eq!(answered(&other_host), 0, "answered a foreign address");
-    assert_eq!(answered(&other_port), 0, "answered an unregistered port");
-    assert_eq!(answered(&legit), 0, "answered a wrong token or garbage");
-    for seq in 0..4 {
-        legit.send_to(&probe(ready.token, seq), to).unwrap();
-    }
-    assert_eq!(
-        answered(&legit),
-        4,
-        "the registered client must be answered"
-    );
+    src.legit.send_to(&probe(ready.token ^ 1, 7), to).unwrap();
+    src.legit.send_to(&probe(ready.token ^ 2, 8), to).unwrap();
+    src.legit.send_to(b"not a probe", to).unwrap();
+    src.check(to, |seq| probe(ready.token, seq), 3, 4);
     s.send(&ClientMsg::Stop);
     assert_eq!(
         s.recv(),
