@@ -3,6 +3,8 @@
 //! attribute counts the values it draws.
 
 use mtuperf_engine::compare::Cell;
+use plotters::coord::ranged1d::ValueFormatter;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 use super::esc;
@@ -47,6 +49,91 @@ pub(super) fn wrap(svg: &str, points: usize, caption: &str) -> String {
         "<figure class=\"chart\" data-points=\"{points}\">{svg}<figcaption>{}</figcaption></figure>\n",
         esc(caption)
     )
+}
+
+/// The frame of a line chart.
+pub(super) struct Frame<'a> {
+    pub title: &'a str,
+    pub caption_size: u32,
+    pub x: std::ops::Range<f64>,
+    /// A logarithmic x axis (latency CDFs); linear otherwise.
+    pub log_x: bool,
+    pub y: std::ops::Range<f64>,
+    pub x_desc: &'a str,
+    pub y_desc: &'a str,
+    /// Radius of each point's dot and width of the joining line.
+    pub dot: u32,
+    pub stroke: u32,
+}
+
+/// One path's line: colour index, legend name, points, and a point to ring (a knee).
+pub(super) struct Line<'a> {
+    pub color: usize,
+    pub name: &'a str,
+    pub pts: &'a [(f64, f64)],
+    pub ring: Option<(f64, f64)>,
+}
+
+/// Points joined by lines, one per path, with a legend: the SVG, or an empty string
+/// when plotters cannot lay the chart out.
+pub(super) fn lines_svg(frame: &Frame<'_>, lines: &[Line<'_>]) -> String {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (520, 300)).into_drawing_area();
+        let _ = root.fill(&WHITE);
+        let mut builder = ChartBuilder::on(&root);
+        builder
+            .caption(frame.title, ("sans-serif", frame.caption_size))
+            .margin(10)
+            .x_label_area_size(30)
+            .y_label_area_size(60);
+        let drawn = if frame.log_x {
+            builder
+                .build_cartesian_2d(frame.x.clone().log_scale(), frame.y.clone())
+                .map(|mut chart| draw_lines(&mut chart, frame, lines))
+        } else {
+            builder
+                .build_cartesian_2d(frame.x.clone(), frame.y.clone())
+                .map(|mut chart| draw_lines(&mut chart, frame, lines))
+        };
+        if drawn.is_err() {
+            return String::new();
+        }
+        let _ = root.present();
+    }
+    svg
+}
+
+fn draw_lines<'b, X>(
+    chart: &mut ChartContext<'b, SVGBackend<'b>, Cartesian2d<X, RangedCoordf64>>,
+    frame: &Frame<'_>,
+    lines: &[Line<'_>],
+) where
+    X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    let _ = chart
+        .configure_mesh()
+        .x_desc(frame.x_desc)
+        .y_desc(frame.y_desc)
+        .draw();
+    for l in lines {
+        let c = color(l.color);
+        let dots = l.pts.iter().map(|&p| Circle::new(p, frame.dot, c.filled()));
+        if let Ok(a) = chart.draw_series(dots) {
+            a.label(l.name)
+                .legend(move |(x, y)| Circle::new((x, y), 4, c.filled()));
+        }
+        let line = LineSeries::new(l.pts.iter().copied(), c.stroke_width(frame.stroke));
+        let _ = chart.draw_series(line);
+        if let Some(k) = l.ring {
+            let _ = chart.draw_series(std::iter::once(Circle::new(k, 9, BLACK.stroke_width(2))));
+        }
+    }
+    let _ = chart
+        .configure_series_labels()
+        .border_style(BLACK)
+        .background_style(WHITE)
+        .draw();
 }
 
 /// Mean per path as a bar, with its 95% interval as a whisker.
@@ -184,39 +271,27 @@ pub fn rounds(d: &CompareDoc, cell: Cell) -> String {
         cell.test.name(),
         block_label(cell.block)
     );
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (520, 300)).into_drawing_area();
-        let _ = root.fill(&WHITE);
-        let Ok(mut chart) = ChartBuilder::on(&root)
-            .caption(&title, ("sans-serif", 16))
-            .margin(10)
-            .x_label_area_size(30)
-            .y_label_area_size(60)
-            .build_cartesian_2d(0.5..xmax, 0.0..ymax)
-        else {
-            return String::new();
-        };
-        let _ = chart
-            .configure_mesh()
-            .x_desc("repetition")
-            .y_desc(axis(f))
-            .draw();
-        for (i, name, pts) in &series {
-            let c = color(*i);
-            if let Ok(a) = chart.draw_series(pts.iter().map(|&p| Circle::new(p, 4, c.filled()))) {
-                a.label(*name)
-                    .legend(move |(x, y)| Circle::new((x, y), 4, c.filled()));
-            }
-            let _ = chart.draw_series(LineSeries::new(pts.clone(), c));
-        }
-        let _ = chart
-            .configure_series_labels()
-            .border_style(BLACK)
-            .background_style(WHITE)
-            .draw();
-        let _ = root.present();
-    }
+    let lines: Vec<Line> = series
+        .iter()
+        .map(|(i, name, pts)| Line {
+            color: *i,
+            name,
+            pts,
+            ring: None,
+        })
+        .collect();
+    let frame = Frame {
+        title: &title,
+        caption_size: 16,
+        x: 0.5..xmax,
+        log_x: false,
+        y: 0.0..ymax,
+        x_desc: "repetition",
+        y_desc: axis(f),
+        dot: 4,
+        stroke: 1,
+    };
+    let svg = lines_svg(&frame, &lines);
     wrap(
         &svg,
         points,

@@ -2,9 +2,8 @@
 //! knee marked (`mtuperf_stats::knee`), and block-latency CDFs per path.
 
 use mtuperf_engine::compare::TestKind;
-use plotters::prelude::*;
 
-use super::charts::{color, wrap};
+use super::charts::{lines_svg, wrap, Frame, Line};
 use crate::compare::{block_label, CompareDoc, Figure};
 
 fn mean(d: &CompareDoc, path: &str, block: u32, clients: u32, f: Figure) -> Option<f64> {
@@ -71,43 +70,27 @@ pub fn curve(d: &CompareDoc, block: u32) -> String {
         block_label(block),
         clients
     );
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (520, 300)).into_drawing_area();
-        let _ = root.fill(&WHITE);
-        let Ok(mut chart) = ChartBuilder::on(&root)
-            .caption(&title, ("sans-serif", 15))
-            .margin(10)
-            .x_label_area_size(30)
-            .y_label_area_size(60)
-            .build_cartesian_2d(0.0..xmax, 0.0..ymax)
-        else {
-            return String::new();
-        };
-        let _ = chart
-            .configure_mesh()
-            .x_desc("blocks/s (mean)")
-            .y_desc("p99 µs (mean)")
-            .draw();
-        for (i, name, pts, knee) in &series {
-            let c = color(*i);
-            if let Ok(a) = chart.draw_series(pts.iter().map(|&p| Circle::new(p, 4, c.filled()))) {
-                a.label(name.as_str())
-                    .legend(move |(x, y)| Circle::new((x, y), 4, c.filled()));
-            }
-            let _ = chart.draw_series(LineSeries::new(pts.clone(), c));
-            if let Some(k) = knee.and_then(|k| pts.get(k)) {
-                let _ =
-                    chart.draw_series(std::iter::once(Circle::new(*k, 9, BLACK.stroke_width(2))));
-            }
-        }
-        let _ = chart
-            .configure_series_labels()
-            .border_style(BLACK)
-            .background_style(WHITE)
-            .draw();
-        let _ = root.present();
-    }
+    let lines: Vec<Line> = series
+        .iter()
+        .map(|(i, name, pts, knee)| Line {
+            color: *i,
+            name,
+            pts,
+            ring: knee.and_then(|k| pts.get(k).copied()),
+        })
+        .collect();
+    let frame = Frame {
+        title: &title,
+        caption_size: 15,
+        x: 0.0..xmax,
+        log_x: false,
+        y: 0.0..ymax,
+        x_desc: "blocks/s (mean)",
+        y_desc: "p99 µs (mean)",
+        dot: 4,
+        stroke: 1,
+    };
+    let svg = lines_svg(&frame, &lines);
     let note = if series.iter().any(|s| s.3.is_some()) {
         "ringed: the knee (last load step that raised blocks/s by 10% or more, p99 rising after it)"
     } else {
@@ -145,38 +128,26 @@ pub fn cdf(d: &CompareDoc, block: u32, clients: u32) -> String {
         .fold(1e-9_f64, f64::max)
         * 1.05;
     let title = format!("rr {} x{clients}: block latency CDF", block_label(block));
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (520, 300)).into_drawing_area();
-        let _ = root.fill(&WHITE);
-        let Ok(mut chart) = ChartBuilder::on(&root)
-            .caption(&title, ("sans-serif", 15))
-            .margin(10)
-            .x_label_area_size(30)
-            .y_label_area_size(50)
-            .build_cartesian_2d((0.5..xmax.max(1.0)).log_scale(), 0.0..1.0)
-        else {
-            return String::new();
-        };
-        let _ = chart
-            .configure_mesh()
-            .x_desc("latency µs (log)")
-            .y_desc("fraction of blocks")
-            .draw();
-        for (i, name, pts) in &series {
-            let c = color(*i);
-            if let Ok(a) = chart.draw_series(pts.iter().map(|&p| Circle::new(p, 1, c.filled()))) {
-                a.label(name.as_str())
-                    .legend(move |(x, y)| Circle::new((x, y), 4, c.filled()));
-            }
-            let _ = chart.draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)));
-        }
-        let _ = chart
-            .configure_series_labels()
-            .border_style(BLACK)
-            .background_style(WHITE)
-            .draw();
-        let _ = root.present();
-    }
+    let lines: Vec<Line> = series
+        .iter()
+        .map(|(i, name, pts)| Line {
+            color: *i,
+            name,
+            pts,
+            ring: None,
+        })
+        .collect();
+    let frame = Frame {
+        title: &title,
+        caption_size: 15,
+        x: 0.5..xmax.max(1.0),
+        log_x: true,
+        y: 0.0..1.0,
+        x_desc: "latency µs (log)",
+        y_desc: "fraction of blocks",
+        dot: 1,
+        stroke: 2,
+    };
+    let svg = lines_svg(&frame, &lines);
     wrap(&svg, points, &format!("{title}, all repetitions merged"))
 }
