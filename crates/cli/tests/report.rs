@@ -130,6 +130,11 @@ fn html_markdown_and_export_of_a_comparison() {
         assert_eq!(with(&format!("rr {b} x2: p99 (mean, 95% CI)")), 1);
     }
     assert!(html.contains("one") && html.contains("two vs one"));
+    // Summary rows name the client count, so x1 and x2 rows are told apart.
+    assert!(
+        html.contains("<td class=\"l\">rr 8K x2 p99</td>"),
+        "summary rows without x2"
+    );
 
     let out = mtuperf(&db)
         .args(["report", "--compare", "1", "--format", "md"])
@@ -137,6 +142,7 @@ fn html_markdown_and_export_of_a_comparison() {
         .unwrap();
     let md = String::from_utf8(out.stdout).unwrap();
     assert!(md.contains("| stream 8K goodput | one |"), "{md}");
+    assert!(md.contains("| rr 16K x2 blocks/s | two |"), "{md}");
     assert!(md.contains("### Verdict"));
 
     let out = mtuperf(&db).args(["export", "--csv"]).output().unwrap();

@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use mtuperf_engine::compare::Verdict;
 
-use crate::compare::{block_label, text::value, CompareDoc};
+use crate::compare::{cell_label, text::value, CompareDoc};
 
 fn cell(s: &str) -> String {
     s.replace('|', "\\|")
@@ -32,9 +32,8 @@ pub fn markdown(d: &CompareDoc) -> String {
         let m = &c.summary;
         let _ = writeln!(
             o,
-            "| {} {} {} | {} | {} | ±{:.1}% | {} | {} | {} | {} |",
-            c.test.name(),
-            block_label(c.block),
+            "| {} {} | {} | {} | ±{:.1}% | {} | {} | {} | {} |",
+            cell_label(c.test, c.block, c.clients),
             c.figure.label(),
             cell(&c.path),
             value(c.figure, m.mean),

@@ -6,7 +6,7 @@ mod rr_charts;
 
 use std::fmt::Write as _;
 
-use crate::compare::{block_label, text::value, CompareDoc, Figure};
+use crate::compare::{cell_label, text::value, CompareDoc, Figure};
 use mtuperf_engine::compare::Verdict;
 
 const CSS: &str = "body{font-family:system-ui,sans-serif;margin:2em;max-width:1100px;color:#222}\
@@ -81,9 +81,8 @@ pub fn html(d: &CompareDoc) -> String {
             let m = &c.summary;
             vec![
                 format!(
-                    "{} {} {}",
-                    c.test.name(),
-                    block_label(c.block),
+                    "{} {}",
+                    cell_label(c.test, c.block, c.clients),
                     c.figure.label()
                 ),
                 c.path.clone(),
