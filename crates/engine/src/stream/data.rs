@@ -134,17 +134,33 @@ fn account(r: &mut ConnReport, n: usize, now: Instant, t0: Instant, live: &Atomi
 /// Waits shorter than this are not worth a sleep.
 const MIN_WAIT_NS: u64 = 2_000;
 
-/// How long a receiver whose read drained the socket waits before reading again:
-/// `max_ns`, but never longer than a quarter of the receive buffer (`rcvbuf`, as
-/// SO_RCVBUF reports it) takes to fill at the rate seen so far (`bytes` in
-/// `elapsed_ns`), so a sender is never stopped by a full window while we sleep.
-/// No wait before the rate is known, nor when it would be shorter than 2 µs.
-pub fn coalesce_wait_ns(max_ns: u64, rcvbuf: u32, bytes: u64, elapsed_ns: u64) -> u64 {
-    if max_ns == 0 || bytes == 0 || elapsed_ns == 0 {
+/// No waits in the first 100 ms after the first byte: the rate seen so far and the
+/// receive buffer (autotuning grows it) have not settled, and a wait then can stall
+/// the sender; a short `--bytes` transfer lost up to a fifth of its goodput to them.
+const WARMUP_NS: u64 = 100_000_000;
+
+/// How long a receiver whose read drained the socket asks to sleep before reading
+/// again: `max_ns`, but never so long that the pause it really gets (the request
+/// plus `late_ns`, how late its sleeps have been ending) exceeds the time a quarter
+/// of the receive buffer (`rcvbuf`, as SO_RCVBUF reports it) takes to fill at the
+/// rate seen so far (`bytes` in `elapsed_ns`): a sender is never stopped by a full
+/// window while we sleep, even on a busy host where wakeups come late. No wait in
+/// the first 100 ms after the first byte, nor when it would be shorter than 2 µs.
+pub fn coalesce_wait_ns(
+    max_ns: u64,
+    rcvbuf: u32,
+    bytes: u64,
+    elapsed_ns: u64,
+    late_ns: u64,
+) -> u64 {
+    if max_ns == 0 || bytes == 0 || elapsed_ns < WARMUP_NS {
         return 0;
     }
     let quarter_fill = u128::from(rcvbuf) * u128::from(elapsed_ns) / (4 * u128::from(bytes));
-    let wait = u64::try_from(quarter_fill).unwrap_or(u64::MAX).min(max_ns);
+    let budget = u64::try_from(quarter_fill)
+        .unwrap_or(u64::MAX)
+        .saturating_sub(late_ns);
+    let wait = budget.min(max_ns);
     if wait < MIN_WAIT_NS {
         0
     } else {
@@ -188,6 +204,9 @@ pub fn recv_loop(
         // The default 50 µs slack would stretch every wait well past what we ask.
         let _ = mtuperf_sys::thread::set_timer_slack((max_wait_ns / 10).max(1_000));
     }
+    // How late sleeps end, smoothed (1/8 per sleep, decaying by 1/8 per drained read
+    // without one): the wakeup latency of this host.
+    let mut late_ns = 0u64;
     let mut now = Instant::now();
     loop {
         let before = now;
@@ -204,13 +223,18 @@ pub fn recv_loop(
                 }
                 let rcvbuf = mtuperf_sys::sockopt::rcvbuf(sock).unwrap_or(0);
                 let since_first = r.first_byte_ns.map_or(0, |f| ns(t0, now).saturating_sub(f));
-                let wait = coalesce_wait_ns(max_wait_ns, rcvbuf, r.bytes, since_first);
+                let wait = coalesce_wait_ns(max_wait_ns, rcvbuf, r.bytes, since_first, late_ns);
                 if wait > 0 {
                     std::thread::sleep(Duration::from_nanos(wait));
                     let woke = Instant::now();
+                    let slept = ns(now, woke);
+                    late_ns = (late_ns * 7 + slept.saturating_sub(wait)) / 8;
                     r.waits += 1;
-                    r.wait_ns += ns(now, woke);
+                    r.wait_ns += slept;
                     now = woke;
+                } else {
+                    // One late wakeup must not switch coalescing off for good.
+                    late_ns -= late_ns / 8;
                 }
             }
             Ok(n) => {
@@ -241,17 +265,26 @@ mod tests {
     const US: u64 = 1_000;
 
     #[test]
-    fn no_wait_when_disabled_or_before_the_rate_is_known() {
-        assert_eq!(coalesce_wait_ns(0, 4 << 20, 1 << 30, 1_000_000_000), 0);
-        assert_eq!(coalesce_wait_ns(30 * US, 4 << 20, 0, 0), 0);
-        assert_eq!(coalesce_wait_ns(30 * US, 4 << 20, 8192, 0), 0);
+    fn no_wait_when_disabled_or_during_the_warm_up() {
+        assert_eq!(coalesce_wait_ns(0, 4 << 20, 1 << 30, 1_000_000_000, 0), 0);
+        assert_eq!(coalesce_wait_ns(30 * US, 4 << 20, 0, 0, 0), 0);
+        assert_eq!(coalesce_wait_ns(30 * US, 4 << 20, 8192, 0, 0), 0);
+        // 99 ms in: still warming up; 100 ms in: the full wait.
+        assert_eq!(
+            coalesce_wait_ns(30 * US, 4 << 20, 100 << 20, 99_999_999, 0),
+            0
+        );
+        assert_eq!(
+            coalesce_wait_ns(30 * US, 4 << 20, 100 << 20, 100_000_000, 0),
+            30 * US
+        );
     }
 
     #[test]
     fn a_large_buffer_gets_the_full_wait() {
         // 1 GB/s into a 4 MiB buffer: a quarter fills in ~1 ms, far above 30 µs.
         assert_eq!(
-            coalesce_wait_ns(30 * US, 4 << 20, 1_000_000_000, 1_000_000_000),
+            coalesce_wait_ns(30 * US, 4 << 20, 1_000_000_000, 1_000_000_000, 0),
             30 * US
         );
     }
@@ -259,11 +292,17 @@ mod tests {
     #[test]
     fn a_small_buffer_caps_the_wait_at_a_quarter_fill() {
         // 2.5 GB/s into 128 KiB: a quarter (32 KiB) fills in 13.1 µs.
-        let w = coalesce_wait_ns(30 * US, 128 << 10, 2_500_000_000, 1_000_000_000);
+        let w = coalesce_wait_ns(30 * US, 128 << 10, 2_500_000_000, 1_000_000_000, 0);
         assert_eq!(w, 13_107);
+        // Sleeps that end 10 µs late leave 3.1 µs of that budget to ask for.
+        let w = coalesce_wait_ns(30 * US, 128 << 10, 2_500_000_000, 1_000_000_000, 10 * US);
+        assert_eq!(w, 3_107);
+        // ... and 12 µs late, less than the 2 µs floor: no sleep.
+        let w = coalesce_wait_ns(30 * US, 128 << 10, 2_500_000_000, 1_000_000_000, 12 * US);
+        assert_eq!(w, 0);
         // So fast that the cap is under 2 µs: do not sleep at all.
         assert_eq!(
-            coalesce_wait_ns(30 * US, 8 << 10, 10_000_000_000, 1_000_000_000),
+            coalesce_wait_ns(30 * US, 8 << 10, 10_000_000_000, 1_000_000_000, 0),
             0
         );
     }
