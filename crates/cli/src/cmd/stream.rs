@@ -61,8 +61,8 @@ pub struct Args {
     omit: Duration,
     /// Receive coalescing: after a read that drained the socket, wait up to this long
     /// before reading again (0 reads again at once, like a plain blocking loop). Never
-    /// waits while data is queued, nor longer than a quarter of the receive buffer
-    /// takes to fill. 0 to 10ms.
+    /// waits while data is queued nor in the first 100 ms, and never pauses longer than
+    /// a quarter of the receive buffer takes to fill. 0 to 10ms.
     #[arg(long, default_value = "200us", value_parser = common::parse_rx_coalesce)]
     rx_coalesce: Duration,
     /// Repeat the whole run N times and summarise (mean, median, stddev, min, max, 95% CI).
