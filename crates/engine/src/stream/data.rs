@@ -207,6 +207,9 @@ pub fn recv_loop(
     // How late sleeps end, smoothed (1/8 per sleep, decaying by 1/8 per drained read
     // without one): the wakeup latency of this host.
     let mut late_ns = 0u64;
+    // SO_RCVBUF, re-read every 32 drained reads after the warm-up: autotuning moves
+    // it slowly, and a getsockopt on every drained read would be a syscall per block.
+    let (mut rcvbuf, mut drained) = (0u32, 0u64);
     let mut now = Instant::now();
     loop {
         let before = now;
@@ -221,8 +224,13 @@ pub fn recv_loop(
                     r.error = Some("stopped at the agent's maximum duration".into());
                     break;
                 }
-                let rcvbuf = mtuperf_sys::sockopt::rcvbuf(sock).unwrap_or(0);
                 let since_first = r.first_byte_ns.map_or(0, |f| ns(t0, now).saturating_sub(f));
+                if since_first >= WARMUP_NS {
+                    if drained.is_multiple_of(32) {
+                        rcvbuf = mtuperf_sys::sockopt::rcvbuf(sock).unwrap_or(0);
+                    }
+                    drained += 1;
+                }
                 let wait = coalesce_wait_ns(max_wait_ns, rcvbuf, r.bytes, since_first, late_ns);
                 if wait > 0 {
                     std::thread::sleep(Duration::from_nanos(wait));
