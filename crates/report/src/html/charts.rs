@@ -74,6 +74,22 @@ pub(super) struct Line<'a> {
     pub ring: Option<(f64, f64)>,
 }
 
+/// One path's points with its colour index and name.
+pub(super) type Named<S> = (usize, S, Vec<(f64, f64)>);
+
+/// Lines without a ringed point, one per series.
+pub(super) fn plain_lines<S: AsRef<str>>(series: &[Named<S>]) -> Vec<Line<'_>> {
+    series
+        .iter()
+        .map(|(i, name, pts)| Line {
+            color: *i,
+            name: name.as_ref(),
+            pts,
+            ring: None,
+        })
+        .collect()
+}
+
 /// Points joined by lines, one per path, with a legend: the SVG, or an empty string
 /// when plotters cannot lay the chart out.
 pub(super) fn lines_svg(frame: &Frame<'_>, lines: &[Line<'_>]) -> String {
@@ -225,7 +241,7 @@ pub fn bars(d: &CompareDoc, cell: Cell, f: Figure) -> String {
 }
 
 /// One path's points: colour index, name, (round, value).
-type Series<'a> = (usize, &'a str, Vec<(f64, f64)>);
+type Series<'a> = Named<&'a str>;
 
 /// The headline of every repetition in round order, one series per path.
 pub fn rounds(d: &CompareDoc, cell: Cell) -> String {
@@ -271,15 +287,7 @@ pub fn rounds(d: &CompareDoc, cell: Cell) -> String {
         cell.test.name(),
         block_label(cell.block)
     );
-    let lines: Vec<Line> = series
-        .iter()
-        .map(|(i, name, pts)| Line {
-            color: *i,
-            name,
-            pts,
-            ring: None,
-        })
-        .collect();
+    let lines = plain_lines(&series);
     let frame = Frame {
         title: &title,
         caption_size: 16,

@@ -3,7 +3,7 @@
 
 use mtuperf_engine::compare::TestKind;
 
-use super::charts::{lines_svg, wrap, Frame, Line};
+use super::charts::{lines_svg, plain_lines, wrap, Frame, Line, Named};
 use crate::compare::{block_label, CompareDoc, Figure};
 
 fn mean(d: &CompareDoc, path: &str, block: u32, clients: u32, f: Figure) -> Option<f64> {
@@ -22,7 +22,7 @@ fn mean(d: &CompareDoc, path: &str, block: u32, clients: u32, f: Figure) -> Opti
 /// One path's curve: colour index, name, (blocks/s, p99 µs), knee index.
 type Curve = (usize, String, Vec<(f64, f64)>, Option<usize>);
 /// One path's CDF: colour index, name, (µs, fraction).
-type Cdf = (usize, String, Vec<(f64, f64)>);
+type Cdf = Named<String>;
 
 /// p99 (µs) against blocks/s, one line per path over its client counts; the knee ringed.
 pub fn curve(d: &CompareDoc, block: u32) -> String {
@@ -128,15 +128,7 @@ pub fn cdf(d: &CompareDoc, block: u32, clients: u32) -> String {
         .fold(1e-9_f64, f64::max)
         * 1.05;
     let title = format!("rr {} x{clients}: block latency CDF", block_label(block));
-    let lines: Vec<Line> = series
-        .iter()
-        .map(|(i, name, pts)| Line {
-            color: *i,
-            name,
-            pts,
-            ring: None,
-        })
-        .collect();
+    let lines = plain_lines(&series);
     let frame = Frame {
         title: &title,
         caption_size: 15,
