@@ -21,6 +21,7 @@ pub mod codec;
 pub mod dgram;
 pub mod host;
 pub mod msg;
+pub mod text;
 pub mod units;
 
 /// Version of the control protocol. Peers must agree exactly.
