@@ -25,7 +25,7 @@ fn judge(b: &[u8]) -> Verdict {
     }
     if let Some(h) = b.get(..4) {
         let len = u32::from_be_bytes([h[0], h[1], h[2], h[3]]) as usize;
-        if len < 2 || len > MAX_AGENT_FRAME {
+        if !(2..=MAX_AGENT_FRAME).contains(&len) {
             return Verdict::NotAgent;
         }
     }
