@@ -4,7 +4,8 @@
 //! only "busy" before authentication; what a peer sends cannot forge log lines and a
 //! flood of refusals is rate-limited; handshake timeouts are logged as timeouts; and a
 //! client pointed at an SSH, HTTP or iperf3-like server or a silent one is told it is
-//! not an mtuperf agent (exit 3).
+//! not an mtuperf agent (exit 3). Under RLIMIT_NOFILE 200 the agent caps its
+//! connections at 36 and answers the next ones "busy" instead of failing accept().
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod adversarial_support;
@@ -329,4 +330,36 @@ fn a_client_pointed_at_something_else_is_told_it_is_not_an_agent() {
         assert!(took < Duration::from_secs(secs), "took {took:?}: {err}");
         assert!(!err.contains("exceeds the limit"), "{err}");
     }
+}
+
+#[test]
+fn beyond_the_connection_cap_a_connection_is_refused_by_name_not_by_emfile() {
+    // 200 descriptors: the agent allows (200 - 128) / 2 = 36 connections.
+    let agent = LiveAgent::start_under(&["prlimit", "--nofile=200:200"], &[]);
+    let held: Vec<TcpStream> = (0..36)
+        .map(|_| TcpStream::connect(agent.addr).unwrap())
+        .collect();
+    thread::sleep(Duration::from_millis(300));
+    for _ in 0..10 {
+        let mut late = Raw::connect(agent.addr);
+        match late.recv() {
+            Some(AgentMsg::Refused(Refusal::Busy { active, max })) => {
+                assert_eq!((active, max), (None, None));
+            }
+            other => panic!("expected busy, got {other:?}; log: {}", agent.log_text()),
+        }
+    }
+    drop(held);
+    thread::sleep(Duration::from_millis(300));
+    agent.stream_ok();
+    let log = agent.log_text();
+    assert!(
+        log.contains("at most 36 connections at once (RLIMIT_NOFILE 200)"),
+        "{log}"
+    );
+    assert!(
+        log.contains("connection cap reached: 36 connections open, at most 36"),
+        "{log}"
+    );
+    assert!(!log.contains("accept failed"), "{log}");
 }
