@@ -225,3 +225,66 @@ pub fn fix_script(doc: &Document) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{fix_script, Document, HostReport};
+    use mtuperf_proto::msg::doctor::{Finding, HostFacts, Status};
+
+    fn finding(subject: &str, fix: &str) -> Finding {
+        Finding {
+            id: "iface.mtu".into(),
+            subject: subject.into(),
+            status: Status::Fail,
+            measured: "1500\nmeasured-injected".into(),
+            expected: "9000".into(),
+            why: "why\r\nwhy-injected".into(),
+            source: "src".into(),
+            fix: fix.into(),
+        }
+    }
+
+    fn host(name: &str, findings: Vec<Finding>) -> HostReport {
+        HostReport {
+            hostname: name.into(),
+            role: "local".into(),
+            facts: HostFacts::default(),
+            findings,
+        }
+    }
+
+    #[test]
+    fn peer_text_stays_inside_comments() {
+        let local = host(
+            "here",
+            vec![
+                finding("eth0", "ip link set dev eth0 mtu 9000"),
+                finding("x\ny", "ip link set dev x\nid mtu 9000"),
+            ],
+        );
+        let peer = host(
+            "evil\nrm -rf /tmp/peer-host",
+            vec![finding(
+                "eth1\ntouch /tmp/peer-subject",
+                "ip link set dev eth1 mtu 9000\ntouch /tmp/peer-fix",
+            )],
+        );
+        let doc = Document::new(0, "rac", local, Some(peer), Vec::new());
+        let script = fix_script(&doc);
+        let commands: Vec<&str> = script
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+            .collect();
+        // Only the header and this host's one clean fix are commands.
+        assert_eq!(
+            commands,
+            ["set -eu", "ip link set dev eth0 mtu 9000"],
+            "{script}"
+        );
+        assert!(script.contains("# on evil\\nrm -rf /tmp/peer-host: ip link set dev eth1 mtu 9000\\ntouch /tmp/peer-fix"), "{script}");
+        assert!(
+            script.contains("# not emitted (control characters): ip link set dev x\\nid mtu 9000"),
+            "{script}"
+        );
+    }
+}
