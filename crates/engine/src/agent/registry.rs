@@ -8,7 +8,7 @@
 //! once and counted, so a captured Hello replayed from new ports gets nothing and
 //! queues nothing.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::net::{IpAddr, TcpStream};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
@@ -32,8 +32,25 @@ struct Slot {
     session_key: Option<Key>,
     data: Sender<DataConn>,
     window: Option<Window>,
-    /// Every data Hello nonce this session accepted.
+    /// The data Hello nonces this session accepted (the last `MAX_SEEN`).
     seen: HashSet<Nonce>,
+    seen_order: VecDeque<Nonce>,
+}
+
+/// Nonces remembered per session (1 MiB): a replay is refused unless the session has
+/// accepted this many data connections since the original.
+const MAX_SEEN: usize = 65_536;
+
+impl Slot {
+    fn remember(&mut self, nonce: Nonce) {
+        if self.seen_order.len() >= MAX_SEEN {
+            if let Some(old) = self.seen_order.pop_front() {
+                self.seen.remove(&old);
+            }
+        }
+        self.seen.insert(nonce);
+        self.seen_order.push_back(nonce);
+    }
 }
 
 pub struct Registry {
@@ -106,6 +123,7 @@ impl Registry {
                 data: tx,
                 window: None,
                 seen: HashSet::new(),
+                seen_order: VecDeque::new(),
             },
         );
         Ok(rx)
@@ -203,7 +221,7 @@ impl Registry {
                     return Err(DataRejection::Unwanted { index: h.index });
                 }
                 *filled = true;
-                slot.seen.insert(h.nonce);
+                slot.remember(h.nonce);
                 return slot
                     .data
                     .send((h.index, stream, guard))
