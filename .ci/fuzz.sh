@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Fuzz every decoder mtuperf exposes to the network or to users for a bounded time.
+# Fuzz every decoder mtuperf exposes to the network, to users or to the kernel's
+# replies (error queue, netlink) for a bounded time.
 # Exits non-zero when a target crashes (the reproducer is left in fuzz/artifacts/).
 # cargo-fuzz wants nightly; RUSTC_BOOTSTRAP=1 lets a stable toolchain accept its flags.
 # Usage: .ci/fuzz.sh [SECONDS_PER_TARGET]   (default 20)
@@ -10,7 +11,7 @@ export RUSTC_BOOTSTRAP=1
 if ! cargo fuzz --version >/dev/null 2>&1; then
     cargo install cargo-fuzz --locked
 fi
-targets=(codec_agent codec_client codec_authenticated dgram_header key_file units)
+targets=(codec_agent codec_client codec_authenticated dgram_header key_file units errqueue netlink)
 cargo fuzz build
 failed=()
 for t in "${targets[@]}"; do

@@ -116,10 +116,27 @@ pub fn connect_options(g: &Global, bind: Option<IpAddr>) -> Result<ConnectOption
     })
 }
 
-/// Opens the history unless --no-store.
+/// Opens the history unless --no-store. Only the default location's directory is
+/// created; an explicit --db whose directory is missing is an error naming it (a typo
+/// must not become a directory tree, least of all as root).
 pub fn open_store(g: &Global) -> Result<Option<Store>, Failure> {
     if g.no_store {
         return Ok(None);
+    }
+    if let Some(p) = &g.db {
+        if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+            if !dir.is_dir() {
+                return Err(Failure::usage(
+                    "--db",
+                    &p.display().to_string(),
+                    "a file in an existing directory",
+                    &format!(
+                        "directory {} does not exist; create it first (mkdir -p) or drop --db for the default location",
+                        dir.display()
+                    ),
+                ));
+            }
+        }
     }
     let path = g.db.clone().unwrap_or_else(Store::default_path);
     Store::open(&path)
@@ -128,12 +145,18 @@ pub fn open_store(g: &Global) -> Result<Option<Store>, Failure> {
         .map_err(|e| Failure::new(exit::FAILED, e))
 }
 
+/// Stores a run. A storage failure does not end the command: the document is kept as a
+/// JSON file and the failure reported after the output, with exit 5 (`unsaved`).
+#[allow(clippy::unnecessary_wraps)] // every subcommand calls it with `?`; kept for them
 pub fn store_run(store: Option<&Store>, run: &NewRun) -> Result<Option<i64>, Failure> {
     let Some(s) = store else { return Ok(None) };
-    s.insert(run)
-        .context("storing the run in the history")
-        .map(Some)
-        .map_err(|e| Failure::new(exit::FAILED, e))
+    match s.insert(run) {
+        Ok(id) => Ok(Some(id)),
+        Err(e) => {
+            crate::unsaved::keep(s.path(), &run.kind, &run.document, &e.into());
+            Ok(None)
+        }
+    }
 }
 
 /// Ctrl-C (and SIGTERM) set the returned flag; a second Ctrl-C exits at once.

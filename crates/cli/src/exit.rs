@@ -1,5 +1,6 @@
 //! Exit codes, documented in the README ("Exit codes"). Errors are printed once, whole
 //! chain on one line, by `finish`.
+use std::io::Write;
 use std::process::ExitCode;
 
 /// The check ran and the answer is "no" (path verdict, doctor FAIL).
@@ -53,17 +54,25 @@ impl From<anyhow::Error> for Failure {
 
 pub type CmdResult = Result<u8, Failure>;
 
+/// Ends the process: flushes stdout (a closed pipe is not an error: the command already
+/// stopped printing and stored its run), prints the error chain once, then any storage
+/// failure (the result was printed first; exit 5).
 pub fn finish(result: CmdResult) -> ExitCode {
-    match result {
-        Ok(code) => ExitCode::from(code),
+    crate::out::flush();
+    let code = match result {
+        Ok(code) => code,
+        Err(f) if is_broken_pipe(&f.error) => 0,
         Err(f) => {
-            if is_broken_pipe(&f.error) {
-                return ExitCode::SUCCESS;
-            }
-            eprintln!("mtuperf: error: {:#}", f.error);
-            ExitCode::from(f.code)
+            let _ = writeln!(std::io::stderr(), "mtuperf: error: {:#}", f.error);
+            f.code
         }
+    };
+    // A run that could not be stored: reported after its result, exit 5 unless the
+    // command already ends with a more specific failure or an interruption.
+    if crate::unsaved::report() && code < FAILED {
+        return ExitCode::from(FAILED);
     }
+    ExitCode::from(code)
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {

@@ -3,11 +3,14 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+#[macro_use]
+mod out;
 mod cli;
 mod cmd;
 mod common;
 mod exit;
 mod progress;
+mod unsaved;
 
 fn main() -> ExitCode {
     let args = cli::Cli::parse();

@@ -108,6 +108,7 @@ impl Session {
         let control = Control::new(sock, Codec::client())?;
         let nc: auth::Nonce = random_bytes();
         control.send(&ClientMsg::Hello(Hello::new(nc, Role::Control)))?;
+        crate::sniff::expect_agent(control.socket(), agent, opts.reply_timeout)?;
         let welcome =
             match control.recv::<AgentMsg>(Some(opts.reply_timeout), "the agent's welcome")? {
                 AgentMsg::Welcome(w) => *w,
@@ -191,12 +192,14 @@ impl Session {
         setup: impl FnOnce(&Socket),
     ) -> Result<TcpStream, EngineError> {
         let stream = connect_tcp(self.agent, self.bind(), self.opts.connect_timeout, setup)?;
+        // A fresh nonce per connection, covered by the tag: the agent takes it once.
+        let nonce: auth::Nonce = random_bytes();
         let tag = self
             .key
             .as_ref()
-            .map(|k| hex::encode(auth::data_tag(k, self.cookie.as_bytes(), index)));
+            .map(|k| hex::encode(auth::data_tag(k, self.cookie.as_bytes(), index, &nonce)));
         let hello = ClientMsg::Hello(Hello::new(
-            random_bytes(),
+            nonce,
             Role::Data {
                 cookie: self.cookie.clone(),
                 index,

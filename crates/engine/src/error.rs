@@ -34,6 +34,9 @@ pub enum EngineError {
     Agent(String),
     #[error("{op}: {source}")]
     Io { op: String, source: std::io::Error },
+    /// What answered the hello is something else (an SSH or HTTP server, iperf3).
+    #[error("{addr} is not an mtuperf agent ({detail})")]
+    NotAgent { addr: SocketAddr, detail: String },
 }
 
 impl EngineError {
@@ -57,7 +60,9 @@ impl EngineError {
     pub fn is_unreachable(&self) -> bool {
         matches!(
             self,
-            EngineError::Connect { .. } | EngineError::Resolve { .. }
+            EngineError::Connect { .. }
+                | EngineError::Resolve { .. }
+                | EngineError::NotAgent { .. }
         ) || matches!(self, EngineError::Timeout { what, .. } if what.contains("connect") || what.contains("welcome"))
     }
 

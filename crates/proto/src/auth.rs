@@ -98,18 +98,26 @@ pub fn session_key(key: &Key, client: &Nonce, agent: &Nonce) -> Key {
     Key(mac(&key.0, &[b"mtuperf/1 session", client, agent]))
 }
 
-/// Tag binding a data connection to its session.
-pub fn data_tag(session: &Key, cookie: &[u8], index: u32) -> [u8; 32] {
+/// Tag binding a data connection to its session, its index and its Hello's nonce (a
+/// fresh random value per connection, which the agent accepts only once: a captured
+/// Hello replayed from another port is refused).
+pub fn data_tag(session: &Key, cookie: &[u8], index: u32, nonce: &Nonce) -> [u8; 32] {
     mac(
         &session.0,
-        &[b"mtuperf/1 data", cookie, &index.to_be_bytes()],
+        &[b"mtuperf/3 data", cookie, &index.to_be_bytes(), nonce],
     )
 }
 
-pub fn verify_data_tag(session: &Key, cookie: &[u8], index: u32, tag: &[u8]) -> bool {
+pub fn verify_data_tag(
+    session: &Key,
+    cookie: &[u8],
+    index: u32,
+    nonce: &Nonce,
+    tag: &[u8],
+) -> bool {
     verify(
         &session.0,
-        &[b"mtuperf/1 data", cookie, &index.to_be_bytes()],
+        &[b"mtuperf/3 data", cookie, &index.to_be_bytes(), nonce],
         tag,
     )
 }
@@ -153,6 +161,16 @@ mod tests {
         assert!(verify_client_proof(&k, &nc, &na, &c));
         // A replayed client proof fails against a fresh agent nonce.
         assert!(!verify_client_proof(&k, &nc, &[3u8; 16], &c));
+    }
+
+    #[test]
+    fn data_tags_cover_index_and_nonce() {
+        let s = Key([4; 32]);
+        let t = data_tag(&s, b"cookie", 1, &[5; 16]);
+        assert!(verify_data_tag(&s, b"cookie", 1, &[5; 16], &t));
+        assert!(!verify_data_tag(&s, b"cookie", 2, &[5; 16], &t));
+        assert!(!verify_data_tag(&s, b"cookie", 1, &[6; 16], &t));
+        assert!(!verify_data_tag(&s, b"other", 1, &[5; 16], &t));
     }
 
     #[test]

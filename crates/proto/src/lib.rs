@@ -21,11 +21,14 @@ pub mod codec;
 pub mod dgram;
 pub mod host;
 pub mod msg;
+pub mod text;
 pub mod units;
 
 /// Version of the control protocol. Peers must agree exactly.
 /// 2: stream requests carry `rx_coalesce_us`, receivers report their waits; a keyed
 /// agent gives its details (`AgentInfo`) only after authentication.
-pub const PROTOCOL_VERSION: u16 = 2;
+/// 3: a data connection's tag covers its Hello's nonce (each accepted once), and a
+/// busy refusal before authentication carries no counts.
+pub const PROTOCOL_VERSION: u16 = 3;
 /// Default TCP port of the agent (control and TCP data connections).
 pub const DEFAULT_PORT: u16 = 7878;

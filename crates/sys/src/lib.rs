@@ -11,6 +11,8 @@
 pub mod cpu;
 mod error;
 pub mod ethtool;
+#[doc(hidden)]
+pub mod fuzz;
 pub mod host;
 pub mod netdev;
 mod netlink;

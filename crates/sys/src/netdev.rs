@@ -2,7 +2,7 @@
 //! owns a local address, and index/name conversion.
 
 mod addr;
-mod info;
+pub(crate) mod info;
 
 use std::ffi::CStr;
 use std::fs;

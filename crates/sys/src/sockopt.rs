@@ -2,7 +2,7 @@
 //! MTU probing options (IP_MTU_DISCOVER, IP_RECVERR, IP_MTU) with the error queue.
 //! Every function takes any socket through `AsFd`.
 
-mod errqueue;
+pub(crate) mod errqueue;
 mod tcpinfo;
 
 use std::io;

@@ -363,9 +363,9 @@ pub fn execute(
     if let (Some(s), Some(id)) = (store, group) {
         if !out.interrupted {
             let json = serde_json::to_string(&doc).unwrap_or_default();
-            s.finish_group(id, &json)
-                .context("storing the comparison summary")
-                .map_err(|e| Failure::new(exit::FAILED, e))?;
+            if let Err(e) = s.finish_group(id, &json) {
+                crate::unsaved::keep(s.path(), "compare", &json, &e.into());
+            }
         }
     }
     Ok((doc, out))
@@ -398,11 +398,11 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
     let stop = common::interrupt_flag();
     let (doc, out) = execute(store.as_ref(), &plan, group, prior, &opts, &stop, a.json)?;
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
     } else if a.format == Format::Legacy && out.refused.is_none() {
-        print!("{}", rc::legacy(&doc));
+        out!("{}", rc::legacy(&doc));
     } else {
-        print!("{}", rc::text(&doc));
+        out!("{}", rc::text(&doc));
     }
     if let Some(r) = out.refused {
         return Err(Failure::new(

@@ -42,7 +42,7 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
     if !a.loopback {
         match mtuperf_lab::check_environment() {
             Ok(()) => return lab_demo(g, &a),
-            Err(e) => println!(
+            Err(e) => outln!(
                 "demo: no lab ({e}); running on loopback instead. Loopback has one MTU, so this shows throughput, CPU and the measurement itself, but not what jumbo frames change, no path check and no report.html.\n"
             ),
         }
@@ -92,8 +92,8 @@ fn loopback_demo(g: &Global, a: &Args) -> CmdResult {
             store.as_ref(),
             &crate::cmd::stream::new_run(&run, &addr.to_string(), Some("loopback")),
         )?;
-        print!("{}", rs::header(&run.result));
-        println!("{}", rs::summary_text(&run));
+        out!("{}", rs::header(&run.result));
+        outln!("{}", rs::summary_text(&run));
         if stop.load(Ordering::Relaxed) {
             break;
         }
@@ -117,7 +117,7 @@ fn lab_demo(g: &Global, a: &Args) -> CmdResult {
         offload: false,
         ..LabOptions::default()
     };
-    println!(
+    outln!(
         "demo: building lab {:?}: client ↔ std (MTU 1500) and client ↔ jumbo (MTU 9000), offloads off",
         opts.name
     );
@@ -154,7 +154,7 @@ fn lab_demo(g: &Global, a: &Args) -> CmdResult {
         format!("{}ms", a.time.as_millis()),
         "--json".into(),
     ]);
-    println!(
+    outln!(
         "demo: comparing 8K stream and 8K UDP rr over std and jumbo, {} repetitions of {} each, interleaved",
         a.repeat.max(2),
         humantime::format_duration(a.time)
@@ -173,12 +173,12 @@ fn lab_demo(g: &Global, a: &Args) -> CmdResult {
     }
     let doc: CompareDoc =
         serde_json::from_slice(&out.stdout).context("reading the compare document")?;
-    println!();
-    print!("{}", mtuperf_report::compare::text(&doc));
+    outln!();
+    out!("{}", mtuperf_report::compare::text(&doc));
     std::fs::write(&a.output, mtuperf_report::html::html(&doc))
         .with_context(|| format!("writing {}", a.output.display()))?;
     drop(lab);
-    println!(
+    outln!(
         "demo: report written to {} (open it in a browser); lab removed. Reproduce by hand: README, \"Reproduce the documents' experiments on one machine\".",
         a.output.display()
     );

@@ -218,11 +218,11 @@ fn check(g: &Global, a: Args) -> CmdResult {
         },
     )?;
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
     } else if a.fix_script {
-        print!("{}", rd::fix_script(&doc));
+        out!("{}", rd::fix_script(&doc));
     } else {
-        print!("{}", rd::text(&doc));
+        out!("{}", rd::text(&doc));
     }
     Ok(if doc.counts.fail > 0 {
         exit::CHECK_FAILED

@@ -62,9 +62,9 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
         .collect();
     if a.json {
         let doc = serde_json::json!({ "schema": rcsv::EXPORT_SCHEMA, "runs": rows });
-        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
     } else {
-        print!("{}", rcsv::csv(&rows));
+        out!("{}", rcsv::csv(&rows));
     }
     Ok(0)
 }

@@ -57,18 +57,22 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
                 })
             })
             .collect();
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&rows).unwrap_or_default()
         );
         return Ok(0);
     }
-    println!(
+    outln!(
         "{:>5}  {:<20}  {:<8}  {:<28}  {:<10}  headline",
-        "id", "time (UTC)", "kind", "target", "label"
+        "id",
+        "time (UTC)",
+        "kind",
+        "target",
+        "label"
     );
     for r in &runs {
-        println!(
+        outln!(
             "{:>5}  {:<20}  {:<8}  {:<28}  {:<10}  {}{}",
             r.id,
             mtuperf_report::timestamp(r.started_unix_ms),
@@ -80,7 +84,7 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
         );
     }
     if runs.is_empty() {
-        println!("(no runs in {})", store.path().display());
+        outln!("(no runs in {})", store.path().display());
     }
     Ok(0)
 }

@@ -52,10 +52,10 @@ pub fn run(a: &Args) -> CmdResult {
         .and_then(|()| f.sync_all())
         .with_context(|| format!("writing key file {}", path.display()))?;
     let shown = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
-    println!("wrote a new key to {} (mode 0600)", shown.display());
-    println!("copy it to the agent host and to each client host over a secure channel, then:");
-    println!("  agent:  mtuperf serve --key-file {}", shown.display());
-    println!(
+    outln!("wrote a new key to {} (mode 0600)", shown.display());
+    outln!("copy it to the agent host and to each client host over a secure channel, then:");
+    outln!("  agent:  mtuperf serve --key-file {}", shown.display());
+    outln!(
         "  client: mtuperf --key-file {} stream HOST   (or export MTUPERF_KEY_FILE={})",
         shown.display(),
         shown.display()

@@ -135,8 +135,8 @@ pub fn run(_g: &Global, a: Args) -> CmdResult {
                 verbose,
             };
             let lab = Lab::up(&opts).map_err(fail)?;
-            print!("{}", lab.status().render_text());
-            println!(
+            out!("{}", lab.status().render_text());
+            outln!(
                 "run commands in a host with: mtuperf lab exec --name {} HOST -- CMD",
                 lab.name
             );
@@ -144,25 +144,25 @@ pub fn run(_g: &Global, a: Args) -> CmdResult {
         }
         Action::Down { name, verbose } => {
             if Lab::down(&name, verbose).map_err(fail)? {
-                println!("lab {name:?} removed");
+                outln!("lab {name:?} removed");
             } else {
-                println!("lab {name:?}: nothing to remove");
+                outln!("lab {name:?}: nothing to remove");
             }
             Ok(0)
         }
         Action::Status { name, json } => {
             let Some(lab) = Lab::load(&name).map_err(fail)? else {
-                println!("no lab named {name:?}; build it with: mtuperf lab up --name {name}");
+                outln!("no lab named {name:?}; build it with: mtuperf lab up --name {name}");
                 return Ok(exit::CHECK_FAILED);
             };
             let st = lab.status();
             if json {
-                println!(
+                outln!(
                     "{}",
                     serde_json::to_string_pretty(&st).map_err(|e| anyhow!(e))?
                 );
             } else {
-                print!("{}", st.render_text());
+                out!("{}", st.render_text());
             }
             Ok(0)
         }
@@ -183,7 +183,7 @@ pub fn run(_g: &Global, a: Args) -> CmdResult {
             lab.serve(&extra).map_err(fail)?;
             for ag in &lab.agents {
                 let binds: Vec<String> = ag.binds.iter().map(ToString::to_string).collect();
-                println!(
+                outln!(
                     "{:<10} agent pid {:<7} listening on {} port {} (log {})",
                     ag.host,
                     ag.pid,
@@ -193,7 +193,7 @@ pub fn run(_g: &Global, a: Args) -> CmdResult {
                 );
             }
             if let Some(key) = lab.key_file() {
-                println!(
+                outln!(
                     "key        {} (clients run with `mtuperf lab exec` get it as MTUPERF_KEY_FILE)",
                     key.display()
                 );

@@ -83,9 +83,9 @@ fn measure(g: &Global, a: &Args) -> CmdResult {
         },
     )?;
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
     } else {
-        print!("{}", rp::text(&doc));
+        out!("{}", rp::text(&doc));
     }
     Ok(u8::from(!doc.ok))
 }

@@ -173,7 +173,7 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
                 .map_err(|e| Failure::new(exit::FAILED, e))?;
             eprintln!("wrote {}", p.display());
         }
-        None => print!("{out}"),
+        None => out!("{out}"),
     }
     Ok(0)
 }

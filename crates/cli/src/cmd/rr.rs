@@ -119,12 +119,12 @@ struct Printer {
 impl RrObserver for Printer {
     fn ready(&self, _r: &RrReady) {
         if self.live {
-            println!("{}", rep::interval_header());
+            outln!("{}", rep::interval_header());
         }
     }
     fn interval(&self, s: &RrInterval) {
         if self.live {
-            println!("{}", rep::interval_line(s));
+            outln!("{}", rep::interval_line(s));
         }
     }
 }
@@ -192,7 +192,7 @@ pub fn run(g: &Global, a: &Args) -> CmdResult {
             interval: a.interval.unwrap_or(Duration::from_secs(1)),
         };
         if printer.live {
-            println!(
+            outln!(
                 "step: {clients} client{}",
                 if clients == 1 { "" } else { "s" }
             );
@@ -216,8 +216,8 @@ pub fn run(g: &Global, a: &Args) -> CmdResult {
             },
         )?;
         if !a.json {
-            print!("{}", rep::header(&step.result));
-            print!("{}", rep::step_text(&step));
+            out!("{}", rep::header(&step.result));
+            out!("{}", rep::step_text(&step));
         }
         steps.push(step);
         if stop.load(Ordering::Relaxed) {
@@ -230,9 +230,9 @@ pub fn run(g: &Global, a: &Args) -> CmdResult {
         let _ = s.finish_group(id, &serde_json::to_string(&doc.sweep).unwrap_or_default());
     }
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
     } else if let Some(sw) = &doc.sweep {
-        print!("{}", rep::sweep_text(sw));
+        out!("{}", rep::sweep_text(sw));
     }
     let corrupt: u64 = doc
         .steps

@@ -1,4 +1,5 @@
 //! `mtuperf serve`: the agent.
+use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -59,16 +60,20 @@ pub struct Args {
 fn logger(format: LogFormat) -> mtuperf_engine::agent::LogFn {
     Arc::new(move |l: &LogLine| {
         let peer = l.peer.map_or_else(|| "-".into(), |p| p.to_string());
-        match format {
-            LogFormat::Text => eprintln!("{} {peer} {}: {}", l.level, l.event, l.message),
-            LogFormat::Json => eprintln!(
+        // The engine escaped control characters in the message; a closed stderr must
+        // not stop the agent (eprintln! would panic).
+        let mut err = std::io::stderr().lock();
+        let _ = match format {
+            LogFormat::Text => writeln!(err, "{} {peer} {}: {}", l.level, l.event, l.message),
+            LogFormat::Json => writeln!(
+                err,
                 "{}",
                 serde_json::json!({
                     "ts": mtuperf_report::timestamp(mtuperf_engine::unix_ms()),
                     "level": l.level, "event": l.event, "peer": peer, "msg": l.message
                 })
             ),
-        }
+        };
     })
 }
 

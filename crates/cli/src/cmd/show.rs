@@ -63,9 +63,9 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
             )
         })?;
     if a.json {
-        println!("{}", run.document);
+        outln!("{}", run.document);
     } else {
-        print!("{}", render_text(&run)?);
+        out!("{}", render_text(&run)?);
     }
     Ok(0)
 }

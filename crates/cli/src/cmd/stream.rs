@@ -99,12 +99,12 @@ struct Printer {
 impl StreamObserver for Printer {
     fn ready(&self, _r: &StreamReady, _s: &Sampler) {
         if self.live {
-            println!("{}", rs::interval_header());
+            outln!("{}", rs::interval_header());
         }
     }
     fn interval(&self, end: End, s: &IntervalSample) {
         if self.live {
-            println!("{}", rs::interval_line(end, s, self.omit_ns));
+            outln!("{}", rs::interval_line(end, s, self.omit_ns));
         }
     }
 }
@@ -186,13 +186,13 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
         )?;
         if !a.json {
             if a.repeat == 1 {
-                print!("{}", rs::header(&run.result));
-                print!("{}", rs::summary_text(&run));
+                out!("{}", rs::header(&run.result));
+                out!("{}", rs::summary_text(&run));
             } else {
                 if i == 0 {
-                    print!("{}", rs::header(&run.result));
+                    out!("{}", rs::header(&run.result));
                 }
-                println!("{}", rs::run_line(i as usize, &run));
+                outln!("{}", rs::run_line(i as usize, &run));
             }
         }
         runs.push(run);
@@ -202,11 +202,11 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
     }
     let doc = Document::new(runs);
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
     } else if doc.runs.len() > 1 {
         if let Some(s) = &doc.summary {
             let _ = s;
-            print!(
+            out!(
                 "{}",
                 rs::text(&Document {
                     runs: Vec::new(),

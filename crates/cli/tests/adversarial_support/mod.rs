@@ -27,6 +27,12 @@ impl LiveAgent {
     /// Starts `mtuperf --key-file K serve --bind 127.0.0.1 --port P EXTRA` and waits
     /// until it accepts connections.
     pub fn start(extra: &[&str]) -> LiveAgent {
+        LiveAgent::start_under(&[], extra)
+    }
+
+    /// `start` with the agent run under `wrapper` (e.g. `prlimit --nofile=200:200`),
+    /// which must exec the command it is given.
+    pub fn start_under(wrapper: &[&str], extra: &[&str]) -> LiveAgent {
         let dir = tempfile::tempdir().unwrap();
         let key = Key(std::array::from_fn(|i| (i as u8).wrapping_mul(37) ^ 0x5a));
         let key_file = dir.path().join("key");
@@ -36,7 +42,15 @@ impl LiveAgent {
         // advance can be taken meanwhile, and probing it with connect() can even
         // succeed by TCP self-connect on loopback before the agent has bound it.
         for _ in 0..3 {
-            let child = Command::new(BIN)
+            let mut cmd = match wrapper.split_first() {
+                Some((w, rest)) => {
+                    let mut c = Command::new(w);
+                    c.args(rest).arg(BIN);
+                    c
+                }
+                None => Command::new(BIN),
+            };
+            let child = cmd
                 .arg("--key-file")
                 .arg(&key_file)
                 .args(["serve", "--bind", "127.0.0.1", "--port", "0"])

@@ -4,14 +4,15 @@
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use mtuperf_proto::auth;
 use mtuperf_proto::codec::Codec;
 use mtuperf_proto::msg::{AgentInfo, AgentMsg, ClientMsg, Hello, Refusal, Role, Welcome, MAGIC};
 use mtuperf_proto::PROTOCOL_VERSION;
 
-use super::registry::Registry;
+use super::conns::ConnGuard;
+use super::registry::{DataHello, DataRejection, Registry};
 use super::session::SessionCtx;
 use super::AgentConfig;
 use crate::control::Control;
@@ -34,10 +35,27 @@ fn read_by(stream: &TcpStream, buf: &mut [u8], deadline: Instant) -> std::io::Re
             Ok(0) => return Err(std::io::ErrorKind::UnexpectedEof.into()),
             Ok(n) => done += n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            // A read timeout shows as EAGAIN ("Resource temporarily unavailable").
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                return Err(std::io::ErrorKind::TimedOut.into())
+            }
             Err(e) => return Err(e),
         }
     }
     Ok(())
+}
+
+/// Says why a handshake read failed: a timeout by name (not "os error 11").
+fn read_error(e: &std::io::Error, what: &str, partial: bool, timeout: Duration) -> String {
+    let adj = if partial { "incomplete" } else { "no" };
+    match e.kind() {
+        std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => format!(
+            "{adj} {what}: handshake timed out after {:.1} s",
+            timeout.as_secs_f64()
+        ),
+        std::io::ErrorKind::UnexpectedEof => format!("{adj} {what}: connection closed"),
+        _ => format!("{adj} {what}: {e}"),
+    }
 }
 
 /// Reads one whole frame by `deadline` and decodes it.
@@ -45,13 +63,14 @@ fn read_frame(
     stream: &TcpStream,
     codec: &mut Codec,
     deadline: Instant,
+    timeout: Duration,
     what: &str,
 ) -> Result<ClientMsg, String> {
     let mut header = [0u8; 4];
-    read_by(stream, &mut header, deadline).map_err(|e| format!("no {what}: {e}"))?;
+    read_by(stream, &mut header, deadline).map_err(|e| read_error(&e, what, false, timeout))?;
     let len = codec.body_len(header).map_err(|e| e.to_string())?;
     let mut body = vec![0u8; len];
-    read_by(stream, &mut body, deadline).map_err(|e| format!("incomplete {what}: {e}"))?;
+    read_by(stream, &mut body, deadline).map_err(|e| read_error(&e, what, true, timeout))?;
     codec.decode_body(&body).map_err(|e| e.to_string())
 }
 
@@ -73,6 +92,20 @@ pub(super) fn refuse_not_allowed(stream: TcpStream, peer: SocketAddr) {
     );
 }
 
+/// Beyond the connection cap: "busy" (nothing more before authentication), written
+/// without waiting, and the connection closed.
+#[allow(clippy::needless_pass_by_value)]
+pub(super) fn refuse_busy_at_once(stream: TcpStream) {
+    let _ = stream.set_nonblocking(true);
+    send_refusal(
+        &stream,
+        Refusal::Busy {
+            active: None,
+            max: None,
+        },
+    );
+}
+
 /// Runs the handshake; returns the session context for a control connection that
 /// got through it, None for data connections (handed over) and refused ones.
 pub(super) fn greet(
@@ -80,11 +113,18 @@ pub(super) fn greet(
     peer: SocketAddr,
     config: &Arc<AgentConfig>,
     registry: &Arc<Registry>,
+    guard: ConnGuard,
 ) -> Option<SessionCtx> {
     let deadline = Instant::now() + config.handshake_timeout;
     let _ = stream.set_write_timeout(Some(config.handshake_timeout));
     let mut codec = Codec::agent();
-    let hello = match read_frame(&stream, &mut codec, deadline, "hello") {
+    let hello = match read_frame(
+        &stream,
+        &mut codec,
+        deadline,
+        config.handshake_timeout,
+        "hello",
+    ) {
         Ok(ClientMsg::Hello(h)) => h,
         Ok(_) => {
             send_refusal(&stream, Refusal::NotMtuperf);
@@ -126,35 +166,71 @@ pub(super) fn greet(
     }
     match hello.role.clone() {
         Role::Data { cookie, index, tag } => {
-            if let Err(why) = registry.deliver(&cookie, index, tag.as_deref(), peer.ip(), stream) {
+            let mut nonce = [0u8; 16];
+            let r = if hex::decode_to_slice(&hello.nonce, &mut nonce).is_ok() {
+                let h = DataHello {
+                    cookie: &cookie,
+                    index,
+                    nonce,
+                    tag: tag.as_deref(),
+                    peer: peer.ip(),
+                };
+                registry.deliver(&h, stream, guard, deadline)
+            } else {
+                Err(DataRejection::BadTag)
+            };
+            if let Err(why) = r {
                 config.log(
                     "warn",
                     Some(peer),
-                    "refused",
-                    format!("data connection: {why:?}"),
+                    "data_refused",
+                    format!(
+                        "data connection {index} refused and closed: {why:?} ({} refused so far)",
+                        registry.rejected()
+                    ),
                 );
             }
             None
         }
-        Role::Control => control_handshake(stream, peer, codec, &hello, deadline, config, registry),
+        Role::Control => {
+            let hs = Handshake {
+                peer,
+                hello: &hello,
+                deadline,
+                config,
+                registry,
+            };
+            control_handshake(stream, codec, &hs, guard)
+        }
     }
+}
+
+struct Handshake<'a> {
+    peer: SocketAddr,
+    hello: &'a Hello,
+    deadline: Instant,
+    config: &'a Arc<AgentConfig>,
+    registry: &'a Arc<Registry>,
 }
 
 fn control_handshake(
     stream: TcpStream,
-    peer: SocketAddr,
     mut codec: Codec,
-    hello: &Hello,
-    deadline: Instant,
-    config: &Arc<AgentConfig>,
-    registry: &Arc<Registry>,
+    hs: &Handshake<'_>,
+    guard: ConnGuard,
 ) -> Option<SessionCtx> {
-    let busy = || Refusal::Busy {
-        active: registry.active(),
-        max: config.limits.max_sessions,
+    let (peer, hello, deadline, config, registry) =
+        (hs.peer, hs.hello, hs.deadline, hs.config, hs.registry);
+    // The counts only to an authenticated client or from an open agent.
+    let busy = |authenticated: bool| {
+        let tell = authenticated || config.key.is_none();
+        Refusal::Busy {
+            active: tell.then(|| registry.active()),
+            max: tell.then_some(config.limits.max_sessions),
+        }
     };
     if registry.active() >= config.limits.max_sessions {
-        send_refusal(&stream, busy());
+        send_refusal(&stream, busy(false));
         config.log(
             "warn",
             Some(peer),
@@ -192,7 +268,13 @@ fn control_handshake(
             .write_all(&codec.encode(&welcome(Some(proof), None, None)))
             .ok()?;
         // The whole handshake, Hello to Auth, must fit in one handshake timeout.
-        let answer = read_frame(&stream, &mut codec, deadline, "auth");
+        let answer = read_frame(
+            &stream,
+            &mut codec,
+            deadline,
+            config.handshake_timeout,
+            "auth",
+        );
         let ok = matches!(&answer, Ok(ClientMsg::Auth { proof })
             if hex::decode(proof).is_ok_and(|p| auth::verify_client_proof(key, &nc, &na, &p)));
         if !ok {
@@ -210,7 +292,7 @@ fn control_handshake(
         codec.authenticate(session.clone());
         let control = Control::new(stream, codec).ok()?;
         let Ok(rx) = registry.admit(&cookie, peer.ip(), Some(session)) else {
-            let _ = control.send(&AgentMsg::Refused(busy()));
+            let _ = control.send(&AgentMsg::Refused(busy(true)));
             return None;
         };
         let ok = AgentMsg::AuthOk {
@@ -225,7 +307,7 @@ fn control_handshake(
     } else {
         let control = Control::new(stream, codec).ok()?;
         let Ok(rx) = registry.admit(&cookie, peer.ip(), None) else {
-            let _ = control.send(&AgentMsg::Refused(busy()));
+            let _ = control.send(&AgentMsg::Refused(busy(true)));
             return None;
         };
         if control
@@ -244,5 +326,7 @@ fn control_handshake(
         registry: registry.clone(),
         cookie,
         data_rx,
+        _conn: guard,
+        data_conns: std::sync::Mutex::new(Vec::new()),
     })
 }

@@ -3,7 +3,9 @@
 //! never blocks a legitimate session on a slow, silent or hostile one (every read has
 //! a timeout, connections in handshake are capped, each runs on its own thread).
 
+mod conns;
 mod handshake;
+mod logrl;
 mod pending;
 mod registry;
 mod session;
@@ -51,6 +53,8 @@ pub struct AgentConfig {
     /// Honour fault-injection hooks in requests (tests of the measurement only).
     pub test_hooks: bool,
     pub log: LogFn,
+    /// Warnings per event are rate-limited (see `logrl`).
+    limiter: Arc<logrl::LogLimiter>,
 }
 
 impl std::fmt::Debug for AgentConfig {
@@ -75,6 +79,7 @@ impl AgentConfig {
             max_pending: 1024,
             test_hooks: false,
             log: Arc::new(|_| {}),
+            limiter: Arc::default(),
         }
     }
 
@@ -86,6 +91,8 @@ impl AgentConfig {
         self.allow.is_empty() || self.allow.iter().any(|n| n.contains(&ip))
     }
 
+    /// Logs one line. Control characters in the message (which may quote what a peer
+    /// sent) are escaped so no line can be forged; warnings are rate-limited per event.
     pub(crate) fn log(
         &self,
         level: &'static str,
@@ -93,6 +100,25 @@ impl AgentConfig {
         event: &'static str,
         message: String,
     ) {
+        if level == "warn" {
+            match self.limiter.check(event, std::time::Instant::now()) {
+                logrl::Verdict::Drop => return,
+                logrl::Verdict::Emit { suppressed: 0 } => {}
+                logrl::Verdict::Emit { suppressed } => (self.log)(&LogLine {
+                    level,
+                    peer: None,
+                    event,
+                    message: format!(
+                        "{suppressed} more {event:?} warnings suppressed in the last {} s",
+                        logrl::WINDOW.as_secs()
+                    ),
+                }),
+            }
+        }
+        let message = match mtuperf_proto::text::escape_control(&message) {
+            std::borrow::Cow::Borrowed(_) => message,
+            std::borrow::Cow::Owned(m) => m,
+        };
         (self.log)(&LogLine {
             level,
             peer,
@@ -150,21 +176,28 @@ impl Agent {
     pub fn run(self, shutdown: &Arc<AtomicBool>) {
         let registry = Arc::new(Registry::new(self.config.limits.max_sessions));
         let pending = Arc::new(pending::Pending::default());
+        let (cap, nofile) = conns::raise_nofile();
+        let conns = conns::Conns::new(cap);
         for a in self.local_addrs() {
             self.config
                 .log("info", None, "listen", format!("listening on {a}"));
         }
+        self.config.log(
+            "info",
+            None,
+            "limits",
+            format!("at most {cap} connections at once (RLIMIT_NOFILE {nofile})"),
+        );
         let mut threads = Vec::new();
         for listener in self.listeners {
-            let (config, registry, pending, shutdown) = (
-                self.config.clone(),
-                registry.clone(),
-                pending.clone(),
-                shutdown.clone(),
-            );
-            threads.push(thread::spawn(move || {
-                accept_loop(&listener, &config, &registry, &pending, &shutdown);
-            }));
+            let shared = Shared {
+                config: self.config.clone(),
+                registry: registry.clone(),
+                pending: pending.clone(),
+                conns: conns.clone(),
+                shutdown: shutdown.clone(),
+            };
+            threads.push(thread::spawn(move || accept_loop(&listener, &shared)));
         }
         for t in threads {
             let _ = t.join();
@@ -175,14 +208,19 @@ impl Agent {
     }
 }
 
-fn accept_loop(
-    listener: &TcpListener,
-    config: &Arc<AgentConfig>,
-    registry: &Arc<Registry>,
-    pending: &Arc<pending::Pending>,
-    shutdown: &Arc<AtomicBool>,
-) {
-    while !shutdown.load(Ordering::Relaxed) {
+/// What every connection thread shares.
+#[derive(Clone)]
+struct Shared {
+    config: Arc<AgentConfig>,
+    registry: Arc<Registry>,
+    pending: Arc<pending::Pending>,
+    conns: Arc<conns::Conns>,
+    shutdown: Arc<AtomicBool>,
+}
+
+fn accept_loop(listener: &TcpListener, sh: &Shared) {
+    let config = &sh.config;
+    while !sh.shutdown.load(Ordering::Relaxed) {
         let (stream, peer) = match listener.accept() {
             Ok(x) => x,
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
@@ -200,39 +238,41 @@ fn accept_loop(
             handshake::refuse_not_allowed(stream, peer);
             continue;
         }
-        if let Err(why) = pending.enter(peer.ip(), config.max_pending) {
+        let Some(guard) = sh.conns.enter() else {
+            config.log(
+                "warn",
+                Some(peer),
+                "refused",
+                format!(
+                    "connection cap reached: {} connections open, at most {} (half of RLIMIT_NOFILE beyond a headroom)",
+                    sh.conns.live(),
+                    sh.conns.cap()
+                ),
+            );
+            handshake::refuse_busy_at_once(stream);
+            continue;
+        };
+        if let Err(why) = sh.pending.enter(peer.ip(), config.max_pending) {
             config.log("warn", Some(peer), "refused", why.into());
             drop(stream);
             continue;
         }
-        let (c, r, p, s) = (
-            config.clone(),
-            registry.clone(),
-            pending.clone(),
-            shutdown.clone(),
-        );
+        let sh2 = sh.clone();
         let spawned = thread::Builder::new()
             .name("mtuperf-conn".into())
             .stack_size(256 * 1024)
-            .spawn(move || handle_connection(stream, peer, &c, &r, &p, &s));
+            .spawn(move || handle_connection(stream, peer, &sh2, guard));
         if spawned.is_err() {
-            pending.leave(peer.ip());
+            sh.pending.leave(peer.ip());
         }
     }
 }
 
-fn handle_connection(
-    stream: TcpStream,
-    peer: SocketAddr,
-    config: &Arc<AgentConfig>,
-    registry: &Arc<Registry>,
-    pending: &Arc<pending::Pending>,
-    shutdown: &Arc<AtomicBool>,
-) {
+fn handle_connection(stream: TcpStream, peer: SocketAddr, sh: &Shared, guard: conns::ConnGuard) {
     let _ = stream.set_nonblocking(false);
-    let outcome = handshake::greet(stream, peer, config, registry);
-    pending.leave(peer.ip());
+    let outcome = handshake::greet(stream, peer, &sh.config, &sh.registry, guard);
+    sh.pending.leave(peer.ip());
     if let Some(ctx) = outcome {
-        session::run(ctx, shutdown);
+        session::run(ctx, &sh.shutdown);
     }
 }

@@ -3,12 +3,13 @@
 use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Receiver;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use mtuperf_proto::msg::{AgentMsg, ClientMsg, Refusal};
 
-use super::registry::Registry;
+use super::conns::ConnGuard;
+use super::registry::{DataConn, Registry};
 use super::AgentConfig;
 use crate::control::Control;
 use crate::EngineError;
@@ -21,7 +22,11 @@ pub struct SessionCtx {
     pub config: Arc<AgentConfig>,
     pub(super) registry: Arc<Registry>,
     pub(super) cookie: String,
-    pub data_rx: Receiver<(u32, TcpStream)>,
+    pub(super) data_rx: Receiver<DataConn>,
+    /// This control connection's share of the agent's connection cap.
+    pub(super) _conn: ConnGuard,
+    /// The shares of the last test's data connections (released at the next test).
+    pub(super) data_conns: Mutex<Vec<ConnGuard>>,
 }
 
 impl SessionCtx {
@@ -44,14 +49,33 @@ impl SessionCtx {
     }
 
     /// Waits for `n` data connections (any order); bounded by the handshake timeout
-    /// per connection. Returns them sorted by index.
+    /// per connection. Returns them sorted by index. Only while this waits does the
+    /// registry take data connections for the session, each Hello once, `n` at most.
     pub fn accept_data(&self, n: u32) -> Result<Vec<TcpStream>, EngineError> {
+        let mut guards = match self.data_conns.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        guards.clear();
+        // Left over from a test that gave up waiting: never handed to this one.
+        while self.data_rx.try_recv().is_ok() {}
+        self.registry.open_window(&self.cookie, n);
+        let r = self.collect_data(n, &mut guards);
+        self.registry.close_window(&self.cookie);
+        r
+    }
+
+    fn collect_data(
+        &self,
+        n: u32,
+        guards: &mut Vec<ConnGuard>,
+    ) -> Result<Vec<TcpStream>, EngineError> {
         let mut got: Vec<Option<TcpStream>> = (0..n).map(|_| None).collect();
         let deadline = Instant::now() + self.config.handshake_timeout * 2;
         let mut count = 0;
         while count < n {
             let left = deadline.saturating_duration_since(Instant::now());
-            let (index, stream) =
+            let (index, stream, guard) =
                 self.data_rx
                     .recv_timeout(left)
                     .map_err(|_| EngineError::Timeout {
@@ -60,6 +84,7 @@ impl SessionCtx {
                     })?;
             if let Some(slot @ None) = got.get_mut(index as usize) {
                 *slot = Some(stream);
+                guards.push(guard);
                 count += 1;
             }
         }

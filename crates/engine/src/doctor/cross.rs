@@ -1,7 +1,7 @@
 //! Cross-node comparison of the two ends' facts: the interconnect MTU must be equal,
 //! and buffer and reassembly settings should be.
 
-use super::finding::FindingBuilder;
+use super::finding::{shell_fix, FindingBuilder};
 use super::{Finding, HostFacts, Status};
 
 /// Settings that should match on every node (WARN when they differ).
@@ -34,7 +34,7 @@ pub fn compare(local: &HostFacts, peer: &HostFacts) -> Vec<Finding> {
                 .expected("equal MTU on both ends")
                 .why("The end with the larger MTU sends frames the other end (or its switch port) drops; small packets pass, so the fault shows only under load or with big blocks.")
                 .source("Oracle Grid Infrastructure Installation Guide for Linux (identical interconnect MTU on all nodes); MOS 1054902.1")
-                .fix(format!("ip link set dev {fix_iface} mtu {lower}  # on {fix_host}, or raise the other end and the switch"))
+                .fix(shell_fix(&["ip", "link", "set", "dev", fix_iface, "mtu", &lower.to_string()], &format!("on {fix_host}, or raise the other end and the switch")))
                 .build(),
         );
     }

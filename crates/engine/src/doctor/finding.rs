@@ -65,14 +65,39 @@ impl FindingBuilder {
     }
 }
 
-/// The fix for a sysctl: the runtime command plus the line that makes it persistent.
+/// One shell command from its words, each quoted with `shlex` (interface names may hold
+/// `;`, `$`, `>` and quotes). `None` when a word cannot be quoted safely (a NUL or another
+/// control character): the finding then carries no command rather than a wrong one.
+pub fn shell_cmd(words: &[&str]) -> Option<String> {
+    if words.iter().any(|w| w.chars().any(char::is_control)) {
+        return None;
+    }
+    shlex::try_join(words.iter().copied()).ok()
+}
+
+/// `shell_cmd` followed by a trailing comment (which holds no interpolated value), or an
+/// empty fix when the command cannot be quoted.
+pub fn shell_fix(words: &[&str], comment: &str) -> String {
+    shell_cmd(words).map_or_else(String::new, |c| {
+        if comment.is_empty() {
+            c
+        } else {
+            format!("{c}  # {comment}")
+        }
+    })
+}
+
+/// The fix for a sysctl: the runtime command plus the line that makes it persistent
+/// (empty when the name or value cannot be quoted).
 pub fn sysctl_fix(name: &str, value: &str) -> String {
-    let arg = if value.contains(' ') {
-        format!("{name}='{value}'")
-    } else {
-        format!("{name}={value}")
-    };
-    format!("sysctl -w {arg} && echo '{name} = {value}' >> /etc/sysctl.d/90-mtuperf-doctor.conf")
+    let set = shell_cmd(&["sysctl", "-w", &format!("{name}={value}")]);
+    let keep = shell_cmd(&["echo", &format!("{name} = {value}")]);
+    match (set, keep) {
+        (Some(set), Some(keep)) => {
+            format!("{set} && {keep} >> /etc/sysctl.d/90-mtuperf-doctor.conf")
+        }
+        _ => String::new(),
+    }
 }
 
 /// A SKIP finding saying why a check could not run.
@@ -87,4 +112,35 @@ pub fn skip_with(id: &str, subject: &str, measured: &str, reason: impl Into<Stri
         .measured(measured)
         .why(reason)
         .build()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{shell_cmd, shell_fix, sysctl_fix};
+
+    #[test]
+    fn hostile_interface_names_are_quoted_or_refused() {
+        assert_eq!(
+            shell_cmd(&["ip", "link", "set", "dev", "eth0", "mtu", "9000"]).as_deref(),
+            Some("ip link set dev eth0 mtu 9000")
+        );
+        let c = shell_cmd(&["ip", "link", "set", "dev", "a;id>x", "mtu", "9000"]).unwrap();
+        assert_eq!(c, "ip link set dev 'a;id>x' mtu 9000");
+        let c = shell_cmd(&["ip", "link", "set", "dev", "$(id)'q", "up"]).unwrap();
+        assert!(!c.contains("dev $(id)"), "{c}");
+        assert!(shell_cmd(&["ip", "link", "set", "dev", "a\nid", "up"]).is_none());
+        assert!(shell_cmd(&["ip", "link", "set", "dev", "a\0b", "up"]).is_none());
+        assert_eq!(shell_fix(&["ip", "x\ny"], "comment"), "");
+        assert_eq!(shell_fix(&["ip", "x"], "note"), "ip x  # note");
+        let s = sysctl_fix("net.ipv4.conf.a;id.rp_filter", "2");
+        assert!(
+            s.starts_with("sysctl -w 'net.ipv4.conf.a;id.rp_filter=2' && echo "),
+            "{s}"
+        );
+        assert_eq!(sysctl_fix("net.ipv4.conf.a\rb.rp_filter", "2"), "");
+        assert_eq!(
+            sysctl_fix("net.ipv4.tcp_rmem", "4096 131072 6291456"),
+            "sysctl -w 'net.ipv4.tcp_rmem=4096 131072 6291456' && echo 'net.ipv4.tcp_rmem = 4096 131072 6291456' >> /etc/sysctl.d/90-mtuperf-doctor.conf"
+        );
+    }
 }

@@ -1,7 +1,7 @@
 //! Interface rules: MTU (and equal MTU on bond members and a VLAN's parent), link
 //! speed and duplex, offloads, pause, and reverse-path filtering.
 
-use super::finding::{skip, sysctl_fix, FindingBuilder};
+use super::finding::{shell_fix, skip, sysctl_fix, FindingBuilder};
 use super::{Finding, HostFacts, IfaceFacts, Options, Profile, Status};
 
 /// The interconnect MTU the Oracle install guides describe (jumbo frames).
@@ -42,7 +42,7 @@ fn mtu(f: &IfaceFacts, profile: Profile) -> Finding {
             .status(if f.info.mtu < RAC_MTU { Status::Fail } else { Status::Pass })
             .expected(format!(">= {RAC_MTU} (jumbo frames)"))
             .why("An 8 KiB database block in one unfragmented frame needs MTU 9000; at 1500 every block is reassembled from 6 fragments and one lost fragment loses the block.")
-            .fix(format!("ip link set dev {name} mtu {RAC_MTU}  # and every switch port and the peer")),
+            .fix(shell_fix(&["ip", "link", "set", "dev", name, "mtu", &RAC_MTU.to_string()], "and every switch port and the peer")),
         Profile::Generic => b
             .status(Status::Pass)
             .expected("the same on every node and switch (compared with --peer)")
@@ -63,7 +63,7 @@ fn lower_mtu(f: &IfaceFacts) -> Vec<Finding> {
                 .expected(f.info.mtu.to_string())
                 .why("A bond member with a different MTU drops or fragments frames whenever traffic fails over to it.")
                 .source(SRC_BOND)
-                .fix(format!("ip link set dev {member} mtu {}", f.info.mtu))
+                .fix(shell_fix(&["ip", "link", "set", "dev", member, "mtu", &f.info.mtu.to_string()], ""))
                 .build(),
         );
     }
@@ -79,7 +79,18 @@ fn lower_mtu(f: &IfaceFacts) -> Vec<Finding> {
                 .expected(format!(">= {}", f.info.mtu))
                 .why("A VLAN cannot send frames larger than its parent carries.")
                 .source(SRC_BOND)
-                .fix(format!("ip link set dev {parent} mtu {}", f.info.mtu))
+                .fix(shell_fix(
+                    &[
+                        "ip",
+                        "link",
+                        "set",
+                        "dev",
+                        parent,
+                        "mtu",
+                        &f.info.mtu.to_string(),
+                    ],
+                    "",
+                ))
                 .build(),
         );
     }
@@ -104,14 +115,14 @@ fn link(f: &IfaceFacts) -> Finding {
         return b
             .status(Status::Fail)
             .why("The interconnect interface is administratively down.")
-            .fix(format!("ip link set dev {name} up"))
+            .fix(shell_fix(&["ip", "link", "set", "dev", name, "up"], ""))
             .build();
     }
     match f.info.duplex.as_deref() {
         Some("half") => b
             .status(Status::Fail)
             .why("Half duplex on a switched link is a negotiation failure: collisions cost throughput and latency.")
-            .fix(format!("ethtool -s {name} autoneg on  # then check the switch port"))
+            .fix(shell_fix(&["ethtool", "-s", name, "autoneg", "on"], "then check the switch port"))
             .build(),
         // Virtual links (veth, bond without members up) report no speed: not a fault.
         _ => b
@@ -142,7 +153,7 @@ fn offloads(f: &IfaceFacts) -> Finding {
     if o.lro == Some(true) {
         b.status(Status::Warn)
             .why("LRO merges received frames irreversibly; on a bridged or forwarded interconnect the merged packets exceed the MTU and are dropped.")
-            .fix(format!("ethtool -K {name} lro off"))
+            .fix(shell_fix(&["ethtool", "-K", name, "lro", "off"], ""))
             .build()
     } else {
         b.why("Reported because with TSO/GSO/GRO on, interface counters count super-packets, not frames.")
@@ -210,7 +221,7 @@ fn rp_filter(facts: &HostFacts) -> Vec<Finding> {
                 _ => Status::Pass,
             };
             let mut fix = sysctl_fix(&format!("net.ipv4.conf.{name}.rp_filter"), "2");
-            if all == 1 {
+            if all == 1 && !fix.is_empty() {
                 fix = format!("{} && {fix}", sysctl_fix("net.ipv4.conf.all.rp_filter", "2"));
             }
             FindingBuilder::new("iface.rp_filter", name)

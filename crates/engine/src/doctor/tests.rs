@@ -108,7 +108,7 @@ fn rac_profile_flags_exactly_the_planted_problems() {
     assert_eq!(w.measured, "131072");
     assert!(
         w.fix
-            .starts_with("sysctl -w net.core.wmem_default=262144 && echo"),
+            .starts_with("sysctl -w 'net.core.wmem_default=262144' && echo"),
         "{}",
         w.fix
     );
@@ -197,7 +197,7 @@ fn tcp_buffer_maximum_is_compared_with_the_bdp() {
     let w = find(&out, "sysctl.net.ipv4.tcp_wmem", "net.ipv4.tcp_wmem");
     assert_eq!(w.status, Status::Fail);
     assert!(
-        w.fix.contains("net.ipv4.tcp_wmem='4096 16384 5000000'"),
+        w.fix.contains("'net.ipv4.tcp_wmem=4096 16384 5000000'"),
         "{}",
         w.fix
     );

@@ -31,7 +31,9 @@ pub enum Role {
     /// A control connection that will run tests.
     Control,
     /// A data connection of an accepted test, tied to its session by the cookie.
-    /// `tag` is the session-keyed tag of (cookie, index) when the session is authenticated.
+    /// `tag` is the session-keyed tag of (cookie, index, the Hello's nonce) when the
+    /// session is authenticated; the agent accepts each nonce once, only while a test
+    /// waits for its data connections, and only as many as the test asked for.
     Data {
         cookie: String,
         index: u32,
@@ -123,9 +125,13 @@ pub struct AgentInfo {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "reason", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Refusal {
+    /// All session slots are taken. The counts are given only to an authenticated
+    /// client (or by an open agent): before authentication a keyed agent tells nothing.
     Busy {
-        active: u32,
-        max: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        active: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max: Option<u32>,
     },
     VersionMismatch {
         agent: u16,
@@ -155,9 +161,16 @@ pub enum Refusal {
 impl std::fmt::Display for Refusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Refusal::Busy { active, max } => write!(
+            Refusal::Busy {
+                active: Some(active),
+                max: Some(max),
+            } => write!(
                 f,
                 "agent busy: {active} of {max} sessions in use (agent --max-sessions); try again later"
+            ),
+            Refusal::Busy { .. } => write!(
+                f,
+                "agent busy: all sessions in use (agent --max-sessions); try again later"
             ),
             Refusal::VersionMismatch { agent, client } => write!(
                 f,

@@ -119,7 +119,7 @@ fn link_kind(index: u32) -> Option<String> {
     parse_link_kind(&reply)
 }
 
-fn parse_link_kind(payload: &[u8]) -> Option<String> {
+pub(crate) fn parse_link_kind(payload: &[u8]) -> Option<String> {
     let (_, linkinfo) = attrs(payload.get(IFINFOMSG_LEN..)?)
         .into_iter()
         .find(|(t, _)| *t == libc::IFLA_LINKINFO)?;

@@ -1,0 +1,61 @@
+//! Everything the CLI prints on stdout goes through [`out!`]/[`outln!`]: `println!`
+//! panics when stdout is a closed pipe (`mtuperf history | head -1`), which would lose
+//! the run. Here the first failed write (EPIPE or any other error) is recorded and every
+//! later write is a no-op, so the command still finishes and stores what it measured.
+use std::fmt;
+use std::io::{self, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+static CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// Writes to stdout unless an earlier write failed; never panics.
+pub fn write(args: fmt::Arguments<'_>, newline: bool) {
+    if CLOSED.load(Ordering::Relaxed) {
+        return;
+    }
+    let mut out = io::stdout().lock();
+    let mut r = out.write_fmt(args);
+    if newline {
+        r = r.and_then(|()| out.write_all(b"\n"));
+    }
+    if let Err(e) = r {
+        failed(&e);
+    }
+}
+
+/// Flushes what is buffered (before exiting); a failure is recorded like a write's.
+pub fn flush() {
+    if CLOSED.load(Ordering::Relaxed) {
+        return;
+    }
+    if let Err(e) = io::stdout().lock().flush() {
+        failed(&e);
+    }
+}
+
+fn failed(e: &io::Error) {
+    if !CLOSED.swap(true, Ordering::Relaxed) && e.kind() != io::ErrorKind::BrokenPipe {
+        // Not a closed pipe (a full disk under a redirect, EIO): say so once, on stderr.
+        let _ = writeln!(
+            io::stderr(),
+            "mtuperf: warning: writing to stdout failed: {e}; output stopped"
+        );
+    }
+}
+
+/// `print!` that never panics (see the module documentation).
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::out::write(format_args!($($arg)*), false)
+    };
+}
+
+/// `println!` that never panics (see the module documentation).
+macro_rules! outln {
+    () => {
+        $crate::out::write(format_args!(""), true)
+    };
+    ($($arg:tt)*) => {
+        $crate::out::write(format_args!($($arg)*), true)
+    };
+}
