@@ -1,6 +1,10 @@
-//! `path --hops`: per-hop discovery like tracepath. TTL-limited DF UDP probes; the
-//! error queue gives each hop's address (ICMP time exceeded) and the MTU a hop
-//! reports (frag-needed / packet too big); port unreachable marks the destination.
+//! `path --hops`: per-hop discovery like tracepath, with scamper's black-hole search.
+//! TTL-limited DF UDP probes; the error queue gives each hop's address (ICMP time
+//! exceeded) and the MTU a hop reports (frag-needed / packet too big); port
+//! unreachable marks the destination. When a large probe gets no answer at a TTL
+//! where a small one does, the large one vanished past the last hop that answered
+//! large probes: that hop is named, the size that still passes is searched there,
+//! and the walk goes on at that size.
 
 use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
@@ -19,6 +23,24 @@ pub struct Hop {
     /// The MTU this hop reported in frag-needed / packet too big.
     pub reports_mtu: Option<u32>,
     pub destination: bool,
+    /// IP packet size of the probe this hop answered (None: no answer).
+    pub probe_size: Option<u32>,
+}
+
+/// Large probes vanish, without ICMP, past a hop that still answers them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlackHoleHop {
+    /// TTL of the last hop that answered probes of `vanishes` bytes (0: none did,
+    /// they vanish on this host's first link).
+    pub last_ttl: u32,
+    /// That hop's address.
+    pub last_addr: Option<IpAddr>,
+    /// The TTL at which `vanishes`-byte probes got no answer while small ones did.
+    pub at_ttl: u32,
+    /// Largest size found to reach `at_ttl`.
+    pub passes: u32,
+    /// Smallest size found to vanish before `at_ttl` (`passes` + 1).
+    pub vanishes: u32,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -27,6 +49,8 @@ pub struct HopsResult {
     pub v6: bool,
     pub local: LocalView,
     pub hops: Vec<Hop>,
+    /// Where large probes vanish without ICMP, when they do.
+    pub black_hole: Option<BlackHoleHop>,
     /// Size (IP packet) that reached the destination, if it answered.
     pub path_mtu: Option<u32>,
     pub reached: bool,
@@ -36,55 +60,73 @@ pub struct HopsResult {
 }
 
 const MAX_TTL: u32 = 30;
+/// Consecutive TTLs where neither large nor small probes get an answer before the
+/// walk stops: routers that never answer are rare in a row of this length.
+const MAX_SILENT: u32 = 4;
+/// Most probes in one run (a bound on the run's length whatever the path does).
+const MAX_PROBES: u32 = 200;
 const PORT: u16 = 44_444;
-const WAIT: Duration = Duration::from_millis(500);
+/// Wait for a reply before any hop has answered; afterwards ten times the slowest
+/// answer seen, within `MIN_WAIT..=MAX_WAIT`.
+const MAX_WAIT: Duration = Duration::from_millis(500);
+const MIN_WAIT: Duration = Duration::from_millis(100);
 
-fn wait_error(sock: &UdpSocket, v6: bool) -> Option<ErrQueueEntry> {
-    let deadline = Instant::now() + WAIT;
-    while Instant::now() < deadline {
-        if let Ok(Some(e)) = sockopt::recv_err(sock, v6) {
-            return Some(e);
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    None
+/// What came back for one probe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reply {
+    None,
+    /// This host refuses the size (its route or interface MTU).
+    LocalTooBig(u32),
+    TooBig {
+        from: Option<IpAddr>,
+        mtu: u32,
+    },
+    TimeExceeded(Option<IpAddr>),
+    Destination(Option<IpAddr>),
+    Unreachable(Option<IpAddr>),
 }
 
-pub fn run(target: IpAddr, expect: Option<u32>) -> Result<HopsResult, EngineError> {
-    let t0 = Instant::now();
-    let v6 = target.is_ipv6();
-    let local = LocalView::toward(target)?;
-    let bind: SocketAddr = if v6 { "[::]:0" } else { "0.0.0.0:0" }
-        .parse()
-        .map_err(|_| EngineError::Protocol("bind address".into()))?;
-    let sock = UdpSocket::bind(bind).map_err(|e| EngineError::io("binding the hops socket", e))?;
-    sock.connect(SocketAddr::new(target, PORT))
-        .map_err(|e| EngineError::io("connecting the hops socket", e))?;
-    sockopt::set_pmtu_discover(&sock, v6, PmtuMode::Probe)
-        .and_then(|()| sockopt::set_recverr(&sock, v6))
-        .map_err(|e| EngineError::io("setting hops socket options", e))?;
-    let ovh = super::verdict::udp_overhead(v6);
-    let mut size = local.mtu;
-    let mut hops: Vec<Hop> = Vec::new();
-    let mut reached = false;
-    let mut ttl = 1;
-    let mut tries = 0;
-    while ttl <= MAX_TTL && !reached && tries < 3 * MAX_TTL {
-        tries += 1;
-        sockopt::set_ttl(&sock, v6, ttl).map_err(|e| EngineError::io("setting the TTL", e))?;
-        let buf = vec![0u8; size.saturating_sub(ovh) as usize];
-        let _ = sock.send(&buf);
-        let Some(e) = wait_error(&sock, v6) else {
-            hops.push(Hop {
-                ttl,
-                addr: None,
-                reports_mtu: None,
-                destination: false,
-            });
-            ttl += 1;
-            continue;
+struct Walker {
+    sock: UdpSocket,
+    target: IpAddr,
+    v6: bool,
+    wait: Duration,
+    /// The slowest answer seen so far.
+    slowest: Duration,
+    probes: u32,
+}
+
+impl Walker {
+    fn wait_error(&self) -> Option<(ErrQueueEntry, Duration)> {
+        let t0 = Instant::now();
+        while t0.elapsed() < self.wait {
+            if let Ok(Some(e)) = sockopt::recv_err(&self.sock, self.v6) {
+                return Some((e, t0.elapsed()));
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        None
+    }
+
+    fn probe(&mut self, ttl: u32, size: u32) -> Result<Reply, EngineError> {
+        self.probes += 1;
+        // A late answer to an earlier probe must not count for this one.
+        while let Ok(Some(_)) = sockopt::recv_err(&self.sock, self.v6) {}
+        sockopt::set_ttl(&self.sock, self.v6, ttl)
+            .map_err(|e| EngineError::io("setting the TTL", e))?;
+        let ovh = super::verdict::udp_overhead(self.v6);
+        let _ = self
+            .sock
+            .send(&vec![0u8; size.saturating_sub(ovh) as usize]);
+        let Some((e, rtt)) = self.wait_error() else {
+            return Ok(Reply::None);
         };
-        let (time_exceeded, too_big, unreach) = if v6 {
+        if e.errno == libc::EMSGSIZE && e.origin == Origin::Local {
+            return Ok(Reply::LocalTooBig(e.info));
+        }
+        self.slowest = self.slowest.max(rtt);
+        self.wait = (self.slowest * 10).clamp(MIN_WAIT, MAX_WAIT);
+        let (time_exceeded, too_big, unreach) = if self.v6 {
             (e.icmp_type == 3, e.icmp_type == 2, e.icmp_type == 1)
         } else {
             (
@@ -93,44 +135,189 @@ pub fn run(target: IpAddr, expect: Option<u32>) -> Result<HopsResult, EngineErro
                 e.icmp_type == 3,
             )
         };
-        if e.errno == libc::EMSGSIZE && e.origin == Origin::Local {
-            size = e.info.min(size.saturating_sub(1));
-            continue;
-        }
-        if too_big {
-            match hops.iter_mut().find(|h| h.addr == e.offender) {
-                Some(h) => h.reports_mtu = Some(e.info),
-                None => hops.push(Hop {
-                    ttl,
-                    addr: e.offender,
-                    reports_mtu: Some(e.info),
-                    destination: false,
-                }),
+        Ok(if too_big {
+            Reply::TooBig {
+                from: e.offender,
+                mtu: e.info,
             }
-            size = e.info.min(size.saturating_sub(1));
-            continue;
+        } else if e.errno == libc::ECONNREFUSED || unreach && e.offender == Some(self.target) {
+            Reply::Destination(e.offender)
+        } else if time_exceeded {
+            Reply::TimeExceeded(e.offender)
+        } else if unreach {
+            Reply::Unreachable(e.offender)
+        } else {
+            Reply::None
+        })
+    }
+
+    /// A size that reaches `ttl` answers (two tries): any reply but a local refusal.
+    fn reaches(&mut self, ttl: u32, size: u32) -> Result<bool, EngineError> {
+        for _ in 0..2 {
+            match self.probe(ttl, size)? {
+                Reply::None => {}
+                Reply::LocalTooBig(_) => return Ok(false),
+                _ => return Ok(true),
+            }
         }
-        reached = unreach && e.offender == Some(target) || e.errno == libc::ECONNREFUSED;
-        if time_exceeded || reached || unreach {
-            hops.push(Hop {
-                ttl,
-                addr: e.offender,
-                reports_mtu: None,
-                destination: reached,
-            });
-            if unreach && !reached {
+        Ok(false)
+    }
+
+    /// Largest size in `ok..fails` that reaches `ttl` (`ok` does, `fails` does not).
+    fn bisect(&mut self, ttl: u32, mut ok: u32, mut fails: u32) -> Result<u32, EngineError> {
+        while fails - ok > 1 && self.probes < MAX_PROBES {
+            let mid = ok + (fails - ok) / 2;
+            if self.reaches(ttl, mid)? {
+                ok = mid;
+            } else {
+                fails = mid;
+            }
+        }
+        Ok(ok)
+    }
+}
+
+impl Walker {
+    fn open(target: IpAddr) -> Result<Walker, EngineError> {
+        let v6 = target.is_ipv6();
+        let bind: SocketAddr = if v6 { "[::]:0" } else { "0.0.0.0:0" }
+            .parse()
+            .map_err(|_| EngineError::Protocol("bind address".into()))?;
+        let sock =
+            UdpSocket::bind(bind).map_err(|e| EngineError::io("binding the hops socket", e))?;
+        sock.connect(SocketAddr::new(target, PORT))
+            .map_err(|e| EngineError::io("connecting the hops socket", e))?;
+        sockopt::set_pmtu_discover(&sock, v6, PmtuMode::Probe)
+            .and_then(|()| sockopt::set_recverr(&sock, v6))
+            .map_err(|e| EngineError::io("setting hops socket options", e))?;
+        Ok(Walker {
+            sock,
+            target,
+            v6,
+            wait: MAX_WAIT,
+            slowest: Duration::ZERO,
+            probes: 0,
+        })
+    }
+}
+
+/// Where `vanishes`-byte packets toward `target` disappear while `passes`-byte ones
+/// get through (the agent-mode search found a silent limit): TTL by TTL, the last hop
+/// that answers the large probe, and the TTL where only the small one is answered.
+/// None when no hop tells them apart (the drop is at the destination itself, or
+/// hops do not answer).
+pub fn locate_black_hole(
+    target: IpAddr,
+    passes: u32,
+    vanishes: u32,
+) -> Result<Option<BlackHoleHop>, EngineError> {
+    let mut w = Walker::open(target)?;
+    let (mut last, mut silent) = ((0, None), 0);
+    for ttl in 1..=MAX_TTL {
+        if silent >= MAX_SILENT || w.probes >= MAX_PROBES {
+            break;
+        }
+        match w.probe(ttl, vanishes)? {
+            Reply::TimeExceeded(a) => {
+                last = (ttl, a);
+                silent = 0;
+            }
+            Reply::None => {
+                if w.reaches(ttl, passes)? {
+                    return Ok(Some(BlackHoleHop {
+                        last_ttl: last.0,
+                        last_addr: last.1,
+                        at_ttl: ttl,
+                        passes,
+                        vanishes,
+                    }));
+                }
+                silent += 1;
+            }
+            // The large probe reached the destination or an error: nothing to name.
+            _ => break,
+        }
+    }
+    Ok(None)
+}
+
+pub fn run(target: IpAddr, expect: Option<u32>) -> Result<HopsResult, EngineError> {
+    let t0 = Instant::now();
+    let v6 = target.is_ipv6();
+    let local = LocalView::toward(target)?;
+    let mut w = Walker::open(target)?;
+    let small = super::base_size(v6);
+    let mut size = local.max_packet();
+    let mut hops: Vec<Hop> = Vec::new();
+    let mut black_hole = None;
+    let mut last_large: (u32, Option<IpAddr>) = (0, None);
+    let (mut reached, mut silent, mut ttl) = (false, 0, 1);
+    let hop = |ttl, addr, size: Option<u32>| Hop {
+        ttl,
+        addr,
+        reports_mtu: None,
+        destination: false,
+        probe_size: size,
+    };
+    while ttl <= MAX_TTL && silent < MAX_SILENT && w.probes < MAX_PROBES {
+        match w.probe(ttl, size)? {
+            Reply::LocalTooBig(m) => size = m.min(size - 1).max(small),
+            Reply::TooBig { from, mtu } => {
+                match hops.iter_mut().find(|h| h.addr == from) {
+                    Some(h) => h.reports_mtu = Some(mtu),
+                    None => hops.push(Hop {
+                        reports_mtu: Some(mtu),
+                        ..hop(ttl, from, Some(size))
+                    }),
+                }
+                size = mtu.min(size - 1).max(small);
+            }
+            Reply::TimeExceeded(a) => {
+                hops.push(hop(ttl, a, Some(size)));
+                last_large = (ttl, a);
+                silent = 0;
+                ttl += 1;
+            }
+            Reply::Destination(a) => {
+                hops.push(Hop {
+                    destination: true,
+                    ..hop(ttl, a, Some(size))
+                });
+                reached = true;
                 break;
             }
+            Reply::Unreachable(a) => {
+                hops.push(hop(ttl, a, Some(size)));
+                break;
+            }
+            Reply::None => {
+                if size > small && black_hole.is_none() && w.reaches(ttl, small)? {
+                    // Small probes reach this TTL, large ones vanish on the way.
+                    let passes = w.bisect(ttl, small, size)?;
+                    black_hole = Some(BlackHoleHop {
+                        last_ttl: last_large.0,
+                        last_addr: last_large.1,
+                        at_ttl: ttl,
+                        passes,
+                        vanishes: passes + 1,
+                    });
+                    size = passes;
+                    continue;
+                }
+                hops.push(hop(ttl, None, None));
+                silent += 1;
+                ttl += 1;
+            }
         }
-        ttl += 1;
     }
-    let expect = expect.unwrap_or(local.mtu);
+    let expect = expect.unwrap_or(local.max_packet());
     let path_mtu = reached.then_some(size);
     Ok(HopsResult {
         target,
         v6,
         local,
         hops,
+        black_hole,
         path_mtu,
         reached,
         expect,
