@@ -67,7 +67,7 @@ fn measure(g: &Global, a: &Args) -> CmdResult {
         let session = Session::connect(&a.target, &opts).map_err(common::engine_failure)?;
         let mut live = Live::new();
         let result = path::run_observed(&session, &a.target, a.expect, &mut |s| live.step(s));
-        live.bar.finish_and_clear();
+        live.finish();
         session.close();
         Document::agent(result.map_err(common::engine_failure)?)
     };
@@ -94,7 +94,8 @@ fn measure(g: &Global, a: &Args) -> CmdResult {
 }
 
 /// Each direction's search as it goes, on stderr when it is a terminal: the size just
-/// tried, its fate, the largest size that passed and the smallest that failed so far.
+/// tried (IP packet bytes), its fate, the largest size that passed and the smallest
+/// that failed so far, the probes sent; each direction's last state stays as a line.
 struct Live {
     bar: indicatif::ProgressBar,
     direction: Option<path::Direction>,
@@ -120,8 +121,21 @@ impl Live {
         }
     }
 
+    /// Leaves the finished direction's last state as a line above the spinner.
+    fn done(&self) {
+        if self.direction.is_some() {
+            self.bar.println(format!("  {}", self.bar.message()));
+        }
+    }
+
+    fn finish(&self) {
+        self.done();
+        self.bar.finish_and_clear();
+    }
+
     fn step(&mut self, s: path::Step) {
         if self.direction != Some(s.direction) {
+            self.done();
             self.direction = Some(s.direction);
             (self.passed, self.failed, self.probes) = (0, None, 0);
         }
@@ -143,9 +157,9 @@ impl Live {
         };
         let failed = self
             .failed
-            .map_or(String::new(), |f| format!(", smallest failing {f}"));
+            .map_or(String::new(), |f| format!(", fails {f}"));
         self.bar.set_message(format!(
-            "{name}: {} bytes {fate}; largest passing {}{failed} ({} probes)",
+            "{name}: {} {fate}; passes {}{failed} ({} probes)",
             s.size, self.passed, self.probes
         ));
         self.bar.tick();
