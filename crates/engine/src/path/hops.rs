@@ -151,31 +151,55 @@ impl Walker {
         })
     }
 
-    /// A size that reaches `ttl` answers (two tries): any reply but a local refusal.
-    fn reaches(&mut self, ttl: u32, size: u32) -> Result<bool, EngineError> {
+    /// A size that reaches `ttl` is answered (two tries): the answer, or None.
+    fn reaches(&mut self, ttl: u32, size: u32) -> Result<Option<Reply>, EngineError> {
         for _ in 0..2 {
             match self.probe(ttl, size)? {
                 Reply::None => {}
-                Reply::LocalTooBig(_) => return Ok(false),
-                _ => return Ok(true),
+                Reply::LocalTooBig(_) => return Ok(None),
+                r => return Ok(Some(r)),
             }
         }
-        Ok(false)
+        Ok(None)
     }
 
-    /// Largest size in `ok..fails` that reaches `ttl` (`ok` does, `fails` does not).
-    fn bisect(&mut self, ttl: u32, mut ok: u32, mut fails: u32) -> Result<u32, EngineError> {
-        while fails - ok > 1 && self.probes < MAX_PROBES {
-            let mid = ok + (fails - ok) / 2;
-            if self.reaches(ttl, mid)? {
-                ok = mid;
-            } else {
-                fails = mid;
+    /// Largest size below `fails` that reaches `ttl` (`ok` does, answered `ok_reply`),
+    /// with its answer. Common MTUs are tried first, from the top down, then one byte
+    /// more, and a bisection only when that passes too: every answer spends a token
+    /// of the answering host's ICMP rate limit (Linux: a burst of 6, then one a
+    /// second), silent sizes spend none.
+    fn largest_passing(
+        &mut self,
+        ttl: u32,
+        (mut ok, mut ok_reply): (u32, Reply),
+        mut fails: u32,
+    ) -> Result<(u32, Reply), EngineError> {
+        let top = fails;
+        for m in COMMON_MTUS.into_iter().filter(|&m| m > ok && m < top) {
+            if let Some(r) = self.reaches(ttl, m)? {
+                (ok, ok_reply) = (m, r);
+                break;
             }
+            fails = m;
         }
-        Ok(ok)
+        let mut next = ok + 1;
+        while fails - ok > 1 && self.probes < MAX_PROBES {
+            if let Some(r) = self.reaches(ttl, next)? {
+                (ok, ok_reply) = (next, r);
+            } else {
+                fails = next;
+            }
+            next = ok + (fails - ok) / 2;
+        }
+        Ok((ok, ok_reply))
     }
 }
+
+/// MTUs links commonly have, largest first (as scamper's PMTUD table): jumbo,
+/// FDDI/POS, Ethernet and its tunnels (PPPoE, GRE, VXLAN, IPsec), IPv6's minimum.
+const COMMON_MTUS: [u32; 14] = [
+    9216, 9000, 8192, 4470, 4352, 2048, 1500, 1492, 1480, 1476, 1450, 1400, 1280, 1006,
+];
 
 impl Walker {
     fn open(target: IpAddr) -> Result<Walker, EngineError> {
@@ -223,7 +247,7 @@ pub fn locate_black_hole(
                 silent = 0;
             }
             Reply::None => {
-                if w.reaches(ttl, passes)? {
+                if w.reaches(ttl, passes)?.is_some() {
                     return Ok(Some(BlackHoleHop {
                         last_ttl: last.0,
                         last_addr: last.1,
@@ -259,8 +283,14 @@ pub fn run(target: IpAddr, expect: Option<u32>) -> Result<HopsResult, EngineErro
         destination: false,
         probe_size: size,
     };
+    // An answer already in hand (the black-hole search's last passing probe).
+    let mut pending = None;
     while ttl <= MAX_TTL && silent < MAX_SILENT && w.probes < MAX_PROBES {
-        match w.probe(ttl, size)? {
+        let reply = match pending.take() {
+            Some(r) => r,
+            None => w.probe(ttl, size)?,
+        };
+        match reply {
             Reply::LocalTooBig(m) => size = m.min(size - 1).max(small),
             Reply::TooBig { from, mtu } => {
                 match hops.iter_mut().find(|h| h.addr == from) {
@@ -291,9 +321,14 @@ pub fn run(target: IpAddr, expect: Option<u32>) -> Result<HopsResult, EngineErro
                 break;
             }
             Reply::None => {
-                if size > small && black_hole.is_none() && w.reaches(ttl, small)? {
+                let small_reply = if size > small && black_hole.is_none() {
+                    w.reaches(ttl, small)?
+                } else {
+                    None
+                };
+                if let Some(r) = small_reply {
                     // Small probes reach this TTL, large ones vanish on the way.
-                    let passes = w.bisect(ttl, small, size)?;
+                    let (passes, reply) = w.largest_passing(ttl, (small, r), size)?;
                     black_hole = Some(BlackHoleHop {
                         last_ttl: last_large.0,
                         last_addr: last_large.1,
@@ -302,6 +337,7 @@ pub fn run(target: IpAddr, expect: Option<u32>) -> Result<HopsResult, EngineErro
                         vanishes: passes + 1,
                     });
                     size = passes;
+                    pending = Some(reply);
                     continue;
                 }
                 hops.push(hop(ttl, None, None));
