@@ -162,37 +162,36 @@ impl Walker {
         }
         Ok(None)
     }
+}
 
-    /// Largest size below `fails` that reaches `ttl` (`ok` does, answered `ok_reply`),
-    /// with its answer. Common MTUs are tried first, from the top down, then one byte
-    /// more, and a bisection only when that passes too: every answer spends a token
-    /// of the answering host's ICMP rate limit (Linux: a burst of 6, then one a
-    /// second), silent sizes spend none.
-    fn largest_passing(
-        &mut self,
-        ttl: u32,
-        (mut ok, mut ok_reply): (u32, Reply),
-        mut fails: u32,
-    ) -> Result<(u32, Reply), EngineError> {
-        let top = fails;
-        for m in COMMON_MTUS.into_iter().filter(|&m| m > ok && m < top) {
-            if let Some(r) = self.reaches(ttl, m)? {
-                (ok, ok_reply) = (m, r);
-                break;
-            }
-            fails = m;
+/// Largest size below `fails` that `reaches` (`ok` does, answered `ok_reply`), with
+/// its answer. Common MTUs are tried first, from the top down, then one byte more,
+/// and a bisection only when that passes too: every answer spends a token of the
+/// answering host's ICMP rate limit (Linux: a burst of 6, then one a second), silent
+/// sizes spend none.
+fn largest_passing<R, E>(
+    (mut ok, mut ok_reply): (u32, R),
+    mut fails: u32,
+    mut reaches: impl FnMut(u32) -> Result<Option<R>, E>,
+) -> Result<(u32, R), E> {
+    let top = fails;
+    for m in COMMON_MTUS.into_iter().filter(|&m| m > ok && m < top) {
+        if let Some(r) = reaches(m)? {
+            (ok, ok_reply) = (m, r);
+            break;
         }
-        let mut next = ok + 1;
-        while fails - ok > 1 && self.probes < MAX_PROBES {
-            if let Some(r) = self.reaches(ttl, next)? {
-                (ok, ok_reply) = (next, r);
-            } else {
-                fails = next;
-            }
-            next = ok + (fails - ok) / 2;
-        }
-        Ok((ok, ok_reply))
+        fails = m;
     }
+    let mut next = ok + 1;
+    while fails - ok > 1 {
+        if let Some(r) = reaches(next)? {
+            (ok, ok_reply) = (next, r);
+        } else {
+            fails = next;
+        }
+        next = ok + (fails - ok) / 2;
+    }
+    Ok((ok, ok_reply))
 }
 
 /// MTUs links commonly have, largest first (as scamper's PMTUD table): jumbo,
@@ -328,7 +327,7 @@ pub fn run(target: IpAddr, expect: Option<u32>) -> Result<HopsResult, EngineErro
                 };
                 if let Some(r) = small_reply {
                     // Small probes reach this TTL, large ones vanish on the way.
-                    let (passes, reply) = w.largest_passing(ttl, (small, r), size)?;
+                    let (passes, reply) = largest_passing((small, r), size, |m| w.reaches(ttl, m))?;
                     black_hole = Some(BlackHoleHop {
                         last_ttl: last_large.0,
                         last_addr: last_large.1,
@@ -360,4 +359,43 @@ pub fn run(target: IpAddr, expect: Option<u32>) -> Result<HopsResult, EngineErro
         ok: path_mtu.is_some_and(|m| m >= expect),
         elapsed_ms: t0.elapsed().as_millis() as u64,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A path that passes up to `mtu`; counts the answers (rate-limit tokens) spent.
+    fn search(mtu: u32, from: u32) -> (u32, u32, u32) {
+        let (mut answers, mut probes) = (0, 0);
+        let (found, reply) = largest_passing((576, 576), from, |size| {
+            probes += 1;
+            Ok::<_, ()>((size <= mtu).then(|| {
+                answers += 1;
+                size
+            }))
+        })
+        .unwrap();
+        assert_eq!(found, reply);
+        (found, answers, probes)
+    }
+
+    #[test]
+    fn the_passing_size_costs_few_answers() {
+        // A common MTU: one answer for it; 1501 then fails silently.
+        assert_eq!(search(1500, 9000), (1500, 1, 6));
+        assert_eq!(search(9000, 9216), (9000, 1, 2));
+        // Any other size is still found exactly, by bisection above the common one.
+        let (found, answers, _) = search(1337, 9000);
+        assert_eq!(found, 1337);
+        assert!(answers <= 8, "{answers}");
+        assert_eq!(search(600, 1500).0, 600);
+        // Nothing passes above the small size.
+        assert_eq!(search(576, 9000).0, 576);
+    }
+
+    #[test]
+    fn common_mtus_are_largest_first() {
+        assert!(COMMON_MTUS.windows(2).all(|w| w[0] > w[1]));
+    }
 }
