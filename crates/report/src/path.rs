@@ -126,8 +126,10 @@ fn limit_text(d: &DirResult) -> String {
 
 /// One direction: the size read as an MTU first, the exact largest passing size as a
 /// detail when link-layer slack made them differ.
-fn dir_line(out: &mut String, name: &str, d: &DirResult, mtu: u32) {
-    let exact = if mtu == d.largest_ok {
+fn dir_line(out: &mut String, name: &str, d: &DirResult, mtu: Option<u32>) {
+    // Documents stored before the slack reading have no MTU: the exact size alone.
+    let mtu = mtu.unwrap_or(d.largest_ok);
+    let exact = if mtu >= d.largest_ok {
         format!("{mtu} passes")
     } else {
         format!(
@@ -184,7 +186,7 @@ pub fn text(doc: &Document) -> String {
             r.target, r.socket
         );
         local_text(&mut out, &r.local);
-        dir_line(&mut out, "both:", &r.both, r.both.largest_ok);
+        dir_line(&mut out, "both:", &r.both, None);
         for n in &r.notes {
             let _ = writeln!(out, "note:     {n}");
         }
@@ -230,4 +232,32 @@ pub fn text(doc: &Document) -> String {
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Documents stored by the version before the slack reading, the switch-port
+    /// verdict and the black hole's hop (real runs on the lab's mismatch link) still
+    /// load and print, as `mtuperf show ID` needs.
+    #[test]
+    fn documents_stored_before_the_new_fields_still_print() {
+        let agent: Document = serde_json::from_str(include_str!(
+            "../tests/fixtures/path_agent_v1_before_slack.json"
+        ))
+        .unwrap();
+        let r = agent.agent.as_ref().unwrap();
+        assert_eq!((r.forward_mtu, r.black_hole_hop.as_ref()), (None, None));
+        let t = text(&agent);
+        assert!(t.contains("forward:  1504 passes; 1505 vanished"), "{t}");
+        assert!(t.contains("verdict:  mismatch: local MTU 9000"), "{t}");
+        let hops: Document = serde_json::from_str(include_str!(
+            "../tests/fixtures/path_hops_v1_before_slack.json"
+        ))
+        .unwrap();
+        let h = hops.hops.as_ref().unwrap();
+        assert!(h.black_hole.is_none() && h.hops.iter().all(|h| h.probe_size.is_none()));
+        assert!(text(&hops).contains("  1  no reply\n"));
+    }
 }

@@ -23,7 +23,9 @@ pub struct Hop {
     /// The MTU this hop reported in frag-needed / packet too big.
     pub reports_mtu: Option<u32>,
     pub destination: bool,
-    /// IP packet size of the probe this hop answered (None: no answer).
+    /// IP packet size of the probe this hop answered (None: no answer, or a document
+    /// stored before it existed).
+    #[serde(default)]
     pub probe_size: Option<u32>,
 }
 
@@ -50,6 +52,7 @@ pub struct HopsResult {
     pub local: LocalView,
     pub hops: Vec<Hop>,
     /// Where large probes vanish without ICMP, when they do.
+    #[serde(default)]
     pub black_hole: Option<BlackHoleHop>,
     /// Size (IP packet) that reached the destination, if it answered.
     pub path_mtu: Option<u32>,

@@ -54,13 +54,17 @@ pub struct PathResult {
     pub agent_path: AgentPathInfo,
     pub forward: DirResult,
     pub reverse: DirResult,
-    /// `forward.largest_ok` read as an interface MTU (within the link-layer slack).
-    pub forward_mtu: u32,
-    /// `reverse.largest_ok` read as an interface MTU (within the link-layer slack).
-    pub reverse_mtu: u32,
+    /// `forward.largest_ok` read as an interface MTU (within the link-layer slack);
+    /// None only in documents stored before it existed.
+    #[serde(default)]
+    pub forward_mtu: Option<u32>,
+    /// `reverse.largest_ok` read as an interface MTU, as `forward_mtu`.
+    #[serde(default)]
+    pub reverse_mtu: Option<u32>,
     pub verdict: Verdict,
     /// For a forward black hole on a routed path: where TTL-limited probes of the
     /// vanishing size stop being answered while the passing size still is.
+    #[serde(default)]
     pub black_hole_hop: Option<hops::BlackHoleHop>,
     pub verdict_text: String,
     pub tcp: Option<TcpView>,
@@ -238,8 +242,8 @@ pub fn run_observed(
         agent_path: ready.path,
         forward,
         reverse,
-        forward_mtu: reading.forward_mtu,
-        reverse_mtu: reading.reverse_mtu,
+        forward_mtu: Some(reading.forward_mtu),
+        reverse_mtu: Some(reading.reverse_mtu),
         verdict,
         black_hole_hop,
         tcp,
