@@ -218,4 +218,61 @@ fn text_names_ip_and_payload_sizes() {
     }
     .text(true)
     .contains("1500 = 1452 + 48"));
+    let mixed = Verdict::SwitchPort {
+        mtu: 1500,
+        local_mtu: 9000,
+        peer_mtu: 4000,
+    };
+    assert!(mixed
+        .text(false)
+        .contains("passes at most 1500; the NICs say 9000 (local) and 4000 (peer)"));
+    let small_here = Verdict::Mismatch {
+        local_mtu: 1500,
+        peer_mtu: 9000,
+    };
+    assert_eq!(
+        small_here.text(false),
+        "mismatch: peer MTU 9000, this host accepts ≤ 1500 on the same segment"
+    );
+    let named = Verdict::BlackHole {
+        mtu: 1500,
+        hop: Some("1 198.18.4.254".into()),
+    };
+    assert_eq!(
+        named.text(false),
+        "black hole above 1500 after hop 1 198.18.4.254: larger packets vanish past it, no ICMP (1500 = 1472 + 28)"
+    );
+}
+
+#[test]
+fn a_limit_below_two_different_nics_is_a_switch_port() {
+    let cx = Context {
+        local_mtu: 9000,
+        peer_mtu: Some(4000),
+        same_segment: true,
+    };
+    let got = decide(
+        &dir(1504, 9000, Limit::Silent),
+        &dir(1500, 4000, Limit::Silent),
+        cx,
+    );
+    assert_eq!(
+        got.verdict,
+        Verdict::SwitchPort {
+            mtu: 1500,
+            local_mtu: 9000,
+            peer_mtu: 4000
+        }
+    );
+    // Loopback: both ends stop at the largest IP packet, below lo's 65536: carries.
+    let lo = Context {
+        local_mtu: 65_536,
+        peer_mtu: Some(65_536),
+        same_segment: true,
+    };
+    let top = dir(65_535, 65_535, Limit::Top);
+    assert_eq!(
+        decide(&top, &top, lo).verdict,
+        Verdict::Carries { mtu: 65_535 }
+    );
 }
