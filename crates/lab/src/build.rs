@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use crate::cmd::{in_ns, Runner};
 use crate::down::{namespace_exists, remove_namespaces};
-use crate::scenario::{Role, Topology};
+use crate::scenario::{Role, Topology, BRIDGE};
 use crate::state::{netns_name, state_dir, validate_name, Host, Lab};
 use crate::{check_environment, LabError, LabOptions, Scenario};
 
@@ -112,6 +112,22 @@ fn build(run: Runner, lab: &Lab, created: &mut Vec<String>) -> Result<(), LabErr
         }
     }
     let ns = |host: &str| lab.netns(host).expect("links join lab hosts");
+    for h in lab.hosts.iter().filter(|h| h.role == Role::Switch) {
+        // STP off (the default): ports forward at once, no listening/learning delay.
+        run.run(&[
+            "ip",
+            "-n",
+            &h.netns,
+            "link",
+            "add",
+            BRIDGE,
+            "type",
+            "bridge",
+            "stp_state",
+            "0",
+        ])?;
+        run.run(&["ip", "-n", &h.netns, "link", "set", BRIDGE, "up"])?;
+    }
     for l in &lab.links {
         let (na, nb) = (ns(&l.a.host), ns(&l.b.host));
         run.run(&[
@@ -127,10 +143,15 @@ fn build(run: Runner, lab: &Lab, created: &mut Vec<String>) -> Result<(), LabErr
         );
         let mtu = i.mtu.to_string();
         run.run(&["ip", "-n", &n, "link", "set", &i.name, "mtu", &mtu])?;
-        run.run(&["ip", "-n", &n, "addr", "add", &v4, "dev", &i.name])?;
-        run.run(&[
-            "ip", "-n", &n, "-6", "addr", "add", &v6, "dev", &i.name, "nodad",
-        ])?;
+        if lab.role(&i.host) == Some(Role::Switch) {
+            // A bridge port has no address: the switch forwards frames, nothing more.
+            run.run(&["ip", "-n", &n, "link", "set", &i.name, "master", BRIDGE])?;
+        } else {
+            run.run(&["ip", "-n", &n, "addr", "add", &v4, "dev", &i.name])?;
+            run.run(&[
+                "ip", "-n", &n, "-6", "addr", "add", &v6, "dev", &i.name, "nodad",
+            ])?;
+        }
         run.run(&["ip", "-n", &n, "link", "set", &i.name, "up"])?;
         if !lab.offload {
             let argv = [
@@ -164,6 +185,25 @@ fn build(run: Runner, lab: &Lab, created: &mut Vec<String>) -> Result<(), LabErr
             &via,
         ])?;
     }
+    for s in &lab.scenarios {
+        for (host, dest, dev, metric, mtu) in s.mtu_routes() {
+            let (metric, mtu) = (metric.to_string(), mtu.to_string());
+            run.run(&[
+                "ip",
+                "-n",
+                &ns(host),
+                "route",
+                "replace",
+                &dest,
+                "dev",
+                dev,
+                "metric",
+                &metric,
+                "mtu",
+                &mtu,
+            ])?;
+        }
+    }
     if lab.scenarios.contains(&Scenario::Blackhole) {
         if let Some(router) = Scenario::Blackhole.router_host() {
             run.run_stdin(&in_ns(&ns(router), &["nft", "-f", "-"]), &blackhole_rules())?;
@@ -171,7 +211,11 @@ fn build(run: Runner, lab: &Lab, created: &mut Vec<String>) -> Result<(), LabErr
     }
     if let Some(pct) = lab.loss_pct {
         let rules = loss_rules(loss_threshold(pct));
-        for h in lab.hosts.iter().filter(|h| h.role != Role::Router) {
+        for h in lab
+            .hosts
+            .iter()
+            .filter(|h| matches!(h.role, Role::Client | Role::Server))
+        {
             run.run_stdin(&in_ns(&h.netns, &["nft", "-f", "-"]), &rules)?;
         }
     }

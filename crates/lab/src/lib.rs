@@ -1,7 +1,8 @@
 //! `mtuperf lab`: test networks in network namespaces on one machine.
 //!
 //! A lab is one client host with one interface per scenario, one server host per
-//! scenario and a router for `routed` and `blackhole`, joined by veth pairs created
+//! scenario, a router for `routed`, `blackhole` and `asym`, a bridge (L2 switch) for
+//! `switchport`, joined by veth pairs created
 //! directly inside the namespaces (nothing appears in the host's own namespace).
 //! Addresses come from 198.18.0.0/15 (RFC 2544) and fd6d:7475::/48; see
 //! [`scenario::Topology`]. iproute2, nftables, ethtool and tc are driven as commands

@@ -122,6 +122,11 @@ impl Lab {
     }
 
     /// Host names, client first.
+    /// The role of a host.
+    pub fn role(&self, host: &str) -> Option<Role> {
+        self.hosts.iter().find(|h| h.name == host).map(|h| h.role)
+    }
+
     pub fn host_names(&self) -> Vec<String> {
         self.hosts.iter().map(|h| h.name.clone()).collect()
     }

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cmd::{in_ns, Runner};
 use crate::down::{agent_alive, namespace_exists};
-use crate::scenario::{Iface, Role};
+use crate::scenario::{Iface, Role, BRIDGE};
 use crate::state::Lab;
 use crate::Scenario;
 
@@ -100,6 +100,15 @@ fn live_offload(ns: &str, ifname: &str) -> Option<Offloads> {
     parse_offload(&Runner::query(&in_ns(ns, &["ethtool", "-k", ifname])).ok()?)
 }
 
+/// A bridge port has no address ("-"); every other interface has its planned one.
+fn addr(role: Role, planned: String) -> String {
+    if role == Role::Switch {
+        format!("- ({BRIDGE})")
+    } else {
+        planned
+    }
+}
+
 impl Lab {
     /// The lab as built and as it is now.
     pub fn status(&self) -> LabStatus {
@@ -118,8 +127,8 @@ impl Lab {
                         peer: format!("{}:{}", p.host, p.name),
                         mtu: i.mtu,
                         mtu_live: present.then(|| live_mtu(&h.netns, &i.name)).flatten(),
-                        v4: format!("{}/{}", i.v4, i.v4_prefix),
-                        v6: format!("{}/{}", i.v6, i.v6_prefix),
+                        v4: addr(h.role, format!("{}/{}", i.v4, i.v4_prefix)),
+                        v6: addr(h.role, format!("{}/{}", i.v6, i.v6_prefix)),
                         offload_live: present.then(|| live_offload(&h.netns, &i.name)).flatten(),
                     })
                     .collect();

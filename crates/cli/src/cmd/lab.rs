@@ -25,7 +25,7 @@ pub enum Action {
     Up {
         #[arg(long, default_value = DEFAULT_NAME)]
         name: String,
-        /// std, jumbo, routed, blackhole or mismatch (repeatable; default: all).
+        /// std, jumbo, routed, blackhole, mismatch, switchport or asym (repeatable; default: all).
         #[arg(long = "scenario", value_name = "NAME")]
         scenarios: Vec<String>,
         /// TSO/GSO/GRO on every lab interface.
