@@ -3,6 +3,7 @@
 mod text;
 
 use mtuperf_engine::stream::metrics::{self, StreamMetrics};
+use mtuperf_engine::stream::verdict::LimitCause;
 use mtuperf_engine::stream::StreamResult;
 use mtuperf_stats::Summary;
 use serde::{Deserialize, Serialize};
@@ -88,6 +89,18 @@ fn summarize(runs: &[RunDoc]) -> Option<RepeatSummary> {
         goodput_bps: mtuperf_stats::summarize(&good)?,
         receiver_us_per_mib: mtuperf_stats::summarize(&demand),
     })
+}
+
+/// A short name of a limiting cause, for one-line summaries.
+pub fn cause_label(c: LimitCause) -> &'static str {
+    match c {
+        LimitCause::Cpu => "CPU",
+        LimitCause::ReceiveWindow => "receive window",
+        LimitCause::SendBuffer => "send buffer",
+        LimitCause::Network => "network",
+        LimitCause::Application => "application",
+        LimitCause::Unknown => "unknown",
+    }
 }
 
 /// The headline shown in the history list.
