@@ -17,6 +17,8 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
+use crate::stream::verdict::{LimitCause, LimitVerdict};
+
 pub use finding::FindingBuilder;
 pub use mtuperf_proto::msg::doctor::{Finding, HostFacts, IfaceFacts, Status};
 
@@ -80,11 +82,49 @@ impl Bdp {
     }
 }
 
+/// What a stored `stream` run measured about this host's buffers: the verdict of a
+/// direction whose sender was held back by the receive window (this host received)
+/// or by the send buffer (this host sent).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StreamEvidence {
+    /// "stream run 12 to 198.18.1.2:7878".
+    pub source: String,
+    /// `ReceiveWindow` or `SendBuffer`.
+    pub cause: LimitCause,
+    /// The verdict's line.
+    pub line: String,
+}
+
+impl StreamEvidence {
+    /// The evidence of `verdicts` about the buffers of `end`: a receive window
+    /// verdict where `end` received, a send buffer verdict where it sent.
+    pub fn of(
+        source: &str,
+        end: crate::stream::End,
+        verdicts: &[(crate::stream::End, crate::stream::End, &LimitVerdict)],
+    ) -> Option<StreamEvidence> {
+        verdicts.iter().find_map(|(sender, receiver, v)| {
+            let mine = match v.cause {
+                LimitCause::ReceiveWindow => *receiver == end,
+                LimitCause::SendBuffer => *sender == end,
+                _ => false,
+            };
+            mine.then(|| StreamEvidence {
+                source: source.to_string(),
+                cause: v.cause,
+                line: v.line.clone(),
+            })
+        })
+    }
+}
+
 /// What the rules need besides the facts.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Options {
     pub profile: Profile,
     pub bdp: Option<Bdp>,
+    /// A stored stream run's verdict that this host's buffers held a sender back.
+    pub evidence: Option<StreamEvidence>,
 }
 
 /// Every single-host check, in report order: interfaces, sysctls, counters.

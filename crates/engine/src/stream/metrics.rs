@@ -230,6 +230,11 @@ fn limit(
             .filter(|_| !tcp.is_empty())
             .map(|b| b as f64 * 8.0),
         goodput_bps: d.goodput_first_last_bps.or(Some(d.goodput_wall_bps)),
+        software_link: sender_report
+            .iface
+            .as_ref()
+            .map(|i| i.kind.clone())
+            .filter(|k| k == "veth" || k == "loopback"),
         window: res.request.window,
     })
 }

@@ -67,6 +67,9 @@ pub struct Evidence<'a> {
     pub delivery_rate_bps: Option<f64>,
     /// Goodput of the direction, bit/s.
     pub goodput_bps: Option<f64>,
+    /// The sender's interface kind when it is a software link ("veth", "loopback"):
+    /// such a link has no wire, its rate is the CPU time it takes.
+    pub software_link: Option<String>,
     /// `--window`, when the user fixed the socket buffers.
     pub window: Option<u32>,
 }
@@ -167,6 +170,26 @@ fn cpu_saturation(ev: &Evidence<'_>) -> Option<CpuLoad> {
         }
     }
     best
+}
+
+/// On a software link (veth, loopback) the two processes and softirq together using
+/// at least a core's worth (90%) is the CPU limit: the packets that do not fit are
+/// dropped in the host's backlog and show up as retransmissions, not as a busy core.
+fn software_link_cpu(ev: &Evidence<'_>) -> Option<CpuLoad> {
+    ev.software_link.as_ref()?;
+    let (snd, rcv) = (ev.sender_end?, ev.receiver_end?);
+    let softirq = snd.system_softirq_pct.max(rcv.system_softirq_pct);
+    let total = snd.process_pct + rcv.process_pct + softirq;
+    (total >= CPU_SATURATED_PCT).then(|| CpuLoad {
+        what: format!(
+            "the sender process ({:.0}%), the receiver process ({:.0}%) and softirq ({softirq:.0}%) took {total:.0}% of a core",
+            snd.process_pct, rcv.process_pct
+        ),
+        role: "both",
+        pct: total,
+        specific: true,
+        load: total / CPU_SATURATED_PCT,
+    })
 }
 
 fn window_fix(ev: &Evidence<'_>, sysctl: &str, end: End) -> String {
@@ -286,6 +309,14 @@ pub fn decide(ev: &Evidence<'_>) -> LimitVerdict {
                     "the sender had nothing queued to send {} of the time (its writes, e.g. reading a file, were the limit)",
                     pct(i)
                 ),
+            ),
+        )
+    } else if let Some(c) = software_link_cpu(ev) {
+        cpu_verdict(
+            &c,
+            format!(
+                " moving data over a {} link, which has no wire: its rate is the CPU time it takes",
+                ev.software_link.as_deref().unwrap_or("software")
             ),
         )
     } else if let Some(c) = s.cwnd_limited.filter(|c| *c >= DOMINANT) {
@@ -415,11 +446,48 @@ mod tests {
                 link_bps: Some(10e9),
                 delivery_rate_bps: None,
                 goodput_bps: Some(190e6),
+                software_link: None,
                 window: None,
             });
             assert_eq!(v.cause, cause, "{}", v.line);
             assert!(v.line.starts_with("client→agent: "), "{}", v.line);
             assert!(v.line.contains(text), "{}\nlacks: {text}", v.line);
+        }
+    }
+
+    #[test]
+    fn a_veth_link_that_takes_a_core_is_cpu_not_the_network() {
+        let (c, a) = (
+            end(End::Client, 46.0, 54.0, 170.0),
+            end(End::Agent, 34.0, 54.0, 170.0),
+        );
+        let quiet = end(End::Agent, 3.0, 1.0, 20.0);
+        for (rcv, link, cause) in [
+            (&a, Some("veth"), LimitCause::Cpu),
+            (&a, None, LimitCause::Network),
+            (&quiet, Some("veth"), LimitCause::Network),
+        ] {
+            let v = decide(&Evidence {
+                sender: End::Client,
+                receiver: End::Agent,
+                shares: shares(1.0, 0.0, 0.0),
+                sender_end: Some(if cause == LimitCause::Network && link.is_some() {
+                    &quiet
+                } else {
+                    &c
+                }),
+                receiver_end: Some(rcv),
+                conns: 1,
+                min_rtt_us: Some(3),
+                receiver_buffer: None,
+                sender_buffer: None,
+                link_bps: None,
+                delivery_rate_bps: None,
+                goodput_bps: None,
+                software_link: link.map(String::from),
+                window: None,
+            });
+            assert_eq!(v.cause, cause, "{}", v.line);
         }
     }
 
@@ -439,6 +507,7 @@ mod tests {
             link_bps: Some(10e9),
             delivery_rate_bps: None,
             goodput_bps: None,
+            software_link: None,
             window: Some(8192),
         });
         assert_eq!(v.cause, LimitCause::ReceiveWindow);

@@ -3,8 +3,8 @@
 mod text;
 
 use mtuperf_engine::stream::metrics::{self, StreamMetrics};
-use mtuperf_engine::stream::verdict::LimitCause;
-use mtuperf_engine::stream::StreamResult;
+use mtuperf_engine::stream::verdict::{LimitCause, LimitVerdict};
+use mtuperf_engine::stream::{End, StreamResult};
 use mtuperf_stats::Summary;
 use serde::{Deserialize, Serialize};
 
@@ -89,6 +89,22 @@ fn summarize(runs: &[RunDoc]) -> Option<RepeatSummary> {
         goodput_bps: mtuperf_stats::summarize(&good)?,
         receiver_us_per_mib: mtuperf_stats::summarize(&demand),
     })
+}
+
+/// The limiting-factor verdicts of a stored `mtuperf.stream/1` document's first
+/// run, as (sender, receiver, verdict); empty when it has none or does not parse.
+pub fn stored_verdicts(document: &str) -> Vec<(End, End, LimitVerdict)> {
+    serde_json::from_str::<Document>(document)
+        .ok()
+        .and_then(|d| d.runs.into_iter().next())
+        .map(|r| {
+            r.metrics
+                .directions
+                .into_iter()
+                .filter_map(|d| Some((d.sender, d.receiver, d.limit?)))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// A short name of a limiting cause, for one-line summaries.

@@ -322,13 +322,23 @@ pub fn run_line(i: usize, run: &RunDoc) -> String {
 fn repeat_text(out: &mut String, s: &RepeatSummary) {
     let g = &s.goodput_bps;
     let _ = writeln!(out, "Over {} runs (goodput, first→last byte):", s.runs);
+    let interval = match (g.ci95_low, g.ci95_high) {
+        (Some(l), Some(h)) => format!(
+            " {} (95% CI {} .. {}, {})",
+            crate::fmt::ci(g),
+            rate(l),
+            rate(h),
+            g.ci95_method
+        ),
+        _ => format!(
+            " (no 95% CI: {})",
+            g.ci95_note.as_deref().unwrap_or("too few runs")
+        ),
+    };
     let _ = writeln!(
         out,
-        "  mean {} ± {:.1}% (95% CI {} .. {}), median {}, stddev {}, min {}, max {}",
+        "  mean {}{interval}, median {}, stddev {}, min {}, max {}",
         rate(g.mean),
-        g.ci95_half_width_pct,
-        rate(g.ci95_low),
-        rate(g.ci95_high),
         rate(g.median),
         rate(g.stddev),
         rate(g.min),
@@ -337,8 +347,15 @@ fn repeat_text(out: &mut String, s: &RepeatSummary) {
     if let Some(d) = &s.receiver_us_per_mib {
         let _ = writeln!(
             out,
-            "  receiver µs CPU/MiB: mean {:.1} (95% CI {:.1} .. {:.1}), median {:.1}, min {:.1}, max {:.1}",
-            d.mean, d.ci95_low, d.ci95_high, d.median, d.min, d.max
+            "  receiver µs CPU/MiB: mean {:.1} ({}), median {:.1}, min {:.1}, max {:.1}",
+            d.mean,
+            match (d.ci95_low, d.ci95_high) {
+                (Some(l), Some(h)) => format!("95% CI {l:.1} .. {h:.1}, {}", d.ci95_method),
+                _ => "no 95% CI below 3 runs".into(),
+            },
+            d.median,
+            d.min,
+            d.max
         );
     }
 }
