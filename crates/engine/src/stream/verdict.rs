@@ -85,6 +85,15 @@ fn pct(x: f64) -> String {
     format!("{:.0}%", x * 100.0)
 }
 
+/// A small positive share: "0.42%", or "<0.01%" rather than a misleading "0.00%".
+fn small_pct(x: f64) -> String {
+    if x * 100.0 < 0.005 {
+        "<0.01%".into()
+    } else {
+        format!("{:.2}%", x * 100.0)
+    }
+}
+
 fn size(b: f64) -> String {
     if b >= 1e6 {
         format!("{:.1} MB", b / 1e6)
@@ -322,10 +331,10 @@ pub fn decide(ev: &Evidence<'_>) -> LimitVerdict {
     } else if let Some(c) = s.cwnd_limited.filter(|c| *c >= DOMINANT) {
         let mut why = Vec::new();
         if let Some(r) = s.retrans.filter(|r| *r > 0.0) {
-            why.push(format!("{:.2}% of bytes retransmitted", r * 100.0));
+            why.push(format!("{} of bytes retransmitted", small_pct(r)));
         }
         if let Some(ce) = s.ce_marked.filter(|c| *c > 0.0) {
-            why.push(format!("{:.2}% of segments ECN-marked", ce * 100.0));
+            why.push(format!("{} of segments ECN-marked", small_pct(ce)));
         }
         if why.is_empty() {
             why.push("no retransmissions or ECN marks".into());

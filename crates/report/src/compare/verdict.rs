@@ -3,7 +3,8 @@
 use super::{Diff, Figure};
 
 fn pct(x: f64) -> String {
-    let v = (x * 100.0).round();
+    // + 0.0 turns a rounded -0 into 0, which would otherwise print as "+-0".
+    let v = (x * 100.0).round() + 0.0;
     if v < 0.0 {
         format!("\u{2212}{}", -v)
     } else {
@@ -77,6 +78,13 @@ mod tests {
             ),
             // Two runs per path: the relative difference, no made-up interval.
             (0.49, None, None, false, "+49% (no interval)"),
+            (
+                -0.004,
+                Some(-0.73),
+                Some(2.65),
+                false,
+                "+0% [\u{2212}73, +265] not significant",
+            ),
         ];
         for (rel, low, high, sig, want) in cases {
             assert_eq!(fmt_rel(rel, low, high, sig), want);
