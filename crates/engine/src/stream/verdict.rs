@@ -347,7 +347,7 @@ pub fn decide(ev: &Evidence<'_>) -> LimitVerdict {
                 &dir,
                 "the network: ",
                 &format!(
-                    "the congestion window limited the sender {} of the time ({}){}; no buffer or CPU was the limit",
+                    "congestion control (its window or pacing) held the sender {} of the time ({}){}; no buffer or CPU was the limit",
                     pct(c),
                     why.join(", "),
                     ev.goodput_bps
@@ -436,7 +436,7 @@ mod tests {
             (shares(1.0, 0.0, 0.8), &idle, &quiet, LimitCause::SendBuffer, "send buffer limited the sender 80% of the time: the client's socket buffer reached 65536 B"),
             (shares(1.0, 0.0, 0.0), &idle, &busy_proc, LimitCause::Cpu, "the receiver (agent) process ran at 99% of a core"),
             (shares(0.8, 0.0, 0.0), &idle, &all_busy, LimitCause::Cpu, "all 2 CPUs of the receiver (agent) host were busy (199% of a core), and the sender had nothing queued to send 20% of the time"),
-            (shares(1.0, 0.0, 0.0), &idle, &all_busy, LimitCause::Network, "the congestion window limited the sender 100% of the time (0.10% of bytes retransmitted); the path carried ≈ 190.0 Mbit/s; no buffer or CPU was the limit"),
+            (shares(1.0, 0.0, 0.0), &idle, &all_busy, LimitCause::Network, "congestion control (its window or pacing) held the sender 100% of the time (0.10% of bytes retransmitted); the path carried ≈ 190.0 Mbit/s; no buffer or CPU was the limit"),
             (shares(0.3, 0.0, 0.0), &idle, &quiet, LimitCause::Application, "the sender had nothing queued to send 70% of the time"),
             (LimitShares::default(), &idle, &quiet, LimitCause::Unknown, "limiting factor unknown"),
             (LimitShares::default(), &idle, &busy_proc, LimitCause::Cpu, "process ran at 99%"),

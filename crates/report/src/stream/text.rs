@@ -181,7 +181,7 @@ fn direction_text(out: &mut String, d: &DirectionMetrics, rx_coalesce_us: u32) {
         let p = |x: Option<f64>| opt(x.map(|x| format!("{:.0}%", x * 100.0)));
         let _ = writeln!(
             out,
-            "  {s} sender busy {} of its lifetime; of the busy time limited by: receive window {}, send buffer {}, congestion window {}; retransmitted {}, ECN-marked {}; min RTT {} µs",
+            "  {s} sender busy {} of its lifetime; of the busy time limited by: receive window {}, send buffer {}, congestion control {}; retransmitted {}, ECN-marked {}; min RTT {} µs",
             p(sh.busy_of_lifetime),
             p(sh.rwnd_limited),
             p(sh.sndbuf_limited),
