@@ -114,3 +114,82 @@ fn an_unshaped_veth_pair_is_named_cpu() {
     assert!(share(&v, "rwnd_limited") < 0.5, "{v}");
     assert!(text.contains("limited by: client→agent: CPU:"), "{text}");
 }
+
+#[test]
+fn a_small_tcp_rmem_on_the_agent_is_named_and_doctor_quotes_the_run() {
+    let _one = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Err(e) = check_environment() {
+        eprintln!("skipped: {e}");
+        return;
+    }
+    std::env::set_var("MTUPERF_BIN", BIN);
+    let mut lab = LabGuard::up(LabOptions {
+        scenarios: vec![Scenario::Std],
+        ..LabOptions::default()
+    })
+    .unwrap();
+    // Before the agent starts, so its sockets are born under the small maximum:
+    // autotuned buffers, no --window.
+    let set: Vec<String> = ["sysctl", "-w", "net.ipv4.tcp_rmem=4096 4096 4096"]
+        .iter()
+        .map(|s| (*s).to_string())
+        .collect();
+    assert!(lab.exec_command("std", &set).status().unwrap().success());
+    lab.serve(&[]).unwrap();
+    let db = tempfile::tempdir().unwrap();
+    let db_path = db.path().join("history.db");
+    let target = lab.target(Scenario::Std).unwrap().to_string();
+    let run = |args: &[&str]| {
+        let argv: Vec<String> = [BIN].iter().chain(args).map(|s| (*s).to_string()).collect();
+        let out = lab
+            .exec_command("client", &argv)
+            .env("MTUPERF_DB", &db_path)
+            .output()
+            .unwrap();
+        serde_json::from_slice::<serde_json::Value>(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)))
+    };
+    let doc = run(&["stream", &target, "--time", "3s", "--json"]);
+    let v = &doc["runs"][0]["metrics"]["directions"][0]["limit"];
+    assert_eq!(v["cause"], "receive_window", "{v}");
+    assert_eq!(v["sysctl"], "net.ipv4.tcp_rmem", "{v}");
+    assert_eq!(v["sysctl_end"], "agent", "{v}");
+    assert!(
+        v["line"]
+            .as_str()
+            .unwrap()
+            .ends_with("raise net.ipv4.tcp_rmem's maximum on the agent"),
+        "{v}"
+    );
+    let doctor = run(&[
+        "doctor",
+        "--peer",
+        &target,
+        "--profile",
+        "generic",
+        "--json",
+    ]);
+    let finding = |host: &str| {
+        doctor[host]["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["id"] == "sysctl.net.ipv4.tcp_rmem")
+            .cloned()
+            .unwrap()
+    };
+    // The agent's host is blamed, with the stored run quoted; this host is not.
+    let peer = finding("peer");
+    assert_eq!(peer["status"], "WARN", "{peer}");
+    assert!(
+        peer["why"].as_str().unwrap().contains("stream run 1 to"),
+        "{peer}"
+    );
+    let local = finding("local");
+    assert!(
+        !local["why"].as_str().unwrap().contains("stream run"),
+        "{local}"
+    );
+}

@@ -167,7 +167,7 @@ fn stream_evidence(
         .into_iter()
         .next()?;
     let verdicts = mtuperf_report::stream::stored_verdicts(&run.document);
-    let refs: Vec<_> = verdicts.iter().map(|(s, r, v)| (*s, *r, v)).collect();
+    let refs: Vec<_> = verdicts.iter().collect();
     StreamEvidence::of(
         &format!("stream run {} to {}", run.id, run.target),
         end,

@@ -17,7 +17,8 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
-use crate::stream::verdict::{LimitCause, LimitVerdict};
+use crate::stream::verdict::LimitVerdict;
+use crate::stream::End;
 
 pub use finding::FindingBuilder;
 pub use mtuperf_proto::msg::doctor::{Finding, HostFacts, IfaceFacts, Status};
@@ -82,36 +83,28 @@ impl Bdp {
     }
 }
 
-/// What a stored `stream` run measured about this host's buffers: the verdict of a
-/// direction whose sender was held back by the receive window (this host received)
-/// or by the send buffer (this host sent).
+/// What a stored `stream` run measured about this host's buffers: a direction whose
+/// sender was held back by an autotuned receive window (this host received) or send
+/// buffer (this host sent), capped by `sysctl`'s maximum. Runs with `--window` are
+/// no evidence about the sysctls.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StreamEvidence {
     /// "stream run 12 to 198.18.1.2:7878".
     pub source: String,
-    /// `ReceiveWindow` or `SendBuffer`.
-    pub cause: LimitCause,
+    /// "net.ipv4.tcp_rmem" or "net.ipv4.tcp_wmem".
+    pub sysctl: String,
     /// The verdict's line.
     pub line: String,
 }
 
 impl StreamEvidence {
-    /// The evidence of `verdicts` about the buffers of `end`: a receive window
-    /// verdict where `end` received, a send buffer verdict where it sent.
-    pub fn of(
-        source: &str,
-        end: crate::stream::End,
-        verdicts: &[(crate::stream::End, crate::stream::End, &LimitVerdict)],
-    ) -> Option<StreamEvidence> {
-        verdicts.iter().find_map(|(sender, receiver, v)| {
-            let mine = match v.cause {
-                LimitCause::ReceiveWindow => *receiver == end,
-                LimitCause::SendBuffer => *sender == end,
-                _ => false,
-            };
-            mine.then(|| StreamEvidence {
+    /// The evidence of `verdicts` about the buffer sysctls of `end`.
+    pub fn of(source: &str, end: End, verdicts: &[&LimitVerdict]) -> Option<StreamEvidence> {
+        verdicts.iter().find_map(|v| {
+            (v.sysctl_end == Some(end)).then_some(())?;
+            Some(StreamEvidence {
                 source: source.to_string(),
-                cause: v.cause,
+                sysctl: v.sysctl.clone()?,
                 line: v.line.clone(),
             })
         })

@@ -9,7 +9,6 @@
 
 use super::finding::{skip, skip_with, sysctl_fix, FindingBuilder};
 use super::{Finding, HostFacts, Options, Status};
-use crate::stream::verdict::LimitCause;
 
 const SRC_GI: &str = "Oracle Grid Infrastructure Installation Guide for Linux, kernel parameters";
 const SRC_FRAG: &str = "MOS 2008933.1 (node evictions, IP reassembly thresholds)";
@@ -122,13 +121,7 @@ fn tcp_max(facts: &HostFacts, opts: &Options, name: &str) -> Finding {
         return skip(&id, name, format!("unparsable value {v:?}"));
     };
     // A stored stream run in which this very buffer held the sender back.
-    let evidence = opts.evidence.as_ref().filter(|e| {
-        matches!(
-            (e.cause, name),
-            (LimitCause::ReceiveWindow, "net.ipv4.tcp_rmem")
-                | (LimitCause::SendBuffer, "net.ipv4.tcp_wmem")
-        )
-    });
+    let evidence = opts.evidence.as_ref().filter(|e| e.sysctl == name);
     let Some(bdp) = &opts.bdp else {
         if let Some(e) = evidence {
             return FindingBuilder::new(&id, name)

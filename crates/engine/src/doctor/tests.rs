@@ -267,11 +267,19 @@ fn cross_check_flags_mtu_mismatch_and_differing_buffers() {
 #[test]
 fn a_stream_run_held_back_by_the_window_is_evidence() {
     use crate::doctor::StreamEvidence;
-    use crate::stream::verdict::LimitCause;
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    enum LimitCause {
+        ReceiveWindow,
+        SendBuffer,
+    }
     let f = host(&["eth0"]);
     let ev = |cause| StreamEvidence {
         source: "stream run 12 to 198.18.1.2:7878".into(),
-        cause,
+        sysctl: match cause {
+            LimitCause::ReceiveWindow => "net.ipv4.tcp_rmem",
+            LimitCause::SendBuffer => "net.ipv4.tcp_wmem",
+        }
+        .into(),
         line: "agent→client: receive window limited the sender 71% of the time".into(),
     };
     // (bdp in ms at 10 Gbit/s, evidence, rmem status, wmem status)

@@ -48,6 +48,13 @@ pub struct LimitVerdict {
     pub delivery_rate_bps: Option<f64>,
     /// One line for people: the cause, its share and the fix.
     pub line: String,
+    /// For a receive window or send buffer verdict on autotuned buffers (no
+    /// `--window`): the sysctl whose maximum capped them, on the end named by
+    /// `sysctl_end` (`doctor` quotes the run when it checks that sysctl).
+    #[serde(default)]
+    pub sysctl: Option<String>,
+    #[serde(default)]
+    pub sysctl_end: Option<End>,
 }
 
 /// Everything the verdict looks at for one direction.
@@ -370,6 +377,11 @@ pub fn decide(ev: &Evidence<'_>) -> LimitVerdict {
             ),
         )
     };
+    let (sysctl, sysctl_end) = match cause {
+        LimitCause::ReceiveWindow => (Some("net.ipv4.tcp_rmem"), Some(ev.receiver)),
+        LimitCause::SendBuffer => (Some("net.ipv4.tcp_wmem"), Some(ev.sender)),
+        _ => (None, None),
+    };
     LimitVerdict {
         cause,
         share,
@@ -384,6 +396,8 @@ pub fn decide(ev: &Evidence<'_>) -> LimitVerdict {
         },
         delivery_rate_bps: ev.delivery_rate_bps,
         line: text,
+        sysctl: sysctl.filter(|_| ev.window.is_none()).map(str::to_string),
+        sysctl_end: sysctl_end.filter(|_| ev.window.is_none()),
     }
 }
 

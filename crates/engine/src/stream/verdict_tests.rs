@@ -71,6 +71,13 @@ fn causes_from_evidence() {
         });
         assert_eq!(v.cause, cause, "{}", v.line);
         assert!(v.line.starts_with("client→agent: "), "{}", v.line);
+        // Autotuned buffers (no --window): the sysctl that capped them, and where.
+        let want = match cause {
+            LimitCause::ReceiveWindow => Some(("net.ipv4.tcp_rmem", End::Agent)),
+            LimitCause::SendBuffer => Some(("net.ipv4.tcp_wmem", End::Client)),
+            _ => None,
+        };
+        assert_eq!(v.sysctl.as_deref().zip(v.sysctl_end), want, "{}", v.line);
         assert!(v.line.contains(text), "{}\nlacks: {text}", v.line);
     }
 }
@@ -131,6 +138,8 @@ fn a_buffer_above_the_bdp_is_not_called_too_small() {
         window: Some(8192),
     });
     assert_eq!(v.cause, LimitCause::ReceiveWindow);
+    // --window fixed the buffers: no sysctl is to blame.
+    assert_eq!((v.sysctl, v.sysctl_end), (None, None));
     assert!(
         v.line.contains("more than the ≈ 10 kB the path needs")
             && v.line.ends_with("raise --window"),

@@ -4,7 +4,7 @@ mod text;
 
 use mtuperf_engine::stream::metrics::{self, StreamMetrics};
 use mtuperf_engine::stream::verdict::{LimitCause, LimitVerdict};
-use mtuperf_engine::stream::{End, StreamResult};
+use mtuperf_engine::stream::StreamResult;
 use mtuperf_stats::Summary;
 use serde::{Deserialize, Serialize};
 
@@ -92,8 +92,8 @@ fn summarize(runs: &[RunDoc]) -> Option<RepeatSummary> {
 }
 
 /// The limiting-factor verdicts of a stored `mtuperf.stream/1` document's first
-/// run, as (sender, receiver, verdict); empty when it has none or does not parse.
-pub fn stored_verdicts(document: &str) -> Vec<(End, End, LimitVerdict)> {
+/// run; empty when it has none or does not parse.
+pub fn stored_verdicts(document: &str) -> Vec<LimitVerdict> {
     serde_json::from_str::<Document>(document)
         .ok()
         .and_then(|d| d.runs.into_iter().next())
@@ -101,7 +101,7 @@ pub fn stored_verdicts(document: &str) -> Vec<(End, End, LimitVerdict)> {
             r.metrics
                 .directions
                 .into_iter()
-                .filter_map(|d| Some((d.sender, d.receiver, d.limit?)))
+                .filter_map(|d| d.limit)
                 .collect()
         })
         .unwrap_or_default()
