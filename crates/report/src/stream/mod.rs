@@ -120,6 +120,20 @@ pub fn cause_label(c: LimitCause) -> &'static str {
 }
 
 /// The headline shown in the history list.
+/// "16.97 Gbit/s (limited by CPU)"; one cause per direction, " / " between. No comma:
+/// the CSV export leaves stream headlines unquoted.
 pub fn headline(run: &RunDoc) -> String {
-    crate::fmt::rate(run.metrics.headline_bps)
+    let causes: Vec<&str> = run
+        .metrics
+        .directions
+        .iter()
+        .filter_map(|d| d.limit.as_ref())
+        .map(|v| cause_label(v.cause))
+        .collect();
+    let rate = crate::fmt::rate(run.metrics.headline_bps);
+    if causes.is_empty() {
+        rate
+    } else {
+        format!("{rate} (limited by {})", causes.join(" / "))
+    }
 }
