@@ -45,7 +45,9 @@ fn narrow_enough(plan: &Plan, reps: &[Repetition], pct: f64) -> bool {
                 .filter_map(headline)
                 .collect();
             xs.len() >= MIN_REPEAT_FOR_CI as usize
-                && mtuperf_stats::summarize(&xs).is_some_and(|s| s.ci95_half_width_pct <= pct)
+                && mtuperf_stats::summarize(&xs)
+                    .and_then(|s| s.ci95_half_width_pct)
+                    .is_some_and(|w| w <= pct)
         })
     })
 }

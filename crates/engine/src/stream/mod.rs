@@ -5,9 +5,11 @@
 pub mod agent;
 pub mod client;
 mod data;
+pub mod limits;
 pub mod metrics;
 mod phase;
 mod ticker;
+pub mod verdict;
 
 use mtuperf_proto::host::HostIdentity;
 use mtuperf_proto::msg::{EndReport, StreamRequest};

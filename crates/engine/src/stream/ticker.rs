@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 
 use mtuperf_proto::msg::IntervalSample;
 
+use super::limits::LimitClock;
+
 /// One connection as the ticker sees it.
 pub struct Tracked {
     pub sending: bool,
@@ -17,13 +19,16 @@ pub struct Tracked {
     pub sock: Arc<TcpStream>,
 }
 
-fn totals(conns: &[Tracked]) -> (u64, u64, u32) {
+fn totals(conns: &[Tracked], limits: &mut LimitClock) -> (u64, u64, u32) {
     let (mut sent, mut recv, mut retrans) = (0, 0, 0);
+    limits.begin();
     for c in conns {
         let b = c.bytes.load(Ordering::Relaxed);
         if c.sending {
             sent += b;
-            retrans += mtuperf_sys::sockopt::tcp_info(&*c.sock).map_or(0, |i| i.retransmits);
+            let info = mtuperf_sys::sockopt::tcp_info(&*c.sock).ok();
+            retrans += info.map_or(0, |i| i.retransmits);
+            limits.add(info.as_ref());
         } else {
             recv += b;
         }
@@ -54,6 +59,7 @@ pub fn run(
     let mut out = Vec::new();
     let (mut last_sent, mut last_recv, mut last_retrans) = (0u64, 0u64, 0u32);
     let mut start_ns = 0u64;
+    let mut limits = LimitClock::default();
     loop {
         let target = next_boundary(start_ns, interval_ns, omit_ns);
         // Sleep in short steps so the end of the test is noticed promptly.
@@ -72,13 +78,17 @@ pub fn run(
         } else {
             target
         };
-        let (sent, recv, retrans) = totals(conns);
+        let (sent, recv, retrans) = totals(conns, &mut limits);
+        let (busy_us, rwnd_limited_us, sndbuf_limited_us) = limits.interval();
         let s = IntervalSample {
             start_ns,
             end_ns,
             bytes_sent: sent - last_sent,
             bytes_received: recv - last_recv,
             retransmits: retrans.saturating_sub(last_retrans),
+            busy_us,
+            rwnd_limited_us,
+            sndbuf_limited_us,
         };
         if !finished || s.bytes_sent + s.bytes_received > 0 || end_ns > start_ns + interval_ns / 10
         {

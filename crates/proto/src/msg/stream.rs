@@ -133,6 +133,15 @@ pub struct IntervalSample {
     pub bytes_received: u64,
     /// TCP retransmits of the sending connections during the interval.
     pub retransmits: u32,
+    /// The sending connections' tcpi_busy_time, tcpi_rwnd_limited and
+    /// tcpi_sndbuf_limited accrued during the interval, in µs summed over the
+    /// connections (`None`: the kernel does not report them, or no connection sends).
+    #[serde(default)]
+    pub busy_us: Option<u64>,
+    #[serde(default)]
+    pub rwnd_limited_us: Option<u64>,
+    #[serde(default)]
+    pub sndbuf_limited_us: Option<u64>,
 }
 
 /// One end's whole report of a stream test.
