@@ -13,6 +13,7 @@ pub mod path;
 pub mod payload;
 pub mod rr;
 pub mod sampler;
+pub mod stall;
 pub mod stream;
 
 pub use error::EngineError;

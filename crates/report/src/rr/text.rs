@@ -200,7 +200,14 @@ pub fn step_text(step: &StepDoc) -> String {
         let _ = writeln!(out, "  error: {e}");
     }
     if r.interrupted {
-        let _ = writeln!(out, "  (interrupted)");
+        match &r.interrupt_reason {
+            Some(why) => {
+                let _ = writeln!(out, "  (interrupted: {why})");
+            }
+            None => {
+                let _ = writeln!(out, "  (interrupted)");
+            }
+        }
     }
     out
 }

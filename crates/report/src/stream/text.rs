@@ -254,6 +254,9 @@ pub fn summary_text(run: &RunDoc) -> String {
     }
     if run.result.interrupted {
         let _ = writeln!(out, "INTERRUPTED: partial result (stored as interrupted)");
+        if let Some(why) = &run.result.interrupt_reason {
+            let _ = writeln!(out, "  why: {why}");
+        }
     }
     if let Some(id) = run.run_id {
         let _ = writeln!(out, "stored as run {id}");
