@@ -217,7 +217,7 @@ pub fn run(
         params.interval.as_nanos() as u64,
         req.duration_ms * 1_000_000,
     );
-    reasons.extend(stall::describe(&gaps, "no block answered"));
+    reasons.extend(stall::describe(&gaps, "no block answered by the agent"));
     Ok(RrResult {
         workers: ready.workers,
         target: session.agent.to_string(),

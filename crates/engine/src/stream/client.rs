@@ -259,7 +259,10 @@ pub fn run(
         interval.as_nanos() as u64,
         planned.as_nanos() as u64,
     );
-    reasons.extend(stall::describe(&gaps, "no bytes moved on this end"));
+    reasons.extend(stall::describe(
+        &gaps,
+        "no bytes moved between this end and the agent",
+    ));
     let interrupted = !reasons.is_empty() || agent.interrupted;
     if agent.interrupted && reasons.is_empty() {
         reasons.push("the agent marked its side interrupted".into());

@@ -1,0 +1,185 @@
+//! Helpers of the deadline lab tests: a one-scenario lab with its agent, a client
+//! command run in the lab's client namespace with its own history, faults injected
+//! in the agent's namespace (nftables drop-all, SIGSTOP of the agent), and the stored
+//! run read back.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use mtuperf_lab::{check_environment, LabGuard, LabOptions, Scenario};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_mtuperf");
+
+/// A lab (std scenario only) with its agent serving, or None without privileges or
+/// nftables (the test is then skipped, saying why).
+pub fn lab() -> Option<LabGuard> {
+    if let Err(e) = check_environment() {
+        eprintln!("skipped: {e}");
+        return None;
+    }
+    if !mtuperf_lab::env::tool_in_path("nft") {
+        eprintln!("skipped: nft (nftables) not in PATH");
+        return None;
+    }
+    std::env::set_var("MTUPERF_BIN", BIN);
+    let mut lab = LabGuard::up(LabOptions {
+        scenarios: vec![Scenario::Std],
+        ..LabOptions::default()
+    })
+    .unwrap();
+    lab.serve(&[]).unwrap();
+    Some(lab)
+}
+
+/// A client command running in the lab's client namespace, with its own history.
+pub struct Client {
+    pub child: Child,
+    pub started: Instant,
+    pub db: PathBuf,
+    dir: tempfile::TempDir,
+}
+
+impl Client {
+    /// Starts `mtuperf --db DB CMD TARGET ARGS` in the client namespace.
+    pub fn start(lab: &LabGuard, cmd: &str, args: &[&str]) -> Client {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("history.db");
+        let target = lab.target(Scenario::Std).unwrap().to_string();
+        let mut argv: Vec<String> = vec![
+            BIN.into(),
+            "--db".into(),
+            db.display().to_string(),
+            cmd.into(),
+            target,
+        ];
+        argv.extend(args.iter().map(|s| (*s).to_string()));
+        let child = lab
+            .exec_command("client", &argv)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        Client {
+            child,
+            started: Instant::now(),
+            db,
+            dir,
+        }
+    }
+
+    /// Sleeps until `secs` after the start.
+    pub fn at(&self, secs: f64) {
+        let t = self.started + Duration::from_secs_f64(secs);
+        std::thread::sleep(t.saturating_duration_since(Instant::now()));
+    }
+
+    pub fn signal(&self, sig: &str) {
+        let ok = Command::new("kill")
+            .args([&format!("-{sig}"), &self.child.id().to_string()])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "kill -{sig} client");
+    }
+
+    /// Waits for the exit (killed after `within`, which fails the test); returns the
+    /// output and how long the client ran.
+    pub fn finish(mut self, within: Duration) -> (Output, Duration, PathBuf, tempfile::TempDir) {
+        while self.child.try_wait().unwrap().is_none() {
+            if self.started.elapsed() > within {
+                let _ = self.child.kill();
+                let out = self.child.wait_with_output().unwrap();
+                panic!(
+                    "client still running after {within:?}: {}{}",
+                    String::from_utf8_lossy(&out.stdout),
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let took = self.started.elapsed();
+        let out = self.child.wait_with_output().unwrap();
+        (out, took, self.db, self.dir)
+    }
+}
+
+/// Drops every packet in and out of the agent's namespace (nftables).
+pub fn drop_all(lab: &LabGuard) {
+    let ns = lab.netns(Scenario::Std.server_host()).unwrap();
+    let rules = "table inet mtuperf_drop {\n chain in { type filter hook input priority -300; policy drop; }\n chain out { type filter hook output priority -300; policy drop; }\n}\n";
+    let mut c = Command::new("ip")
+        .args(["netns", "exec", &ns, "nft", "-f", "-"])
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut c.stdin.take().unwrap(), rules.as_bytes()).unwrap();
+    assert!(c.wait().unwrap().success(), "nft drop-all in {ns}");
+}
+
+/// The pid of the lab's agent.
+pub fn agent_pid(lab: &LabGuard) -> u32 {
+    lab.agents
+        .iter()
+        .find(|a| a.host == Scenario::Std.server_host())
+        .map(|a| a.pid)
+        .expect("agent started")
+}
+
+pub fn kill(pid: u32, sig: &str) {
+    let ok = Command::new("kill")
+        .args([&format!("-{sig}"), &pid.to_string()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "kill -{sig} {pid}");
+}
+
+/// The last stored run's flag and document.
+pub fn last_run(db: &std::path::Path) -> (bool, serde_json::Value) {
+    let store = mtuperf_store::Store::open(db).unwrap();
+    let run = store.last().unwrap().expect("a run was stored");
+    (
+        run.interrupted,
+        serde_json::from_str(&run.document).unwrap(),
+    )
+}
+
+/// (start s, end s, bytes or blocks moved) of each client interval of a stored
+/// document.
+pub fn client_intervals(doc: &serde_json::Value) -> Vec<(f64, f64, u64)> {
+    let result = doc["runs"][0]["result"]
+        .as_object()
+        .or_else(|| doc["steps"][0]["result"].as_object())
+        .expect("a stream or rr result");
+    result["client"]["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            let moved = ["bytes_sent", "bytes_received", "blocks"]
+                .iter()
+                .map(|k| i[*k].as_u64().unwrap_or(0))
+                .sum();
+            (
+                i["start_ns"].as_f64().unwrap() / 1e9,
+                i["end_ns"].as_f64().unwrap() / 1e9,
+                moved,
+            )
+        })
+        .collect()
+}
+
+pub fn reason(doc: &serde_json::Value) -> String {
+    let result = if doc["runs"].is_array() {
+        &doc["runs"][0]["result"]
+    } else {
+        &doc["steps"][0]["result"]
+    };
+    result["interrupt_reason"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
