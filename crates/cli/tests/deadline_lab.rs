@@ -12,7 +12,7 @@ use std::thread;
 use std::time::Duration;
 
 use deadline_lab_support::{
-    agent_pid, client_intervals, drop_all, kill, lab, last_run, reason, Client,
+    agent_pid, client_intervals, drop_all, kill, lab, last_run, reason, Client, LoopbackAgent,
 };
 
 const WITHIN: Duration = Duration::from_secs(30);
@@ -85,9 +85,37 @@ fn both(fault: fn(&mtuperf_lab::LabGuard), what: &'static str) {
     }
 }
 
+/// With the path dead, the first SIGTERM starts a stop that waits for the agent's
+/// report (bounded); a second one exits at once.
+fn second_sigterm_exits_at_once() {
+    let Some(lab) = lab() else { return };
+    let client = Client::start(&lab, "stream", &["--time", "20s"]);
+    client.at(2.0);
+    drop_all(&lab);
+    client.at(3.0);
+    client.signal("TERM");
+    client.at(4.0);
+    client.signal("TERM");
+    let (out, took, _db, _dir) = client.finish(WITHIN);
+    assert_eq!(
+        out.status.code(),
+        Some(143),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        took < Duration::from_secs(6),
+        "second SIGTERM after 4 s, exit at {took:?}"
+    );
+}
+
 #[test]
 fn a_path_dropping_everything_ends_stream_and_rr_with_their_first_seconds() {
+    let twice = thread::spawn(second_sigterm_exits_at_once);
     both(drop_all, "with every packet dropped");
+    if let Err(e) = twice.join() {
+        std::panic::resume_unwind(e);
+    }
 }
 
 #[test]
@@ -146,4 +174,71 @@ fn sigterm_and_sigint_store_the_partial_result() {
             "{iv:?}"
         );
     }
+}
+
+/// Loopback, no lab: a --bytes transfer longer than the agent's --max-duration ends
+/// cleanly at the limit with the partial result (balanced, stored, exit 5 naming
+/// the limit), never a protocol error.
+#[test]
+fn bytes_beyond_the_agents_max_duration_end_cleanly_at_the_limit() {
+    let agent = LoopbackAgent::start(&["--max-duration", "2s"]);
+    let db = agent.dir.path().join("h.db");
+    let started = std::time::Instant::now();
+    let out = agent
+        .client(&db, "stream", &["--bytes", "100000G", "--json"])
+        .wait_with_output()
+        .unwrap();
+    let took = started.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(took < Duration::from_secs(15), "{took:?}");
+    assert!(stderr.contains("maximum duration of 2 s"), "{stderr}");
+    assert!(!stderr.contains("protocol error"), "{stderr}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = &doc["runs"][0]["result"];
+    assert_eq!(r["interrupted"], true);
+    let sent = r["client"]["conns"][0]["bytes"].as_u64().unwrap();
+    let read = r["agent"]["conns"][0]["bytes"].as_u64().unwrap();
+    assert!(sent > 0 && sent == read, "written {sent}, read {read}");
+    let (interrupted, _) = last_run(&db);
+    assert!(interrupted);
+}
+
+/// Loopback, no lab: a client stopped (SIGSTOP) 2 s into an 8 s test for 15 s does not pass for a normal 17 s run: the stall is a gap in its intervals
+/// and the reason, the run is marked and exits 5, and the stopped time is not counted
+/// as receive-coalescing waits.
+#[test]
+fn a_stopped_client_shows_a_gap_not_a_normal_run() {
+    let agent = LoopbackAgent::start(&[]);
+    let db = agent.dir.path().join("h.db");
+    let started = std::time::Instant::now();
+    let child = agent.client(&db, "stream", &["--time", "8s", "--reverse", "--json"]);
+    thread::sleep(Duration::from_secs(2));
+    kill(child.id(), "STOP");
+    thread::sleep(Duration::from_secs(15));
+    kill(child.id(), "CONT");
+    let out = child.wait_with_output().unwrap();
+    let took = started.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "after {took:?}: {stderr}");
+    assert!(took < Duration::from_secs(40), "{took:?}");
+    assert!(stderr.contains("stalled"), "{stderr}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = &doc["runs"][0]["result"];
+    assert_eq!(r["interrupted"], true);
+    // One sample spans the stop (no burst of made-up samples), and the receiver's
+    // coalescing waits stay what they were asked for.
+    let iv = client_intervals(&doc);
+    assert!(
+        iv.iter().any(|&(a, b, _)| b - a > 10.0),
+        "the stop is one long sample: {iv:?}"
+    );
+    let waited = r["client"]["conns"][0]["wait_ns"].as_u64().unwrap_or(0);
+    assert!(
+        waited < 5_000_000_000,
+        "a stopped process counted as {} s of coalescing waits",
+        waited as f64 / 1e9
+    );
+    let (interrupted, _) = last_run(&db);
+    assert!(interrupted);
 }

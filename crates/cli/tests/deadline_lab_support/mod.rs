@@ -183,3 +183,63 @@ pub fn reason(doc: &serde_json::Value) -> String {
         .unwrap_or_default()
         .to_string()
 }
+
+/// An open agent (`mtuperf serve`) on 127.0.0.1, port chosen by the kernel; killed
+/// on drop.
+pub struct LoopbackAgent {
+    pub child: Child,
+    pub addr: String,
+    pub dir: tempfile::TempDir,
+}
+
+impl LoopbackAgent {
+    pub fn start(extra: &[&str]) -> LoopbackAgent {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("agent.log");
+        let child = Command::new(BIN)
+            .args(["serve", "--bind", "127.0.0.1", "--port", "0"])
+            .args(extra)
+            .env_remove("MTUPERF_KEY_FILE")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        let addr = (0..250)
+            .find_map(|_| {
+                std::thread::sleep(Duration::from_millis(20));
+                std::fs::read_to_string(&log)
+                    .unwrap_or_default()
+                    .lines()
+                    .find_map(|l| {
+                        l.split("listening on ")
+                            .nth(1)
+                            .map(|a| a.trim().to_string())
+                    })
+            })
+            .expect("agent listening");
+        LoopbackAgent { child, addr, dir }
+    }
+
+    /// `mtuperf --db DB CMD ADDR ARGS`, without waiting.
+    pub fn client(&self, db: &std::path::Path, cmd: &str, args: &[&str]) -> Child {
+        Command::new(BIN)
+            .arg("--db")
+            .arg(db)
+            .env_remove("MTUPERF_KEY_FILE")
+            .args([cmd, &self.addr])
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+}
+
+impl Drop for LoopbackAgent {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
