@@ -194,6 +194,7 @@ pub fn run(
             silence: IDLE.max(interval * 2),
             report_wait: session.reply_timeout(),
             hard_end,
+            omit_ns: req.omit_ms * 1_000_000,
         };
         let out = &mut relay;
         let relay_thread = s.spawn(move || relay_loop(&ctx, &rx, obs, out));
@@ -347,6 +348,7 @@ struct RelayCtx<'a> {
     /// Wait for the agent's report this long after our side finished.
     report_wait: Duration,
     hard_end: Instant,
+    omit_ns: u64,
 }
 
 fn relay_loop(
@@ -400,6 +402,9 @@ fn relay_loop(
         let done = match m {
             Ok(AgentMsg::Interval(i)) => {
                 obs.interval(End::Agent, &i);
+                // Kept only in case the report never comes; bounded as the agent
+                // bounds its own.
+                super::ticker::bound(&mut out.intervals, c.omit_ns);
                 out.intervals.push(i);
                 continue;
             }

@@ -106,7 +106,7 @@ fn watch(
 
 /// Keeps at most [`MAX_INTERVALS`] samples: when full, merges adjacent pairs (never
 /// across the omit instant, so the warm-up can still be cut out exactly).
-fn bound(out: &mut Vec<IntervalSample>, omit_ns: u64) {
+pub(crate) fn bound(out: &mut Vec<IntervalSample>, omit_ns: u64) {
     if out.len() < MAX_INTERVALS {
         return;
     }
