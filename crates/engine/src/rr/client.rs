@@ -212,9 +212,12 @@ pub fn run(
             moved: i.blocks > 0,
         })
         .collect();
+    // An open loop slower than one request per second leaves quiet intervals by
+    // design: only a silence of several request spacings is a stall there.
+    let spacing_ns = req.rate.filter(|&r| r > 0).map_or(0, |r| 2_000_000_000 / r);
     let gaps = stall::stalls(
         &spans,
-        params.interval.as_nanos() as u64,
+        (params.interval.as_nanos() as u64).max(spacing_ns),
         req.duration_ms * 1_000_000,
     );
     reasons.extend(stall::describe(&gaps, "no block answered by the agent"));
