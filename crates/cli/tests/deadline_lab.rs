@@ -12,7 +12,8 @@ use std::thread;
 use std::time::Duration;
 
 use deadline_lab_support::{
-    agent_pid, client_intervals, drop_all, kill, lab, last_run, reason, Client, LoopbackAgent,
+    agent_pid, client_intervals, drop_all, kill, lab, lab_at, last_run, reason, Client,
+    LoopbackAgent,
 };
 
 const WITHIN: Duration = Duration::from_secs(30);
@@ -241,4 +242,31 @@ fn a_stopped_client_shows_a_gap_not_a_normal_run() {
     );
     let (interrupted, _) = last_run(&db);
     assert!(interrupted);
+}
+
+/// The cuts must not fire on a healthy slow link: at 20 Mbit/s a writer blocked at
+/// the end (flow control, nothing copied yet) or a receiver still draining the queue
+/// is normal, and the run ends unmarked with its bytes balanced, both ways.
+#[test]
+fn a_slow_link_is_not_a_stall() {
+    let Some(lab) = lab_at(Some(20_000_000)) else {
+        return;
+    };
+    for extra in [&[][..], &["--reverse"][..]] {
+        let args = [&["--time", "3s", "--json"][..], extra].concat();
+        let client = Client::start(&lab, "stream", &args);
+        let (out, took, _db, _dir) = client.finish(WITHIN);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{extra:?} after {took:?}: {stderr}"
+        );
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let r = &doc["runs"][0]["result"];
+        assert_eq!(r["interrupted"], false, "{}", r["interrupt_reason"]);
+        let sent: u64 = r["client"]["conns"][0]["bytes"].as_u64().unwrap();
+        let read: u64 = r["agent"]["conns"][0]["bytes"].as_u64().unwrap();
+        assert!(sent > 0 && sent == read, "{extra:?}: {sent} vs {read}");
+    }
 }

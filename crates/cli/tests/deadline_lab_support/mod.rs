@@ -15,6 +15,11 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_mtuperf");
 /// A lab (std scenario only) with its agent serving, or None without privileges or
 /// nftables (the test is then skipped, saying why).
 pub fn lab() -> Option<LabGuard> {
+    lab_at(None)
+}
+
+/// As [`lab`], with every link shaped to `rate` bit/s when given.
+pub fn lab_at(rate: Option<u64>) -> Option<LabGuard> {
     if let Err(e) = check_environment() {
         eprintln!("skipped: {e}");
         return None;
@@ -26,6 +31,7 @@ pub fn lab() -> Option<LabGuard> {
     std::env::set_var("MTUPERF_BIN", BIN);
     let mut lab = LabGuard::up(LabOptions {
         scenarios: vec![Scenario::Std],
+        rate,
         ..LabOptions::default()
     })
     .unwrap();

@@ -21,9 +21,17 @@ use crate::EngineError;
 /// receiver that takes nothing (the write timeout).
 pub const IDLE: Duration = Duration::from_secs(10);
 
-/// A receiver of a time-limited test still reading this long after the test's planned
-/// end is cut: the sender's last bytes are late by far more than any queue explains.
-pub const END_GRACE: Duration = Duration::from_secs(3);
+/// A sender still blocked in a write this long after the test's planned end is cut.
+/// A blocked write that has copied nothing yet is normal flow control: the kernel
+/// wakes a writer only once a good part of the send buffer is free, which at a slow
+/// rate takes a while; two seconds of it is a stall, not a slow link.
+pub const SEND_GRACE: Duration = Duration::from_secs(2);
+
+/// A receiver still reading this long after the test's planned end is cut: beyond
+/// the sender's own grace and the two ends' clock offset (the client starts its
+/// clock before the agent sees Go), the last bytes are late by far more than any
+/// queue explains.
+pub const END_GRACE: Duration = Duration::from_secs(5);
 
 /// After a stop (Ctrl-C, a deadline), senders still blocked this long, and receivers
 /// that received nothing in such a span, are cut.
@@ -166,7 +174,7 @@ pub fn serve(ctx: &SessionCtx, req: &StreamRequest) -> Result<(), EngineError> {
         omit: Duration::from_millis(req.omit_ms),
         rx_coalesce: Duration::from_micros(req.rx_coalesce_us.into()),
         cut: phase::Cut {
-            send_at: Some(end),
+            send_at: Some(end + SEND_GRACE),
             recv_at: Some(end + END_GRACE),
             after_halt: HALT_GRACE,
         },

@@ -13,7 +13,7 @@ use mtuperf_proto::msg::{
     StreamRequest,
 };
 
-use super::agent::{END_GRACE, HALT_GRACE, IDLE};
+use super::agent::{END_GRACE, HALT_GRACE, IDLE, SEND_GRACE};
 use super::data::SendPlan;
 use super::phase::{self, Cut, DataConn, Phase};
 use super::{End, StreamResult};
@@ -166,7 +166,7 @@ pub fn run(
         omit: Duration::from_millis(req.omit_ms),
         rx_coalesce: Duration::from_micros(req.rx_coalesce_us.into()),
         cut: Cut {
-            send_at: Some(end),
+            send_at: Some(end + SEND_GRACE),
             recv_at: Some(end + END_GRACE),
             after_halt: HALT_GRACE,
         },

@@ -44,12 +44,18 @@ fn next_boundary(now_ns: u64, interval_ns: u64, omit_ns: u64) -> u64 {
     next
 }
 
+/// A wakeup this much later than its interval boundary (on top of an interval) means
+/// this process was stopped: the gap becomes one sample. Ordinary scheduling delays
+/// on a busy host stay far below it.
+const LATE_NS: u64 = 1_000_000_000;
+
 /// When the ticker, which also watches over the data threads, cuts a connection
 /// whose thread is blocked in a call that would outlast the test.
 #[derive(Debug, Clone, Copy)]
 pub struct Cut {
     /// Senders still running then have their write side shut down (a blocked write
-    /// returns at once): the end of a time-limited test, or the agent's maximum.
+    /// returns at once): the end of a time-limited test (or the agent's maximum)
+    /// plus a grace.
     pub send_at: Option<Instant>,
     /// Receivers still running then have their read side shut down.
     pub recv_at: Option<Instant>,
@@ -179,7 +185,8 @@ pub fn run(
             thread::sleep(Duration::from_nanos((target - now).min(20_000_000)));
         };
         let now_ns = t0.elapsed().as_nanos() as u64;
-        let end_ns = if finished || now_ns > target + interval_ns {
+        // Woken more than an interval and a second late: this process was stopped.
+        let end_ns = if finished || now_ns > target + interval_ns.max(LATE_NS) {
             now_ns
         } else {
             target
