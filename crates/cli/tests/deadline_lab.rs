@@ -12,8 +12,8 @@ use std::thread;
 use std::time::Duration;
 
 use deadline_lab_support::{
-    agent_pid, client_intervals, drop_all, kill, lab, lab_at, last_run, reason, Client,
-    LoopbackAgent,
+    agent_pid, assert_schema, client_intervals, drop_all, kill, lab, lab_at, last_run, reason,
+    Client, LoopbackAgent,
 };
 
 const WITHIN: Duration = Duration::from_secs(30);
@@ -39,6 +39,7 @@ fn faulted(cmd: &'static str, what: &'static str, fault: fn(&mtuperf_lab::LabGua
     );
     let (interrupted, doc) = last_run(&db);
     assert!(interrupted, "stored as interrupted: {ctx}");
+    assert_schema(&doc);
     assert!(!reason(&doc).is_empty(), "the reason is stored: {ctx}");
     let iv = client_intervals(&doc);
     // The first seconds moved data; from a second after the fault to the end, next
@@ -136,6 +137,7 @@ fn a_killed_agent_leaves_the_client_its_side() {
     assert!(stderr.contains("went away"), "{stderr}");
     let (interrupted, doc) = last_run(&db);
     assert!(interrupted);
+    assert_schema(&doc);
     assert!(
         reason(&doc).contains("the agent went away"),
         "{}",
@@ -196,6 +198,7 @@ fn bytes_beyond_the_agents_max_duration_end_cleanly_at_the_limit() {
     assert!(stderr.contains("maximum duration of 2 s"), "{stderr}");
     assert!(!stderr.contains("protocol error"), "{stderr}");
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_schema(&doc);
     let r = &doc["runs"][0]["result"];
     assert_eq!(r["interrupted"], true);
     let sent = r["client"]["conns"][0]["bytes"].as_u64().unwrap();
@@ -245,6 +248,7 @@ fn stopped_client(agent: &LoopbackAgent, cmd: &str, args: &[&str]) {
     assert!(took < Duration::from_secs(40), "{took:?}");
     assert!(stderr.contains("stalled"), "{cmd}: {stderr}");
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_schema(&doc);
     let iv = client_intervals(&doc);
     assert!(
         iv.iter().any(|&(a, b, _)| b - a > 10.0),

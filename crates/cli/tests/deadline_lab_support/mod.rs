@@ -249,3 +249,16 @@ impl Drop for LoopbackAgent {
         let _ = self.child.wait();
     }
 }
+
+/// Checks a printed `--json` document against its schema (stream or rr).
+pub fn assert_schema(doc: &serde_json::Value) {
+    let text = if doc["runs"].is_array() {
+        include_str!("../../../../schemas/stream.schema.json")
+    } else {
+        include_str!("../../../../schemas/rr.schema.json")
+    };
+    let schema: serde_json::Value = serde_json::from_str(text).unwrap();
+    let v = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = v.iter_errors(doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "schema: {errors:?}");
+}
