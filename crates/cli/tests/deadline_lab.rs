@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use deadline_lab_support::{
     agent_pid, assert_schema, client_intervals, drop_all, kill, lab, lab_at, last_run, reason,
-    Client, LoopbackAgent,
+    Client, LoopbackAgent, LIVE,
 };
 
 const WITHIN: Duration = Duration::from_secs(30);
@@ -21,13 +21,19 @@ const WITHIN: Duration = Duration::from_secs(30);
 /// Runs `cmd` for 6 s, applies `fault` 2 s in, and checks the interrupted outcome.
 fn faulted(cmd: &'static str, what: &'static str, fault: fn(&mtuperf_lab::LabGuard)) {
     let Some(lab) = lab() else { return };
-    let client = Client::start(&lab, cmd, &["--time", "6s"]);
+    let client = Client::start(&lab, cmd, &[&["--time", "6s"][..], &LIVE].concat());
     client.at(2.0);
     fault(&lab);
     let (out, took, db, _dir) = client.finish(WITHIN);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     let ctx = format!("{cmd} {what} after {took:?}:\n{stdout}\n{stderr}");
+    eprintln!(
+        "{cmd} {what}: exit {:?} after {:.1} s; {}",
+        out.status.code(),
+        took.as_secs_f64(),
+        stderr.trim()
+    );
     assert_eq!(out.status.code(), Some(5), "{ctx}");
     assert!(
         stderr.contains("run interrupted:") && stderr.contains("agent"),
@@ -91,7 +97,7 @@ fn both(fault: fn(&mtuperf_lab::LabGuard), what: &'static str) {
 /// report (bounded); a second one exits at once.
 fn second_sigterm_exits_at_once() {
     let Some(lab) = lab() else { return };
-    let client = Client::start(&lab, "stream", &["--time", "20s"]);
+    let client = Client::start(&lab, "stream", &[&["--time", "20s"][..], &LIVE].concat());
     client.at(2.0);
     drop_all(&lab);
     client.at(3.0);
@@ -128,7 +134,7 @@ fn a_stopped_agent_ends_stream_and_rr_at_their_time() {
 #[test]
 fn a_killed_agent_leaves_the_client_its_side() {
     let Some(lab) = lab() else { return };
-    let client = Client::start(&lab, "stream", &["--time", "6s"]);
+    let client = Client::start(&lab, "stream", &[&["--time", "6s"][..], &LIVE].concat());
     client.at(2.0);
     kill(agent_pid(&lab), "KILL");
     let (out, took, db, _dir) = client.finish(WITHIN);
@@ -154,7 +160,7 @@ fn a_killed_agent_leaves_the_client_its_side() {
 fn sigterm_and_sigint_store_the_partial_result() {
     let Some(lab) = lab() else { return };
     for (cmd, sig, code) in [("stream", "TERM", 143), ("rr", "INT", 130)] {
-        let client = Client::start(&lab, cmd, &["--time", "6s"]);
+        let client = Client::start(&lab, cmd, &[&["--time", "6s"][..], &LIVE].concat());
         client.at(2.0);
         client.signal(sig);
         let (out, took, db, _dir) = client.finish(WITHIN);

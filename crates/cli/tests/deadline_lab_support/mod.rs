@@ -4,8 +4,10 @@
 //! run read back.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use mtuperf_lab::{check_environment, LabGuard, LabOptions, Scenario};
@@ -39,11 +41,18 @@ pub fn lab_at(rate: Option<u64>) -> Option<LabGuard> {
     Some(lab)
 }
 
+/// The live interval lines asked of a client whose test's start must be known.
+pub const LIVE: [&str; 2] = ["--interval", "500ms"];
+
 /// A client command running in the lab's client namespace, with its own history.
+/// Its stdout is read as it comes, so the first live interval line (with [`LIVE`])
+/// tells when its test really started, however slow the start on a loaded host.
 pub struct Client {
     pub child: Child,
     pub started: Instant,
     pub db: PathBuf,
+    first_line: Arc<OnceLock<Instant>>,
+    stdout: Option<std::thread::JoinHandle<String>>,
     dir: tempfile::TempDir,
 }
 
@@ -61,24 +70,51 @@ impl Client {
             target,
         ];
         argv.extend(args.iter().map(|s| (*s).to_string()));
-        let child = lab
+        let mut child = lab
             .exec_command("client", &argv)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
+        let first_line = Arc::new(OnceLock::new());
+        let out = child.stdout.take().unwrap();
+        let seen = first_line.clone();
+        let stdout = std::thread::spawn(move || {
+            let mut all = String::new();
+            for line in BufReader::new(out).lines().map_while(Result::ok) {
+                // stream: "0.00-0.50", rr: "0.00 -   0.50".
+                let compact: String = line.split_whitespace().collect();
+                if compact.starts_with("0.00-0.50") {
+                    let _ = seen.set(Instant::now());
+                }
+                all.push_str(&line);
+                all.push('\n');
+            }
+            all
+        });
         Client {
             child,
             started: Instant::now(),
             db,
+            first_line,
+            stdout: Some(stdout),
             dir,
         }
     }
 
-    /// Sleeps until `secs` after the start.
+    /// Sleeps until `secs` after the test's start: the first live interval line
+    /// (0.5 s in) minus 0.5 s. Needs [`LIVE`] in the arguments.
     pub fn at(&self, secs: f64) {
-        let t = self.started + Duration::from_secs_f64(secs);
+        let limit = Instant::now() + Duration::from_secs(30);
+        let first = loop {
+            if let Some(t) = self.first_line.get() {
+                break *t;
+            }
+            assert!(Instant::now() < limit, "the client's test never started");
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        let t = first + Duration::from_secs_f64((secs - 0.5).max(0.0));
         std::thread::sleep(t.saturating_duration_since(Instant::now()));
     }
 
@@ -92,22 +128,30 @@ impl Client {
     }
 
     /// Waits for the exit (killed after `within`, which fails the test); returns the
-    /// output and how long the client ran.
+    /// output and how long the client ran from its test's start (or its spawn).
     pub fn finish(mut self, within: Duration) -> (Output, Duration, PathBuf, tempfile::TempDir) {
+        let from = self.first_line.get().map_or(self.started, |t| {
+            t.checked_sub(Duration::from_millis(500)).unwrap_or(*t)
+        });
         while self.child.try_wait().unwrap().is_none() {
-            if self.started.elapsed() > within {
+            if from.elapsed() > within {
                 let _ = self.child.kill();
                 let out = self.child.wait_with_output().unwrap();
                 panic!(
-                    "client still running after {within:?}: {}{}",
-                    String::from_utf8_lossy(&out.stdout),
+                    "client still running after {within:?}: {}",
                     String::from_utf8_lossy(&out.stderr)
                 );
             }
             std::thread::sleep(Duration::from_millis(50));
         }
-        let took = self.started.elapsed();
-        let out = self.child.wait_with_output().unwrap();
+        let took = from.elapsed();
+        let mut out = self.child.wait_with_output().unwrap();
+        out.stdout = self
+            .stdout
+            .take()
+            .and_then(|h| h.join().ok())
+            .unwrap_or_default()
+            .into_bytes();
         (out, took, self.db, self.dir)
     }
 }

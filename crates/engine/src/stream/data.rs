@@ -98,7 +98,7 @@ pub fn send_loop(
             Err(e) if e.kind() == ErrorKind::Interrupted => {}
             Err(_) if track.cut.load(Ordering::Acquire) => {
                 r.error = Some(format!(
-                    "{} took no data from {} to the end: the blocked write was cut",
+                    "write cut after the test's end: {} took no data since {}",
                     plan.peer,
                     at(r.last_byte_ns)
                 ));
@@ -261,7 +261,7 @@ pub fn recv_loop(
             Ok(0) => {
                 if track.cut.load(Ordering::Acquire) {
                     r.error = Some(format!(
-                        "no data from {peer} from {} to the end of the test",
+                        "read cut after the test's end: last data from {peer} at {}",
                         at(r.last_byte_ns)
                     ));
                 }
