@@ -141,6 +141,13 @@ fn a_killed_agent_leaves_the_client_its_side() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(5), "after {took:?}: {stderr}");
     assert!(stderr.contains("went away"), "{stderr}");
+    // The agent's side is unknown, and said so: no made-up zero, no "NOT EQUAL".
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("read by agent: unknown (the agent's report never came)"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("NOT EQUAL"), "{stdout}");
     let (interrupted, doc) = last_run(&db);
     assert!(interrupted);
     assert_schema(&doc);

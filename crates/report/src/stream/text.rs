@@ -101,18 +101,43 @@ pub fn interval_line(end: End, s: &IntervalSample, omit_ns: u64) -> String {
     )
 }
 
-fn direction_text(out: &mut String, d: &DirectionMetrics, rx_coalesce_us: u32) {
+fn direction_text(
+    out: &mut String,
+    d: &DirectionMetrics,
+    rx_coalesce_us: u32,
+    agent_missing: bool,
+) {
     let (s, r) = (end_name(d.sender), end_name(d.receiver));
     let _ = writeln!(out, "Summary {s} → {r}:");
-    let _ = writeln!(
-        out,
-        "  bytes written by {s} {} ({}), read by {r} {} ({}){}",
-        d.bytes_written,
-        bytes(d.bytes_written),
-        d.bytes_read,
-        bytes(d.bytes_read),
-        if d.complete { ", equal" } else { ", NOT EQUAL" }
-    );
+    if agent_missing {
+        // Only this end's side exists: say which figure is unknown, print no zero.
+        let (known, n) = match d.sender {
+            End::Client => (format!("written by {s}"), d.bytes_written),
+            End::Agent => (format!("read by {r}"), d.bytes_read),
+        };
+        let unknown = match d.sender {
+            End::Client => format!("read by {r}"),
+            End::Agent => format!("written by {s}"),
+        };
+        let _ = writeln!(
+            out,
+            "  bytes {known} {n} ({}); {unknown}: unknown (the agent's report never came)",
+            bytes(n)
+        );
+        if d.sender == End::Client {
+            return;
+        }
+    } else {
+        let _ = writeln!(
+            out,
+            "  bytes written by {s} {} ({}), read by {r} {} ({}){}",
+            d.bytes_written,
+            bytes(d.bytes_written),
+            d.bytes_read,
+            bytes(d.bytes_read),
+            if d.complete { ", equal" } else { ", NOT EQUAL" }
+        );
+    }
     if let Some(g) = d.goodput_first_last_bps {
         let _ = writeln!(
             out,
@@ -245,7 +270,12 @@ pub fn summary_text(run: &RunDoc) -> String {
     let mut out = String::new();
     window_text(&mut out, &run.result);
     for d in &run.metrics.directions {
-        direction_text(&mut out, d, run.result.request.rx_coalesce_us);
+        direction_text(
+            &mut out,
+            d,
+            run.result.request.rx_coalesce_us,
+            mtuperf_engine::stream::metrics::agent_report_missing(&run.result),
+        );
     }
     let _ = writeln!(out, "CPU and interface counters over the run:");
     ends_text(&mut out, &run.metrics.ends);
