@@ -148,6 +148,10 @@ fn a_killed_agent_leaves_the_client_its_side() {
         "{stdout}"
     );
     assert!(!stdout.contains("NOT EQUAL"), "{stdout}");
+    assert!(
+        stdout.contains("agent  unknown (the agent's report never came)"),
+        "{stdout}"
+    );
     let (interrupted, doc) = last_run(&db);
     assert!(interrupted);
     assert_schema(&doc);

@@ -195,7 +195,7 @@ fn direction_text(
     }
 }
 
-fn ends_text(out: &mut String, ends: &[EndMetrics]) {
+fn ends_text(out: &mut String, ends: &[EndMetrics], agent_missing: bool) {
     let _ = writeln!(
         out,
         "  {:<6} {:>8} {:>8} {:>8} {:>11} {:>11}  {:<10} {:>5} {:>9} {:>9} {:>8} {:>9}",
@@ -213,6 +213,14 @@ fn ends_text(out: &mut String, ends: &[EndMetrics]) {
         "avg frame"
     );
     for e in ends {
+        if agent_missing && e.end == End::Agent {
+            let _ = writeln!(
+                out,
+                "  {:<6} unknown (the agent's report never came)",
+                "agent"
+            );
+            continue;
+        }
         let i = e.iface.as_ref();
         let _ = writeln!(
             out,
@@ -278,7 +286,11 @@ pub fn summary_text(run: &RunDoc) -> String {
         );
     }
     let _ = writeln!(out, "CPU and interface counters over the run:");
-    ends_text(&mut out, &run.metrics.ends);
+    ends_text(
+        &mut out,
+        &run.metrics.ends,
+        mtuperf_engine::stream::metrics::agent_report_missing(&run.result),
+    );
     for a in &run.metrics.advice {
         let _ = writeln!(out, "advice: {a}");
     }
