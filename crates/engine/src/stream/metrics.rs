@@ -363,7 +363,13 @@ pub fn compute(res: &StreamResult) -> StreamMetrics {
         .iter()
         .map(|d| d.goodput_first_last_bps.unwrap_or(d.goodput_wall_bps))
         .sum();
-    let advice = advice(&directions, &ends);
+    let mut advice = advice(&directions, &ends, agent_report_missing(res));
+    if agent_report_missing(res) {
+        advice.insert(
+            0,
+            "the agent's report never came: its side (bytes it read or wrote, its CPU and counters) is unknown; this end's figures are complete".into(),
+        );
+    }
     StreamMetrics {
         directions,
         ends,
@@ -372,7 +378,13 @@ pub fn compute(res: &StreamResult) -> StreamMetrics {
     }
 }
 
-fn advice(dirs: &[DirectionMetrics], ends: &[EndMetrics]) -> Vec<String> {
+/// True when the run holds only this end's side: the agent's report never came (it
+/// went away, or a deadline gave up on it), so its connections are absent.
+pub fn agent_report_missing(res: &StreamResult) -> bool {
+    res.agent.conns.is_empty() && !res.client.conns.is_empty()
+}
+
+fn advice(dirs: &[DirectionMetrics], ends: &[EndMetrics], agent_missing: bool) -> Vec<String> {
     let mut out = Vec::new();
     for e in ends {
         if e.process_pct > 90.0 {
@@ -383,7 +395,7 @@ fn advice(dirs: &[DirectionMetrics], ends: &[EndMetrics]) -> Vec<String> {
         }
     }
     for d in dirs {
-        if !d.complete {
+        if !d.complete && !agent_missing {
             out.push(format!(
                 "{:?}→{:?}: {} bytes written but {} read: the run did not end cleanly",
                 d.sender, d.receiver, d.bytes_written, d.bytes_read

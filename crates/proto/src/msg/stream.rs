@@ -60,6 +60,15 @@ pub struct StreamRequest {
 /// The longest receive coalescing an agent accepts (10 ms).
 pub const MAX_RX_COALESCE_US: u32 = 10_000;
 
+/// The shortest live interval an agent accepts (10 ms), as `--interval` allows.
+pub const MIN_INTERVAL_MS: u64 = 10;
+
+/// The most interval samples one end keeps for its final report. A longer run keeps
+/// its samples at a coarser grain (adjacent pairs merged each time the limit is
+/// reached; live samples still go out at the asked interval), so the final report
+/// stays far below the 4 MiB frame limit: 10 000 samples are about 1 MiB of JSON.
+pub const MAX_INTERVALS: usize = 10_000;
+
 /// The receive coalescing used when the user does not choose one.
 pub const DEFAULT_RX_COALESCE_US: u32 = 200;
 

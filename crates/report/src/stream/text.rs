@@ -109,18 +109,43 @@ pub fn interval_line(end: End, s: &IntervalSample, omit_ns: u64) -> String {
     )
 }
 
-fn direction_text(out: &mut String, d: &DirectionMetrics, rx_coalesce_us: u32) {
+fn direction_text(
+    out: &mut String,
+    d: &DirectionMetrics,
+    rx_coalesce_us: u32,
+    agent_missing: bool,
+) {
     let (s, r) = (end_name(d.sender), end_name(d.receiver));
     let _ = writeln!(out, "Summary {s} → {r}:");
-    let _ = writeln!(
-        out,
-        "  bytes written by {s} {} ({}), read by {r} {} ({}){}",
-        d.bytes_written,
-        bytes(d.bytes_written),
-        d.bytes_read,
-        bytes(d.bytes_read),
-        if d.complete { ", equal" } else { ", NOT EQUAL" }
-    );
+    if agent_missing {
+        // Only this end's side exists: say which figure is unknown, print no zero.
+        let (known, n) = match d.sender {
+            End::Client => (format!("written by {s}"), d.bytes_written),
+            End::Agent => (format!("read by {r}"), d.bytes_read),
+        };
+        let unknown = match d.sender {
+            End::Client => format!("read by {r}"),
+            End::Agent => format!("written by {s}"),
+        };
+        let _ = writeln!(
+            out,
+            "  bytes {known} {n} ({}); {unknown}: unknown (the agent's report never came)",
+            bytes(n)
+        );
+        if d.sender == End::Client {
+            return;
+        }
+    } else {
+        let _ = writeln!(
+            out,
+            "  bytes written by {s} {} ({}), read by {r} {} ({}){}",
+            d.bytes_written,
+            bytes(d.bytes_written),
+            d.bytes_read,
+            bytes(d.bytes_read),
+            if d.complete { ", equal" } else { ", NOT EQUAL" }
+        );
+    }
     if let Some(g) = d.goodput_first_last_bps {
         let _ = writeln!(
             out,
@@ -193,7 +218,7 @@ fn direction_text(out: &mut String, d: &DirectionMetrics, rx_coalesce_us: u32) {
     }
 }
 
-fn ends_text(out: &mut String, ends: &[EndMetrics]) {
+fn ends_text(out: &mut String, ends: &[EndMetrics], agent_missing: bool) {
     let _ = writeln!(
         out,
         "  {:<6} {:>8} {:>8} {:>8} {:>11} {:>11}  {:<10} {:>5} {:>9} {:>9} {:>8} {:>9}",
@@ -211,6 +236,14 @@ fn ends_text(out: &mut String, ends: &[EndMetrics]) {
         "avg frame"
     );
     for e in ends {
+        if agent_missing && e.end == End::Agent {
+            let _ = writeln!(
+                out,
+                "  {:<6} unknown (the agent's report never came)",
+                "agent"
+            );
+            continue;
+        }
         let i = e.iface.as_ref();
         let _ = writeln!(
             out,
@@ -268,10 +301,19 @@ pub fn summary_text(run: &RunDoc) -> String {
     let mut out = String::new();
     window_text(&mut out, &run.result);
     for d in &run.metrics.directions {
-        direction_text(&mut out, d, run.result.request.rx_coalesce_us);
+        direction_text(
+            &mut out,
+            d,
+            run.result.request.rx_coalesce_us,
+            mtuperf_engine::stream::metrics::agent_report_missing(&run.result),
+        );
     }
     let _ = writeln!(out, "CPU and interface counters over the run:");
-    ends_text(&mut out, &run.metrics.ends);
+    ends_text(
+        &mut out,
+        &run.metrics.ends,
+        mtuperf_engine::stream::metrics::agent_report_missing(&run.result),
+    );
     for a in &run.metrics.advice {
         let _ = writeln!(out, "advice: {a}");
     }
@@ -285,6 +327,9 @@ pub fn summary_text(run: &RunDoc) -> String {
     }
     if run.result.interrupted {
         let _ = writeln!(out, "INTERRUPTED: partial result (stored as interrupted)");
+        if let Some(why) = &run.result.interrupt_reason {
+            let _ = writeln!(out, "  why: {why}");
+        }
     }
     if let Some(id) = run.run_id {
         let _ = writeln!(out, "stored as run {id}");
