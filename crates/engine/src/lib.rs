@@ -9,6 +9,7 @@ pub mod compare;
 pub mod control;
 pub mod doctor;
 pub mod error;
+pub mod flow;
 pub mod path;
 pub mod payload;
 pub mod rr;

@@ -14,7 +14,7 @@ use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
 use mtuperf_proto::msg::path::MAX_PROBE_SIZE;
-use mtuperf_proto::msg::{AgentMsg, AgentPathInfo, ClientMsg, PathOpen};
+use mtuperf_proto::msg::{AgentMsg, AgentPathInfo, ClientMsg, PathOpen, PathReady};
 use serde::{Deserialize, Serialize};
 
 pub use local::LocalView;
@@ -142,15 +142,8 @@ pub fn run_observed(
         .local_addr()
         .map_err(|e| EngineError::io("probe socket", e))?
         .port();
-    let ready =
-        match session.request(&ClientMsg::PathOpen(PathOpen { client_port }), "path ready")? {
-            AgentMsg::PathReady(r) => r,
-            other => {
-                return Err(EngineError::Protocol(format!(
-                    "expected path_ready, got {other:?}"
-                )))
-            }
-        };
+    let ready: PathReady =
+        session.ask(&ClientMsg::PathOpen(PathOpen { client_port }), "path ready")?;
     sock.connect((agent.ip(), ready.port))
         .map_err(|e| EngineError::io("connecting the probe socket", e))?;
     let base = base_size(v6);

@@ -15,7 +15,8 @@ use mtuperf_proto::msg::{
 
 use super::serving::Serving;
 use super::wire::{MAX_REQUEST, MAX_UDP_BLOCK};
-use crate::agent::SessionCtx;
+use crate::agent::ctx::SessionCtx;
+use crate::flow::Start;
 use crate::sampler::Sampler;
 use crate::EngineError;
 
@@ -180,13 +181,12 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
         )),
         None => None,
     };
-    match ctx
+    if ctx
         .control
-        .recv::<ClientMsg>(Some(ctx.config.handshake_timeout * 2), "go")?
+        .expect::<Start>(Some(ctx.config.handshake_timeout * 2), "go")?
+        == Start::Stop
     {
-        ClientMsg::Go => {}
-        ClientMsg::Stop => return Ok(()),
-        other => return Err(EngineError::Protocol(format!("expected go, got {other:?}"))),
+        return Ok(());
     }
     let t0 = Instant::now();
     let before = sampler.snapshot(t0);

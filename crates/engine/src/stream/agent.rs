@@ -12,7 +12,8 @@ use mtuperf_proto::msg::{
 
 use super::data::SendPlan;
 use super::phase::{self, DataConn, Phase};
-use crate::agent::SessionCtx;
+use crate::agent::ctx::SessionCtx;
+use crate::flow::Start;
 use crate::payload::incompressible;
 use crate::sampler::Sampler;
 use crate::EngineError;
@@ -111,15 +112,12 @@ pub fn serve(ctx: &SessionCtx, req: &StreamRequest) -> Result<(), EngineError> {
         let _ = s.set_write_timeout(Some(IDLE));
     }
     ctx.control.send(&AgentMsg::DataReady)?;
-    match ctx
+    if ctx
         .control
-        .recv::<ClientMsg>(Some(ctx.config.handshake_timeout * 2), "go")?
+        .expect::<Start>(Some(ctx.config.handshake_timeout * 2), "go")?
+        == Start::Stop
     {
-        ClientMsg::Go => {}
-        ClientMsg::Stop => return Ok(()),
-        other => {
-            return Err(EngineError::Protocol(format!("expected go, got {other:?}")));
-        }
+        return Ok(());
     }
     let t0 = Instant::now();
     let max = Duration::from_millis(ctx.config.limits.max_duration_ms);

@@ -18,6 +18,7 @@ use super::data::SendPlan;
 use super::phase::{self, Cut, DataConn, Phase};
 use super::{End, StreamResult};
 use crate::client::Session;
+use crate::flow::DataReady;
 use crate::payload::incompressible;
 use crate::sampler::Sampler;
 use crate::stall::{self, Span};
@@ -61,14 +62,7 @@ pub fn run(
 ) -> Result<StreamResult, EngineError> {
     let req = data_phase_request(params);
     let started_unix_ms = unix_ms();
-    let ready = match session.request(&ClientMsg::Stream(req.clone()), "stream ready")? {
-        AgentMsg::StreamReady(r) => r,
-        other => {
-            return Err(EngineError::Protocol(format!(
-                "expected stream ready, got {other:?}"
-            )))
-        }
-    };
+    let ready: StreamReady = session.ask(&ClientMsg::Stream(req.clone()), "stream ready")?;
     let sampler = Sampler::toward(session.agent.ip());
     obs.ready(&ready, &sampler);
     let mut conns = Vec::new();
@@ -89,19 +83,9 @@ pub fn run(
             sending: req.client_sends_on(i),
         });
     }
-    match session
+    session
         .control
-        .recv::<AgentMsg>(Some(session.reply_timeout()), "data ready")?
-    {
-        AgentMsg::DataReady => {}
-        AgentMsg::Refused(r) => return Err(EngineError::Refused(r)),
-        AgentMsg::Error { message } => return Err(EngineError::Agent(message)),
-        other => {
-            return Err(EngineError::Protocol(format!(
-                "expected data ready, got {other:?}"
-            )))
-        }
-    }
+        .expect::<DataReady>(Some(session.reply_timeout()), "data ready")?;
 
     let generated;
     let data: &[u8] = if let Some((_, d)) = &params.file {
@@ -410,7 +394,10 @@ fn relay_loop(
             }
             Ok(AgentMsg::StreamDone(r)) => Ok(*r),
             Ok(AgentMsg::Error { message }) => Err(EngineError::Agent(message)),
-            Ok(other) => Err(EngineError::Protocol(format!("unexpected {other:?}"))),
+            Ok(other) => Err(EngineError::Unexpected {
+                expected: "an interval or the stream report",
+                got: format!("{other:?}"),
+            }),
             Err(e) => Err(e),
         };
         out.report = Some((at, done));
