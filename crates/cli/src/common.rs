@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use mtuperf_engine::client::ConnectOptions;
+use mtuperf_engine::config::bounds;
 use mtuperf_engine::EngineError;
 use mtuperf_proto::auth::Key;
 use mtuperf_proto::units::{parse_duration, Bytes};
@@ -45,38 +46,54 @@ fn duration_in(s: &str, min: Duration, max: Duration) -> Result<Duration, String
 
 /// --block: 1 byte to 16 MiB.
 pub fn parse_block(s: &str) -> Result<u32, String> {
-    size_in(s, 1, 16 << 20, " (e.g. 8K, 128K, 9000)").map(|v| v as u32)
+    size_in(s, 1, bounds::MAX_BLOCK, " (e.g. 8K, 128K, 9000)").map(|v| v as u32)
 }
 
 /// --window: 1 KiB to 1 GiB.
 pub fn parse_window(s: &str) -> Result<u32, String> {
-    size_in(s, 1024, 1 << 30, " (e.g. 256K, 4M)").map(|v| v as u32)
+    size_in(
+        s,
+        bounds::MIN_WINDOW,
+        bounds::MAX_WINDOW,
+        " (e.g. 256K, 4M)",
+    )
+    .map(|v| v as u32)
 }
 
 /// --bytes: 1 byte to 1 PiB.
 pub fn parse_total(s: &str) -> Result<u64, String> {
-    size_in(s, 1, 1 << 50, " (e.g. 1G, 500M)")
+    size_in(s, 1, bounds::MAX_TOTAL, " (e.g. 1G, 500M)")
 }
 
 /// --time: 100 ms to 24 h.
 pub fn parse_test_time(s: &str) -> Result<Duration, String> {
-    duration_in(s, Duration::from_millis(100), Duration::from_hours(24))
+    duration_in(s, bounds::MIN_TIME, bounds::MAX_TIME)
 }
 
 /// --interval: 10 ms to 1 h.
 pub fn parse_interval(s: &str) -> Result<Duration, String> {
-    duration_in(s, Duration::from_millis(10), Duration::from_hours(1))
+    duration_in(s, bounds::MIN_INTERVAL, bounds::MAX_INTERVAL)
 }
 
 /// --rx-coalesce: 0 to the agent's maximum (10 ms).
 pub fn parse_rx_coalesce(s: &str) -> Result<Duration, String> {
-    let max = Duration::from_micros(mtuperf_proto::msg::MAX_RX_COALESCE_US.into());
+    let max = Duration::from_micros(bounds::MAX_RX_COALESCE_US.into());
     duration_in(s, Duration::ZERO, max)
 }
 
 /// Durations from 0 up to 24 h (--omit, agent limits).
 pub fn parse_any_duration(s: &str) -> Result<Duration, String> {
-    duration_in(s, Duration::ZERO, Duration::from_hours(24))
+    duration_in(s, Duration::ZERO, bounds::MAX_TIME)
+}
+
+/// A count with SI suffixes (10k, 2.5k, 1M) from `min` to `max`.
+pub fn count_in(s: &str, min: u64, max: u64, hint: &str) -> Result<u64, String> {
+    let v = mtuperf_proto::units::parse_count(s)
+        .map_err(|e| format!("{e}; allowed {min} to {max}{hint}"))?;
+    if v < min || v > max {
+        return Err(format!("{v} is out of range: allowed {min} to {max}{hint}"));
+    }
+    Ok(v)
 }
 
 /// The warning for a key file that others than its owner may read, if it is one.
@@ -196,7 +213,14 @@ pub fn engine_failure(e: EngineError) -> Failure {
     } else {
         exit::FAILED
     };
-    Failure::new(code, e)
+    Failure::new(code, engine_error(e))
+}
+
+/// An engine error as one message. Its text already carries its cause (it is also
+/// what the engine writes into reasons and logs), so the cause is not chained again:
+/// `main` prints the chain, and would print "Connection refused" twice.
+pub fn engine_error(e: EngineError) -> anyhow::Error {
+    anyhow::Error::msg(e.to_string())
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 pub mod agent;
 pub mod client;
 pub mod compare;
+pub mod config;
 pub mod control;
 pub mod doctor;
 pub mod error;

@@ -11,7 +11,7 @@ use mtuperf_proto::msg::Limits;
 use mtuperf_proto::units::BitsPerSec;
 
 use crate::cli::Global;
-use crate::common::{load_key, parse_any_duration};
+use crate::common::{self, load_key};
 use crate::exit::{self, CmdResult, Failure};
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -31,8 +31,9 @@ pub struct Args {
     /// Sessions served at once; one more is answered "busy".
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=256))]
     max_sessions: u32,
-    /// Longest test a client may ask for.
-    #[arg(long, default_value = "1h", value_parser = parse_any_duration)]
+    /// Longest test a client may ask for (100ms to 24h: a shorter one would refuse
+    /// every test).
+    #[arg(long, default_value = "1h", value_parser = common::parse_test_time)]
     max_duration: Duration,
     /// Most parallel streams one test may open.
     #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u32).range(1..=1024))]
@@ -106,7 +107,7 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
         // A host without IPv6 still serves IPv4 when no address was given.
         Err(_) if defaults => {
             config.binds.truncate(1);
-            Agent::bind(config).map_err(|e| Failure::new(exit::FAILED, e))?
+            Agent::bind(config).map_err(|e| Failure::new(exit::FAILED, common::engine_error(e)))?
         }
         Err(e) => return Err(Failure::new(exit::FAILED, e)),
     };

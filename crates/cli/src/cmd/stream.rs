@@ -7,9 +7,10 @@ use std::time::Duration;
 
 use anyhow::Context;
 use mtuperf_engine::client::Session;
+use mtuperf_engine::config::StreamConfig;
 use mtuperf_engine::sampler::Sampler;
 use mtuperf_engine::stream::{self, End, StreamObserver, StreamParams};
-use mtuperf_proto::msg::{Direction, IntervalSample, StreamLimit, StreamReady, StreamRequest};
+use mtuperf_proto::msg::{Direction, IntervalSample, StreamLimit, StreamReady};
 use mtuperf_report::stream::{self as rs, Document, RunDoc};
 use mtuperf_store::NewRun;
 
@@ -109,7 +110,7 @@ impl StreamObserver for Printer {
     }
 }
 
-fn request(a: &Args) -> Result<StreamRequest, Failure> {
+fn config(a: &Args) -> Result<StreamConfig, Failure> {
     if let Some(ms) = a.bytes.map(|_| 0).or(Some(a.time.as_millis() as u64)) {
         if a.bytes.is_none() && a.file.is_none() && a.omit.as_millis() as u64 >= ms {
             return Err(Failure::usage(
@@ -120,7 +121,7 @@ fn request(a: &Args) -> Result<StreamRequest, Failure> {
             ));
         }
     }
-    Ok(StreamRequest {
+    Ok(StreamConfig {
         streams: a.streams,
         direction: if a.bidir {
             Direction::Bidir
@@ -138,9 +139,9 @@ fn request(a: &Args) -> Result<StreamRequest, Failure> {
         },
         window: a.window,
         mss: a.mss,
-        interval_ms: a.interval.map_or(0, |d| d.as_millis() as u64),
-        omit_ms: a.omit.as_millis() as u64,
-        rx_coalesce_us: a.rx_coalesce.as_micros() as u32,
+        interval: a.interval,
+        omit: a.omit,
+        rx_coalesce: a.rx_coalesce,
     })
 }
 
@@ -161,8 +162,8 @@ fn load_file(path: &PathBuf) -> Result<(String, Arc<[u8]>), Failure> {
 
 pub fn run(g: &Global, a: Args) -> CmdResult {
     let params = StreamParams {
-        request: request(&a)?,
         file: a.file.as_ref().map(load_file).transpose()?,
+        ..config(&a)?.params()
     };
     let store = common::open_store(g)?;
     let opts = common::connect_options(g, a.bind)?;

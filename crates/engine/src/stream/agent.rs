@@ -6,13 +6,13 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use mtuperf_proto::msg::{
-    AgentMsg, AgentPathInfo, ClientMsg, EndReport, Refusal, StreamLimit, StreamReady,
-    StreamRequest, MAX_RX_COALESCE_US, MIN_INTERVAL_MS,
+    AgentMsg, AgentPathInfo, ClientMsg, EndReport, StreamLimit, StreamReady, StreamRequest,
 };
 
 use super::data::SendPlan;
 use super::phase::{self, DataConn, Phase};
 use crate::agent::ctx::SessionCtx;
+use crate::config::StreamConfig;
 use crate::flow::Start;
 use crate::payload::incompressible;
 use crate::sampler::Sampler;
@@ -39,46 +39,10 @@ pub const END_GRACE: Duration = Duration::from_secs(5);
 pub const HALT_GRACE: Duration = Duration::from_secs(2);
 
 fn check_limits(ctx: &SessionCtx, req: &StreamRequest) -> Result<bool, EngineError> {
-    let l = &ctx.config.limits;
-    if req.streams == 0 || req.block == 0 {
-        ctx.refuse(Refusal::BadRequest {
-            detail: "streams and block must be at least 1".into(),
-        })?;
-        return Ok(false);
+    match StreamConfig::from_request(req).validate(&ctx.config.limits) {
+        Ok(()) => Ok(true),
+        Err(e) => ctx.refuse(e.into()).map(|()| false),
     }
-    if req.streams > l.max_streams {
-        ctx.refuse_limit("max-streams", req.streams.into(), l.max_streams.into())?;
-        return Ok(false);
-    }
-    if req.block > l.max_block {
-        ctx.refuse_limit("max-block", req.block.into(), l.max_block.into())?;
-        return Ok(false);
-    }
-    if req.rx_coalesce_us > MAX_RX_COALESCE_US {
-        ctx.refuse(Refusal::BadRequest {
-            detail: format!(
-                "receive coalescing of {} µs is above the protocol's maximum of {MAX_RX_COALESCE_US} µs",
-                req.rx_coalesce_us
-            ),
-        })?;
-        return Ok(false);
-    }
-    if req.interval_ms != 0 && req.interval_ms < MIN_INTERVAL_MS {
-        ctx.refuse(Refusal::BadRequest {
-            detail: format!(
-                "interval of {} ms is below the protocol's minimum of {MIN_INTERVAL_MS} ms",
-                req.interval_ms
-            ),
-        })?;
-        return Ok(false);
-    }
-    if let StreamLimit::Time { ms } = req.limit {
-        if ms > l.max_duration_ms {
-            ctx.refuse_limit("max-duration", ms / 1000, l.max_duration_ms / 1000)?;
-            return Ok(false);
-        }
-    }
-    Ok(true)
 }
 
 pub fn serve(ctx: &SessionCtx, req: &StreamRequest) -> Result<(), EngineError> {

@@ -363,7 +363,12 @@ pub fn compute(res: &StreamResult) -> StreamMetrics {
         .iter()
         .map(|d| d.goodput_first_last_bps.unwrap_or(d.goodput_wall_bps))
         .sum();
-    let mut advice = advice(&directions, &ends, agent_report_missing(res));
+    let mut advice = advice(
+        &directions,
+        &ends,
+        agent_report_missing(res),
+        res.request.streams,
+    );
     if agent_report_missing(res) {
         advice.insert(
             0,
@@ -384,12 +389,18 @@ pub fn agent_report_missing(res: &StreamResult) -> bool {
     res.agent.conns.is_empty() && !res.client.conns.is_empty()
 }
 
-fn advice(dirs: &[DirectionMetrics], ends: &[EndMetrics], agent_missing: bool) -> Vec<String> {
+fn advice(
+    dirs: &[DirectionMetrics],
+    ends: &[EndMetrics],
+    agent_missing: bool,
+    streams: u32,
+) -> Vec<String> {
     let mut out = Vec::new();
+    let more = super::verdict::more_streams(streams).map_or(String::new(), |s| format!("{s} or "));
     for e in ends {
         if e.process_pct > 90.0 {
             out.push(format!(
-                "{:?} process at {:.0}% of a core: the result is CPU-bound, not network-bound; try --streams 2 or a larger --block",
+                "{:?} process at {:.0}% of a core: the result is CPU-bound, not network-bound; try {more}a larger --block",
                 e.end, e.process_pct
             ));
         }

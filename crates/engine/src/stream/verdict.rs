@@ -234,6 +234,13 @@ fn needs(ev: &Evidence<'_>, buffer: Option<u32>) -> String {
     }
 }
 
+/// "--streams N, " with twice the connections a direction ran (more threads to
+/// spread a CPU-bound end over), or nothing when that is beyond what the tool allows.
+pub(crate) fn more_streams(conns: u32) -> Option<String> {
+    let next = conns.max(1).saturating_mul(2);
+    (next <= crate::config::bounds::MAX_STREAMS).then(|| format!("--streams {next}"))
+}
+
 fn line(dir: &str, cause: &str, rest: &str) -> String {
     format!("{dir}: {cause}{rest}")
 }
@@ -249,12 +256,21 @@ pub fn decide(ev: &Evidence<'_>) -> LimitVerdict {
     let cpu = cpu_saturation(ev);
     let dir = format!("{}→{}", name(ev.sender), name(ev.receiver));
     let idle = s.busy_of_lifetime.map(|b| 1.0 - b);
+    let streams = more_streams(u32::try_from(ev.conns).unwrap_or(u32::MAX));
     let cpu_verdict = |c: &CpuLoad, why: String| {
         (
             LimitCause::Cpu,
             Some(c.pct / 100.0),
             Some(c.what.clone()),
-            line(&dir, "CPU: ", &format!("{}{why}; try --streams 2, a larger --block or jumbo frames (fewer packets per byte)", c.what)),
+            line(
+                &dir,
+                "CPU: ",
+                &format!(
+                    "{}{why}; try {}a larger --block or jumbo frames (fewer packets per byte)",
+                    c.what,
+                    streams.as_ref().map_or(String::new(), |s| format!("{s}, "))
+                ),
+            ),
         )
     };
     let (cause, share, cpu_what, text) = if let Some(r) = s.rwnd_limited.filter(|r| *r >= DOMINANT)

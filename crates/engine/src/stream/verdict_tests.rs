@@ -147,3 +147,12 @@ fn a_buffer_above_the_bdp_is_not_called_too_small() {
         v.line
     );
 }
+
+#[test]
+fn cpu_advice_asks_for_more_streams_than_were_run() {
+    // `--bidir --streams 4` runs four connections a direction: advising 2 would be fewer.
+    assert_eq!(more_streams(4).as_deref(), Some("--streams 8"));
+    assert_eq!(more_streams(1).as_deref(), Some("--streams 2"));
+    assert_eq!(more_streams(64).as_deref(), Some("--streams 128"));
+    assert_eq!(more_streams(128), None);
+}
