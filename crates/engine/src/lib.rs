@@ -18,6 +18,7 @@ pub mod sampler;
 mod sniff;
 pub mod stall;
 pub mod stream;
+mod tick;
 
 pub use error::EngineError;
 

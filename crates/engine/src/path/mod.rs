@@ -7,6 +7,7 @@ pub mod hops;
 pub mod icmp;
 pub mod local;
 pub mod probe;
+mod recv;
 pub mod search;
 pub mod verdict;
 
