@@ -9,34 +9,13 @@ use mtuperf_proto::msg::{
     AgentMsg, AgentPathInfo, ClientMsg, EndReport, StreamLimit, StreamReady, StreamRequest,
 };
 
-use super::data::SendPlan;
-use super::phase::{self, DataConn, Phase};
+use super::phase::{self, DataConn, Phase, IDLE};
 use crate::agent::ctx::SessionCtx;
 use crate::config::StreamConfig;
 use crate::flow::Start;
 use crate::payload::incompressible;
 use crate::sampler::Sampler;
 use crate::EngineError;
-
-/// Receivers give up on a sender that sends nothing for this long, and senders on a
-/// receiver that takes nothing (the write timeout).
-pub const IDLE: Duration = Duration::from_secs(10);
-
-/// A sender still blocked in a write this long after the test's planned end is cut.
-/// A blocked write that has copied nothing yet is normal flow control: the kernel
-/// wakes a writer only once a good part of the send buffer is free, which at a slow
-/// rate takes a while; two seconds of it is a stall, not a slow link.
-pub const SEND_GRACE: Duration = Duration::from_secs(2);
-
-/// A receiver still reading this long after the test's planned end is cut: beyond
-/// the sender's own grace and the two ends' clock offset (the client starts its
-/// clock before the agent sees Go), the last bytes are late by far more than any
-/// queue explains.
-pub const END_GRACE: Duration = Duration::from_secs(5);
-
-/// After a stop (Ctrl-C, a deadline), senders still blocked this long, and receivers
-/// that received nothing in such a span, are cut.
-pub const HALT_GRACE: Duration = Duration::from_secs(2);
 
 fn check_limits(ctx: &SessionCtx, req: &StreamRequest) -> Result<bool, EngineError> {
     match StreamConfig::from_request(req).validate(&ctx.config.limits) {
@@ -65,14 +44,7 @@ pub fn serve(ctx: &SessionCtx, req: &StreamRequest) -> Result<(), EngineError> {
     }))?;
     let socks = ctx.accept_data(n)?;
     for s in &socks {
-        let r = socket2::SockRef::from(s);
-        if let Some(w) = req.window {
-            let _ = r.set_send_buffer_size(w as usize);
-            let _ = r.set_recv_buffer_size(w as usize);
-        }
-        if let Some(m) = req.mss {
-            let _ = r.set_tcp_mss(m);
-        }
+        phase::socket_options(&socket2::SockRef::from(s), req);
         let _ = s.set_write_timeout(Some(IDLE));
     }
     ctx.control.send(&AgentMsg::DataReady)?;
@@ -111,37 +83,7 @@ pub fn serve(ctx: &SessionCtx, req: &StreamRequest) -> Result<(), EngineError> {
             StreamLimit::Time { ms } => Duration::from_millis(ms).min(max),
             StreamLimit::Bytes { .. } => max,
         };
-    let plan = SendPlan {
-        deadline: Some(end),
-        bytes: match req.limit {
-            StreamLimit::Bytes { total } => Some(total / u64::from(req.streams)),
-            StreamLimit::Time { .. } => None,
-        },
-        block: req.block as usize,
-        cycle: true,
-        peer: "the client",
-    };
-    let phase = Phase {
-        conns,
-        data: &payload,
-        block: req.block as usize,
-        plan,
-        idle: IDLE,
-        recv_deadline: t0 + max,
-        interval: Duration::from_millis(if req.interval_ms == 0 {
-            1000
-        } else {
-            req.interval_ms
-        }),
-        omit: Duration::from_millis(req.omit_ms),
-        rx_coalesce: Duration::from_micros(req.rx_coalesce_us.into()),
-        cut: phase::Cut {
-            send_at: Some(end + SEND_GRACE),
-            recv_at: Some(end + END_GRACE),
-            after_halt: HALT_GRACE,
-        },
-        peer: "the client",
-    };
+    let phase = Phase::new(req, conns, &payload, end, t0 + max, true, "the client");
     let control = ctx.control.clone();
     // A client that takes no live interval within the send timeout gets no more: the
     // ticker also watches the data threads and must not block on it.

@@ -13,9 +13,7 @@ use mtuperf_proto::msg::{
     StreamRequest,
 };
 
-use super::agent::{END_GRACE, HALT_GRACE, IDLE, SEND_GRACE};
-use super::data::SendPlan;
-use super::phase::{self, Cut, DataConn, Phase};
+use super::phase::{self, DataConn, Phase, END_GRACE, IDLE};
 use super::{End, StreamResult};
 use crate::client::Session;
 use crate::flow::DataReady;
@@ -67,15 +65,7 @@ pub fn run(
     obs.ready(&ready, &sampler);
     let mut conns = Vec::new();
     for i in 0..req.connections() {
-        let sock = session.open_data(i, |s| {
-            if let Some(w) = req.window {
-                let _ = s.set_send_buffer_size(w as usize);
-                let _ = s.set_recv_buffer_size(w as usize);
-            }
-            if let Some(m) = req.mss {
-                let _ = s.set_tcp_mss(m);
-            }
-        })?;
+        let sock = session.open_data(i, |s| phase::socket_options(s, &req))?;
         let _ = sock.set_write_timeout(Some(IDLE));
         conns.push(DataConn {
             index: i,
@@ -124,38 +114,16 @@ pub fn run(
 
     let before = sampler.snapshot(t0);
     session.control.send(&ClientMsg::Go)?;
-    let plan = SendPlan {
-        deadline: Some(end),
-        bytes: match req.limit {
-            StreamLimit::Bytes { total } => Some(total / u64::from(req.streams)),
-            StreamLimit::Time { .. } => None,
-        },
-        block: req.block as usize,
-        cycle: params.file.is_none(),
-        peer: "the agent",
-    };
-    let interval = Duration::from_millis(if req.interval_ms == 0 {
-        1000
-    } else {
-        req.interval_ms
-    });
-    let phase = Phase {
+    let interval = phase::interval(&req);
+    let phase = Phase::new(
+        &req,
         conns,
         data,
-        block: req.block as usize,
-        plan,
-        idle: IDLE,
-        recv_deadline: end + END_GRACE,
-        interval,
-        omit: Duration::from_millis(req.omit_ms),
-        rx_coalesce: Duration::from_micros(req.rx_coalesce_us.into()),
-        cut: Cut {
-            send_at: Some(end + SEND_GRACE),
-            recv_at: Some(end + END_GRACE),
-            after_halt: HALT_GRACE,
-        },
-        peer: "the agent",
-    };
+        end,
+        end + END_GRACE,
+        params.file.is_none(),
+        "the agent",
+    );
 
     // Relay the agent's live intervals, watch for Ctrl-C and the deadlines while our
     // threads run. `halt` stops our side early: Ctrl-C, or the agent gone silent.

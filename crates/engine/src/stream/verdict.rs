@@ -4,8 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::ends::EndMetrics;
 use super::limits::LimitShares;
-use super::metrics::EndMetrics;
 use super::End;
 
 /// A share of time at or above this names its cause.
