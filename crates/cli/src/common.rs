@@ -225,8 +225,39 @@ pub fn engine_error(e: EngineError) -> anyhow::Error {
 
 #[cfg(test)]
 mod tests {
-    use super::key_mode_warning;
+    use super::{count_in, engine_error, key_mode_warning, parse_test_time};
+    use mtuperf_engine::EngineError;
     use std::path::Path;
+
+    #[test]
+    fn counts_take_si_suffixes_and_name_the_range() {
+        assert_eq!(
+            count_in("10k", 1, 100, ""),
+            Err("10000 is out of range: allowed 1 to 100".into())
+        );
+        assert_eq!(count_in("2.5k", 1, 1_000_000, ""), Ok(2500));
+        let e = count_in("1.5", 1, 100, " requests/s").unwrap_err();
+        assert!(
+            e.contains("\"1.5\"") && e.contains("allowed 1 to 100 requests/s"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_zero_maximum_duration_is_refused() {
+        assert!(parse_test_time("0s").is_err());
+        assert!(parse_test_time("2s").is_ok());
+    }
+
+    #[test]
+    fn an_engine_error_names_its_cause_once() {
+        let e = EngineError::Connect {
+            addr: "127.0.0.1:1".parse().unwrap(),
+            source: std::io::ErrorKind::ConnectionRefused.into(),
+        };
+        let text = format!("{:#}", engine_error(e));
+        assert_eq!(text.matches("refused").count(), 1, "{text}");
+    }
 
     #[test]
     fn key_files_others_can_read_are_warned_about() {

@@ -107,3 +107,44 @@ pub fn take<T: Expected>(msg: T::Msg) -> Result<T, EngineError> {
         got: format!("{other:?}"),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use mtuperf_proto::msg::Refusal;
+
+    use super::*;
+
+    #[test]
+    fn the_awaited_variant_refusals_and_strangers_are_told_apart_by_type() {
+        assert!(matches!(
+            take::<DataReady>(AgentMsg::DataReady),
+            Ok(DataReady)
+        ));
+        assert_eq!(take::<Start>(ClientMsg::Stop).ok(), Some(Start::Stop));
+        let e = take::<DataReady>(AgentMsg::Ack).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                EngineError::Unexpected {
+                    expected: "data ready",
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert_eq!(
+            e.to_string(),
+            "protocol error: expected data ready, got Ack"
+        );
+        let e = take::<DataReady>(AgentMsg::Refused(Refusal::AuthRequired)).unwrap_err();
+        assert!(
+            matches!(e, EngineError::Refused(Refusal::AuthRequired)),
+            "{e:?}"
+        );
+        let e = take::<Start>(ClientMsg::Ping).unwrap_err();
+        assert!(
+            matches!(e, EngineError::Unexpected { expected: "go", .. }),
+            "{e:?}"
+        );
+    }
+}

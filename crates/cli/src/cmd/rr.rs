@@ -42,17 +42,17 @@ pub struct Args {
     request: u32,
     /// Concurrent clients; a comma-separated list runs a sweep (e.g. 1,2,4,8,16,32,64,128,256).
     /// Default 1 (closed loop) or 16 (with --rate).
-    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..=4096))]
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..=i64::from(bounds::MAX_CLIENTS)))]
     clients: Vec<u32>,
     /// Open loop: requests per second across all clients, latency measured from each
     /// request's due time. Without it, each client asks again as soon as its block arrives.
     #[arg(long, value_parser = parse_rate)]
     rate: Option<u64>,
     /// Agent serving threads (the "LMS processes"); default: the agent's core count.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=i64::from(bounds::MAX_WORKERS)))]
     workers: Option<u32>,
     /// Client threads multiplexing the clients; default: one per core.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=256))]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=i64::from(bounds::MAX_THREADS)))]
     threads: Option<u32>,
     /// Length of each load step.
     #[arg(long, default_value = "10s", value_parser = parse_test_time)]

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use mtuperf_engine::client::Session;
-use mtuperf_engine::config::StreamConfig;
+use mtuperf_engine::config::{bounds, StreamConfig};
 use mtuperf_engine::sampler::Sampler;
 use mtuperf_engine::stream::{self, End, StreamObserver, StreamParams};
 use mtuperf_proto::msg::{Direction, IntervalSample, StreamLimit, StreamReady};
@@ -40,7 +40,7 @@ pub struct Args {
     #[arg(long, value_name = "PATH", conflicts_with_all = ["reverse", "bidir"])]
     file: Option<PathBuf>,
     /// Parallel TCP connections per direction.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=128))]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=i64::from(bounds::MAX_STREAMS)))]
     streams: u32,
     /// The agent sends, this end receives.
     #[arg(long, conflicts_with = "bidir")]
