@@ -199,8 +199,7 @@ pub fn run(g: &Global, a: &Args) -> CmdResult {
             interval: a.interval.unwrap_or(Duration::from_secs(1)),
             bidir: a.bidir,
             hooks: hooks(a),
-        }
-        .params();
+        };
         if printer.live {
             outln!(
                 "step: {clients} client{}",

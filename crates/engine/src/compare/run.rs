@@ -89,7 +89,7 @@ fn one(
     })
 }
 
-fn rr_params(plan: &Plan, cell: Cell) -> crate::rr::RrParams {
+fn rr_params(plan: &Plan, cell: Cell) -> RrConfig {
     RrConfig {
         block: cell.block,
         request: 64,
@@ -97,7 +97,6 @@ fn rr_params(plan: &Plan, cell: Cell) -> crate::rr::RrParams {
         time: Duration::from_millis(plan.time_ms),
         ..RrConfig::default()
     }
-    .params()
 }
 
 /// Runs (or, with `prior` repetitions from the history, continues) a comparison.

@@ -7,10 +7,9 @@ use mtuperf_proto::msg::{Limits, RrRequest};
 
 use super::bounds::{MAX_REQUEST, MAX_UDP_BLOCK};
 use super::{at_most, ConfigError};
-use crate::rr::RrParams;
 
-/// What one rr step does. [`RrConfig::wire`] is its wire form once the client knows
-/// its UDP ports and its `--bidir` responder.
+/// What one rr step does; `rr::run` takes it. [`RrConfig::wire`] is its wire form
+/// once the client has bound its UDP ports and its `--bidir` responder.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[allow(clippy::struct_excessive_bools)]
 pub struct RrConfig {
@@ -87,18 +86,6 @@ impl RrConfig {
             bidir: req.bidir.is_some(),
             hooks: req.hooks,
             ..RrConfig::default()
-        }
-    }
-
-    /// What `rr::run` is given: `run` binds the UDP sockets and the responder and
-    /// puts their ports into the request it sends.
-    pub fn params(&self) -> RrParams {
-        RrParams {
-            request: self.wire(Vec::new(), self.bidir.then(RrBidir::default)),
-            timeout: self.timeout,
-            verify: self.verify,
-            threads: self.threads,
-            interval: self.interval,
         }
     }
 

@@ -10,29 +10,16 @@ use std::time::{Duration, Instant};
 
 use mtuperf_proto::msg::rr::RrProto;
 use mtuperf_proto::msg::rr::RrReverse;
-use mtuperf_proto::msg::{AgentMsg, ClientMsg, RrReady, RrRequest, RrServed};
+use mtuperf_proto::msg::{AgentMsg, ClientMsg, RrReady, RrServed};
 
 use super::bidir_client::{self, Responder};
 use super::drive::{self, udp_socket, Drive};
 use super::{RrBidirResult, RrClientEnd, RrInterval, RrResult};
 use crate::client::Session;
+use crate::config::RrConfig;
 use crate::sampler::Sampler;
 use crate::stall::{self, Span};
 use crate::{unix_ms, EngineError};
-
-/// What to run (one load step).
-#[derive(Debug, Clone)]
-pub struct RrParams {
-    /// `udp_ports` is filled in by `run`, and so is `bidir` when it is `Some` (any
-    /// value asks for `--bidir`).
-    pub request: RrRequest,
-    /// A UDP request unanswered this long is counted lost and re-sent.
-    pub timeout: Duration,
-    pub verify: bool,
-    /// Client threads (None: one per core, at most one per client).
-    pub threads: Option<u32>,
-    pub interval: Duration,
-}
 
 /// Progress callbacks.
 pub trait RrObserver: Sync {
@@ -58,35 +45,35 @@ fn expect_ready(m: AgentMsg) -> Result<RrReady, EngineError> {
 /// Runs one rr step on an open session. `stop` (Ctrl-C) ends it early.
 pub fn run(
     session: &Session,
-    params: &RrParams,
+    params: &RrConfig,
     stop: &Arc<AtomicBool>,
     obs: &dyn RrObserver,
 ) -> Result<RrResult, EngineError> {
-    let mut req = params.request.clone();
     let cores = thread::available_parallelism().map_or(1, |n| n.get() as u32);
-    let nthreads = params.threads.unwrap_or(cores).clamp(1, req.clients.max(1));
+    let nthreads = params
+        .threads
+        .unwrap_or(cores)
+        .clamp(1, params.clients.max(1));
     let local_ip = session.bind().unwrap_or(session.agent.ip());
-    let udp = if req.proto == RrProto::Udp {
-        let socks = (0..nthreads)
+    let udp = if params.proto == RrProto::Udp {
+        (0..nthreads)
             .map(|_| udp_socket(local_ip))
-            .collect::<Result<Vec<_>, _>>()?;
-        req.udp_ports = socks
-            .iter()
-            .filter_map(|s| s.local_addr().ok().map(|a| a.port()))
-            .collect();
-        socks
+            .collect::<Result<Vec<_>, _>>()?
     } else {
-        req.udp_ports = Vec::new();
         Vec::new()
     };
-    let listen = match req.bidir {
-        Some(_) => {
-            let (l, b) = bidir_client::bind(local_ip, req.proto, params.timeout, params.verify)?;
-            req.bidir = Some(b);
-            Some(l)
-        }
-        None => None,
+    let udp_ports = udp
+        .iter()
+        .filter_map(|s| s.local_addr().ok().map(|a| a.port()))
+        .collect();
+    let (listen, bidir) = if params.bidir {
+        let (l, b) = bidir_client::bind(local_ip, params.proto, params.timeout, params.verify)?;
+        (Some(l), Some(b))
+    } else {
+        (None, None)
     };
+    // The wire request, whole: the config with the ports just bound.
+    let req = params.wire(udp_ports, bidir);
     let started_unix_ms = unix_ms();
     let ready = expect_ready(session.request(&ClientMsg::Rr(req.clone()), "rr ready")?)?;
     obs.ready(&ready);

@@ -26,7 +26,7 @@ use mtuperf_proto::host::{HostIdentity, HostSnapshot, IfaceInfo};
 use mtuperf_proto::msg::{RrRequest, RrServed};
 use serde::{Deserialize, Serialize};
 
-pub use client::{run, Quiet, RrObserver, RrParams};
+pub use client::{run, Quiet, RrObserver};
 pub use hist::from_histogram;
 pub use mtuperf_proto::msg::rr::{Latency, RrCounts, RrReverse};
 pub use wire::{MAX_UDP_BLOCK, UDP_MAX_PAYLOAD};
