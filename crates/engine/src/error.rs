@@ -46,6 +46,9 @@ pub enum EngineError {
     Agent(String),
     #[error("{op}: {source}")]
     Io { op: String, source: std::io::Error },
+    /// A test's config outside what the protocol allows (caught before asking).
+    #[error("{0}")]
+    Config(#[from] crate::config::ConfigError),
     /// What answered the hello is something else (an SSH or HTTP server, iperf3).
     #[error("{addr} is not an mtuperf agent ({detail})")]
     NotAgent { addr: SocketAddr, detail: String },

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::probe::{self, Answer};
 use super::PathSpec;
 use crate::client::{ConnectOptions, Session};
-use crate::config::StreamConfig;
+use crate::config::{PathConfig, StreamConfig};
 use crate::stream::{self, metrics};
 
 /// Length of the probe.
@@ -81,7 +81,7 @@ pub fn check_path(spec: &PathSpec, opts: &ConnectOptions, stop: &Arc<AtomicBool>
             return c;
         }
     };
-    match crate::path::run(&session, &spec.target, None) {
+    match crate::path::run(&session, &spec.target, &PathConfig::default()) {
         Ok(r) => {
             session.close();
             from_path(&mut c, &r);

@@ -43,3 +43,7 @@ pub const MIN_RR_TIMEOUT: Duration = Duration::from_millis(1);
 pub const MAX_RR_TIMEOUT: Duration = Duration::from_mins(1);
 /// Most UDP source ports an rr client may register.
 pub const MAX_UDP_PORTS: usize = 256;
+/// `path --expect`: the smallest datagram every IPv4 host must take, to IPv4's
+/// largest packet.
+pub const MIN_EXPECT_MTU: u32 = 576;
+pub const MAX_EXPECT_MTU: u32 = 65_535;

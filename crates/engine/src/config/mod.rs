@@ -1,15 +1,17 @@
 //! What a test is asked to do, owned by the engine: one config per test kind
-//! (`StreamConfig`, `RrConfig`) with its defaults, the bounds every end applies
+//! (`StreamConfig`, `RrConfig`, `PathConfig`) with its defaults, the bounds every end applies
 //! ([`bounds`]), and one `validate(&Limits)` that the CLI's value parsers, the
 //! client and the agent all call. Wire requests are built from a config, and the
 //! agent reads a request back into one to check it, so a bound lives here alone.
 
 pub mod bounds;
+mod path;
 mod rr;
 mod stream;
 
 use mtuperf_proto::msg::Refusal;
 
+pub use path::PathConfig;
 pub use rr::RrConfig;
 pub use stream::StreamConfig;
 

@@ -23,6 +23,7 @@ pub use search::{DirResult, Limit, Outcome, Prober};
 pub use verdict::{Verdict, LINK_SLACK};
 
 use crate::client::Session;
+use crate::config::PathConfig;
 use crate::EngineError;
 
 /// Safe base sizes: every IPv6 link carries 1280; IPv4 paths almost always 576+.
@@ -117,18 +118,20 @@ impl<P: Prober> Prober for Observed<'_, P> {
 pub fn run(
     session: &Session,
     target: &str,
-    expect: Option<u32>,
+    config: &PathConfig,
 ) -> Result<PathResult, EngineError> {
-    run_observed(session, target, expect, &mut |_| {})
+    run_observed(session, target, config, &mut |_| {})
 }
 
 /// [`run`], reporting every probe of both searches to `observer` as it completes.
 pub fn run_observed(
     session: &Session,
     target: &str,
-    expect: Option<u32>,
+    config: &PathConfig,
     observer: &mut dyn FnMut(Step),
 ) -> Result<PathResult, EngineError> {
+    config.validate()?;
+    let expect = config.expect;
     let t0 = Instant::now();
     let started_unix_ms = crate::unix_ms();
     let agent = session.agent;
