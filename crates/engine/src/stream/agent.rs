@@ -165,7 +165,10 @@ pub fn serve(ctx: &SessionCtx, req: &StreamRequest) -> Result<(), EngineError> {
         block: req.block as usize,
         plan,
         idle: IDLE,
-        recv_deadline: t0 + max,
+        // The limit bounds what the client may send; what it sent before the limit
+        // is still drained (bounded by the same grace as any test's end), so a run
+        // ended at the limit balances its bytes.
+        recv_deadline: t0 + max + END_GRACE,
         interval: Duration::from_millis(if req.interval_ms == 0 {
             1000
         } else {
