@@ -189,4 +189,11 @@ fn exec_of_a_missing_program_exits_127_and_status_json_errors_are_json() {
         doc["error"].as_str().unwrap().contains("no lab named"),
         "{doc}"
     );
+    // A bad name is a usage error (2), as JSON too.
+    let bad = mtuperf(&["lab", "status", "--name", "../x", "--json"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
+    let doc: serde_json::Value = serde_json::from_slice(&bad.stdout).expect("JSON error");
+    assert!(v.iter_errors(&doc).next().is_none(), "{doc}");
+    assert_eq!(doc["exit"], 2);
+    assert!(doc["error"].as_str().unwrap().contains("lab name"), "{doc}");
 }

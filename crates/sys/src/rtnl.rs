@@ -8,7 +8,7 @@ use std::net::IpAddr;
 use std::os::fd::{AsRawFd, BorrowedFd};
 
 use netlink_packet_core::{
-    NetlinkHeader, NetlinkMessage, NetlinkPayload, NLM_F_ACK, NLM_F_CREATE, NLM_F_EXCL,
+    NetlinkHeader, NetlinkMessage, NetlinkPayload, NLM_F_ACK, NLM_F_CREATE, NLM_F_DUMP, NLM_F_EXCL,
     NLM_F_REPLACE, NLM_F_REQUEST,
 };
 use netlink_packet_route::address::{AddressAttribute, AddressHeaderFlags, AddressMessage};
@@ -251,6 +251,38 @@ pub fn add_route(r: &RouteSpec<'_>, replace: bool) -> io::Result<()> {
     request(RouteNetlinkMessage::NewRoute(m), flags).map(drop)
 }
 
+/// The MTU metric of the main-table route to exactly `dest/prefix` (what `ip route`
+/// shows as `mtu N`): `Ok(None)` when the route has none, `ENOENT` when there is no
+/// such route.
+pub fn route_mtu(dest: IpAddr, prefix: u8) -> io::Result<Option<u32>> {
+    let mut m = RouteMessage::default();
+    m.header.address_family = family(dest);
+    let routes = request(RouteNetlinkMessage::GetRoute(m), NLM_F_DUMP)?;
+    let want = route_addr(dest);
+    routes
+        .into_iter()
+        .filter_map(|r| match r {
+            RouteNetlinkMessage::NewRoute(r) => Some(r),
+            _ => None,
+        })
+        .find(|r| {
+            r.header.destination_prefix_length == prefix
+                && r.header.table == RouteHeader::RT_TABLE_MAIN
+                && r.attributes
+                    .contains(&RouteAttribute::Destination(want.clone()))
+        })
+        .map(|r| {
+            r.attributes.iter().find_map(|a| match a {
+                RouteAttribute::Metrics(ms) => ms.iter().find_map(|m| match m {
+                    RouteMetric::Mtu(v) => Some(*v),
+                    _ => None,
+                }),
+                _ => None,
+            })
+        })
+        .ok_or_else(|| io::Error::from_raw_os_error(libc::ENOENT))
+}
+
 fn family(a: IpAddr) -> AddressFamily {
     match a {
         IpAddr::V4(_) => AddressFamily::Inet,
@@ -275,5 +307,69 @@ mod tests {
         assert!(link_mtu("lo").unwrap() >= 68);
         let err = link_index("mtuperf-none0").unwrap_err();
         assert_eq!(err.raw_os_error(), Some(libc::ENODEV), "{err}");
+    }
+
+    /// Builds a veth pair with addresses and a route with an MTU in a fresh namespace
+    /// and reads the kernel's view back with iproute2-independent means.
+    #[test]
+    fn configures_links_addresses_and_routes_in_a_namespace() {
+        use crate::netns;
+        // SAFETY: geteuid takes no arguments and cannot fail.
+        if unsafe { libc::geteuid() } != 0 {
+            eprintln!("skipping: needs root");
+            return;
+        }
+        let name = format!("mtrtnl-{}", std::process::id());
+        netns::create(&name).unwrap();
+        let res = netns::run_in(&name, || -> io::Result<String> {
+            add_veth("va", "vb", None)?;
+            add_bridge("br9")?;
+            let mtu = |m| LinkChange {
+                mtu: Some(m),
+                up: Some(true),
+                ..LinkChange::default()
+            };
+            set_link("va", mtu(9000))?;
+            set_link("vb", mtu(9000))?;
+            set_link(
+                "vb",
+                LinkChange {
+                    master: Some("br9"),
+                    ..LinkChange::default()
+                },
+            )?;
+            add_address("va", "198.18.99.1".parse().unwrap(), 24, false)?;
+            add_address("va", "fd6d:7475:0:99::1".parse().unwrap(), 64, true)?;
+            // Added twice: the kernel says it exists.
+            let again = add_address("va", "198.18.99.1".parse().unwrap(), 24, false);
+            assert_eq!(again.unwrap_err().raw_os_error(), Some(libc::EEXIST));
+            add_route(
+                &RouteSpec {
+                    dest: "198.18.98.0".parse().unwrap(),
+                    prefix: 24,
+                    via: None,
+                    dev: Some("va"),
+                    metric: Some(5),
+                    mtu: Some(1500),
+                },
+                true,
+            )?;
+            assert_eq!(link_mtu("va")?, 9000);
+            let master = get_link("vb")?.attributes.iter().find_map(|a| match a {
+                LinkAttribute::Controller(i) => Some(*i),
+                _ => None,
+            });
+            assert_eq!(master, Some(link_index("br9")?));
+            let r = crate::route::route_to("198.18.98.5".parse().unwrap())
+                .map_err(|e| io::Error::other(e.to_string()))?;
+            let mtu = route_mtu("198.18.98.0".parse().unwrap(), 24)?;
+            let v6 = route_mtu("fd6d:7475:0:99::".parse().unwrap(), 64)?;
+            Ok(format!("{} {mtu:?} {v6:?}", r.iface))
+        })
+        .unwrap();
+        netns::delete(&name).unwrap();
+        // The route's MTU metric, as the kernel answers for a destination behind it.
+        // The connected v6 route has no MTU metric of its own.
+        assert_eq!(res.unwrap(), "va Some(1500) None");
     }
 }

@@ -81,15 +81,18 @@ pub enum Action {
     },
 }
 
-fn fail(e: LabError) -> Failure {
-    let code = if e.is_environment() {
+fn code_of(e: &LabError) -> u8 {
+    if e.is_environment() {
         exit::ENVIRONMENT
     } else if e.is_usage() {
         exit::USAGE
     } else {
         exit::FAILED
-    };
-    Failure::new(code, e)
+    }
+}
+
+fn fail(e: LabError) -> Failure {
+    Failure::new(code_of(&e), e)
 }
 
 fn existing(name: &str) -> Result<Lab, Failure> {
@@ -153,7 +156,15 @@ pub fn run(_g: &Global, a: Args) -> CmdResult {
             Ok(0)
         }
         Action::Status { name, json } => {
-            let Some(lab) = Lab::load(&name).map_err(fail)? else {
+            let loaded = match Lab::load(&name) {
+                Err(e) if json => {
+                    let code = code_of(&e);
+                    outln!("{}", error_json(&e.to_string(), code));
+                    return Ok(code);
+                }
+                other => other.map_err(fail)?,
+            };
+            let Some(lab) = loaded else {
                 let msg =
                     format!("no lab named {name:?}; build it with: mtuperf lab up --name {name}");
                 if json {
