@@ -143,6 +143,8 @@ pub fn run_in<T: Send, F: FnOnce() -> T + Send>(name: &str, f: F) -> io::Result<
 /// with `/sys` remounted, so `/sys/class/net` shows the namespace's interfaces.
 /// With `new_session` the child also leaves this session (`setsid`), so it outlives
 /// this process and its terminal. Errors (no such namespace) surface at spawn.
+/// (`ip netns exec` also bind-mounts files from `/etc/netns/NAME/`; mtuperf's
+/// namespaces have none, so that step is left out.)
 pub fn enter_on_spawn(cmd: &mut Command, name: &str, new_session: bool) {
     // Everything the child needs is allocated here, before fork: between fork and
     // exec only async-signal-safe system calls may run.
