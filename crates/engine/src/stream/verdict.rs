@@ -387,29 +387,29 @@ fn equation(ev: &Evidence<'_>) -> Option<(bool, WindowBound, End)> {
     window_eq::pick(
         b(ev.sender_buffer),
         b(ev.receiver_buffer),
+        (ev.shares.sndbuf_limited, ev.shares.rwnd_limited),
         ev.sender,
         ev.receiver,
     )
 }
 
-/// "send buffer limited the sender: 4.0 KiB per 14.6 ms round trip (min RTT) allows
-/// ≈ 2.2 Mbit/s (window ÷ RTT) and the run got 7.0 Mbit/s, …; evidence: the window
-/// equation; the kernel's sndbuf clock read 36% (…); raise …".
+/// "send buffer limited the sender: the client's socket buffer of 4096 B per 14.6 ms
+/// round trip (min RTT) allows ≈ 2.3 Mbit/s (window ÷ RTT) and the run got 7.0
+/// Mbit/s, …; evidence: the window equation; the kernel's sndbuf clock read 36% (…);
+/// raise …".
 fn equation_line(ev: &Evidence<'_>, dir: &str, send: bool, b: &WindowBound, end: End) -> String {
     let s = &ev.shares;
-    let (what, clock, sysctl, whose) = if send {
+    let (what, clock, sysctl) = if send {
         (
             "send buffer limited the sender: ",
             s.sndbuf_limited,
             "net.ipv4.tcp_wmem",
-            "socket buffer",
         )
     } else {
         (
             "receive window limited the sender: ",
             s.rwnd_limited,
             "net.ipv4.tcp_rmem",
-            "socket buffer",
         )
     };
     let clock = clock.map_or("the kernel does not report its clock".to_string(), |c| {
@@ -428,7 +428,7 @@ fn equation_line(ev: &Evidence<'_>, dir: &str, send: bool, b: &WindowBound, end:
         dir,
         what,
         &format!(
-            "the {}'s {whose} of {}{} B {}; evidence: the window equation (rate ≤ window ÷ RTT); {clock}; {}",
+            "the {}'s socket buffer of {}{} B {}; evidence: the window equation (rate ≤ window ÷ RTT); {clock}; {}",
             name(end),
             if ev.conns > 1 { format!("{} × ", ev.conns) } else { String::new() },
             if send { ev.sender_buffer } else { ev.receiver_buffer }.unwrap_or(0),

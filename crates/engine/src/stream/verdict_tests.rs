@@ -167,9 +167,12 @@ fn the_window_equation_names_a_buffer_the_clocks_miss() {
         // the run got 20 Mbit/s while the rwnd clock read 30%.
         (shares(1.0, 0.3, 0.0), 20_000, 4_194_304, 65_536, 20e6, Some(10e9), LimitCause::ReceiveWindow, eq,
          "receive window limited the sender: the agent's socket buffer of 65536 B per 20.0 ms round trip (min RTT) allows ≈ 26.2 Mbit/s"),
-        // Both buffers in use: the smaller one is the window.
+        // Both buffers in use: the smaller one is the window, unless the kernel's
+        // clocks tell which one held the sender (here --window 4K on both ends).
         (shares(1.0, 0.2, 0.2), 20_000, 65_536, 32_768, 12e6, Some(10e9), LimitCause::ReceiveWindow, eq,
          "the agent's socket buffer of 32768 B"),
+        (shares(1.0, 0.0, 0.36), 20_000, 4608, 4096, 2e6, Some(10e9), LimitCause::SendBuffer, eq,
+         "the client's socket buffer of 4608 B"),
         // A big buffer on a fast path: 4 MiB over 145 µs allows 231 Gbit/s; the run's
         // 12.7 Gbit/s is far below it: not the buffer.
         (shares(1.0, 0.0, 0.0), 145, 4_194_304, 33_554_432, 12.7e9, Some(10e9), LimitCause::Network, None,

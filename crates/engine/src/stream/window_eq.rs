@@ -91,16 +91,28 @@ pub fn describe(
 }
 
 /// Which buffer the window equation blames: the send buffer's, the receive buffer's,
-/// or, when both are in use, the smaller one (the window is the smaller of the two).
+/// or, when both are in use, the one whose kernel clock (`sndbuf`, `rwnd` share of
+/// the busy time) ran longer, and the smaller one when the clocks do not tell.
 pub fn pick(
     send: Option<WindowBound>,
     recv: Option<WindowBound>,
+    clocks: (Option<f64>, Option<f64>),
     sender: End,
     receiver: End,
 ) -> Option<(bool, WindowBound, End)> {
     match (send, recv) {
-        (Some(s), Some(r)) if r.window < s.window => Some((false, r, receiver)),
-        (Some(s), _) => Some((true, s, sender)),
+        (Some(s), Some(r)) => {
+            let send_wins = match clocks {
+                (Some(sc), Some(rc)) if (sc - rc).abs() >= 0.1 => sc > rc,
+                _ => s.window <= r.window,
+            };
+            Some(if send_wins {
+                (true, s, sender)
+            } else {
+                (false, r, receiver)
+            })
+        }
+        (Some(s), None) => Some((true, s, sender)),
         (None, Some(r)) => Some((false, r, receiver)),
         (None, None) => None,
     }
