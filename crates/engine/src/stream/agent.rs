@@ -9,7 +9,7 @@ use mtuperf_proto::msg::{
     AgentMsg, AgentPathInfo, ClientMsg, EndReport, StreamLimit, StreamReady, StreamRequest,
 };
 
-use super::phase::{self, DataConn, Phase, IDLE};
+use super::phase::{self, DataConn, Phase, END_GRACE, IDLE};
 use crate::agent::ctx::SessionCtx;
 use crate::config::StreamConfig;
 use crate::flow::Start;
@@ -83,7 +83,18 @@ pub fn serve(ctx: &SessionCtx, req: &StreamRequest) -> Result<(), EngineError> {
             StreamLimit::Time { ms } => Duration::from_millis(ms).min(max),
             StreamLimit::Bytes { .. } => max,
         };
-    let phase = Phase::new(req, conns, &payload, end, t0 + max, true, "the client");
+    // The limit bounds what the client may send; what it sent before the limit is
+    // still drained (bounded by the same grace as any test's end), so a run ended at
+    // the limit balances its bytes.
+    let phase = Phase::new(
+        req,
+        conns,
+        &payload,
+        end,
+        t0 + max + END_GRACE,
+        true,
+        "the client",
+    );
     let control = ctx.control.clone();
     // A client that takes no live interval within the send timeout gets no more: the
     // ticker also watches the data threads and must not block on it.

@@ -358,7 +358,8 @@ fn advice(
     streams: u32,
 ) -> Vec<String> {
     let mut out = Vec::new();
-    let more = super::verdict::more_streams(streams).map_or(String::new(), |s| format!("{s} or "));
+    let more =
+        super::verdict_fmt::more_streams(streams).map_or(String::new(), |s| format!("{s} or "));
     for e in ends {
         if e.process_pct > 90.0 {
             out.push(format!(

@@ -11,6 +11,8 @@ pub mod metrics;
 mod phase;
 mod ticker;
 pub mod verdict;
+mod verdict_fmt;
+pub mod window_eq;
 
 use mtuperf_proto::host::HostIdentity;
 use mtuperf_proto::msg::{EndReport, StreamRequest};

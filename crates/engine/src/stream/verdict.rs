@@ -6,6 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use super::ends::EndMetrics;
 use super::limits::LimitShares;
+use super::verdict_fmt::{line, more_streams, name, needs, pct, rate, size, small_pct, window_fix};
+use super::window_eq::{self, WindowBound};
 use super::End;
 
 /// A share of time at or above this names its cause.
@@ -23,6 +25,18 @@ pub enum LimitCause {
     Application,
     /// The kernel does not report the limit clocks and no CPU was saturated.
     Unknown,
+}
+
+/// Which evidence named a receive window or send buffer cause.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WindowEvidence {
+    /// The kernel's clock (tcpi_rwnd_limited / tcpi_sndbuf_limited) held ≥ 50% of the
+    /// busy time.
+    LimitClock,
+    /// The window equation: the goodput was at least half of the buffer ÷ min RTT and
+    /// the link could carry at least 4× that (see `window_eq`).
+    WindowEquation,
 }
 
 /// What limited one direction, with the evidence behind it.
@@ -55,6 +69,13 @@ pub struct LimitVerdict {
     pub sysctl: Option<String>,
     #[serde(default)]
     pub sysctl_end: Option<End>,
+    /// For a receive window or send buffer verdict: which evidence named it.
+    #[serde(default)]
+    pub evidence: Option<WindowEvidence>,
+    /// For a window-equation verdict: the buffers ÷ min RTT, bit/s, the most the
+    /// buffer allows per round trip.
+    #[serde(default)]
+    pub window_allows_bps: Option<f64>,
 }
 
 /// Everything the verdict looks at for one direction.
@@ -79,44 +100,6 @@ pub struct Evidence<'a> {
     pub software_link: Option<String>,
     /// `--window`, when the user fixed the socket buffers.
     pub window: Option<u32>,
-}
-
-fn name(e: End) -> &'static str {
-    match e {
-        End::Client => "client",
-        End::Agent => "agent",
-    }
-}
-
-fn pct(x: f64) -> String {
-    format!("{:.0}%", x * 100.0)
-}
-
-/// A small positive share: "0.42%", or "<0.01%" rather than a misleading "0.00%".
-fn small_pct(x: f64) -> String {
-    if x * 100.0 < 0.005 {
-        "<0.01%".into()
-    } else {
-        format!("{:.2}%", x * 100.0)
-    }
-}
-
-fn size(b: f64) -> String {
-    if b >= 1e6 {
-        format!("{:.1} MB", b / 1e6)
-    } else if b >= 1e3 {
-        format!("{:.0} kB", b / 1e3)
-    } else {
-        format!("{b:.0} B")
-    }
-}
-
-fn rate(bps: f64) -> String {
-    if bps >= 1e9 {
-        format!("{:.2} Gbit/s", bps / 1e9)
-    } else {
-        format!("{:.1} Mbit/s", bps / 1e6)
-    }
 }
 
 /// A saturated CPU on either end: (phrase, % of a core, whether it is specific to
@@ -208,71 +191,30 @@ fn software_link_cpu(ev: &Evidence<'_>) -> Option<CpuLoad> {
     })
 }
 
-fn window_fix(ev: &Evidence<'_>, sysctl: &str, end: End) -> String {
-    if ev.window.is_some() {
-        "raise --window".to_string()
-    } else {
-        format!("raise {sysctl}'s maximum on the {}", name(end))
-    }
-}
-
-/// What the link needs against what the buffer reached: ", the path needs ≈ 1.6 MB
-/// (10 Gbit/s link × min RTT 1300 µs)", or that the buffer already exceeds it (then
-/// the window filled because the receiver did not empty it in time). Empty when unknown.
-fn needs(ev: &Evidence<'_>, buffer: Option<u32>) -> String {
-    let (Some(l), Some(rtt)) = (ev.link_bps, ev.min_rtt_us) else {
-        return String::new();
-    };
-    let bdp = l / 8.0 * f64::from(rtt) / 1e6;
-    let what = format!("{} link × min RTT {rtt} µs", rate(l));
-    match buffer {
-        Some(b) if f64::from(b) >= bdp => format!(
-            ", more than the ≈ {} the path needs ({what}): the window filled because the peer did not empty it in time",
-            size(bdp)
-        ),
-        _ => format!(", the path needs ≈ {} ({what})", size(bdp)),
-    }
-}
-
-/// "--streams N, " with twice the connections a direction ran (more threads to
-/// spread a CPU-bound end over), or nothing when that is beyond what the tool allows.
-pub(crate) fn more_streams(conns: u32) -> Option<String> {
-    let next = conns.max(1).saturating_mul(2);
-    (next <= crate::config::bounds::MAX_STREAMS).then(|| format!("--streams {next}"))
-}
-
-fn line(dir: &str, cause: &str, rest: &str) -> String {
-    format!("{dir}: {cause}{rest}")
-}
-
 /// Decides the verdict. Order: a window or buffer that held the sender most of its
 /// busy time (a receive window that is full because the receiving process is
 /// saturated is CPU, not the window); then a saturated process or softirq; then a
 /// sender with nothing queued for 10% of its life while a host's CPUs were all busy
-/// (CPU) or for most of it (the application); then the congestion window (the
-/// network); then all CPUs busy.
+/// (CPU) or for most of it (the application); then the window equation (a goodput
+/// that is what the send or receive buffer allows per round trip on a path that
+/// carries far more, see `window_eq`); then the congestion window (the network);
+/// then all CPUs busy.
 pub fn decide(ev: &Evidence<'_>) -> LimitVerdict {
     let s = &ev.shares;
     let cpu = cpu_saturation(ev);
     let dir = format!("{}→{}", name(ev.sender), name(ev.receiver));
     let idle = s.busy_of_lifetime.map(|b| 1.0 - b);
-    let streams = more_streams(u32::try_from(ev.conns).unwrap_or(u32::MAX));
+    let streams = more_streams(u32::try_from(ev.conns).unwrap_or(u32::MAX))
+        .map_or(String::new(), |s| format!("{s}, "));
     let cpu_verdict = |c: &CpuLoad, why: String| {
         (
             LimitCause::Cpu,
             Some(c.pct / 100.0),
             Some(c.what.clone()),
-            line(
-                &dir,
-                "CPU: ",
-                &format!(
-                    "{}{why}; try {}a larger --block or jumbo frames (fewer packets per byte)",
-                    c.what,
-                    streams.as_ref().map_or(String::new(), |s| format!("{s}, "))
-                ),
-            ),
+            line(&dir, "CPU: ", &format!("{}{why}; try {streams}a larger --block or jumbo frames (fewer packets per byte)", c.what)),
         )
     };
+    let mut by_equation: Option<WindowBound> = None;
     let (cause, share, cpu_what, text) = if let Some(r) = s.rwnd_limited.filter(|r| *r >= DOMINANT)
     {
         match cpu.as_ref().filter(|c| c.specific && c.role == "receiver") {
@@ -295,8 +237,8 @@ pub fn decide(ev: &Evidence<'_>) -> LimitVerdict {
                         pct(r),
                         name(ev.receiver),
                         ev.receiver_buffer.map_or("?".into(), |b| b.to_string()),
-                        needs(ev, ev.receiver_buffer),
-                        window_fix(ev, "net.ipv4.tcp_rmem", ev.receiver)
+                        needs(ev.link_bps, ev.min_rtt_us, ev.receiver_buffer),
+                        window_fix(ev.window, "net.ipv4.tcp_rmem", ev.receiver)
                     ),
                 ),
             ),
@@ -314,8 +256,8 @@ pub fn decide(ev: &Evidence<'_>) -> LimitVerdict {
                     pct(sb),
                     name(ev.sender),
                     ev.sender_buffer.map_or("?".into(), |b| b.to_string()),
-                    needs(ev, None),
-                    window_fix(ev, "net.ipv4.tcp_wmem", ev.sender)
+                    needs(ev.link_bps, ev.min_rtt_us, None),
+                    window_fix(ev.window, "net.ipv4.tcp_wmem", ev.sender)
                 ),
             ),
         )
@@ -343,6 +285,20 @@ pub fn decide(ev: &Evidence<'_>) -> LimitVerdict {
                 ),
             ),
         )
+    } else if let Some((send, b, end)) = equation(ev) {
+        let text = equation_line(ev, &dir, send, &b, end);
+        let clock = if send {
+            s.sndbuf_limited
+        } else {
+            s.rwnd_limited
+        };
+        by_equation = Some(b);
+        let cause = if send {
+            LimitCause::SendBuffer
+        } else {
+            LimitCause::ReceiveWindow
+        };
+        (cause, clock, None, text)
     } else if let Some(c) = software_link_cpu(ev) {
         cpu_verdict(
             &c,
@@ -414,7 +370,80 @@ pub fn decide(ev: &Evidence<'_>) -> LimitVerdict {
         line: text,
         sysctl: sysctl.filter(|_| ev.window.is_none()).map(str::to_string),
         sysctl_end: sysctl_end.filter(|_| ev.window.is_none()),
+        evidence: match (cause, &by_equation) {
+            (LimitCause::ReceiveWindow | LimitCause::SendBuffer, Some(_)) => {
+                Some(WindowEvidence::WindowEquation)
+            }
+            (LimitCause::ReceiveWindow | LimitCause::SendBuffer, None) => {
+                Some(WindowEvidence::LimitClock)
+            }
+            _ => None,
+        },
+        window_allows_bps: by_equation.map(|b| b.allows_bps),
     }
+}
+
+/// The window equation for the send buffer and the receive buffer (see `window_eq`).
+fn equation(ev: &Evidence<'_>) -> Option<(bool, WindowBound, End)> {
+    let b = |buf| window_eq::bound(buf, ev.conns, ev.min_rtt_us, ev.goodput_bps, ev.link_bps);
+    window_eq::pick(
+        b(ev.sender_buffer),
+        b(ev.receiver_buffer),
+        (ev.shares.sndbuf_limited, ev.shares.rwnd_limited),
+        ev.sender,
+        ev.receiver,
+    )
+}
+
+/// "send buffer limited the sender: the client's socket buffer of 4096 B per 14.6 ms
+/// round trip (min RTT) allows ≈ 2.3 Mbit/s (window ÷ RTT) and the run got 7.0
+/// Mbit/s, …; evidence: the window equation; the kernel's sndbuf clock read 36% (…);
+/// raise …".
+fn equation_line(ev: &Evidence<'_>, dir: &str, send: bool, b: &WindowBound, end: End) -> String {
+    let s = &ev.shares;
+    let (what, clock, sysctl) = if send {
+        (
+            "send buffer limited the sender: ",
+            s.sndbuf_limited,
+            "net.ipv4.tcp_wmem",
+        )
+    } else {
+        (
+            "receive window limited the sender: ",
+            s.rwnd_limited,
+            "net.ipv4.tcp_rmem",
+        )
+    };
+    let clock = clock.map_or("the kernel does not report its clock".to_string(), |c| {
+        format!(
+            "the kernel's {} clock read {}{}",
+            if send { "sndbuf" } else { "rwnd" },
+            pct(c),
+            if send && c < DOMINANT {
+                " (a pacing sender, e.g. BBR, spreads the buffer over the round trip and the kernel books that as busy)"
+            } else {
+                ""
+            }
+        )
+    });
+    line(
+        dir,
+        what,
+        &format!(
+            "the {}'s socket buffer of {}{} B {}; evidence: the window equation (rate ≤ window ÷ RTT); {clock}; {}",
+            name(end),
+            if ev.conns > 1 { format!("{} × ", ev.conns) } else { String::new() },
+            if send { ev.sender_buffer } else { ev.receiver_buffer }.unwrap_or(0),
+            window_eq::describe(
+                b,
+                ev.min_rtt_us.unwrap_or(0),
+                rate,
+                size,
+                ev.link_bps.unwrap_or(0.0)
+            ),
+            window_fix(ev.window, sysctl, end)
+        ),
+    )
 }
 
 #[cfg(test)]

@@ -156,3 +156,109 @@ fn cpu_advice_asks_for_more_streams_than_were_run() {
     assert_eq!(more_streams(64).as_deref(), Some("--streams 128"));
     assert_eq!(more_streams(128), None);
 }
+
+/// The window equation (rate ≤ window ÷ RTT) as evidence when the kernel's clocks
+/// do not dominate: (shares, min RTT µs, send buffer, receive buffer, goodput bit/s,
+/// link bit/s, cause, evidence, text that must appear).
+#[test]
+fn the_window_equation_names_a_buffer_the_clocks_miss() {
+    let q = end(End::Client, 1.0, 5.0, 30.0);
+    let qa = end(End::Agent, 3.0, 5.0, 30.0);
+    let eq = Some(WindowEvidence::WindowEquation);
+    let cases = [
+        // The lab's flow: 4 KiB send buffer, 14.6 ms min RTT, 7 Mbit/s on a 10 Gbit/s
+        // link, the sndbuf clock at 36%, BBR pacing the rest.
+        (shares(1.0, 0.0, 0.36), 14_563, 4096, 328_316, 7.0e6, Some(10e9), LimitCause::SendBuffer, eq,
+         "send buffer limited the sender: the client's socket buffer of 4096 B per 14.6 ms round trip (min RTT) allows ≈ 2.3 Mbit/s (window ÷ RTT) and the run got 7.0 Mbit/s, while the 10.00 Gbit/s link × min RTT needs ≈ 18.2 MB"),
+        (shares(1.0, 0.0, 0.36), 14_563, 4096, 328_316, 7.0e6, Some(10e9), LimitCause::SendBuffer, eq,
+         "evidence: the window equation (rate ≤ window ÷ RTT); the kernel's sndbuf clock read 36% (a pacing sender"),
+        // The mirror: a 64 KiB receive buffer over 20 ms carries ≈ 26 Mbit/s at most;
+        // the run got 20 Mbit/s while the rwnd clock read 30%.
+        (shares(1.0, 0.3, 0.0), 20_000, 4_194_304, 65_536, 20e6, Some(10e9), LimitCause::ReceiveWindow, eq,
+         "receive window limited the sender: the agent's socket buffer of 65536 B per 20.0 ms round trip (min RTT) allows ≈ 26.2 Mbit/s"),
+        // Both buffers in use: the smaller one is the window, unless the kernel's
+        // clocks tell which one held the sender (here --window 4K on both ends).
+        (shares(1.0, 0.2, 0.2), 20_000, 65_536, 32_768, 12e6, Some(10e9), LimitCause::ReceiveWindow, eq,
+         "the agent's socket buffer of 32768 B"),
+        (shares(1.0, 0.0, 0.36), 20_000, 4608, 4096, 2e6, Some(10e9), LimitCause::SendBuffer, eq,
+         "the client's socket buffer of 4608 B"),
+        // A big buffer on a fast path: 4 MiB over 145 µs allows 231 Gbit/s; the run's
+        // 12.7 Gbit/s is far below it: not the buffer.
+        (shares(1.0, 0.0, 0.0), 145, 4_194_304, 33_554_432, 12.7e9, Some(10e9), LimitCause::Network, None,
+         "the network: "),
+        // A buffer that is in use but larger than the path needs (link × min RTT below
+        // 4× the buffer): the path, not the buffer, is the limit.
+        (shares(1.0, 0.0, 0.1), 1000, 1_048_576, 1_048_576, 6e9, Some(10e9), LimitCause::Network, None,
+         "the network: "),
+        // A rate-shaped path: the flow queues behind the shaper (srtt ≫ min RTT) but
+        // window ÷ min RTT is far above its 191 Mbit/s.
+        (shares(1.0, 0.0, 0.0), 12, 1_603_584, 2_689_672, 191e6, Some(10e9), LimitCause::Network, None,
+         "the network: "),
+        // No link speed: no room to show, no window-equation verdict.
+        (shares(1.0, 0.0, 0.36), 14_563, 4096, 328_316, 7.0e6, None, LimitCause::Network, None,
+         "the network: "),
+        // The clock dominates: the clock is the evidence.
+        (shares(1.0, 0.0, 0.8), 14_563, 4096, 328_316, 7.0e6, Some(10e9), LimitCause::SendBuffer, Some(WindowEvidence::LimitClock),
+         "send buffer limited the sender 80% of the time"),
+    ];
+    for (sh, rtt, snd, rcv, goodput, link, cause, evidence, text) in cases {
+        let v = decide(&Evidence {
+            sender: End::Client,
+            receiver: End::Agent,
+            shares: sh,
+            sender_end: Some(&q),
+            receiver_end: Some(&qa),
+            conns: 1,
+            min_rtt_us: Some(rtt),
+            receiver_buffer: Some(rcv),
+            sender_buffer: Some(snd),
+            link_bps: link,
+            delivery_rate_bps: None,
+            goodput_bps: Some(goodput),
+            software_link: None,
+            window: None,
+        });
+        assert_eq!((v.cause, v.evidence), (cause, evidence), "{}", v.line);
+        assert_eq!(v.window_allows_bps.is_some(), evidence == eq, "{}", v.line);
+        assert!(v.line.contains(text), "{}\nlacks: {text}", v.line);
+        if evidence == eq {
+            // The share stays the kernel's clock, not a made-up time share.
+            let clock = if cause == LimitCause::SendBuffer {
+                v.shares.sndbuf_limited
+            } else {
+                v.shares.rwnd_limited
+            };
+            assert_eq!(v.share, clock);
+            assert!(
+                v.line.ends_with(if cause == LimitCause::SendBuffer {
+                    "raise net.ipv4.tcp_wmem's maximum on the client"
+                } else {
+                    "raise net.ipv4.tcp_rmem's maximum on the agent"
+                }),
+                "{}",
+                v.line
+            );
+        }
+    }
+}
+
+#[test]
+fn the_window_equation_counts_every_connection() {
+    // Two connections of 4 KiB each over 10 ms: 6.6 Mbit/s allowed; 4 Mbit/s is in use.
+    let b = window_eq::bound(Some(4096), 2, Some(10_000), Some(4e6), Some(1e9)).unwrap();
+    assert!((b.allows_bps - 2.0 * 4096.0 * 8.0 / 0.01).abs() < 1e-6);
+    // 3 Mbit/s is below half of it: not the buffer.
+    assert_eq!(
+        window_eq::bound(Some(4096), 2, Some(10_000), Some(3e6), Some(1e9)),
+        None
+    );
+    // Unknown RTT or buffer: no evidence.
+    assert_eq!(
+        window_eq::bound(None, 1, Some(10_000), Some(4e6), Some(1e9)),
+        None
+    );
+    assert_eq!(
+        window_eq::bound(Some(4096), 1, None, Some(4e6), Some(1e9)),
+        None
+    );
+}
