@@ -12,10 +12,11 @@ use mtuperf_engine::client::ConnectOptions;
 use mtuperf_engine::EngineError;
 use mtuperf_proto::auth::Key;
 use mtuperf_proto::units::{parse_duration, Bytes};
+use mtuperf_report::record::RunRecord;
 use mtuperf_store::{NewRun, Store};
 
-use crate::cli::Global;
 use crate::exit::{self, Failure};
+use crate::global::Global;
 
 fn size_in(s: &str, min: u64, max: u64, hint: &str) -> Result<u64, String> {
     let v = Bytes::parse(s)
@@ -145,10 +146,43 @@ pub fn open_store(g: &Global) -> Result<Option<Store>, Failure> {
         .map_err(|e| Failure::new(exit::FAILED, e))
 }
 
+/// Where a run sits in the history besides its own figures.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Place<'a> {
+    /// The peer as the user named it.
+    pub target: &'a str,
+    /// The comparison group or sweep the run belongs to.
+    pub group: Option<i64>,
+    /// The run's role in its group (a path name, "clients=4") or the user's label.
+    pub label: Option<&'a str>,
+}
+
+/// Stores any measured result: the one place a history record is built.
+pub fn store_record(
+    store: Option<&Store>,
+    rec: &dyn RunRecord,
+    at: Place<'_>,
+) -> Result<Option<i64>, Failure> {
+    store_run(
+        store,
+        &NewRun {
+            kind: rec.kind().name().into(),
+            target: at.target.to_string(),
+            started_unix_ms: rec.started_unix_ms(),
+            headline: rec.headline(),
+            headline_value: rec.headline_value(),
+            interrupted: rec.interrupted(),
+            document: rec.document(),
+            group_id: at.group,
+            label: at.label.map(str::to_string),
+        },
+    )
+}
+
 /// Stores a run. A storage failure does not end the command: the document is kept as a
 /// JSON file and the failure reported after the output, with exit 5 (`unsaved`).
 #[allow(clippy::unnecessary_wraps)] // every subcommand calls it with `?`; kept for them
-pub fn store_run(store: Option<&Store>, run: &NewRun) -> Result<Option<i64>, Failure> {
+fn store_run(store: Option<&Store>, run: &NewRun) -> Result<Option<i64>, Failure> {
     let Some(s) = store else { return Ok(None) };
     match s.insert(run) {
         Ok(id) => Ok(Some(id)),

@@ -9,10 +9,11 @@ mod cli;
 mod cmd;
 mod common;
 mod exit;
+mod global;
 mod progress;
 mod unsaved;
 
 fn main() -> ExitCode {
     let args = cli::Cli::parse();
-    exit::finish(cmd::run(args))
+    exit::finish(cli::run(args))
 }

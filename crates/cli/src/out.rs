@@ -59,3 +59,13 @@ macro_rules! outln {
         $crate::out::write(format_args!($($arg)*), true)
     };
 }
+
+/// The one JSON emitter: a document, pretty-printed, on stdout. Our documents are plain
+/// structs and maps with string keys, so serializing cannot fail in practice; if it
+/// ever did, saying so on stderr beats printing an empty line that parses as nothing.
+pub fn json<T: serde::Serialize + ?Sized>(doc: &T) {
+    match serde_json::to_string_pretty(doc) {
+        Ok(s) => write(format_args!("{s}"), true),
+        Err(e) => eprintln!("mtuperf: could not write the JSON document: {e}"),
+    }
+}

@@ -10,6 +10,7 @@ pub mod fmt;
 pub mod html;
 pub mod md;
 pub mod path;
+pub mod record;
 pub mod rr;
 pub mod stream;
 

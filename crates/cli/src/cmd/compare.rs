@@ -14,12 +14,13 @@ use mtuperf_engine::compare::{
 };
 use mtuperf_engine::EngineError;
 use mtuperf_report::compare::{self as rc, CompareDoc, Rep};
-use mtuperf_report::stream::{self as rs, Document, RunDoc};
-use mtuperf_store::{NewRun, Store};
+use mtuperf_report::record::RunRecord;
+use mtuperf_report::stream::{Document, RunDoc};
+use mtuperf_store::Store;
 
-use crate::cli::Global;
 use crate::common::{self, parse_block, parse_test_time};
 use crate::exit::{self, CmdResult, Failure};
+use crate::global::Global;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -264,45 +265,26 @@ impl CompareObserver for Observer<'_> {
 }
 
 impl Observer<'_> {
-    fn store(&self, new: &NewRun) -> Result<Option<i64>, EngineError> {
-        common::store_run(self.store, new).map_err(|f| EngineError::Io {
-            op: "storing the repetition".into(),
-            source: std::io::Error::other(format!("{:#}", f.error)),
-        })
-    }
-
     /// Stores one repetition as an ordinary run of its kind, in the group, labelled
     /// with the path name.
     fn store_rep(&self, rep: &Repetition) -> Result<Option<i64>, EngineError> {
-        if let Some(res) = rep.rr.clone() {
-            let step = mtuperf_report::rr::StepDoc::new(res);
-            let doc = mtuperf_report::rr::Document::new(vec![step.clone()]);
-            return self.store(&NewRun {
-                kind: "rr".into(),
-                target: step.result.target.clone(),
-                started_unix_ms: step.result.started_unix_ms,
-                headline: mtuperf_report::rr::headline(&step),
-                headline_value: Some(step.metrics.blocks_per_s),
-                interrupted: step.result.interrupted,
-                document: serde_json::to_string(&doc).unwrap_or_default(),
-                group_id: self.group,
-                label: Some(rep.path.clone()),
-            });
-        }
-        let Some(res) = rep.stream.clone() else {
+        let (rec, target): (Box<dyn RunRecord>, String) = if let Some(res) = rep.rr.clone() {
+            let target = res.target.clone();
+            (Box::new(mtuperf_report::rr::StepDoc::new(res)), target)
+        } else if let Some(res) = rep.stream.clone() {
+            let target = res.target.clone();
+            (Box::new(RunDoc::new(res)), target)
+        } else {
             return Ok(None);
         };
-        let run = RunDoc::new(res);
-        self.store(&NewRun {
-            kind: "stream".into(),
-            target: run.result.target.clone(),
-            started_unix_ms: run.result.started_unix_ms,
-            headline: rs::headline(&run),
-            headline_value: Some(run.metrics.headline_bps),
-            interrupted: run.result.interrupted,
-            document: serde_json::to_string(&Document::new(vec![run.clone()])).unwrap_or_default(),
-            group_id: self.group,
-            label: Some(rep.path.clone()),
+        let place = common::Place {
+            target: &target,
+            group: self.group,
+            label: Some(&rep.path),
+        };
+        common::store_record(self.store, rec.as_ref(), place).map_err(|f| EngineError::Io {
+            op: "storing the repetition".into(),
+            source: std::io::Error::other(format!("{:#}", f.error)),
         })
     }
 }
@@ -398,7 +380,7 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
     let stop = common::interrupt_flag();
     let (doc, out) = execute(store.as_ref(), &plan, group, prior, &opts, &stop, a.json)?;
     if a.json {
-        outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        crate::out::json(&doc);
     } else if a.format == Format::Legacy && out.refused.is_none() {
         out!("{}", rc::legacy(&doc));
     } else {

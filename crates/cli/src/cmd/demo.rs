@@ -18,9 +18,9 @@ use mtuperf_proto::msg::{Direction, StreamLimit, StreamRequest};
 use mtuperf_report::compare::CompareDoc;
 use mtuperf_report::stream::{self as rs, RunDoc};
 
-use crate::cli::Global;
 use crate::common;
 use crate::exit::{self, CmdResult, Failure};
+use crate::global::Global;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -88,9 +88,14 @@ fn loopback_demo(g: &Global, a: &Args) -> CmdResult {
             stream::run(&session, &params, &stop, &Quiet).map_err(common::engine_failure)?;
         session.close();
         let mut run = RunDoc::new(result);
-        run.run_id = common::store_run(
+        run.run_id = common::store_record(
             store.as_ref(),
-            &crate::cmd::stream::new_run(&run, &addr.to_string(), Some("loopback")),
+            &run,
+            common::Place {
+                target: &addr.to_string(),
+                group: None,
+                label: Some("loopback"),
+            },
         )?;
         out!("{}", rs::header(&run.result));
         outln!("{}", rs::summary_text(&run));

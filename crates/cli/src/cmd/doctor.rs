@@ -11,11 +11,10 @@ use mtuperf_engine::doctor::{
 use mtuperf_engine::stream::End;
 use mtuperf_proto::units::BitsPerSec;
 use mtuperf_report::doctor::{self as rd, Document, HostReport};
-use mtuperf_store::NewRun;
 
-use crate::cli::Global;
 use crate::common;
 use crate::exit::{self, CmdResult, Failure};
+use crate::global::Global;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -241,22 +240,17 @@ fn check(g: &Global, a: Args) -> CmdResult {
         findings,
     };
     let mut doc = Document::new(started, a.profile.name(), local_report, peer_report, cross);
-    doc.run_id = common::store_run(
+    let target = a.peer.clone().unwrap_or_else(|| "localhost".into());
+    doc.run_id = common::store_record(
         store.as_ref(),
-        &NewRun {
-            kind: "doctor".into(),
-            target: a.peer.clone().unwrap_or_else(|| "localhost".into()),
-            started_unix_ms: started,
-            headline: rd::headline(&doc),
-            headline_value: Some(doc.counts.fail as f64),
-            interrupted: false,
-            document: serde_json::to_string(&doc).unwrap_or_default(),
-            group_id: None,
-            label: None,
+        &doc,
+        common::Place {
+            target: &target,
+            ..common::Place::default()
         },
     )?;
     if a.json {
-        outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        crate::out::json(&doc);
     } else if a.fix_script {
         out!("{}", rd::fix_script(&doc));
     } else {

@@ -3,9 +3,9 @@ use anyhow::Context;
 use mtuperf_report::csv::{self as rcsv, RunIn};
 use mtuperf_store::Filter;
 
-use crate::cli::Global;
 use crate::common;
 use crate::exit::{CmdResult, Failure};
+use crate::global::Global;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -62,7 +62,7 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
         .collect();
     if a.json {
         let doc = serde_json::json!({ "schema": rcsv::EXPORT_SCHEMA, "runs": rows });
-        outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        crate::out::json(&doc);
     } else {
         out!("{}", rcsv::csv(&rows));
     }

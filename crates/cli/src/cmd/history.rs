@@ -4,9 +4,9 @@ use std::time::Duration;
 use anyhow::Context;
 use mtuperf_store::Filter;
 
-use crate::cli::Global;
 use crate::common;
 use crate::exit::{CmdResult, Failure};
+use crate::global::Global;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

@@ -9,9 +9,9 @@ use mtuperf_report::compare::{self as rc, CompareDoc, Rep};
 use mtuperf_report::stream::Document;
 use mtuperf_store::{Filter, Store};
 
-use crate::cli::Global;
 use crate::common;
 use crate::exit::{self, CmdResult, Failure};
+use crate::global::Global;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {

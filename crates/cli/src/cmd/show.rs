@@ -2,9 +2,9 @@
 use anyhow::{anyhow, Context};
 use mtuperf_store::StoredRun;
 
-use crate::cli::Global;
 use crate::common;
 use crate::exit::{self, CmdResult, Failure};
+use crate::global::Global;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
