@@ -12,7 +12,7 @@ use mtuperf_engine::client::ConnectOptions;
 use mtuperf_engine::EngineError;
 use mtuperf_proto::auth::Key;
 use mtuperf_proto::units::{parse_duration, Bytes};
-use mtuperf_report::record::RunRecord;
+use mtuperf_report::record::{RunKind, RunRecord};
 use mtuperf_store::{NewRun, Store};
 
 use crate::exit::{self, Failure};
@@ -144,6 +144,23 @@ pub fn open_store(g: &Global) -> Result<Option<Store>, Failure> {
         .with_context(|| format!("opening history {}", path.display()))
         .map(Some)
         .map_err(|e| Failure::new(exit::FAILED, e))
+}
+
+/// `--kind`: a run kind by name.
+pub fn parse_kind(s: &str) -> Result<RunKind, String> {
+    s.parse()
+}
+
+/// The history, for a command that only reads it (`--no-store` makes no sense there).
+pub fn require_store(g: &Global, cmd: &str) -> Result<Store, Failure> {
+    open_store(g)?.ok_or_else(|| {
+        Failure::usage(
+            "--no-store",
+            "set",
+            &format!("{cmd} reads the history"),
+            "drop --no-store",
+        )
+    })
 }
 
 /// Where a run sits in the history besides its own figures.

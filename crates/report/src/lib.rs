@@ -7,6 +7,7 @@ pub mod csv;
 pub mod demo;
 pub mod doctor;
 pub mod fmt;
+pub mod history;
 pub mod html;
 pub mod md;
 pub mod path;

@@ -21,13 +21,7 @@ use mtuperf_store::Store;
 use crate::common::{self, parse_block, parse_test_time};
 use crate::exit::{self, CmdResult, Failure};
 use crate::global::Global;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    Text,
-    /// perl-sockets' packet-averages.pl labels ("key/avg: Bytes Received ...").
-    Legacy,
-}
+use crate::output::{Format, Output};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -58,11 +52,9 @@ pub struct Args {
     /// Compare even paths whose check failed (the report flags them).
     #[arg(long)]
     force: bool,
-    #[arg(long, value_enum, default_value = "text")]
-    format: Format,
-    /// Print one JSON document (schema mtuperf.compare/1).
-    #[arg(long)]
-    json: bool,
+    /// text, json (schema mtuperf.compare/1) or legacy (packet-averages.pl labels).
+    #[command(flatten)]
+    output: Output,
     /// Continue an interrupted comparison (its group id, see `mtuperf history --kind stream`).
     #[arg(long, value_name = "ID", conflicts_with = "paths")]
     resume: Option<i64>,
@@ -355,6 +347,10 @@ pub fn execute(
 
 #[allow(clippy::needless_pass_by_value)] // the dispatcher hands every subcommand its Args by value
 pub fn run(g: &Global, a: Args) -> CmdResult {
+    let format = a
+        .output
+        .pick(Format::Text, &[Format::Text, Format::Json, Format::Legacy])?;
+    let json = format == Format::Json;
     let store = common::open_store(g)?;
     let (plan, prior, group) = if let Some(id) = a.resume {
         {
@@ -378,10 +374,10 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
     };
     let opts = common::connect_options(g, None)?;
     let stop = common::interrupt_flag();
-    let (doc, out) = execute(store.as_ref(), &plan, group, prior, &opts, &stop, a.json)?;
-    if a.json {
+    let (doc, out) = execute(store.as_ref(), &plan, group, prior, &opts, &stop, json)?;
+    if json {
         crate::out::json(&doc);
-    } else if a.format == Format::Legacy && out.refused.is_none() {
+    } else if format == Format::Legacy && out.refused.is_none() {
         out!("{}", rc::legacy(&doc));
     } else {
         out!("{}", rc::text(&doc));

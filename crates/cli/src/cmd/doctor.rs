@@ -15,6 +15,7 @@ use mtuperf_report::doctor::{self as rd, Document, HostReport};
 use crate::common;
 use crate::exit::{self, CmdResult, Failure};
 use crate::global::Global;
+use crate::output::{Format, Output};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -40,11 +41,11 @@ pub struct Args {
     /// How long to sample the error counters (0s: since-boot totals only).
     #[arg(long, default_value = "1s", value_parser = parse_sample)]
     sample: Duration,
-    /// Print one JSON document (schema mtuperf.doctor/1) instead of text.
-    #[arg(long, conflicts_with = "fix_script")]
-    json: bool,
+    /// text, or json (schema mtuperf.doctor/1).
+    #[command(flatten)]
+    output: Output,
     /// Print a reviewable shell script fixing each FAIL/WARN instead of the report.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["json", "format"])]
     fix_script: bool,
 }
 
@@ -175,6 +176,7 @@ fn stream_evidence(
 }
 
 fn check(g: &Global, a: Args) -> CmdResult {
+    let json = a.output.pick(Format::Text, &[Format::Text, Format::Json])? == Format::Json;
     let store = common::open_store(g)?;
     let started = mtuperf_engine::unix_ms();
     let session = match &a.peer {
@@ -249,7 +251,7 @@ fn check(g: &Global, a: Args) -> CmdResult {
             ..common::Place::default()
         },
     )?;
-    if a.json {
+    if json {
         crate::out::json(&doc);
     } else if a.fix_script {
         out!("{}", rd::fix_script(&doc));

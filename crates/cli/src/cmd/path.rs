@@ -40,6 +40,7 @@ pub struct Args {
 // The dispatcher hands every subcommand its Args by value.
 #[allow(clippy::needless_pass_by_value)]
 pub fn run(g: &Global, a: Args) -> CmdResult {
+    crate::output::json_flag(a.json);
     match measure(g, &a) {
         Ok(code) => Ok(code),
         Err(f) => Err(Failure {
@@ -83,6 +84,9 @@ fn measure(g: &Global, a: &Args) -> CmdResult {
         crate::out::json(&doc);
     } else {
         out!("{}", rp::text(&doc));
+        if let Some(id) = doc.run_id {
+            outln!("stored as run {id}");
+        }
     }
     Ok(u8::from(!doc.ok))
 }

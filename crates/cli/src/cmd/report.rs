@@ -12,12 +12,7 @@ use mtuperf_store::{Filter, Store};
 use crate::common;
 use crate::exit::{self, CmdResult, Failure};
 use crate::global::Global;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    Html,
-    Md,
-}
+use crate::output::{Format, Output};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -33,8 +28,9 @@ pub struct Args {
     /// Write here instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
-    #[arg(long, value_enum, default_value = "html")]
-    format: Format,
+    /// html (the default) or md.
+    #[command(flatten)]
+    format: Output,
 }
 
 /// A comparison's document: its stored summary, else rebuilt from its plan and runs.
@@ -132,6 +128,7 @@ fn adhoc_doc(store: &Store, ids: &[i64]) -> anyhow::Result<CompareDoc> {
 
 #[allow(clippy::needless_pass_by_value)] // the dispatcher hands every subcommand its Args by value
 pub fn run(g: &Global, a: Args) -> CmdResult {
+    let format = a.format.pick(Format::Html, &[Format::Html, Format::Md])?;
     let Some(store) = common::open_store(g)? else {
         return Err(Failure::usage(
             "--no-store",
@@ -162,9 +159,10 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
         adhoc_doc(&store, &a.ids)
     }
     .map_err(|e| Failure::new(exit::USAGE, e))?;
-    let out = match a.format {
-        Format::Html => mtuperf_report::html::html(&doc),
-        Format::Md => mtuperf_report::md::markdown(&doc),
+    let out = if format == Format::Md {
+        mtuperf_report::md::markdown(&doc)
+    } else {
+        mtuperf_report::html::html(&doc)
     };
     match &a.output {
         Some(p) => {

@@ -153,6 +153,7 @@ fn validate(a: &Args) -> Result<Vec<u32>, Failure> {
 }
 
 pub fn run(g: &Global, a: &Args) -> CmdResult {
+    crate::output::json_flag(a.json);
     let loads = validate(a)?;
     let store = common::open_store(g)?;
     let opts = common::connect_options(g, a.bind)?;
@@ -211,6 +212,9 @@ pub fn run(g: &Global, a: &Args) -> CmdResult {
         if !a.json {
             out!("{}", rep::header(&step.result));
             out!("{}", rep::step_text(&step));
+            if let Some(id) = step.run_id {
+                outln!("stored as run {id}");
+            }
         }
         steps.push(step);
         if stop.load(Ordering::Relaxed) {

@@ -144,6 +144,7 @@ fn load_file(path: &PathBuf) -> Result<(String, Arc<[u8]>), Failure> {
 }
 
 pub fn run(g: &Global, a: Args) -> CmdResult {
+    crate::output::json_flag(a.json);
     let params = StreamParams {
         request: request(&a)?,
         file: a.file.as_ref().map(load_file).transpose()?,
