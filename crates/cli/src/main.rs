@@ -10,6 +10,7 @@ mod cmd;
 mod common;
 mod exit;
 mod global;
+mod groups;
 mod output;
 mod progress;
 mod unsaved;

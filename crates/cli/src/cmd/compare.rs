@@ -1,22 +1,11 @@
 //! `mtuperf compare`: the same tests over several paths, interleaved and repeated, each
 //! repetition stored as it finishes; summary with 95% intervals and a plain verdict.
 use std::net::IpAddr;
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{anyhow, Context};
-use indicatif::{ProgressBar, ProgressStyle};
-use mtuperf_engine::client::ConnectOptions;
-use mtuperf_engine::compare::Outcome;
-use mtuperf_engine::compare::{
-    self, Cell, CompareObserver, PathCheck, PathSpec, Plan, Repeat, Repetition, TestKind,
-};
-use mtuperf_engine::EngineError;
-use mtuperf_report::compare::{self as rc, CompareDoc, Rep};
-use mtuperf_report::record::RunRecord;
-use mtuperf_report::stream::{Document, RunDoc};
-use mtuperf_store::Store;
+use anyhow::anyhow;
+use mtuperf_engine::compare::{self, PathSpec, Plan, Repeat, TestKind};
+use mtuperf_report::compare as rc;
 
 use crate::common::{self, parse_block, parse_test_time};
 use crate::exit::{self, CmdResult, Failure};
@@ -158,193 +147,6 @@ fn plan(a: &Args) -> Result<Plan, Failure> {
     })
 }
 
-/// A stored group's plan and its usable repetitions (rounds numbered per path and block).
-pub fn load_group(store: &Store, id: i64) -> anyhow::Result<(Plan, Vec<Rep>, Option<String>)> {
-    let g = store
-        .group(id)?
-        .ok_or_else(|| anyhow!("no comparison group {id} in {}", store.path().display()))?;
-    if g.kind != "compare" {
-        return Err(anyhow!(
-            "group {id} is a {} group, not a comparison",
-            g.kind
-        ));
-    }
-    let plan: Plan = serde_json::from_str(&g.plan_json)
-        .with_context(|| format!("group {id}: unreadable plan"))?;
-    let mut reps: Vec<Rep> = Vec::new();
-    for r in store.group_runs(id)? {
-        let Some(path) = r.label.clone() else {
-            continue;
-        };
-        let (cell, stream, rr) = if r.kind == "rr" {
-            let Some(step) = serde_json::from_str::<mtuperf_report::rr::Document>(&r.document)
-                .ok()
-                .and_then(|d| d.steps.into_iter().next())
-            else {
-                continue;
-            };
-            let q = &step.result.request;
-            let cell = Cell {
-                test: TestKind::Rr,
-                block: q.block,
-                clients: q.clients,
-            };
-            (cell, None, Some(step.result))
-        } else {
-            let Some(run) = serde_json::from_str::<Document>(&r.document)
-                .ok()
-                .and_then(|d| d.runs.into_iter().next())
-            else {
-                continue;
-            };
-            let cell = Cell {
-                test: TestKind::Stream,
-                block: run.result.request.block,
-                clients: 1,
-            };
-            (cell, Some(run.result), None)
-        };
-        let round = reps
-            .iter()
-            .filter(|x| x.rep.path == path && x.rep.cell == cell && !x.rep.interrupted())
-            .count() as u32;
-        reps.push(Rep {
-            run_id: Some(r.id),
-            rep: Repetition {
-                path,
-                cell,
-                round,
-                stream,
-                rr,
-            },
-        });
-    }
-    Ok((plan, reps, g.summary_json))
-}
-
-struct Observer<'a> {
-    store: Option<&'a Store>,
-    group: Option<i64>,
-    bar: ProgressBar,
-    reps: Vec<Rep>,
-}
-
-impl CompareObserver for Observer<'_> {
-    fn checked(&mut self, c: &PathCheck) {
-        self.bar
-            .println(format!("  check {}: {}", c.name, c.reason));
-    }
-    fn starting(&mut self, p: &PathSpec, cell: Cell, round: u32, done: u32, planned: u32) {
-        self.bar.set_length(u64::from(planned));
-        self.bar.set_position(u64::from(done));
-        self.bar.set_message(format!(
-            "{} {} {} #{}",
-            p.name,
-            cell.test.name(),
-            rc::block_label(cell.block),
-            round + 1
-        ));
-    }
-    fn finished(&mut self, rep: &Repetition) -> Result<(), EngineError> {
-        let id = self.store_rep(rep)?;
-        self.bar.inc(1);
-        self.reps.push(Rep {
-            run_id: id,
-            rep: rep.clone(),
-        });
-        Ok(())
-    }
-}
-
-impl Observer<'_> {
-    /// Stores one repetition as an ordinary run of its kind, in the group, labelled
-    /// with the path name.
-    fn store_rep(&self, rep: &Repetition) -> Result<Option<i64>, EngineError> {
-        let (rec, target): (Box<dyn RunRecord>, String) = if let Some(res) = rep.rr.clone() {
-            let target = res.target.clone();
-            (Box::new(mtuperf_report::rr::StepDoc::new(res)), target)
-        } else if let Some(res) = rep.stream.clone() {
-            let target = res.target.clone();
-            (Box::new(RunDoc::new(res)), target)
-        } else {
-            return Ok(None);
-        };
-        let place = common::Place {
-            target: &target,
-            group: self.group,
-            label: Some(&rep.path),
-        };
-        common::store_record(self.store, rec.as_ref(), place).map_err(|f| EngineError::Io {
-            op: "storing the repetition".into(),
-            source: std::io::Error::other(format!("{:#}", f.error)),
-        })
-    }
-}
-
-fn bar(quiet: bool) -> ProgressBar {
-    if quiet || std::env::var_os("TERM").is_some_and(|t| t == "dumb") {
-        return ProgressBar::hidden();
-    }
-    let b = ProgressBar::new(1);
-    b.set_style(
-        ProgressStyle::with_template("  {bar:30} {pos}/{len} repetitions, ETA {eta}  {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    b
-}
-
-/// Stores the plan as a new comparison group (before anything runs).
-pub fn start_group(store: Option<&Store>, plan: &Plan) -> Result<Option<i64>, Failure> {
-    let Some(s) = store else { return Ok(None) };
-    s.create_group("compare", &serde_json::to_string(plan).unwrap_or_default())
-        .context("storing the comparison plan")
-        .map(Some)
-        .map_err(|e| Failure::new(exit::FAILED, e))
-}
-
-/// Runs (or continues, with `prior`) a comparison: every repetition stored in `group`
-/// as it finishes, a progress bar on a terminal unless `quiet`, the summary stored when
-/// the plan completes. For `demo` and `compare` alike.
-pub fn execute(
-    store: Option<&Store>,
-    plan: &Plan,
-    group: Option<i64>,
-    prior: Vec<Rep>,
-    opts: &ConnectOptions,
-    stop: &Arc<AtomicBool>,
-    quiet: bool,
-) -> Result<(CompareDoc, Outcome), Failure> {
-    let mut obs = Observer {
-        store,
-        group,
-        bar: bar(quiet),
-        reps: Vec::new(),
-    };
-    let engine_prior = prior.iter().map(|r| r.rep.clone()).collect();
-    let out = compare::run(plan, opts, engine_prior, stop, &mut obs);
-    obs.bar.finish_and_clear();
-    let out = out.map_err(common::engine_failure)?;
-    let mut reps: Vec<Rep> = prior.into_iter().filter(|r| !r.rep.interrupted()).collect();
-    reps.extend(obs.reps);
-    let doc = rc::build(
-        plan,
-        &out.checks,
-        &reps,
-        group,
-        out.refused.clone(),
-        out.interrupted,
-    );
-    if let (Some(s), Some(id)) = (store, group) {
-        if !out.interrupted {
-            let json = serde_json::to_string(&doc).unwrap_or_default();
-            if let Err(e) = s.finish_group(id, &json) {
-                crate::unsaved::keep(s.path(), "compare", &json, &e.into());
-            }
-        }
-    }
-    Ok((doc, out))
-}
-
 #[allow(clippy::needless_pass_by_value)] // the dispatcher hands every subcommand its Args by value
 pub fn run(g: &Global, a: Args) -> CmdResult {
     let format = a
@@ -362,19 +164,21 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
                     "drop --no-store",
                 )
             })?;
-            let (plan, reps, _) = load_group(s, id).map_err(|e| Failure::new(exit::USAGE, e))?;
+            let (plan, reps, _) =
+                crate::groups::load_group(s, id).map_err(|e| Failure::new(exit::USAGE, e))?;
             (plan, reps, Some(id))
         }
     } else {
         {
             let plan = plan(&a)?;
-            let group = start_group(store.as_ref(), &plan)?;
+            let group = crate::groups::start_group(store.as_ref(), &plan)?;
             (plan, Vec::new(), group)
         }
     };
     let opts = common::connect_options(g, None)?;
     let stop = common::interrupt_flag();
-    let (doc, out) = execute(store.as_ref(), &plan, group, prior, &opts, &stop, json)?;
+    let (doc, out) =
+        crate::groups::execute(store.as_ref(), &plan, group, prior, &opts, &stop, json)?;
     if json {
         crate::out::json(&doc);
     } else if format == Format::Legacy && out.refused.is_none() {
