@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use mtuperf_engine::client::ConnectOptions;
+use mtuperf_engine::compare::PathSpec;
 use mtuperf_engine::EngineError;
 use mtuperf_proto::auth::Key;
 use mtuperf_proto::units::{parse_duration, Bytes};
@@ -248,6 +249,54 @@ pub fn engine_failure(e: EngineError) -> Failure {
         exit::FAILED
     };
     Failure::new(code, e)
+}
+
+/// `--ci-width`: a percentage from 0.1 to 50.
+pub fn parse_pct(s: &str) -> Result<f64, String> {
+    match s.trim_end_matches('%').parse::<f64>() {
+        Ok(v) if (0.1..=50.0).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "{s} is not a percentage from 0.1 to 50 (e.g. 5 for ±5%)"
+        )),
+    }
+}
+
+/// NAME=HOST[,bind=ADDR]
+pub fn parse_path(s: &str) -> Result<PathSpec, String> {
+    let hint = "expected NAME=HOST[,bind=LOCAL_ADDR], e.g. jumbo=10.0.9.2,bind=10.0.9.1";
+    let (name, rest) = s.split_once('=').ok_or_else(|| format!("{s}: {hint}"))?;
+    let ok_name = !name.is_empty()
+        && name.len() <= 32
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if !ok_name {
+        return Err(format!(
+            "{name:?}: a path name is 1 to 32 letters, digits, '-' or '_'; {hint}"
+        ));
+    }
+    let mut parts = rest.split(',');
+    let target = parts.next().unwrap_or_default().to_string();
+    if target.is_empty() {
+        return Err(format!("{s}: no host; {hint}"));
+    }
+    let mut bind = None;
+    for p in parts {
+        match p.split_once('=') {
+            Some(("bind", a)) => {
+                bind = Some(
+                    a.parse::<IpAddr>()
+                        .map_err(|e| format!("bind={a}: {e}; {hint}"))?,
+                );
+            }
+            _ => return Err(format!("{p}: unknown path option; {hint}")),
+        }
+    }
+    Ok(PathSpec {
+        name: name.to_string(),
+        target,
+        bind,
+    })
 }
 
 #[cfg(test)]

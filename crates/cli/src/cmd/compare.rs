@@ -1,6 +1,5 @@
 //! `mtuperf compare`: the same tests over several paths, interleaved and repeated, each
 //! repetition stored as it finishes; summary with 95% intervals and a plain verdict.
-use std::net::IpAddr;
 use std::time::Duration;
 
 use anyhow::anyhow;
@@ -15,7 +14,7 @@ use crate::output::{Format, Output};
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// A path to compare: NAME=HOST[,bind=LOCAL_ADDR]; give two or more, the first is the baseline.
-    #[arg(long = "path", value_name = "NAME=HOST[,bind=ADDR]", value_parser = parse_path, required_unless_present = "resume")]
+    #[arg(long = "path", value_name = "NAME=HOST[,bind=ADDR]", value_parser = common::parse_path, required_unless_present = "resume")]
     paths: Vec<PathSpec>,
     /// Tests to run over every path.
     #[arg(long, value_delimiter = ',', default_value = "stream")]
@@ -30,7 +29,7 @@ pub struct Args {
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(2..=1000), conflicts_with = "ci_width")]
     repeat: u32,
     /// Repeat until every headline mean's 95% CI half-width is within ±PCT% (at least 3, at most --max-repeat).
-    #[arg(long, value_name = "PCT", value_parser = parse_pct)]
+    #[arg(long, value_name = "PCT", value_parser = common::parse_pct)]
     ci_width: Option<f64>,
     /// Upper bound on repetitions with --ci-width.
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(3..=1000))]
@@ -53,53 +52,6 @@ pub struct Args {
 pub enum TestArg {
     Stream,
     Rr,
-}
-
-fn parse_pct(s: &str) -> Result<f64, String> {
-    match s.trim_end_matches('%').parse::<f64>() {
-        Ok(v) if (0.1..=50.0).contains(&v) => Ok(v),
-        _ => Err(format!(
-            "{s} is not a percentage from 0.1 to 50 (e.g. 5 for ±5%)"
-        )),
-    }
-}
-
-/// NAME=HOST[,bind=ADDR]
-pub fn parse_path(s: &str) -> Result<PathSpec, String> {
-    let hint = "expected NAME=HOST[,bind=LOCAL_ADDR], e.g. jumbo=10.0.9.2,bind=10.0.9.1";
-    let (name, rest) = s.split_once('=').ok_or_else(|| format!("{s}: {hint}"))?;
-    let ok_name = !name.is_empty()
-        && name.len() <= 32
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-    if !ok_name {
-        return Err(format!(
-            "{name:?}: a path name is 1 to 32 letters, digits, '-' or '_'; {hint}"
-        ));
-    }
-    let mut parts = rest.split(',');
-    let target = parts.next().unwrap_or_default().to_string();
-    if target.is_empty() {
-        return Err(format!("{s}: no host; {hint}"));
-    }
-    let mut bind = None;
-    for p in parts {
-        match p.split_once('=') {
-            Some(("bind", a)) => {
-                bind = Some(
-                    a.parse::<IpAddr>()
-                        .map_err(|e| format!("bind={a}: {e}; {hint}"))?,
-                );
-            }
-            _ => return Err(format!("{p}: unknown path option; {hint}")),
-        }
-    }
-    Ok(PathSpec {
-        name: name.to_string(),
-        target,
-        bind,
-    })
 }
 
 fn plan(a: &Args) -> Result<Plan, Failure> {

@@ -5,9 +5,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use mtuperf_engine::client::Session;
-use mtuperf_engine::doctor::{
-    self, client as dclient, cross, facts, Bdp, Options, Profile, StreamEvidence,
-};
+use mtuperf_engine::doctor::run::{self, Check, Checked, EvidenceSource};
+use mtuperf_engine::doctor::{facts, Profile, StreamEvidence};
 use mtuperf_engine::stream::End;
 use mtuperf_proto::units::BitsPerSec;
 use mtuperf_report::doctor::{self as rd, Document, HostReport};
@@ -106,33 +105,6 @@ fn select(a: &Args, session: Option<&Session>) -> Result<(Vec<String>, String), 
     ))
 }
 
-fn bdp(
-    a: &Args,
-    local: &mtuperf_engine::doctor::HostFacts,
-    measured_rtt: Option<Duration>,
-) -> Option<Bdp> {
-    let (bw, bw_src) = if let Some(b) = a.bandwidth {
-        (b, "--bandwidth".to_string())
-    } else {
-        let f = local
-            .ifaces
-            .iter()
-            .filter_map(|f| f.info.speed_mbps.map(|s| (s, &f.info.name)))
-            .min()?;
-        (f64::from(f.0) * 1e6, format!("link speed of {}", f.1))
-    };
-    let (rtt, rtt_src) = match (a.rtt, measured_rtt) {
-        (Some(r), _) => (r, "--rtt".to_string()),
-        (None, Some(r)) => (r, "control round trip to the agent".to_string()),
-        (None, None) => return None,
-    };
-    Some(Bdp {
-        bits_per_sec: bw,
-        rtt,
-        source: format!("{bw_src}, {rtt_src}"),
-    })
-}
-
 // Every subcommand's `run` takes its Args by value (cmd/mod.rs dispatch).
 #[allow(clippy::needless_pass_by_value)]
 /// Exit codes of doctor, as the issue asks for scripting: 0 no FAIL, 1 any FAIL, 2 any error.
@@ -143,8 +115,20 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
     })
 }
 
-/// What the newest stored stream run (to --peer's host, if given) says about the
-/// buffers of `end` (this host is the client; --peer the agent).
+/// The history as the doctor's evidence: what the newest stored stream run (to
+/// --peer's host, if given) says about the buffers of an end (this host is the client;
+/// --peer the agent).
+struct Stored<'a> {
+    store: Option<&'a mtuperf_store::Store>,
+    peer: Option<&'a str>,
+}
+
+impl EvidenceSource for Stored<'_> {
+    fn evidence(&self, end: End) -> Option<StreamEvidence> {
+        stream_evidence(self.store, self.peer, end)
+    }
+}
+
 fn stream_evidence(
     store: Option<&mtuperf_store::Store>,
     peer: Option<&str>,
@@ -187,54 +171,34 @@ fn check(g: &Global, a: Args) -> CmdResult {
         None => None,
     };
     let (ifaces, selection) = select(&a, session.as_ref())?;
-    // Sample both hosts at the same time: the agent's sample runs while ours does.
-    let (local, peer) = std::thread::scope(|sc| {
-        let remote = session
-            .as_ref()
-            .map(|s| sc.spawn(move || dclient::ask_peer(s, a.profile, a.sample)));
-        let local = facts::gather(&ifaces, &selection, a.sample);
-        let peer = remote.map(|h| {
-            h.join().unwrap_or_else(|_| {
-                Err(mtuperf_engine::EngineError::Protocol(
-                    "doctor thread failed".into(),
-                ))
-            })
-        });
-        (local, peer)
-    });
-    let peer = peer.transpose().map_err(common::engine_failure)?;
-    let rtt = session.as_ref().and_then(|s| dclient::control_rtt(s, 5));
-    let evidence = |end| stream_evidence(store.as_ref(), a.peer.as_deref(), end);
-    let opts = Options {
+    let check = Check {
         profile: a.profile,
-        bdp: bdp(&a, &local, rtt),
-        evidence: evidence(End::Client),
+        sample: a.sample,
+        ifaces,
+        selection,
+        bandwidth: a.bandwidth,
+        rtt: a.rtt,
     };
-    let findings = doctor::check_host(&local, &opts);
-    // The rules are pure: recompute the peer's findings here, with the BDP (the agent
-    // knows neither --bandwidth nor the RTT).
-    let peer = peer.map(|mut p| {
-        let popts = Options {
-            profile: a.profile,
-            bdp: bdp(&a, &p.facts, rtt),
-            evidence: evidence(End::Agent),
-        };
-        p.findings = doctor::check_host(&p.facts, &popts);
-        p
-    });
-    let cross = peer
-        .as_ref()
-        .map(|p| cross::compare(&local, &p.facts))
-        .unwrap_or_default();
+    let stored = Stored {
+        store: store.as_ref(),
+        peer: a.peer.as_deref(),
+    };
+    let result = run::run(&check, session.as_ref(), &stored);
+    if let Some(s) = session {
+        s.close();
+    }
+    let Checked {
+        local,
+        findings,
+        peer,
+        cross,
+    } = result.map_err(common::engine_failure)?;
     let peer_report = peer.map(|p| HostReport {
         hostname: p.hostname,
         role: format!("peer {}", a.peer.clone().unwrap_or_default()),
         facts: p.facts,
         findings: p.findings,
     });
-    if let Some(s) = session {
-        s.close();
-    }
     let local_report = HostReport {
         hostname: local.hostname.clone(),
         role: "local".into(),
