@@ -10,9 +10,10 @@ use std::time::Duration;
 use anyhow::Context;
 use mtuperf_engine::client::ConnectOptions;
 use mtuperf_engine::compare::PathSpec;
+use mtuperf_engine::doctor::Profile;
 use mtuperf_engine::EngineError;
 use mtuperf_proto::auth::Key;
-use mtuperf_proto::units::{parse_duration, Bytes};
+use mtuperf_proto::units::{parse_duration, BitsPerSec, Bytes};
 use mtuperf_report::record::{RunKind, RunRecord};
 use mtuperf_store::{NewRun, Store};
 
@@ -297,6 +298,36 @@ pub fn parse_path(s: &str) -> Result<PathSpec, String> {
         target,
         bind,
     })
+}
+
+/// doctor `--profile`.
+pub fn parse_profile(s: &str) -> Result<Profile, String> {
+    s.parse()
+}
+
+/// doctor `--rtt`: 1us to 10s.
+pub fn parse_rtt(s: &str) -> Result<Duration, String> {
+    let d = parse_any_duration(s)?;
+    if d.is_zero() || d > Duration::from_secs(10) {
+        return Err(format!(
+            "{s} is out of range: allowed 1us to 10s (e.g. 200us, 25ms)"
+        ));
+    }
+    Ok(d)
+}
+
+/// doctor `--sample`: 0s to 60s.
+pub fn parse_sample(s: &str) -> Result<Duration, String> {
+    let d = parse_any_duration(s)?;
+    if d > Duration::from_mins(1) {
+        return Err(format!("{s} is out of range: allowed 0s to 60s (e.g. 1s)"));
+    }
+    Ok(d)
+}
+
+/// doctor `--bandwidth`: a rate such as 10G.
+pub fn parse_bandwidth(s: &str) -> Result<f64, String> {
+    BitsPerSec::parse(s).map(|b| b.0).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ mod global;
 mod groups;
 mod output;
 mod progress;
+mod stored;
 mod unsaved;
 
 fn main() -> ExitCode {

@@ -7,6 +7,13 @@ use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 static CLOSED: AtomicBool = AtomicBool::new(false);
+static DOCUMENT: AtomicBool = AtomicBool::new(false);
+
+/// A JSON document went to stdout already (a refused compare prints its document and
+/// then fails): an error document after it would make stdout two documents.
+pub fn document_printed() -> bool {
+    DOCUMENT.load(Ordering::Relaxed)
+}
 
 /// Writes to stdout unless an earlier write failed; never panics.
 pub fn write(args: fmt::Arguments<'_>, newline: bool) {
@@ -65,7 +72,10 @@ macro_rules! outln {
 /// ever did, saying so on stderr beats printing an empty line that parses as nothing.
 pub fn json<T: serde::Serialize + ?Sized>(doc: &T) {
     match serde_json::to_string_pretty(doc) {
-        Ok(s) => write(format_args!("{s}"), true),
+        Ok(s) => {
+            DOCUMENT.store(true, Ordering::Relaxed);
+            write(format_args!("{s}"), true);
+        }
         Err(e) => eprintln!("mtuperf: could not write the JSON document: {e}"),
     }
 }

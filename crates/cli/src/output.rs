@@ -3,7 +3,8 @@
 //! asking for another is a usage error naming those it has.
 //!
 //! With JSON chosen, a failure is printed as a JSON document on stdout too
-//! (`mtuperf.error/1`, see [`crate::exit::finish`]), so a program reading stdout always
+//! (`mtuperf.error/1`, see [`crate::exit::finish`]) unless the command printed its own
+//! document before failing (a refused compare), so a program reading stdout always
 //! gets a document.
 use std::sync::atomic::{AtomicBool, Ordering};
 

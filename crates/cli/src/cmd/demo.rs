@@ -170,14 +170,16 @@ fn lab_demo(g: &Global, a: &Args) -> CmdResult {
         .stderr(std::process::Stdio::inherit())
         .output()
         .context("running compare in the lab's client host")?;
-    if !out.status.success() && out.stdout.is_empty() {
+    // A failed compare prints its document when it measured something, else an error
+    // document (mtuperf.error/1), whose message is on stderr already.
+    let doc = serde_json::from_slice::<CompareDoc>(&out.stdout);
+    if !out.status.success() && doc.is_err() {
         return Err(Failure::new(
             exit::FAILED,
             anyhow!("compare in the lab failed"),
         ));
     }
-    let doc: CompareDoc =
-        serde_json::from_slice(&out.stdout).context("reading the compare document")?;
+    let doc = doc.context("reading the compare document")?;
     outln!();
     out!("{}", mtuperf_report::compare::text(&doc));
     std::fs::write(&a.output, mtuperf_report::html::html(&doc))

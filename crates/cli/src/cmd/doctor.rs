@@ -5,10 +5,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use mtuperf_engine::client::Session;
-use mtuperf_engine::doctor::run::{self, Check, Checked, EvidenceSource};
-use mtuperf_engine::doctor::{facts, Profile, StreamEvidence};
-use mtuperf_engine::stream::End;
-use mtuperf_proto::units::BitsPerSec;
+use mtuperf_engine::doctor::run::{self, Check, Checked};
+use mtuperf_engine::doctor::{facts, Profile};
 use mtuperf_report::doctor::{self as rd, Document, HostReport};
 
 use crate::common;
@@ -27,18 +25,18 @@ pub struct Args {
     #[arg(long, value_name = "HOST")]
     peer: Option<String>,
     /// Thresholds: rac (Oracle minimums FAIL) or generic (the same values WARN).
-    #[arg(long, default_value = "rac", value_parser = parse_profile)]
+    #[arg(long, default_value = "rac", value_parser = common::parse_profile)]
     profile: Profile,
     /// Round-trip time for the bandwidth-delay product (default with --peer: the
     /// kernel's RTT of the control connection).
-    #[arg(long, value_parser = parse_rtt)]
+    #[arg(long, value_parser = common::parse_rtt)]
     rtt: Option<Duration>,
     /// Path rate for the bandwidth-delay product: 10G, 25gbit ... (default: the
     /// interface's link speed when it reports one).
-    #[arg(long, value_parser = parse_bandwidth)]
+    #[arg(long, value_parser = common::parse_bandwidth)]
     bandwidth: Option<f64>,
     /// How long to sample the error counters (0s: since-boot totals only).
-    #[arg(long, default_value = "1s", value_parser = parse_sample)]
+    #[arg(long, default_value = "1s", value_parser = common::parse_sample)]
     sample: Duration,
     /// text, or json (schema mtuperf.doctor/1).
     #[command(flatten)]
@@ -46,32 +44,6 @@ pub struct Args {
     /// Print a reviewable shell script fixing each FAIL/WARN instead of the report.
     #[arg(long, conflicts_with_all = ["json", "format"])]
     fix_script: bool,
-}
-
-fn parse_profile(s: &str) -> Result<Profile, String> {
-    s.parse()
-}
-
-fn parse_rtt(s: &str) -> Result<Duration, String> {
-    let d = common::parse_any_duration(s)?;
-    if d.is_zero() || d > Duration::from_secs(10) {
-        return Err(format!(
-            "{s} is out of range: allowed 1us to 10s (e.g. 200us, 25ms)"
-        ));
-    }
-    Ok(d)
-}
-
-fn parse_sample(s: &str) -> Result<Duration, String> {
-    let d = common::parse_any_duration(s)?;
-    if d > Duration::from_mins(1) {
-        return Err(format!("{s} is out of range: allowed 0s to 60s (e.g. 1s)"));
-    }
-    Ok(d)
-}
-
-fn parse_bandwidth(s: &str) -> Result<f64, String> {
-    BitsPerSec::parse(s).map(|b| b.0).map_err(|e| e.to_string())
 }
 
 /// The interfaces to check and how they were chosen.
@@ -115,50 +87,6 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
     })
 }
 
-/// The history as the doctor's evidence: what the newest stored stream run (to
-/// --peer's host, if given) says about the buffers of an end (this host is the client;
-/// --peer the agent).
-struct Stored<'a> {
-    store: Option<&'a mtuperf_store::Store>,
-    peer: Option<&'a str>,
-}
-
-impl EvidenceSource for Stored<'_> {
-    fn evidence(&self, end: End) -> Option<StreamEvidence> {
-        stream_evidence(self.store, self.peer, end)
-    }
-}
-
-fn stream_evidence(
-    store: Option<&mtuperf_store::Store>,
-    peer: Option<&str>,
-    end: End,
-) -> Option<StreamEvidence> {
-    // HOST, HOST:PORT, [IPv6]:PORT or a bare IPv6 address: the host part.
-    let host = peer.map(|p| match p.strip_prefix('[') {
-        Some(rest) => rest.split(']').next().unwrap_or(rest),
-        None if p.matches(':').count() == 1 => p.split(':').next().unwrap_or(p),
-        None => p,
-    });
-    let run = store?
-        .list(&mtuperf_store::Filter {
-            kind: Some("stream".into()),
-            target: host.map(str::to_string),
-            limit: Some(1),
-            ..mtuperf_store::Filter::default()
-        })
-        .ok()?
-        .into_iter()
-        .next()?;
-    let verdicts = mtuperf_report::stream::stored_verdicts(&run.document);
-    let refs: Vec<_> = verdicts.iter().collect();
-    StreamEvidence::of(
-        &format!("stream run {} to {}", run.id, run.target),
-        end,
-        &refs,
-    )
-}
-
 fn check(g: &Global, a: Args) -> CmdResult {
     let json = a.output.pick(Format::Text, &[Format::Text, Format::Json])? == Format::Json;
     let store = common::open_store(g)?;
@@ -179,7 +107,7 @@ fn check(g: &Global, a: Args) -> CmdResult {
         bandwidth: a.bandwidth,
         rtt: a.rtt,
     };
-    let stored = Stored {
+    let stored = crate::stored::Evidence {
         store: store.as_ref(),
         peer: a.peer.as_deref(),
     };

@@ -35,7 +35,7 @@ pub fn load_group(store: &Store, id: i64) -> anyhow::Result<(Plan, Vec<Rep>, Opt
     let g = store
         .group(id)?
         .ok_or_else(|| anyhow!("no comparison group {id} in {}", store.path().display()))?;
-    if g.kind != "compare" {
+    if g.kind.parse() != Ok(RunKind::Compare) {
         return Err(anyhow!(
             "group {id} is a {} group, not a comparison",
             g.kind
@@ -48,7 +48,7 @@ pub fn load_group(store: &Store, id: i64) -> anyhow::Result<(Plan, Vec<Rep>, Opt
         let Some(path) = r.label.clone() else {
             continue;
         };
-        let (cell, stream, rr) = if r.kind == "rr" {
+        let (cell, stream, rr) = if r.kind.parse() == Ok(RunKind::Rr) {
             let Some(step) = serde_json::from_str::<mtuperf_report::rr::Document>(&r.document)
                 .ok()
                 .and_then(|d| d.steps.into_iter().next())
@@ -132,7 +132,7 @@ pub fn adhoc_doc(store: &Store, ids: &[i64]) -> anyhow::Result<CompareDoc> {
     let mut runs = runs;
     runs.sort_by_key(|r| r.id);
     for r in runs {
-        if r.kind != "stream" {
+        if r.kind.parse() != Ok(RunKind::Stream) {
             return Err(anyhow!(
                 "run {} is a {} run; reports cover stream runs and comparisons",
                 r.id,

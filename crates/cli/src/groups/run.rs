@@ -10,7 +10,7 @@ use mtuperf_engine::compare::{
 };
 use mtuperf_engine::EngineError;
 use mtuperf_report::compare::{self as rc, CompareDoc, Rep};
-use mtuperf_report::record::RunRecord;
+use mtuperf_report::record::{RunKind, RunRecord};
 use mtuperf_report::stream::RunDoc;
 use mtuperf_store::Store;
 
@@ -124,7 +124,7 @@ pub fn execute(
         if !out.interrupted {
             let json = serde_json::to_string(&doc).unwrap_or_default();
             if let Err(e) = s.finish_group(id, &json) {
-                crate::unsaved::keep(s.path(), "compare", &json, &e.into());
+                crate::unsaved::keep(s.path(), RunKind::Compare.name(), &json, &e.into());
             }
         }
     }
