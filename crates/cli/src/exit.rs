@@ -105,7 +105,7 @@ pub fn finish(result: CmdResult) -> ExitCode {
         Err(f) if is_broken_pipe(&f.error) => 0,
         Err(f) => {
             let _ = writeln!(std::io::stderr(), "mtuperf: error: {:#}", f.error);
-            if crate::output::json_chosen() && !crate::out::document_printed() {
+            if crate::out::json_chosen() && !crate::out::document_printed() {
                 crate::out::json(&ErrorDoc {
                     schema: ERROR_SCHEMA,
                     error: format!("{:#}", f.error),

@@ -8,6 +8,17 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 static CLOSED: AtomicBool = AtomicBool::new(false);
 static DOCUMENT: AtomicBool = AtomicBool::new(false);
+static JSON_CHOSEN: AtomicBool = AtomicBool::new(false);
+
+/// The command asked for JSON (`crate::output`): its errors become documents too.
+pub fn choose_json() {
+    JSON_CHOSEN.store(true, Ordering::Relaxed);
+}
+
+/// The command asked for JSON: a failure is a JSON document on stdout.
+pub fn json_chosen() -> bool {
+    JSON_CHOSEN.load(Ordering::Relaxed)
+}
 
 /// A JSON document went to stdout already (a refused compare prints its document and
 /// then fails): an error document after it would make stdout two documents.

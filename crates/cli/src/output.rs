@@ -6,8 +6,6 @@
 //! (`mtuperf.error/1`, see [`crate::exit::finish`]) unless the command printed its own
 //! document before failing (a refused compare), so a program reading stdout always
 //! gets a document.
-use std::sync::atomic::{AtomicBool, Ordering};
-
 use crate::exit::Failure;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -39,13 +37,6 @@ impl Format {
     }
 }
 
-static JSON_CHOSEN: AtomicBool = AtomicBool::new(false);
-
-/// The command asked for JSON: errors are JSON documents on stdout.
-pub fn json_chosen() -> bool {
-    JSON_CHOSEN.load(Ordering::Relaxed)
-}
-
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct Output {
     /// Output format (each command says which it has).
@@ -65,7 +56,7 @@ impl Output {
             self.format.unwrap_or(default)
         };
         if f == Format::Json {
-            JSON_CHOSEN.store(true, Ordering::Relaxed);
+            crate::out::choose_json();
         }
         if has.contains(&f) {
             Ok(f)
@@ -85,7 +76,7 @@ impl Output {
 /// choice (so its errors come as JSON too) and hands it back.
 pub fn json_flag(json: bool) -> bool {
     if json {
-        JSON_CHOSEN.store(true, Ordering::Relaxed);
+        crate::out::choose_json();
     }
     json
 }
