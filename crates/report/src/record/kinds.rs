@@ -20,14 +20,8 @@ fn json<T: serde::Serialize>(doc: &T) -> String {
 /// The document does not parse as its kind's schema.
 pub fn decode(kind: RunKind, document: &str) -> Result<Box<dyn RunRecord>, serde_json::Error> {
     Ok(match kind {
-        RunKind::Stream => {
-            let doc: stream::Document = serde_json::from_str(document)?;
-            Box::new(StoredStream(doc))
-        }
-        RunKind::Rr => {
-            let doc: rr::Document = serde_json::from_str(document)?;
-            Box::new(StoredRr(doc))
-        }
+        RunKind::Stream => Box::new(Stored(serde_json::from_str::<stream::Document>(document)?)),
+        RunKind::Rr => Box::new(Stored(serde_json::from_str::<rr::Document>(document)?)),
         RunKind::Path => Box::new(serde_json::from_str::<path::Document>(document)?),
         RunKind::Doctor => Box::new(serde_json::from_str::<doctor::Document>(document)?),
         RunKind::Compare => Box::new(serde_json::from_str::<compare::CompareDoc>(document)?),
@@ -89,42 +83,6 @@ impl RunRecord for stream::RunDoc {
     }
 }
 
-/// A stored stream document (the record is its first run; the text is the whole).
-struct StoredStream(stream::Document);
-
-impl StoredStream {
-    fn run(&self) -> Option<&stream::RunDoc> {
-        self.0.runs.first()
-    }
-}
-
-impl RunRecord for StoredStream {
-    fn kind(&self) -> RunKind {
-        RunKind::Stream
-    }
-    fn started_unix_ms(&self) -> i64 {
-        self.run().map_or(0, RunRecord::started_unix_ms)
-    }
-    fn headline(&self) -> String {
-        self.run().map(RunRecord::headline).unwrap_or_default()
-    }
-    fn headline_value(&self) -> Option<f64> {
-        self.run().and_then(RunRecord::headline_value)
-    }
-    fn interrupted(&self) -> bool {
-        self.run().is_some_and(RunRecord::interrupted)
-    }
-    fn document(&self) -> String {
-        json(&self.0)
-    }
-    fn figures(&self) -> Vec<Figure> {
-        self.run().map(RunRecord::figures).unwrap_or_default()
-    }
-    fn text(&self) -> String {
-        stream::text(&self.0)
-    }
-}
-
 // --- rr: one load step, stored as a one-step mtuperf.rr/1 document.
 
 impl RunRecord for rr::StepDoc {
@@ -173,39 +131,65 @@ impl RunRecord for rr::StepDoc {
     }
 }
 
-/// A stored rr document (the record is its first step; the text is the whole).
-struct StoredRr(rr::Document);
+// --- stored stream and rr documents: the record is the first run, the text the whole.
 
-impl StoredRr {
-    fn step(&self) -> Option<&rr::StepDoc> {
-        self.0.steps.first()
+/// A stored document of runs (stream) or steps (rr).
+trait Runs: serde::Serialize {
+    type Run: RunRecord;
+    const KIND: RunKind;
+    fn first(&self) -> Option<&Self::Run>;
+    fn whole_text(&self) -> String;
+}
+
+impl Runs for stream::Document {
+    type Run = stream::RunDoc;
+    const KIND: RunKind = RunKind::Stream;
+    fn first(&self) -> Option<&stream::RunDoc> {
+        self.runs.first()
+    }
+    fn whole_text(&self) -> String {
+        stream::text(self)
     }
 }
 
-impl RunRecord for StoredRr {
+impl Runs for rr::Document {
+    type Run = rr::StepDoc;
+    const KIND: RunKind = RunKind::Rr;
+    fn first(&self) -> Option<&rr::StepDoc> {
+        self.steps.first()
+    }
+    fn whole_text(&self) -> String {
+        rr::text(self)
+    }
+}
+
+/// A stored document read back from the history.
+struct Stored<D>(D);
+
+impl<D: Runs> RunRecord for Stored<D> {
     fn kind(&self) -> RunKind {
-        RunKind::Rr
+        D::KIND
     }
     fn started_unix_ms(&self) -> i64 {
-        self.step().map_or(0, RunRecord::started_unix_ms)
+        self.0.first().map_or(0, RunRecord::started_unix_ms)
     }
     fn headline(&self) -> String {
-        self.step().map(RunRecord::headline).unwrap_or_default()
+        self.0.first().map(RunRecord::headline).unwrap_or_default()
     }
     fn headline_value(&self) -> Option<f64> {
-        self.step().and_then(RunRecord::headline_value)
+        self.0.first().and_then(RunRecord::headline_value)
     }
     fn interrupted(&self) -> bool {
-        self.step().is_some_and(RunRecord::interrupted)
+        self.0.first().is_some_and(RunRecord::interrupted)
     }
     fn document(&self) -> String {
         json(&self.0)
     }
     fn figures(&self) -> Vec<Figure> {
-        self.step().map(RunRecord::figures).unwrap_or_default()
+        self.0.first().map(RunRecord::figures).unwrap_or_default()
     }
     fn text(&self) -> String {
-        rr::text(&self.0)
+        self.0.whole_text()
     }
 }
 
