@@ -67,7 +67,7 @@ mod tests {
         let t = text(&[row]);
         let lines: Vec<&str> = t.lines().collect();
         assert!(lines[0].contains("group"), "{t}");
-        assert!(lines[1].contains("stream         3  h"), "{t}");
+        assert!(lines[1].contains("stream        3  h"), "{t}");
         assert!(lines[1].ends_with("9.41 Gbit/s (interrupted)"), "{t}");
     }
 }

@@ -9,6 +9,7 @@ use mtuperf_report::compare as rc;
 use crate::common::{self, parse_block, parse_test_time};
 use crate::exit::{self, CmdResult, Failure};
 use crate::global::Global;
+use crate::groups;
 use crate::output::{Format, Output};
 
 #[derive(Debug, clap::Args)]
@@ -107,30 +108,25 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
     let json = format == Format::Json;
     let store = common::open_store(g)?;
     let (plan, prior, group) = if let Some(id) = a.resume {
-        {
-            let s = store.as_ref().ok_or_else(|| {
-                Failure::usage(
-                    "--no-store",
-                    "set",
-                    "--resume reads the history",
-                    "drop --no-store",
-                )
-            })?;
-            let (plan, reps, _) =
-                crate::groups::load_group(s, id).map_err(|e| Failure::new(exit::USAGE, e))?;
-            (plan, reps, Some(id))
-        }
+        let s = store.as_ref().ok_or_else(|| {
+            Failure::usage(
+                "--no-store",
+                "set",
+                "--resume reads the history",
+                "drop --no-store",
+            )
+        })?;
+        let (plan, reps, _) =
+            groups::load_group(s, id).map_err(|e| Failure::new(exit::USAGE, e))?;
+        (plan, reps, Some(id))
     } else {
-        {
-            let plan = plan(&a)?;
-            let group = crate::groups::start_group(store.as_ref(), &plan)?;
-            (plan, Vec::new(), group)
-        }
+        let plan = plan(&a)?;
+        let group = groups::start_group(store.as_ref(), &plan)?;
+        (plan, Vec::new(), group)
     };
     let opts = common::connect_options(g, None)?;
     let stop = common::interrupt_flag();
-    let (doc, out) =
-        crate::groups::execute(store.as_ref(), &plan, group, prior, &opts, &stop, json)?;
+    let (doc, out) = groups::execute(store.as_ref(), &plan, group, prior, &opts, &stop, json)?;
     if json {
         crate::out::json(&doc);
     } else if format == Format::Legacy && out.refused.is_none() {

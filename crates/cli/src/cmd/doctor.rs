@@ -5,9 +5,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use mtuperf_engine::client::Session;
-use mtuperf_engine::doctor::run::{self, Check, Checked};
+use mtuperf_engine::doctor::run::{self, Check};
 use mtuperf_engine::doctor::{facts, Profile};
-use mtuperf_report::doctor::{self as rd, Document, HostReport};
+use mtuperf_report::doctor::{self as rd, Document};
 
 use crate::common;
 use crate::exit::{self, CmdResult, Failure};
@@ -115,25 +115,9 @@ fn check(g: &Global, a: Args) -> CmdResult {
     if let Some(s) = session {
         s.close();
     }
-    let Checked {
-        local,
-        findings,
-        peer,
-        cross,
-    } = result.map_err(common::engine_failure)?;
-    let peer_report = peer.map(|p| HostReport {
-        hostname: p.hostname,
-        role: format!("peer {}", a.peer.clone().unwrap_or_default()),
-        facts: p.facts,
-        findings: p.findings,
-    });
-    let local_report = HostReport {
-        hostname: local.hostname.clone(),
-        role: "local".into(),
-        facts: local,
-        findings,
-    };
-    let mut doc = Document::new(started, a.profile.name(), local_report, peer_report, cross);
+    let checked = result.map_err(common::engine_failure)?;
+    let peer_name = a.peer.as_deref().unwrap_or_default();
+    let mut doc = Document::of(started, a.profile.name(), peer_name, checked);
     let target = a.peer.clone().unwrap_or_else(|| "localhost".into());
     doc.run_id = common::store_record(
         store.as_ref(),
