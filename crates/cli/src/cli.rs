@@ -1,10 +1,10 @@
 //! The command line: global options and one subcommand enum. Each subcommand's flags
 //! live in its own file under `cmd/`.
-use std::path::PathBuf;
-
 use clap::{Parser, Subcommand};
 
 use crate::cmd;
+use crate::exit::CmdResult;
+use crate::global::Global;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -18,19 +18,6 @@ pub struct Cli {
     pub global: Global,
     #[command(subcommand)]
     pub command: Command,
-}
-
-#[derive(Debug, clap::Args)]
-pub struct Global {
-    /// History database (default: $XDG_DATA_HOME/mtuperf/history.db).
-    #[arg(long, global = true, env = "MTUPERF_DB", value_name = "PATH")]
-    pub db: Option<PathBuf>,
-    /// Do not store this run in the history.
-    #[arg(long, global = true)]
-    pub no_store: bool,
-    /// Shared key for authenticating to the agent (from `mtuperf keygen`).
-    #[arg(long, global = true, env = "MTUPERF_KEY_FILE", value_name = "FILE")]
-    pub key_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -61,4 +48,24 @@ pub enum Command {
     Export(cmd::export::Args),
     /// Write a new shared key file for the agent and its clients.
     Keygen(cmd::keygen::Args),
+}
+
+/// Hands the parsed command line to its subcommand.
+pub fn run(cli: Cli) -> CmdResult {
+    let g = &cli.global;
+    match cli.command {
+        Command::Serve(a) => cmd::serve::run(g, a),
+        Command::Stream(a) => cmd::stream::run(g, a),
+        Command::Rr(a) => cmd::rr::run(g, &a),
+        Command::History(a) => cmd::history::run(g, a),
+        Command::Show(a) => cmd::show::run(g, a),
+        Command::Lab(a) => cmd::lab::run(g, a),
+        Command::Path(a) => cmd::path::run(g, a),
+        Command::Demo(a) => cmd::demo::run(g, a),
+        Command::Doctor(a) => cmd::doctor::run(g, a),
+        Command::Compare(a) => cmd::compare::run(g, a),
+        Command::Report(a) => cmd::report::run(g, a),
+        Command::Export(a) => cmd::export::run(g, a),
+        Command::Keygen(a) => cmd::keygen::run(&a),
+    }
 }

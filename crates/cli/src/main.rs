@@ -9,10 +9,14 @@ mod cli;
 mod cmd;
 mod common;
 mod exit;
+mod global;
+mod groups;
+mod output;
 mod progress;
+mod stored;
 mod unsaved;
 
 fn main() -> ExitCode {
     let args = cli::Cli::parse();
-    exit::finish(cmd::run(args))
+    exit::finish(cli::run(args))
 }

@@ -7,9 +7,11 @@ pub mod csv;
 pub mod demo;
 pub mod doctor;
 pub mod fmt;
+pub mod history;
 pub mod html;
 pub mod md;
 pub mod path;
+pub mod record;
 pub mod rr;
 pub mod stream;
 

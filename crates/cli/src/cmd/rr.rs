@@ -8,11 +8,10 @@ use mtuperf_engine::rr::{self, RrInterval, RrObserver, RrParams, MAX_UDP_BLOCK};
 use mtuperf_proto::msg::rr::{RrBidir, RrHooks, RrProto};
 use mtuperf_proto::msg::{RrReady, RrRequest};
 use mtuperf_report::rr::{self as rep, Document, StepDoc};
-use mtuperf_store::NewRun;
 
-use crate::cli::Global;
 use crate::common::{self, parse_any_duration, parse_interval, parse_test_time};
 use crate::exit::{self, CmdResult, Failure};
+use crate::global::Global;
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 enum Proto {
@@ -154,6 +153,7 @@ fn validate(a: &Args) -> Result<Vec<u32>, Failure> {
 }
 
 pub fn run(g: &Global, a: &Args) -> CmdResult {
+    crate::output::json_flag(a.json);
     let loads = validate(a)?;
     let store = common::open_store(g)?;
     let opts = common::connect_options(g, a.bind)?;
@@ -200,24 +200,21 @@ pub fn run(g: &Global, a: &Args) -> CmdResult {
         let result = rr::run(&session, &params, &stop, &printer).map_err(common::engine_failure)?;
         let mut step = StepDoc::new(result);
         // Stored before the next step starts.
-        step.run_id = common::store_run(
+        step.run_id = common::store_record(
             store.as_ref(),
-            &NewRun {
-                kind: "rr".into(),
-                target: a.target.clone(),
-                started_unix_ms: step.result.started_unix_ms,
-                headline: rep::headline(&step),
-                headline_value: Some(step.metrics.blocks_per_s),
-                interrupted: step.result.interrupted,
-                document: serde_json::to_string(&Document::new(vec![step.clone()]))
-                    .unwrap_or_default(),
-                group_id: group,
-                label: Some(format!("clients={clients}")),
+            &step,
+            common::Place {
+                target: &a.target,
+                group,
+                label: Some(&format!("clients={clients}")),
             },
         )?;
         if !a.json {
             out!("{}", rep::header(&step.result));
             out!("{}", rep::step_text(&step));
+            if let Some(id) = step.run_id {
+                outln!("stored as run {id}");
+            }
         }
         steps.push(step);
         if stop.load(Ordering::Relaxed) {
@@ -230,7 +227,7 @@ pub fn run(g: &Global, a: &Args) -> CmdResult {
         let _ = s.finish_group(id, &serde_json::to_string(&doc.sweep).unwrap_or_default());
     }
     if a.json {
-        outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        crate::out::json(&doc);
     } else if let Some(sw) = &doc.sweep {
         out!("{}", rep::sweep_text(sw));
     }

@@ -10,9 +10,9 @@ use mtuperf_engine::agent::{Agent, AgentConfig, LogLine};
 use mtuperf_proto::msg::Limits;
 use mtuperf_proto::units::BitsPerSec;
 
-use crate::cli::Global;
 use crate::common::{load_key, parse_any_duration};
 use crate::exit::{self, CmdResult, Failure};
+use crate::global::Global;
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub enum LogFormat {

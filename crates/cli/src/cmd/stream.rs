@@ -11,13 +11,12 @@ use mtuperf_engine::sampler::Sampler;
 use mtuperf_engine::stream::{self, End, StreamObserver, StreamParams};
 use mtuperf_proto::msg::{Direction, IntervalSample, StreamLimit, StreamReady, StreamRequest};
 use mtuperf_report::stream::{self as rs, Document, RunDoc};
-use mtuperf_store::NewRun;
 
-use crate::cli::Global;
 use crate::common::{
     self, parse_block, parse_interval, parse_test_time, parse_total, parse_window,
 };
 use crate::exit::{self, CmdResult, Failure};
+use crate::global::Global;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -74,21 +73,6 @@ pub struct Args {
     /// Label stored with the run in the history (e.g. the path's name).
     #[arg(long)]
     label: Option<String>,
-}
-
-/// The history record of one stream run.
-pub fn new_run(run: &RunDoc, target: &str, label: Option<&str>) -> NewRun {
-    NewRun {
-        kind: "stream".into(),
-        target: target.to_string(),
-        started_unix_ms: run.result.started_unix_ms,
-        headline: rs::headline(run),
-        headline_value: Some(run.metrics.headline_bps),
-        interrupted: run.result.interrupted,
-        document: serde_json::to_string(&Document::new(vec![run.clone()])).unwrap_or_default(),
-        group_id: None,
-        label: label.map(str::to_string),
-    }
 }
 
 struct Printer {
@@ -160,6 +144,7 @@ fn load_file(path: &PathBuf) -> Result<(String, Arc<[u8]>), Failure> {
 }
 
 pub fn run(g: &Global, a: Args) -> CmdResult {
+    crate::output::json_flag(a.json);
     let params = StreamParams {
         request: request(&a)?,
         file: a.file.as_ref().map(load_file).transpose()?,
@@ -180,9 +165,14 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
         progress.finish_and_clear();
         session.close();
         let mut run = RunDoc::new(result?);
-        run.run_id = common::store_run(
+        run.run_id = common::store_record(
             store.as_ref(),
-            &new_run(&run, &a.target, a.label.as_deref()),
+            &run,
+            common::Place {
+                target: &a.target,
+                group: None,
+                label: a.label.as_deref(),
+            },
         )?;
         if !a.json {
             if a.repeat == 1 {
@@ -202,7 +192,7 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
     }
     let doc = Document::new(runs);
     if a.json {
-        outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        crate::out::json(&doc);
     } else if doc.runs.len() > 1 {
         if let Some(s) = &doc.summary {
             let _ = s;
