@@ -129,7 +129,9 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
     };
     let rev_threads = super::bidir_requester::threads(req.clients);
     let rev_udp = match (&req.bidir, req.proto) {
-        (Some(_), RrProto::Udp) => super::bidir_requester::udp_sockets(local_ip, rev_threads)?,
+        (Some(_), RrProto::Udp) => {
+            super::bidir_requester::udp_sockets(local_ip, req.clients, rev_threads)?
+        }
         _ => Vec::new(),
     };
     let port = match &udp {

@@ -31,8 +31,14 @@ pub fn threads(clients: u32) -> u32 {
 
 /// UDP: binds the requester sockets at `local` now, so their ports go into the ready
 /// message and the client's responder can register them before traffic flows.
-pub fn udp_sockets(local: IpAddr, n: u32) -> Result<Vec<UdpSocket>, EngineError> {
-    (0..n).map(|_| requester::udp_socket(local)).collect()
+pub fn udp_sockets(
+    local: IpAddr,
+    clients: u32,
+    threads: u32,
+) -> Result<Vec<UdpSocket>, EngineError> {
+    (0..requester::udp_socket_count(clients, threads))
+        .map(|_| requester::udp_socket(local))
+        .collect()
 }
 
 /// The ports of `socks`, for the ready message.
@@ -76,7 +82,7 @@ pub fn transports(
     threads: u32,
 ) -> Result<Vec<Transport>, EngineError> {
     match proto {
-        RrProto::Udp => requester::udp_transports(udp, SocketAddr::new(peer, b.port)),
+        RrProto::Udp => requester::udp_transports(udp, SocketAddr::new(peer, b.port), threads),
         RrProto::Tcp => Ok(requester::tcp_transports(tcp, threads)),
     }
 }

@@ -55,7 +55,7 @@ pub fn run(
     let local_ip = session.bind().unwrap_or(session.agent.ip());
     requester::ensure_nofile(&req)?;
     let udp = if req.proto == RrProto::Udp {
-        let socks = (0..nthreads)
+        let socks = (0..requester::udp_socket_count(req.clients, nthreads))
             .map(|_| udp_socket(local_ip))
             .collect::<Result<Vec<_>, _>>()?;
         req.udp_ports = socks
@@ -125,7 +125,11 @@ pub fn run(
         }
         requester::tcp_transports(conns, nthreads)
     } else {
-        requester::udp_transports(udp, SocketAddr::new(session.agent.ip(), ready.port))?
+        requester::udp_transports(
+            udp,
+            SocketAddr::new(session.agent.ip(), ready.port),
+            nthreads,
+        )?
     };
     let t0 = Instant::now();
     let before = sampler.snapshot(t0);

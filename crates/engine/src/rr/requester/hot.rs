@@ -1,18 +1,19 @@
-//! A requester thread's hot loop: one thread multiplexes many clients over one
-//! connected UDP socket (answers routed by the client id in the datagram header) or
-//! one TCP connection per client, registered with the thread's epoll instance. The
-//! load shape (closed or open loop) only decides when each client's next request is
-//! due and where its latency is measured from. Buffers are allocated once per
+//! A requester thread's hot loop: one thread multiplexes its share of the clients
+//! over a few connected UDP sockets (client i sends from socket i mod n; answers are
+//! routed by the client id in the datagram header) or one TCP connection per client.
+//! The load shape (closed or open loop) only decides when each client's next request
+//! is due and where its latency is measured from. Buffers are allocated once per
 //! thread; what is due and what times out sits in queues (`slots::Schedule`), so the
 //! work per block does not grow with the number of clients.
 //!
-//! Waiting: closed-loop UDP blocks in recv() itself (timeout `RECV_TICK`, so lost
-//! requests are still found), then drains with MSG_DONTWAIT: two syscalls per block
-//! (send, recv), as sockperf's ping-pong. Open-loop UDP ppolls its one socket with a
-//! nanosecond timeout. TCP waits in epoll_wait, which returns only the connections
-//! that have data; open loop waits for sub-2 ms due times in ppoll on the epoll
-//! descriptor (epoll_wait counts only whole milliseconds).
+//! Waiting: closed-loop UDP on one socket blocks in recv() itself (timeout
+//! `RECV_TICK`, so lost requests are still found), then drains with MSG_DONTWAIT: two
+//! syscalls per block (send, recv), as sockperf's ping-pong. Otherwise the thread
+//! waits in epoll_wait, which returns only the sockets that have data; open loop
+//! waits for sub-2 ms due times in ppoll on the epoll descriptor (epoll_wait counts
+//! only whole milliseconds).
 
+use std::io::{ErrorKind, Write};
 use std::net::{TcpStream, UdpSocket};
 use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -40,8 +41,8 @@ pub enum Shape {
 }
 
 pub enum Transport {
-    /// Connected, non-blocking.
-    Udp(UdpSocket),
+    /// Connected, non-blocking; client i of the thread sends from socket i mod n.
+    Udp(Vec<UdpSocket>),
     /// One per client, non-blocking.
     Tcp(Vec<TcpStream>),
 }
@@ -158,73 +159,88 @@ pub fn run(p: &Plan<'_>) -> Outcome {
 }
 
 impl Run<'_> {
-    fn run_udp(&mut self, sock: &UdpSocket) -> Result<(), String> {
-        // This thread owns its UDP socket, so switching it to blocking mode is local.
-        let blocking = matches!(self.p.shape, Shape::Closed)
-            && sock.set_nonblocking(false).is_ok()
-            && sock.set_read_timeout(Some(RECV_TICK)).is_ok();
-        while let Some(next) = self.turn() {
-            if blocking {
-                if self.waiting > 0 {
-                    self.recv_udp(sock, true);
+    fn run_udp(&mut self, socks: &[UdpSocket]) -> Result<(), String> {
+        let open = matches!(self.p.shape, Shape::Open { .. });
+        // One socket, closed loop: block in recv() itself (this thread owns the
+        // socket, so switching it to blocking mode is local).
+        if let ([sock], false) = (socks, open) {
+            if sock.set_nonblocking(false).is_ok() && sock.set_read_timeout(Some(RECV_TICK)).is_ok()
+            {
+                while self.turn().is_some() {
+                    if self.waiting > 0 {
+                        self.recv_udp(sock, true);
+                    }
                 }
-                continue;
+                return Ok(());
             }
-            let wait = next.saturating_sub(now_ns(self.p.t0)).min(MAX_WAIT_NS);
-            let mut pfd = [PollFd::new(sock.as_fd(), PollFlags::POLLIN)];
-            let ts = TimeSpec::from_duration(Duration::from_nanos(wait));
-            match nix::poll::ppoll(&mut pfd, Some(ts), None) {
-                Ok(0) | Err(nix::errno::Errno::EINTR) => {}
-                Ok(_) => self.recv_udp(sock, false),
-                Err(e) => return Err(format!("poll: {e}")),
+        }
+        self.watch(socks)?;
+        let mut events = vec![EpollEvent::empty(); EVENTS];
+        while let Some(next) = self.turn() {
+            for k in 0..self.wait(&mut events, next)? {
+                let s = events.get(k).and_then(|ev| socks.get(ev.data() as usize));
+                if let Some(s) = s {
+                    self.recv_udp(s, false);
+                }
             }
         }
         Ok(())
     }
 
     fn run_tcp(&mut self, conns: &[TcpStream]) -> Result<(), String> {
-        let ep = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC).map_err(|e| format!("epoll: {e}"))?;
-        for (i, c) in conns.iter().enumerate() {
-            ep.add(c, EpollEvent::new(EpollFlags::EPOLLIN, i as u64))
-                .map_err(|e| format!("epoll add: {e}"))?;
-        }
-        self.ep = Some(ep);
-        let open = matches!(self.p.shape, Shape::Open { .. });
+        self.watch(conns)?;
         let mut events = vec![EpollEvent::empty(); EVENTS];
         while let Some(next) = self.turn() {
-            let Some(ep) = &self.ep else { break };
-            let wait = next.saturating_sub(now_ns(self.p.t0)).min(MAX_WAIT_NS);
-            let got = if open && wait > 0 && wait < 2_000_000 {
-                // Sub-millisecond precision: wait on the epoll descriptor itself.
-                let mut pfd = [PollFd::new(ep.0.as_fd(), PollFlags::POLLIN)];
-                let ts = TimeSpec::from_duration(Duration::from_nanos(wait));
-                match nix::poll::ppoll(&mut pfd, Some(ts), None) {
-                    Ok(0) | Err(nix::errno::Errno::EINTR) => Ok(0),
-                    Ok(_) => ep.wait(&mut events, PollTimeout::ZERO),
-                    Err(e) => Err(e),
-                }
-            } else {
-                // Closed loop: round up (nothing but the end is due); open: round down.
-                let ms = if open {
-                    wait / 1_000_000
-                } else {
-                    wait.div_ceil(1_000_000)
-                };
-                ep.wait(&mut events, PollTimeout::from(ms as u16))
-            };
-            let n = match got {
-                Ok(n) => n,
-                Err(nix::errno::Errno::EINTR) => 0,
-                Err(e) => return Err(format!("epoll_wait: {e}")),
-            };
-            for ev in events.get(..n).unwrap_or_default() {
-                let i = ev.data() as usize;
+            for k in 0..self.wait(&mut events, next)? {
+                let i = events.get(k).map_or(usize::MAX, |ev| ev.data() as usize);
                 if let Some(c) = conns.get(i) {
                     self.recv_tcp(i, c);
                 }
             }
         }
         Ok(())
+    }
+
+    /// Registers `fds` (event data: their index) with a new epoll instance.
+    fn watch<F: AsFd>(&mut self, fds: &[F]) -> Result<(), String> {
+        let ep = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC).map_err(|e| format!("epoll: {e}"))?;
+        for (i, f) in fds.iter().enumerate() {
+            ep.add(f, EpollEvent::new(EpollFlags::EPOLLIN, i as u64))
+                .map_err(|e| format!("epoll add: {e}"))?;
+        }
+        self.ep = Some(ep);
+        Ok(())
+    }
+
+    /// Waits for readiness until `next` (ns since t0) at the latest; returns how many
+    /// events are in `events`.
+    fn wait(&self, events: &mut [EpollEvent], next: u64) -> Result<usize, String> {
+        let Some(ep) = &self.ep else { return Ok(0) };
+        let open = matches!(self.p.shape, Shape::Open { .. });
+        let wait = next.saturating_sub(now_ns(self.p.t0)).min(MAX_WAIT_NS);
+        let got = if open && wait > 0 && wait < 2_000_000 {
+            // Sub-millisecond precision: wait on the epoll descriptor itself.
+            let mut pfd = [PollFd::new(ep.0.as_fd(), PollFlags::POLLIN)];
+            let ts = TimeSpec::from_duration(Duration::from_nanos(wait));
+            match nix::poll::ppoll(&mut pfd, Some(ts), None) {
+                Ok(0) => Ok(0),
+                Ok(_) => ep.wait(events, PollTimeout::ZERO),
+                Err(e) => Err(e),
+            }
+        } else {
+            // Closed loop: round up (only a timeout or the end is due); open: down.
+            let ms = if open {
+                wait / 1_000_000
+            } else {
+                wait.div_ceil(1_000_000)
+            };
+            ep.wait(events, PollTimeout::from(ms as u16))
+        };
+        match got {
+            Ok(n) => Ok(n),
+            Err(nix::errno::Errno::EINTR) => Ok(0),
+            Err(e) => Err(format!("waiting for answers: {e}")),
+        }
     }
 
     /// One turn of the schedule: counts timeouts (and re-sends), sends what is due;
@@ -318,13 +334,15 @@ impl Run<'_> {
         self.counts.requests_sent += 1;
         match &p.transport {
             // A refused or dropped datagram is a lost request, found by its timeout.
-            Transport::Udp(sock) => {
-                let _ = sock.send(&self.sendbuf);
+            Transport::Udp(socks) => {
+                if let Some(sock) = socks.get(i as usize % socks.len().max(1)) {
+                    let _ = sock.send(&self.sendbuf);
+                }
             }
             Transport::Tcp(v) => {
                 let res = v
                     .get(i as usize)
-                    .map_or(Ok(()), |c| super::recv::write_all_nb(c, &self.sendbuf));
+                    .map_or(Ok(()), |c| write_all_nb(c, &self.sendbuf));
                 if let Err(e) = res {
                     self.kill(i as usize, format!("sending a request: {e}"));
                 }
@@ -352,4 +370,23 @@ impl Run<'_> {
         }
         self.error.get_or_insert(why);
     }
+}
+
+/// Writes a small message on a non-blocking socket, waiting briefly if its buffer is full.
+fn write_all_nb(mut sock: &TcpStream, mut buf: &[u8]) -> std::io::Result<()> {
+    let give_up = Instant::now() + Duration::from_secs(10);
+    while !buf.is_empty() {
+        match sock.write(buf) {
+            Ok(0) => return Err(ErrorKind::WriteZero.into()),
+            Ok(n) => buf = buf.get(n..).unwrap_or_default(),
+            Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted => {
+                if Instant::now() > give_up {
+                    return Err(ErrorKind::TimedOut.into());
+                }
+                std::thread::sleep(Duration::from_micros(50));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }

@@ -63,20 +63,47 @@ pub fn udp_socket(ip: IpAddr) -> Result<UdpSocket, EngineError> {
     Ok(s)
 }
 
-/// Connects each requester socket to the responder at `to`, non-blocking.
+/// Clients that share one UDP requester socket at most. Their blocks land in that
+/// socket's receive buffer together: 128 × 8 KiB blocks fit a 4 MiB buffer, where
+/// 1024 overflow it and turn into timeouts (the knee would be the socket's).
+const CLIENTS_PER_UDP_SOCKET: u32 = 128;
+/// At most this many sockets (the responder accepts 256 registered ports).
+const MAX_UDP_SOCKETS: u32 = 256;
+
+/// How many UDP sockets `clients` need on `threads` threads: at least one per
+/// thread, and one per `CLIENTS_PER_UDP_SOCKET` clients.
+pub fn udp_socket_count(clients: u32, threads: u32) -> u32 {
+    clients
+        .div_ceil(CLIENTS_PER_UDP_SOCKET)
+        .max(threads)
+        .clamp(1, MAX_UDP_SOCKETS)
+}
+
+/// Connects each requester socket to the responder at `to`, non-blocking, and deals
+/// them into at most `threads` transports (as even as possible, in order).
 pub fn udp_transports(
     socks: Vec<UdpSocket>,
     to: SocketAddr,
+    threads: u32,
 ) -> Result<Vec<Transport>, EngineError> {
-    socks
+    for s in &socks {
+        s.connect(to)
+            .and_then(|()| s.set_nonblocking(true))
+            .map_err(|e| EngineError::io(format!("udp connect to {to}"), e))?;
+    }
+    let nt = (threads.max(1) as usize).min(socks.len().max(1));
+    let mut out: Vec<Vec<UdpSocket>> = (0..nt).map(|_| Vec::new()).collect();
+    let n = socks.len();
+    for (i, s) in socks.into_iter().enumerate() {
+        if let Some(g) = out.get_mut(i * nt / n.max(1)) {
+            g.push(s);
+        }
+    }
+    Ok(out
         .into_iter()
-        .map(|s| {
-            s.connect(to)
-                .and_then(|()| s.set_nonblocking(true))
-                .map_err(|e| EngineError::io(format!("udp connect to {to}"), e))?;
-            Ok(Transport::Udp(s))
-        })
-        .collect()
+        .filter(|g| !g.is_empty())
+        .map(Transport::Udp)
+        .collect())
 }
 
 /// Deals one TCP connection per client (non-blocking) into at most `threads` groups.

@@ -2,11 +2,10 @@
 //! messages in pieces), checks them against the client's outstanding request and
 //! records the block's latency. Each answer touches only its own client's slot.
 
-use std::io::{ErrorKind, Read, Write};
+use std::io::{ErrorKind, Read};
 use std::net::{TcpStream, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 use mtuperf_proto::dgram::{checksum, Header, Kind, HEADER_LEN};
@@ -96,8 +95,11 @@ impl Run<'_> {
                 return;
             }
             loop {
+                // The header and the block in one read where they both arrived (one
+                // message in flight per connection: nothing follows the block).
                 let res = if s.hdr_got < HEADER_LEN {
-                    sock.read(s.hdr.get_mut(s.hdr_got..).unwrap_or_default())
+                    let want = (HEADER_LEN - s.hdr_got + p.block as usize).min(recvbuf.len());
+                    sock.read(recvbuf.get_mut(..want).unwrap_or_default())
                 } else {
                     let want = usize::try_from(s.body_left)
                         .unwrap_or(usize::MAX)
@@ -117,17 +119,26 @@ impl Run<'_> {
                         break;
                     }
                 };
+                let mut body = recvbuf.get(..n).unwrap_or_default();
                 if s.hdr_got < HEADER_LEN {
-                    s.hdr_got += n;
+                    let h = (HEADER_LEN - s.hdr_got).min(n);
+                    if let (Some(dst), Some(src)) =
+                        (s.hdr.get_mut(s.hdr_got..s.hdr_got + h), body.get(..h))
+                    {
+                        dst.copy_from_slice(src);
+                    }
+                    s.hdr_got += h;
+                    body = body.get(h..).unwrap_or_default();
                     if s.hdr_got == HEADER_LEN {
                         s.body_left = u64::from(p.block);
                         s.fnv = FNV_INIT;
                     }
-                } else {
+                }
+                if !body.is_empty() {
                     if p.verify {
-                        s.fnv = fnv_update(s.fnv, recvbuf.get(..n).unwrap_or_default());
+                        s.fnv = fnv_update(s.fnv, body);
                     }
-                    s.body_left -= n as u64;
+                    s.body_left -= body.len() as u64;
                 }
                 if s.hdr_got == HEADER_LEN && s.body_left == 0 {
                     s.hdr_got = 0;
@@ -227,23 +238,4 @@ impl Answer<'_, '_> {
         p.live.lat_max_ns.fetch_max(lat, Ordering::Relaxed);
         true
     }
-}
-
-/// Writes a small message on a non-blocking socket, waiting briefly if its buffer is full.
-pub(super) fn write_all_nb(mut sock: &TcpStream, mut buf: &[u8]) -> std::io::Result<()> {
-    let give_up = Instant::now() + Duration::from_secs(10);
-    while !buf.is_empty() {
-        match sock.write(buf) {
-            Ok(0) => return Err(ErrorKind::WriteZero.into()),
-            Ok(n) => buf = buf.get(n..).unwrap_or_default(),
-            Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted => {
-                if Instant::now() > give_up {
-                    return Err(ErrorKind::TimedOut.into());
-                }
-                std::thread::sleep(Duration::from_micros(50));
-            }
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
 }
