@@ -47,7 +47,11 @@ sleep 1
 # agent_thr client_thr_user agent_thr_user".
 step() {
     local bin=$1 port=$2 proto=$3 n=$4
-    "$bin" --no-store rr "127.0.0.1:$port" --proto "$proto" --clients "$n" --time "${T}s" --json |
+    local doc
+    # A failed step (e.g. a handshake timing out on a loaded host) is a row of nan.
+    doc=$("$bin" --no-store rr "127.0.0.1:$port" --proto "$proto" --clients "$n" --time "${T}s" --json) ||
+        { echo "nan nan nan nan nan nan nan nan nan"; return; }
+    printf '%s' "$doc" |
         python3 -c '
 import json, sys
 s = json.load(sys.stdin)["steps"][0]
@@ -95,7 +99,7 @@ hdr = ("build", "proto", "clients", "blocks/s", "cli sys", "agt sys", "cli proc"
 print("| " + " | ".join(hdr) + " |")
 print("|" + "---|" * len(hdr))
 for (b, proto, n), vals in sorted(rows.items(), key=lambda kv: (kv[0][1], kv[0][2], kv[0][0])):
-    med = [statistics.median(col) for col in zip(*vals)]
+    med = [statistics.median([x for x in col if x == x] or [float("nan")]) for col in zip(*vals)]
     cells = ["%.0f" % med[0]] + ["-" if x != x else "%.2f" % x for x in med[1:]]
     print("| %s | %s | %d | %s |" % (b, proto, n, " | ".join(cells)))
 EOF
