@@ -2,7 +2,7 @@
 # Benchmark (not a test): mtuperf rr closed loop at 16 to 4096 clients on loopback,
 # UDP and TCP, 8 KiB blocks, this build against a previous one, alternated step by
 # step (old then new at each load) so background load hits both alike; prints the
-# median of each figure over the rounds (issue 20).
+# median of each figure over the rounds (issue 20). The order flips every round.
 #
 #   NEW=target/release/mtuperf OLD=/tmp/mtuperf-base bench/rr_scale.sh
 #   ROUNDS=3 T=3 CLIENTS="16 256 1024 2048 4096" PROTOS="udp tcp" bench/rr_scale.sh
@@ -77,7 +77,11 @@ out=$(mktemp)
 for round in $(seq 1 "$ROUNDS"); do
     for proto in $PROTOS; do
         for n in $CLIENTS; do
-            for b in "${builds[@]}"; do
+            # Odd rounds old first, even rounds new first: neither build always
+            # follows the other's teardown of thousands of connections.
+            order=("${builds[@]}")
+            if [ $((round % 2)) -eq 0 ] && [ "${#builds[@]}" -eq 2 ]; then order=(new old); fi
+            for b in "${order[@]}"; do
                 if [ "$b" = new ]; then bin=$NEW port=$NEW_PORT; else bin=$OLD port=$OLD_PORT; fi
                 line=$(step "$bin" "$port" "$proto" "$n")
                 echo "$b $proto $n $line" >>"$out"
