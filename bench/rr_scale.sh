@@ -6,6 +6,8 @@
 #
 #   NEW=target/release/mtuperf OLD=/tmp/mtuperf-base bench/rr_scale.sh
 #   ROUNDS=3 T=3 CLIENTS="16 256 1024 2048 4096" PROTOS="udp tcp" bench/rr_scale.sh
+#   # in a lab (mtuperf lab up --name b --scenario std): agents in the std host
+#   TARGET=198.18.1.2 AGENT_NS=mtlab-b-std CLIENT_NS=mtlab-b-client NEW=... OLD=... bench/rr_scale.sh
 #
 # Each build talks to its own agent (same build; the protocol versions differ).
 # Figures per step (client and agent on the same host, so "system" CPU is the whole
@@ -25,6 +27,9 @@ ROUNDS=${ROUNDS:-3}
 T=${T:-3}
 CLIENTS=${CLIENTS:-16 256 1024 2048 4096}
 PROTOS=${PROTOS:-udp tcp}
+TARGET=${TARGET:-127.0.0.1}
+AGENT_NS=${AGENT_NS:-}
+CLIENT_NS=${CLIENT_NS:-}
 NEW_PORT=${NEW_PORT:-17891}
 OLD_PORT=${OLD_PORT:-17892}
 
@@ -35,10 +40,11 @@ ulimit -n "$(ulimit -Hn)"
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
 trap cleanup EXIT
-"$NEW" serve --bind 127.0.0.1 --port "$NEW_PORT" 2>/dev/null & pids+=($!)
+in_ns() { local ns=$1; shift; if [ -n "$ns" ]; then ip netns exec "$ns" "$@"; else "$@"; fi; }
+in_ns "$AGENT_NS" "$NEW" serve --bind "$TARGET" --port "$NEW_PORT" 2>/dev/null & pids+=($!)
 builds=(new)
 if [ -n "$OLD" ]; then
-    "$OLD" serve --bind 127.0.0.1 --port "$OLD_PORT" 2>/dev/null & pids+=($!)
+    in_ns "$AGENT_NS" "$OLD" serve --bind "$TARGET" --port "$OLD_PORT" 2>/dev/null & pids+=($!)
     builds=(old new)
 fi
 sleep 1
@@ -49,7 +55,7 @@ step() {
     local bin=$1 port=$2 proto=$3 n=$4
     local doc
     # A failed step (e.g. a handshake timing out on a loaded host) is a row of nan.
-    doc=$("$bin" --no-store rr "127.0.0.1:$port" --proto "$proto" --clients "$n" --time "${T}s" --json) ||
+    doc=$(in_ns "$CLIENT_NS" "$bin" --no-store rr "$TARGET:$port" --proto "$proto" --clients "$n" --time "${T}s" --json) ||
         { echo "nan nan nan nan nan nan nan nan nan"; return; }
     printf '%s' "$doc" |
         python3 -c '
@@ -91,7 +97,7 @@ for round in $(seq 1 "$ROUNDS"); do
     done
 done
 
-echo "medians over $ROUNDS rounds of ${T}s (loopback, 8 KiB blocks, 128 B requests, closed loop, default threads/workers):"
+echo "medians over $ROUNDS rounds of ${T}s ($TARGET${AGENT_NS:+ in $AGENT_NS}, 8 KiB blocks, 128 B requests, closed loop, default threads/workers):"
 python3 - "$out" <<'EOF'
 import sys, statistics
 rows = {}
