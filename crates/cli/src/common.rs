@@ -159,14 +159,32 @@ pub fn store_run(store: Option<&Store>, run: &NewRun) -> Result<Option<i64>, Fai
     }
 }
 
-/// Ctrl-C (and SIGTERM) set the returned flag; a second Ctrl-C exits at once.
+/// Ctrl-C (SIGINT) and SIGTERM set the returned flag: the run in progress stops,
+/// is printed and stored as interrupted, and the command exits 130 (SIGINT) or 143
+/// (SIGTERM). A second signal of either kind exits at once with its code.
 pub fn interrupt_flag() -> Arc<AtomicBool> {
     let flag = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        let _ = signal_hook::flag::register_conditional_shutdown(sig, 130, flag.clone());
+        let code = exit::signal_code(sig);
+        let _ = signal_hook::flag::register_conditional_shutdown(sig, code, flag.clone());
+        let _ = signal_hook::flag::register_usize(sig, exit::last_signal(), sig as usize);
         let _ = signal_hook::flag::register(sig, flag.clone());
     }
     flag
+}
+
+/// The exit code of a measuring command whose runs were printed and stored: 130 or
+/// 143 when a signal stopped it, 5 when a run ended early on its own (a deadline,
+/// a stall, the agent gone; the reason goes to stderr), `ok` otherwise.
+pub fn measured_exit(stop: &AtomicBool, interrupt_reason: Option<&str>, ok: u8) -> u8 {
+    if stop.load(std::sync::atomic::Ordering::Relaxed) {
+        exit::INTERRUPTED
+    } else if let Some(why) = interrupt_reason {
+        eprintln!("mtuperf: run interrupted: {why}");
+        exit::FAILED
+    } else {
+        ok
+    }
 }
 
 /// Exit code for an engine error: unreachable, refused, or failed.

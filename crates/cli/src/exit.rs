@@ -2,6 +2,8 @@
 //! chain on one line, by `finish`.
 use std::io::Write;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
 /// The check ran and the answer is "no" (path verdict, doctor FAIL).
 pub const CHECK_FAILED: u8 = 1;
@@ -15,8 +17,36 @@ pub const REFUSED: u8 = 4;
 pub const FAILED: u8 = 5;
 /// Missing privilege or tool (lab without CAP_NET_ADMIN, missing `ip`).
 pub const ENVIRONMENT: u8 = 6;
-/// Stopped by Ctrl-C; the partial result was printed and stored.
+/// Stopped by Ctrl-C (SIGINT); the partial result was printed and stored. `finish`
+/// turns it into [`TERMINATED`] when SIGTERM was the signal.
 pub const INTERRUPTED: u8 = 130;
+/// Stopped by SIGTERM; the partial result was printed and stored.
+pub const TERMINATED: u8 = 143;
+
+/// The last stop signal received (0: none), set by the handlers of
+/// `common::interrupt_flag`.
+pub fn last_signal() -> Arc<AtomicUsize> {
+    static LAST: OnceLock<Arc<AtomicUsize>> = OnceLock::new();
+    LAST.get_or_init(|| Arc::new(AtomicUsize::new(0))).clone()
+}
+
+/// 128 + the signal number, as shells report a process a signal ended.
+pub fn signal_code(sig: i32) -> i32 {
+    if sig == signal_hook::consts::SIGTERM {
+        i32::from(TERMINATED)
+    } else {
+        i32::from(INTERRUPTED)
+    }
+}
+
+fn signalled(code: u8) -> u8 {
+    let sig = last_signal().load(Ordering::Relaxed);
+    if code == INTERRUPTED && sig == signal_hook::consts::SIGTERM as usize {
+        TERMINATED
+    } else {
+        code
+    }
+}
 
 /// An error carrying the exit code it should end the process with.
 #[derive(Debug)]
@@ -72,7 +102,7 @@ pub fn finish(result: CmdResult) -> ExitCode {
     if crate::unsaved::report() && code < FAILED {
         return ExitCode::from(FAILED);
     }
-    ExitCode::from(code)
+    ExitCode::from(signalled(code))
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {

@@ -113,9 +113,10 @@ fn down_removes_everything_and_twice_is_fine() {
     let lab = TestLab::up(&["--offload", "off", "--rate", "1gbit", "--loss", "1"]);
     let prefix = format!("mtlab-{}-", lab.name);
     let netns = || text(&Command::new("ip").args(["netns", "list"]).output().unwrap());
+    // client, 7 servers, 3 routers (routed, blackhole, asym), 1 switch (switchport).
     assert_eq!(
         netns().lines().filter(|l| l.starts_with(&prefix)).count(),
-        8
+        12
     );
     let tables = text(&lab.exec("blackhole-router", &["nft", "list", "tables"]));
     assert!(

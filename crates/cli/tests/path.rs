@@ -108,25 +108,73 @@ fn every_scenario_gets_its_exact_verdict_in_v4_and_v6() {
                     );
                 }
                 Scenario::Blackhole => {
+                    let hop_router = if v6 {
+                        "fd6d:7475:0:4::254"
+                    } else {
+                        "198.18.4.254"
+                    };
                     assert_eq!((code, fwd, rev), (1, 1500, 1500), "{ctx}");
                     assert_eq!(a["forward"]["limit"]["kind"], "silent", "{ctx}");
+                    // TTL-limited probes name the router past which 1501 vanishes.
+                    assert_eq!(a["verdict"]["hop"], format!("1 {hop_router}"), "{ctx}");
+                    assert_eq!(a["black_hole_hop"]["last_addr"], hop_router, "{ctx}");
+                    assert_eq!(a["black_hole_hop"]["at_ttl"], 2, "{ctx}");
                     assert!(
-                        text.starts_with("black hole above 1500: larger packets vanish, no ICMP"),
+                        text.starts_with(&format!(
+                            "black hole above 1500 after hop 1 {hop_router}: larger packets vanish past it, no ICMP"
+                        )),
                         "{ctx}"
                     );
                     assert_eq!(a["tcp"]["hides_problem"], true, "{ctx}");
                 }
                 Scenario::Mismatch => {
-                    // veth accepts up to 4 bytes over its MTU on receive (VLAN allowance).
+                    // veth accepts up to 4 bytes over its MTU on receive (VLAN allowance):
+                    // that slack is read as the peer's MTU, in the line and the verdict.
                     assert!(
-                        (code, rev) == (1, 1500) && (1500..=1504).contains(&fwd),
+                        (code, rev) == (1, 1500) && (1500..=1508).contains(&fwd),
                         "{ctx}"
                     );
                     assert_eq!(
-                        text, "mismatch: local MTU 9000, peer accepts ≤ 1500 on the same segment",
+                        (&a["forward_mtu"], &a["reverse_mtu"]),
+                        (&Value::from(1500), &Value::from(1500)),
+                        "{ctx}"
+                    );
+                    assert!(
+                        text.starts_with(
+                            "mismatch: local MTU 9000, peer accepts ≤ 1500 on the same segment"
+                        ),
                         "{ctx}"
                     );
                     assert_eq!(a["tcp"]["hides_problem"], true, "{ctx}");
+                }
+                Scenario::Switchport => {
+                    // Both NICs 9000, the bridge's port 1500: not "asymmetric", whatever
+                    // slack each direction shows.
+                    assert_eq!(code, 1, "{ctx}");
+                    assert!((1500..=1508).contains(&fwd) && (1500..=1508).contains(&rev));
+                    assert_eq!(
+                        a["verdict"],
+                        serde_json::json!({"kind": "switch_port", "mtu": 1500, "local_mtu": 9000, "peer_mtu": 9000}),
+                        "{ctx}"
+                    );
+                    assert!(
+                        text.starts_with(&format!(
+                            "switch port: an L2 device between these two interfaces (a switch port, a bridge, a VLAN sub-interface) passes at most 1500; both NICs say 9000 (1500 = {} + {ovh})",
+                            1500 - ovh
+                        )),
+                        "{ctx}"
+                    );
+                }
+                Scenario::Asym => {
+                    // Forward 9000; the return path's router answers too-big at 1500.
+                    let back = if v6 {
+                        "fd6d:7475:0:17::254"
+                    } else {
+                        "198.18.17.254"
+                    };
+                    assert_eq!((code, fwd, rev), (1, 9000, 1500), "{ctx}");
+                    assert_eq!(a["reverse"]["limit"]["from"], back, "{ctx}");
+                    assert_eq!(text, "asymmetric: forward 9000, reverse 1500", "{ctx}");
                 }
             }
         }
@@ -265,5 +313,108 @@ fn icmp_and_hops_on_routed_and_jumbo() {
             "{doc:#}"
         );
         assert_eq!(doc["hops"]["hops"].as_array().unwrap().len(), 1);
+    }
+}
+
+/// Runs `mtuperf path ARGS` (text) in the client; returns (exit code, stdout).
+fn path_text(lab: &LabGuard, args: &[&str]) -> (i32, String) {
+    let out = exec(
+        lab,
+        "client",
+        &[&[BIN, "--no-store", "path"][..], args].concat(),
+    );
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    // Not a terminal: no progress on stderr.
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code().unwrap(), text)
+}
+
+fn line<'a>(text: &'a str, prefix: &str) -> &'a str {
+    text.lines()
+        .find(|l| l.starts_with(prefix))
+        .unwrap_or_else(|| panic!("no {prefix} line in:\n{text}"))
+}
+
+#[test]
+fn text_lines_agree_with_the_verdict_on_mismatch_and_switchport() {
+    let Some(lab) = lab(&[Scenario::Mismatch, Scenario::Switchport], None) else {
+        return;
+    };
+    for v6 in [false, true] {
+        let (code, text) = path_text(&lab, &[&target(&lab, Scenario::Mismatch, v6)]);
+        assert_eq!(code, 1, "{text}");
+        let fwd = line(&text, "forward:");
+        assert!(
+            fwd.starts_with("forward:  1500 passes") || fwd.starts_with("forward:  MTU 1500 ("),
+            "{text}"
+        );
+        assert!(
+            line(&text, "verdict:").contains("peer accepts ≤ 1500"),
+            "{text}"
+        );
+        let (code, text) = path_text(&lab, &[&target(&lab, Scenario::Switchport, v6)]);
+        assert_eq!(code, 1, "{text}");
+        for dir in ["forward:", "reverse:"] {
+            let l = line(&text, dir);
+            assert!(
+                l.contains(" 1500 passes") || l.contains("MTU 1500 ("),
+                "{text}"
+            );
+        }
+        let verdict = line(&text, "verdict:");
+        assert!(
+            verdict.contains("passes at most 1500; both NICs say 9000"),
+            "{text}"
+        );
+        assert!(!verdict.contains("asymmetric"), "{text}");
+    }
+}
+
+#[test]
+fn hops_names_the_black_hole_hop_and_backs_off_in_under_8_s() {
+    let Some(lab) = lab(&[Scenario::Blackhole], None) else {
+        return;
+    };
+    // Twice per family back to back: the search spends few of the hosts' ICMP
+    // rate-limit tokens (a burst of 6, then one a second), so a rerun still works.
+    for v6 in [false, false, true, true] {
+        let (router, server) = if v6 {
+            ("fd6d:7475:0:4::254", "fd6d:7475:0:14::2")
+        } else {
+            ("198.18.4.254", "198.18.14.2")
+        };
+        let t0 = std::time::Instant::now();
+        let (code, doc) = path(&lab, &["--hops", &target(&lab, Scenario::Blackhole, v6)]);
+        // A deadline on the tool's own run in the lab, not a speed claim.
+        let took = t0.elapsed();
+        assert!(took < Duration::from_secs(8), "{took:?} {doc:#}");
+        let h = &doc["hops"];
+        assert_eq!((code, &h["path_mtu"]), (1, &Value::from(1500)), "{doc:#}");
+        assert_eq!(h["black_hole"]["last_ttl"], 1, "{doc:#}");
+        assert_eq!(h["black_hole"]["last_addr"], router, "{doc:#}");
+        assert_eq!(
+            (&h["black_hole"]["passes"], &h["black_hole"]["vanishes"]),
+            (&Value::from(1500), &Value::from(1501)),
+            "{doc:#}"
+        );
+        // Two hops, both answering: the router (large probe), the server (backed off).
+        let hops = h["hops"].as_array().unwrap();
+        assert_eq!(hops.len(), 2, "{doc:#}");
+        assert_eq!(hops[0]["addr"], router);
+        assert_eq!(hops[0]["probe_size"], 9000);
+        assert_eq!(hops[1]["addr"], server);
+        assert_eq!(hops[1]["destination"], true);
+        assert_eq!(hops[1]["probe_size"], 1500);
+        let verdict = doc["verdict"].as_str().unwrap();
+        assert!(
+            verdict.starts_with(&format!(
+                "black hole after hop 1 {router}, the last hop that answers them"
+            )),
+            "{verdict}"
+        );
     }
 }

@@ -6,13 +6,16 @@
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use mtuperf_proto::codec::Codec;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::EngineError;
+
+/// Longest a control send may block.
+pub const SEND_TIMEOUT: Duration = Duration::from_secs(10);
 
 #[derive(Debug, Clone)]
 pub struct Control {
@@ -27,6 +30,9 @@ impl Control {
             .peer_addr()
             .map_err(|e| EngineError::io("peer address", e))?;
         let _ = sock.set_nodelay(true);
+        // A control message is small: a peer that accepts none of it for this long is
+        // gone (or stopped), and a send must not block the test forever.
+        let _ = sock.set_write_timeout(Some(SEND_TIMEOUT));
         Ok(Control {
             sock: Arc::new(sock),
             codec: Arc::new(Mutex::new(codec)),
@@ -70,17 +76,29 @@ impl Control {
             .map_err(|e| EngineError::io("sending control message", e))
     }
 
-    /// Receives one message, waiting at most `timeout` (None: forever).
+    /// Receives one message, waiting at most `timeout` (None: forever) for the
+    /// whole frame.
     pub fn recv<T: DeserializeOwned>(
         &self,
         timeout: Option<Duration>,
         what: &str,
     ) -> Result<T, EngineError> {
-        let _ = self.sock.set_read_timeout(timeout);
+        self.recv_by(timeout.map(|t| Instant::now() + t), what)
+    }
+
+    /// Receives one message whose last byte must arrive before `deadline` (None:
+    /// no deadline). The deadline is on the whole frame, not on each read: a peer
+    /// that trickles a byte now and then cannot stretch it.
+    pub fn recv_by<T: DeserializeOwned>(
+        &self,
+        deadline: Option<Instant>,
+        what: &str,
+    ) -> Result<T, EngineError> {
+        let started = Instant::now();
         let map = |e: std::io::Error| match e.kind() {
             std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => EngineError::Timeout {
                 what: what.to_string(),
-                secs: timeout.map_or(0, |t| t.as_secs()),
+                secs: started.elapsed().as_secs(),
             },
             std::io::ErrorKind::UnexpectedEof => {
                 EngineError::Protocol(format!("connection closed while waiting for {what}"))
@@ -88,11 +106,36 @@ impl Control {
             _ => EngineError::io(format!("receiving {what}"), e),
         };
         let mut header = [0u8; 4];
-        (&*self.sock).read_exact(&mut header).map_err(map)?;
+        self.read_full(&mut header, deadline).map_err(map)?;
         let len = self.with_codec(|c| c.body_len(header))?;
         let mut body = vec![0u8; len];
-        (&*self.sock).read_exact(&mut body).map_err(map)?;
+        self.read_full(&mut body, deadline).map_err(map)?;
         Ok(self.with_codec(|c| c.decode_body(&body))?)
+    }
+
+    /// `read_exact` with one deadline for all of `buf`.
+    fn read_full(&self, mut buf: &mut [u8], deadline: Option<Instant>) -> std::io::Result<()> {
+        while !buf.is_empty() {
+            let timeout = match deadline {
+                Some(d) => {
+                    let left = d.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return Err(std::io::ErrorKind::TimedOut.into());
+                    }
+                    // A zero timeout would mean "block forever".
+                    Some(left.max(Duration::from_millis(1)))
+                }
+                None => None,
+            };
+            self.sock.set_read_timeout(timeout)?;
+            match (&*self.sock).read(buf) {
+                Ok(0) => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+                Ok(n) => buf = buf.get_mut(n..).unwrap_or_default(),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
     }
 
     pub fn shutdown(&self) {

@@ -14,6 +14,7 @@ pub mod payload;
 pub mod rr;
 pub mod sampler;
 mod sniff;
+pub mod stall;
 pub mod stream;
 
 pub use error::EngineError;

@@ -1,10 +1,18 @@
-//! `Lab::up`: turns a [`Topology`] into iproute2/nftables/ethtool/tc commands. On any
-//! failure, everything created so far is removed and the failing command is reported.
+//! `Lab::up`: turns a [`Topology`] into namespaces, links, addresses, routes and
+//! offload settings (netlink and ioctls from mtuperf itself), plus tc and nftables
+//! commands for the options that need them. On any failure, everything created so far
+//! is removed and the failing step is reported as the command that does it by hand.
 use std::fmt::Write as _;
+use std::net::IpAddr;
+use std::os::fd::AsFd;
 
-use crate::cmd::{in_ns, Runner};
+use mtuperf_sys::rtnl::{self, LinkChange, RouteSpec};
+use mtuperf_sys::{ethtool, netns};
+
+use crate::cmd::{in_ns, shell_line, Runner};
 use crate::down::{namespace_exists, remove_namespaces};
-use crate::scenario::{Role, Topology};
+use crate::env::{check_tools, tools_needed};
+use crate::scenario::{Role, Topology, BRIDGE};
 use crate::state::{netns_name, state_dir, validate_name, Host, Lab};
 use crate::{check_environment, LabError, LabOptions, Scenario};
 
@@ -18,6 +26,7 @@ impl Lab {
         validate_name(&opts.name)?;
         validate_options(opts)?;
         check_environment()?;
+        check_tools(&tools_needed(opts))?;
         let mut scenarios: Vec<Scenario> = if opts.scenarios.is_empty() {
             Scenario::ALL.to_vec()
         } else {
@@ -96,83 +105,178 @@ pub(crate) fn loss_threshold(pct: f64) -> u32 {
     (pct * 100.0).round().clamp(1.0, 10_000.0) as u32
 }
 
+/// Writes sysctl `key` (dotted, as `sysctl -w` takes it) in namespace `ns`: the
+/// `/proc/sys/net` files a thread opens are those of its network namespace.
+fn sysctl(run: Runner, ns: &str, key: &str, value: &str) -> Result<(), LabError> {
+    let file = format!("/proc/sys/{}", key.replace('.', "/"));
+    let line = shell_line(&in_ns(ns, &["sysctl", "-qw", &format!("{key}={value}")]));
+    run.kernel(ns, &line, || std::fs::write(&file, value))
+}
+
+/// "198.18.13.0/24" → (address, prefix length).
+pub(crate) fn parse_prefix(dest: &str) -> Result<(IpAddr, u8), LabError> {
+    let bad = || LabError::Invalid {
+        what: "route destination".into(),
+        value: dest.into(),
+        allowed: "ADDRESS/PREFIX".into(),
+    };
+    let (addr, len) = dest.split_once('/').ok_or_else(bad)?;
+    Ok((
+        addr.parse().map_err(|_| bad())?,
+        len.parse().map_err(|_| bad())?,
+    ))
+}
+
+fn up() -> LinkChange<'static> {
+    LinkChange {
+        up: Some(true),
+        ..LinkChange::default()
+    }
+}
+
 fn build(run: Runner, lab: &Lab, created: &mut Vec<String>) -> Result<(), LabError> {
     for h in &lab.hosts {
-        run.run(&["ip", "netns", "add", &h.netns])?;
+        let ns = h.netns.as_str();
+        run.echo(&format!("ip netns add {ns}"));
+        netns::create(ns).map_err(|source| LabError::Kernel {
+            line: format!("ip netns add {ns}"),
+            source,
+        })?;
         created.push(h.netns.clone());
-        run.run(&["ip", "-n", &h.netns, "link", "set", "lo", "up"])?;
+        run.kernel(ns, &format!("ip -n {ns} link set lo up"), || {
+            rtnl::set_link("lo", up())
+        })?;
         // No duplicate address detection in the lab: every address is ours, and DAD
         // keeps link-local addresses tentative for ~2 s after `up`, during which IPv6
         // neighbour discovery (and so every IPv6 test right after `lab up`) fails.
         for key in [
-            "net.ipv6.conf.all.accept_dad=0",
-            "net.ipv6.conf.default.accept_dad=0",
+            "net.ipv6.conf.all.accept_dad",
+            "net.ipv6.conf.default.accept_dad",
         ] {
-            run.run(&in_ns(&h.netns, &["sysctl", "-qw", key]))?;
+            sysctl(run, ns, key, "0")?;
         }
     }
     let ns = |host: &str| lab.netns(host).expect("links join lab hosts");
+    for h in lab.hosts.iter().filter(|h| h.role == Role::Switch) {
+        // STP off (the default): ports forward at once, no listening/learning delay.
+        let n = &h.netns;
+        let line = format!("ip -n {n} link add {BRIDGE} type bridge stp_state 0");
+        run.kernel(n, &line, || rtnl::add_bridge(BRIDGE))?;
+        let line = format!("ip -n {n} link set {BRIDGE} up");
+        run.kernel(n, &line, || rtnl::set_link(BRIDGE, up()))?;
+    }
     for l in &lab.links {
         let (na, nb) = (ns(&l.a.host), ns(&l.b.host));
-        run.run(&[
-            "ip", "link", "add", &l.a.name, "netns", &na, "type", "veth", "peer", "name",
-            &l.b.name, "netns", &nb,
-        ])?;
+        let line = format!(
+            "ip -n {na} link add {} type veth peer name {} netns {nb}",
+            l.a.name, l.b.name
+        );
+        // The peer is created directly in its namespace, through an open handle on it.
+        let peer = std::fs::File::open(netns::path(&nb)).map_err(|source| LabError::Kernel {
+            line: line.clone(),
+            source,
+        })?;
+        run.kernel(&na, &line, || {
+            rtnl::add_veth(&l.a.name, &l.b.name, Some(peer.as_fd()))
+        })?;
     }
     for i in lab.links.iter().flat_map(|l| [&l.a, &l.b]) {
         let n = ns(&i.host);
-        let (v4, v6) = (
-            format!("{}/{}", i.v4, i.v4_prefix),
-            format!("{}/{}", i.v6, i.v6_prefix),
-        );
-        let mtu = i.mtu.to_string();
-        run.run(&["ip", "-n", &n, "link", "set", &i.name, "mtu", &mtu])?;
-        run.run(&["ip", "-n", &n, "addr", "add", &v4, "dev", &i.name])?;
-        run.run(&[
-            "ip", "-n", &n, "-6", "addr", "add", &v6, "dev", &i.name, "nodad",
-        ])?;
-        run.run(&["ip", "-n", &n, "link", "set", &i.name, "up"])?;
+        let name = i.name.as_str();
+        let mtu = LinkChange {
+            mtu: Some(i.mtu),
+            ..LinkChange::default()
+        };
+        let line = format!("ip -n {n} link set {name} mtu {}", i.mtu);
+        run.kernel(&n, &line, || rtnl::set_link(name, mtu))?;
+        if lab.role(&i.host) == Some(Role::Switch) {
+            // A bridge port has no address: the switch forwards frames, nothing more.
+            let master = LinkChange {
+                master: Some(BRIDGE),
+                ..LinkChange::default()
+            };
+            let line = format!("ip -n {n} link set {name} master {BRIDGE}");
+            run.kernel(&n, &line, || rtnl::set_link(name, master))?;
+        } else {
+            let line = format!("ip -n {n} addr add {}/{} dev {name}", i.v4, i.v4_prefix);
+            run.kernel(&n, &line, || {
+                rtnl::add_address(name, i.v4.into(), i.v4_prefix, false)
+            })?;
+            let line = format!(
+                "ip -n {n} -6 addr add {}/{} dev {name} nodad",
+                i.v6, i.v6_prefix
+            );
+            run.kernel(&n, &line, || {
+                rtnl::add_address(name, i.v6.into(), i.v6_prefix, true)
+            })?;
+        }
+        let line = format!("ip -n {n} link set {name} up");
+        run.kernel(&n, &line, || rtnl::set_link(name, up()))?;
         if !lab.offload {
             let argv = [
-                "ethtool", "-K", &i.name, "tso", "off", "gso", "off", "gro", "off",
+                "ethtool", "-K", name, "tso", "off", "gso", "off", "gro", "off",
             ];
-            run.run(&in_ns(&n, &argv))?;
+            run.kernel(&n, &shell_line(&in_ns(&n, &argv)), || {
+                ethtool::set_segmentation_offloads(name, false)
+            })?;
         }
         if let Some(rate) = lab.rate {
             let (rate, burst) = (format!("{rate}bit"), tbf_burst(rate).to_string());
             run.run(&[
-                "tc", "-n", &n, "qdisc", "replace", "dev", &i.name, "root", "tbf", "rate", &rate,
+                "tc", "-n", &n, "qdisc", "replace", "dev", name, "root", "tbf", "rate", &rate,
                 "burst", &burst, "latency", "50ms",
             ])?;
         }
     }
     for h in lab.hosts.iter().filter(|h| h.role == Role::Router) {
-        for key in ["net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1"] {
-            run.run(&in_ns(&h.netns, &["sysctl", "-qw", key]))?;
+        for key in ["net.ipv4.ip_forward", "net.ipv6.conf.all.forwarding"] {
+            sysctl(run, &h.netns, key, "1")?;
         }
     }
     for r in &lab.routes {
-        let via = r.via.to_string();
-        run.run(&[
-            "ip",
-            "-n",
-            &ns(&r.host),
-            "route",
-            "add",
-            &r.dest,
-            "via",
-            &via,
-        ])?;
+        let n = ns(&r.host);
+        let (dest, prefix) = parse_prefix(&r.dest)?;
+        let spec = RouteSpec {
+            dest,
+            prefix,
+            via: Some(r.via),
+            dev: None,
+            metric: None,
+            mtu: None,
+        };
+        let line = format!("ip -n {n} route add {} via {}", r.dest, r.via);
+        run.kernel(&n, &line, || rtnl::add_route(&spec, false))?;
+    }
+    for s in &lab.scenarios {
+        for (host, dest_text, dev, metric, mtu) in s.mtu_routes() {
+            let n = ns(host);
+            let (dest, prefix) = parse_prefix(&dest_text)?;
+            let spec = RouteSpec {
+                dest,
+                prefix,
+                via: None,
+                dev: Some(dev),
+                metric: Some(metric),
+                mtu: Some(mtu),
+            };
+            let line =
+                format!("ip -n {n} route replace {dest_text} dev {dev} metric {metric} mtu {mtu}");
+            run.kernel(&n, &line, || rtnl::add_route(&spec, true))?;
+        }
     }
     if lab.scenarios.contains(&Scenario::Blackhole) {
         if let Some(router) = Scenario::Blackhole.router_host() {
-            run.run_stdin(&in_ns(&ns(router), &["nft", "-f", "-"]), &blackhole_rules())?;
+            run.run_stdin_in(&ns(router), &["nft", "-f", "-"], &blackhole_rules())?;
         }
     }
     if let Some(pct) = lab.loss_pct {
         let rules = loss_rules(loss_threshold(pct));
-        for h in lab.hosts.iter().filter(|h| h.role != Role::Router) {
-            run.run_stdin(&in_ns(&h.netns, &["nft", "-f", "-"]), &rules)?;
+        for h in lab
+            .hosts
+            .iter()
+            .filter(|h| matches!(h.role, Role::Client | Role::Server))
+        {
+            run.run_stdin_in(&h.netns, &["nft", "-f", "-"], &rules)?;
         }
     }
     Ok(())

@@ -1,5 +1,7 @@
-//! Running iproute2/nftables/ethtool/tc: each command is echoed as a shell line a
-//! user can redo by hand (with `verbose`), and its stderr is kept for the error.
+//! Running nftables/tc, and netlink/ioctl/sysctl steps inside a namespace: each step
+//! is echoed (with `verbose`) as the shell line a user can redo by hand (for the
+//! steps mtuperf does itself, the iproute2/ethtool/sysctl command doing the same), and
+//! a command's stderr is kept for the error.
 use std::io::Write;
 use std::process::{Command, Stdio};
 
@@ -19,18 +21,45 @@ impl Runner {
     /// Runs `argv`, returns its stdout; a non-zero exit is an error with its stderr.
     pub fn run<S: AsRef<str>>(self, argv: &[S]) -> Result<String, LabError> {
         self.echo(&shell_line(argv));
-        exec(argv, None)
+        exec(argv, None, None)
     }
 
-    /// As [`Runner::run`], feeding `input` on stdin (shown as a here-document).
-    pub fn run_stdin<S: AsRef<str>>(self, argv: &[S], input: &str) -> Result<String, LabError> {
-        self.echo(&format!("{} <<'EOF'\n{input}EOF", shell_line(argv)));
-        exec(argv, Some(input))
+    /// Runs `argv` inside namespace `ns` (entered by mtuperf, not by `ip netns exec`,
+    /// which is only how the step is shown), feeding `input` on stdin (shown as a
+    /// here-document).
+    pub fn run_stdin_in<S: AsRef<str>>(
+        self,
+        ns: &str,
+        argv: &[S],
+        input: &str,
+    ) -> Result<String, LabError> {
+        self.echo(&format!(
+            "{} <<'EOF'\n{input}EOF",
+            shell_line(&in_ns(ns, argv))
+        ));
+        exec(argv, Some(input), Some(ns))
     }
 
-    /// Runs without echoing: for polling and read-only queries.
+    /// Runs without echoing: for read-only queries.
+    #[cfg(test)]
     pub fn query<S: AsRef<str>>(argv: &[S]) -> Result<String, LabError> {
-        exec(argv, None)
+        exec(argv, None, None)
+    }
+
+    /// Does `f` on a thread inside namespace `ns`, echoing `line`: the command that
+    /// does the same by hand. A failure is reported with that line.
+    pub fn kernel<T: Send>(
+        self,
+        ns: &str,
+        line: &str,
+        f: impl FnOnce() -> std::io::Result<T> + Send,
+    ) -> Result<T, LabError> {
+        self.echo(line);
+        let err = |source| LabError::Kernel {
+            line: line.to_string(),
+            source,
+        };
+        mtuperf_sys::netns::run_in(ns, f).map_err(err)?.map_err(err)
     }
 
     pub fn echo(self, line: &str) {
@@ -40,10 +69,20 @@ impl Runner {
     }
 }
 
-fn exec<S: AsRef<str>>(argv: &[S], input: Option<&str>) -> Result<String, LabError> {
-    let line = shell_line(argv);
+fn exec<S: AsRef<str>>(
+    argv: &[S],
+    input: Option<&str>,
+    ns: Option<&str>,
+) -> Result<String, LabError> {
+    let line = match ns {
+        Some(ns) => shell_line(&in_ns(ns, argv)),
+        None => shell_line(argv),
+    };
     let (prog, args) = argv.split_first().expect("a command has a program");
     let mut cmd = Command::new(prog.as_ref());
+    if let Some(ns) = ns {
+        mtuperf_sys::netns::enter_on_spawn(&mut cmd, ns, false);
+    }
     cmd.args(args.iter().map(AsRef::as_ref))
         .stdin(if input.is_some() {
             Stdio::piped()
@@ -89,7 +128,8 @@ fn quote(word: &str) -> String {
     }
 }
 
-/// `ip netns exec NS argv...` as an argument vector.
+/// `ip netns exec NS argv...` as an argument vector (for showing a step: mtuperf
+/// enters namespaces itself).
 pub(crate) fn in_ns<S: AsRef<str>>(ns: &str, argv: &[S]) -> Vec<String> {
     ["ip", "netns", "exec", ns]
         .iter()

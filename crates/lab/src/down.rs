@@ -1,16 +1,19 @@
 //! `Lab::down`: stop the lab's processes, delete its namespaces (their veths, routes
 //! and nftables tables go with them) and its state directory. Nothing else.
-use std::path::Path;
 use std::time::{Duration, Instant};
 
+use mtuperf_sys::netns;
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+
 use crate::cmd::Runner;
-use crate::env::{check_privilege, check_tools};
+use crate::env::check_privilege;
 use crate::scenario::Topology;
 use crate::state::{netns_name, state_dir, validate_name, Lab};
 use crate::{LabError, Scenario};
 
 pub(crate) fn namespace_exists(ns: &str) -> bool {
-    Path::new("/run/netns").join(ns).exists()
+    netns::exists(ns)
 }
 
 /// Whether `pid` is a live (not zombie) process.
@@ -33,35 +36,37 @@ pub(crate) fn agent_alive(pid: u32) -> bool {
     cmdline.split(|&b| b == 0).any(|w| w == b"serve")
 }
 
-fn ns_pids(ns: &str) -> Vec<String> {
-    Runner::query(&["ip", "netns", "pids", ns])
-        .unwrap_or_default()
-        .split_whitespace()
-        .map(String::from)
-        .collect()
+/// Sends `sig` to `pids`, echoing it as a `kill` line.
+fn signal(run: Runner, pids: &[u32], sig: Signal) {
+    if pids.is_empty() {
+        return;
+    }
+    let list: Vec<String> = pids.iter().map(ToString::to_string).collect();
+    run.echo(&format!("kill -{} {}", &sig.as_str()[3..], list.join(" ")));
+    for &pid in pids {
+        let _ = kill(Pid::from_raw(pid as i32), sig);
+    }
+}
+
+fn ns_pids(namespaces: &[String]) -> Vec<u32> {
+    namespaces.iter().flat_map(|ns| netns::pids(ns)).collect()
 }
 
 /// Stops every process inside the namespaces (TERM, then KILL after 2 s), then
 /// deletes them. Errors are ignored: this is also the clean-up of a failed build.
 pub(crate) fn remove_namespaces(run: Runner, namespaces: &[String]) {
-    let pids: Vec<String> = namespaces.iter().flat_map(|ns| ns_pids(ns)).collect();
+    let pids = ns_pids(namespaces);
     if !pids.is_empty() {
-        let mut argv = vec!["kill".to_string(), "-TERM".into()];
-        argv.extend(pids);
-        let _ = run.run(&argv);
+        signal(run, &pids, Signal::SIGTERM);
         let deadline = Instant::now() + Duration::from_secs(2);
-        while Instant::now() < deadline && namespaces.iter().any(|ns| !ns_pids(ns).is_empty()) {
+        while Instant::now() < deadline && !ns_pids(namespaces).is_empty() {
             std::thread::sleep(Duration::from_millis(50));
         }
-        let left: Vec<String> = namespaces.iter().flat_map(|ns| ns_pids(ns)).collect();
-        if !left.is_empty() {
-            let mut argv = vec!["kill".to_string(), "-KILL".into()];
-            argv.extend(left);
-            let _ = run.run(&argv);
-        }
+        signal(run, &ns_pids(namespaces), Signal::SIGKILL);
     }
     for ns in namespaces {
-        let _ = run.run(&["ip", "netns", "del", ns]);
+        run.echo(&format!("ip netns del {ns}"));
+        let _ = netns::delete(ns);
     }
 }
 
@@ -72,7 +77,6 @@ impl Lab {
     pub fn down(name: &str, verbose: bool) -> Result<bool, LabError> {
         validate_name(name)?;
         check_privilege()?;
-        check_tools(&["ip"])?;
         let run = Runner::new(verbose);
         let lab = Lab::load(name).ok().flatten();
         let mut hosts: Vec<String> = Topology::of(&Scenario::ALL)
@@ -82,15 +86,13 @@ impl Lab {
             .collect();
         if let Some(lab) = &lab {
             hosts.extend(lab.host_names());
-            let agents: Vec<String> = lab
+            let agents: Vec<u32> = lab
                 .agents
                 .iter()
                 .filter(|a| agent_alive(a.pid))
-                .map(|a| a.pid.to_string())
+                .map(|a| a.pid)
                 .collect();
-            if !agents.is_empty() {
-                let _ = run.run(&[&["kill".to_string(), "-TERM".into()][..], &agents].concat());
-            }
+            signal(run, &agents, Signal::SIGTERM);
         }
         hosts.sort();
         hosts.dedup();

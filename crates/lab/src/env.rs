@@ -1,14 +1,18 @@
 //! Checks before touching anything: privilege (CAP_NET_ADMIN and CAP_SYS_ADMIN in the
-//! effective set) and the tools the lab drives, each named with its Debian package.
+//! effective set) and the tools some options drive, each named with its Debian package.
+//! Namespaces, links, addresses, routes, MTUs, offloads and agents need no program:
+//! mtuperf does them itself through netlink, ioctls and /proc. Only rate shaping (`tc`)
+//! and the nftables rules of `blackhole` and `--loss` (`nft`) run programs.
 use std::path::Path;
 
-use crate::LabError;
+use crate::{LabError, LabOptions, Scenario};
 
 /// Capability bit numbers (linux/capability.h).
 pub const CAP_NET_ADMIN: u32 = 12;
 pub const CAP_SYS_ADMIN: u32 = 21;
 
-/// The tools the lab runs and the Debian package providing each.
+/// The tools the lab can run and the Debian package providing each (`ip`, `ethtool`
+/// and `sysctl` no longer: they stay for [`package_for`] and older callers).
 pub const TOOLS: &[(&str, &str)] = &[
     ("ip", "iproute2"),
     ("tc", "iproute2"),
@@ -66,22 +70,43 @@ fn is_executable(p: &Path) -> bool {
     std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-/// Fails naming the first of `tools` missing from PATH and its package.
+/// Fails naming every one of `tools` missing from PATH with its package
+/// ([`LabError::MissingTool`] for one, [`LabError::MissingTools`] for several).
 pub fn check_tools(tools: &[&'static str]) -> Result<(), LabError> {
-    for &tool in tools {
-        if !tool_in_path(tool) {
-            let package = package_for(tool).unwrap_or("(unknown)");
-            return Err(LabError::MissingTool { tool, package });
+    let mut missing: Vec<(&'static str, &'static str)> = tools
+        .iter()
+        .filter(|t| !tool_in_path(t))
+        .map(|&t| (t, package_for(t).unwrap_or("(unknown)")))
+        .collect();
+    missing.dedup();
+    match missing.len() {
+        0 => Ok(()),
+        1 => {
+            let (tool, package) = missing[0];
+            Err(LabError::MissingTool { tool, package })
         }
+        _ => Err(LabError::MissingTools { tools: missing }),
     }
-    Ok(())
 }
 
-/// Privilege and every tool in [`TOOLS`]; run before doing anything.
+/// The programs a lab built with `opts` runs: `tc` for `rate`, `nft` for the
+/// blackhole scenario and for `loss_pct`. The demo's lab (std, jumbo) needs none.
+pub fn tools_needed(opts: &LabOptions) -> Vec<&'static str> {
+    let mut tools = Vec::new();
+    if opts.rate.is_some() {
+        tools.push("tc");
+    }
+    let blackhole = opts.scenarios.is_empty() || opts.scenarios.contains(&Scenario::Blackhole);
+    if blackhole || opts.loss_pct.is_some() {
+        tools.push("nft");
+    }
+    tools
+}
+
+/// What every lab needs: the privilege to build namespaces (no program is needed;
+/// see [`tools_needed`] for the options that run some).
 pub fn check_environment() -> Result<(), LabError> {
-    check_privilege()?;
-    let tools: Vec<&'static str> = TOOLS.iter().map(|(t, _)| *t).collect();
-    check_tools(&tools)
+    check_privilege()
 }
 
 #[cfg(test)]
@@ -132,6 +157,40 @@ mod tests {
         for (tool, want) in cases {
             assert_eq!(package_for(tool), want, "{tool}");
         }
+    }
+
+    #[test]
+    fn only_shaping_and_nftables_need_programs() {
+        let demo = LabOptions {
+            scenarios: vec![Scenario::Std, Scenario::Jumbo],
+            offload: false,
+            ..LabOptions::default()
+        };
+        assert!(tools_needed(&demo).is_empty());
+        assert_eq!(tools_needed(&LabOptions::default()), ["nft"]);
+        let shaped = LabOptions {
+            rate: Some(1_000_000),
+            loss_pct: Some(1.0),
+            ..demo
+        };
+        assert_eq!(tools_needed(&shaped), ["tc", "nft"]);
+    }
+
+    #[test]
+    fn every_missing_tool_is_named_at_once() {
+        let err = check_tools(&["mtuperf-no-such-a", "sh", "mtuperf-no-such-b"]).unwrap_err();
+        let text = err.to_string();
+        assert!(matches!(err, LabError::MissingTools { .. }), "{text}");
+        assert!(
+            text.contains("`mtuperf-no-such-a`, `mtuperf-no-such-b` not found"),
+            "{text}"
+        );
+        let err = LabError::MissingTools {
+            tools: vec![("tc", "iproute2"), ("nft", "nftables")],
+        }
+        .to_string();
+        assert!(err.contains("apt-get install iproute2 nftables"), "{err}");
+        assert!(check_tools(&["sh"]).is_ok());
     }
 
     #[test]

@@ -15,6 +15,17 @@ pub enum LabError {
         tool: &'static str,
         package: &'static str,
     },
+    #[error("{}", missing_tools_text(tools))]
+    MissingTools {
+        /// (tool, Debian package), every one missing.
+        tools: Vec<(&'static str, &'static str)>,
+    },
+    #[error("`{line}` failed: {source}")]
+    Kernel {
+        /// The iproute2/ethtool/sysctl command line doing the same.
+        line: String,
+        source: std::io::Error,
+    },
     #[error("invalid {what} {value:?}: allowed {allowed}")]
     Invalid {
         what: String,
@@ -58,7 +69,9 @@ impl LabError {
     pub fn is_environment(&self) -> bool {
         matches!(
             self,
-            LabError::NoPrivilege { .. } | LabError::MissingTool { .. }
+            LabError::NoPrivilege { .. }
+                | LabError::MissingTool { .. }
+                | LabError::MissingTools { .. }
         )
     }
 
@@ -69,4 +82,16 @@ impl LabError {
             LabError::Invalid { .. } | LabError::Exists { .. } | LabError::NotFound { .. }
         )
     }
+}
+
+fn missing_tools_text(tools: &[(&str, &str)]) -> String {
+    let names: Vec<String> = tools.iter().map(|(t, _)| format!("`{t}`")).collect();
+    let mut packages: Vec<&str> = tools.iter().map(|(_, p)| *p).collect();
+    packages.sort_unstable();
+    packages.dedup();
+    format!(
+        "{} not found in PATH: install the Debian packages (apt-get install {})",
+        names.join(", "),
+        packages.join(" ")
+    )
 }

@@ -1,12 +1,16 @@
 //! `mtuperf lab`: test networks in network namespaces on one machine.
 //!
 //! A lab is one client host with one interface per scenario, one server host per
-//! scenario and a router for `routed` and `blackhole`, joined by veth pairs created
+//! scenario, a router for `routed`, `blackhole` and `asym`, a bridge (L2 switch) for
+//! `switchport`, joined by veth pairs created
 //! directly inside the namespaces (nothing appears in the host's own namespace).
 //! Addresses come from 198.18.0.0/15 (RFC 2544) and fd6d:7475::/48; see
-//! [`scenario::Topology`]. iproute2, nftables, ethtool and tc are driven as commands
-//! (`verbose` echoes each one as a shell line). State lives in
-//! `/run/mtuperf/lab/<name>/state.json`.
+//! [`scenario::Topology`]. Namespaces (kept in `/run/netns` as iproute2 keeps them),
+//! links, addresses, routes, MTUs and offloads are made through netlink and ethtool
+//! ioctls (`mtuperf_sys::{netns, rtnl, ethtool}`), agents and `exec` commands enter
+//! their namespace themselves: no program is needed but `tc` for `rate` and `nft` for
+//! `blackhole` and `loss_pct` (`verbose` echoes every step as the shell line that does
+//! it by hand). State lives in `/run/mtuperf/lab/<name>/state.json`.
 //!
 //! `loss_pct` drops that share of UDP datagrams (whole datagrams: the input hook runs
 //! after IP reassembly, so a fragmented datagram is never cut short by one lost

@@ -23,15 +23,25 @@ pub enum Scenario {
     Blackhole,
     /// client at MTU 9000, server at 1500 on the same link: no router, no ICMP.
     Mismatch,
+    /// client and server both at MTU 9000 on one segment through a bridge (an L2
+    /// switch) whose port toward the server is at 1500: no router, no ICMP, both NICs
+    /// say 9000. Reached over IPv4 and IPv6 like every scenario.
+    Switchport,
+    /// client —9000— router —9000— server, but the router's route back to the client
+    /// has MTU 1500: forward carries 9000, the return path 1500 (the router answers
+    /// frag-needed / packet too big for the return direction only).
+    Asym,
 }
 
 impl Scenario {
-    pub const ALL: [Scenario; 5] = [
+    pub const ALL: [Scenario; 7] = [
         Scenario::Std,
         Scenario::Jumbo,
         Scenario::Routed,
         Scenario::Blackhole,
         Scenario::Mismatch,
+        Scenario::Switchport,
+        Scenario::Asym,
     ];
 
     pub fn name(self) -> &'static str {
@@ -41,6 +51,8 @@ impl Scenario {
             Scenario::Routed => "routed",
             Scenario::Blackhole => "blackhole",
             Scenario::Mismatch => "mismatch",
+            Scenario::Switchport => "switchport",
+            Scenario::Asym => "asym",
         }
     }
 
@@ -52,6 +64,8 @@ impl Scenario {
             Scenario::Routed => 3,
             Scenario::Blackhole => 4,
             Scenario::Mismatch => 5,
+            Scenario::Switchport => 6,
+            Scenario::Asym => 7,
         }
     }
 
@@ -64,7 +78,38 @@ impl Scenario {
         match self {
             Scenario::Routed => Some("routed-router"),
             Scenario::Blackhole => Some("blackhole-router"),
+            Scenario::Asym => Some("asym-router"),
             _ => None,
+        }
+    }
+
+    /// The L2 switch (a Linux bridge) between client and server, if any.
+    pub fn switch_host(self) -> Option<&'static str> {
+        (self == Scenario::Switchport).then_some("switchport-switch")
+    }
+
+    /// Routes inside a host rewritten with an MTU: (host, prefix, device, metric, MTU).
+    /// The asym router reaches the client's subnet through a route of MTU 1500 (the
+    /// metric is the kernel's for the connected route, so `replace` rewrites it).
+    pub fn mtu_routes(self) -> Vec<(&'static str, String, &'static str, u32, u32)> {
+        match self {
+            Scenario::Asym => vec![
+                (
+                    "asym-router",
+                    format!("{}/24", v4(self.net(), 0)),
+                    "eth0",
+                    0,
+                    1500,
+                ),
+                (
+                    "asym-router",
+                    format!("{}/64", v6(self.net(), 0)),
+                    "eth0",
+                    256,
+                    1500,
+                ),
+            ],
+            _ => Vec::new(),
         }
     }
 
@@ -90,7 +135,7 @@ impl FromStr for Scenario {
             .ok_or_else(|| LabError::Invalid {
                 what: "scenario".into(),
                 value: s.into(),
-                allowed: "std, jumbo, routed, blackhole, mismatch".into(),
+                allowed: "std, jumbo, routed, blackhole, mismatch, switchport, asym".into(),
             })
     }
 }
@@ -101,6 +146,8 @@ impl FromStr for Scenario {
 pub enum Role {
     Client,
     Router,
+    /// A bridge (L2 switch): its interfaces are bridge ports without addresses.
+    Switch,
     Server,
 }
 
@@ -142,6 +189,10 @@ pub struct Topology {
 }
 
 pub const CLIENT: &str = "client";
+/// The bridge device inside a switch host.
+pub const BRIDGE: &str = "br0";
+/// MTU of the switch's port toward the server in the switchport scenario.
+pub const SWITCH_PORT_MTU: u32 = 1500;
 
 fn v4(net: u8, host: u8) -> Ipv4Addr {
     Ipv4Addr::new(198, 18, net, host)
@@ -175,8 +226,23 @@ impl Topology {
         };
         for &s in scenarios {
             let (n, server, cif) = (s.net(), s.server_host(), s.client_ifname());
-            if let Some(router) = s.router_host() {
+            if let Some(switch) = s.switch_host() {
+                // One segment: the bridge ports carry addresses of the client's subnet
+                // in the plan (.253, .254) for the record only; `build` assigns none.
+                t.hosts.push((switch.into(), Role::Switch));
+                t.links.push(Link {
+                    scenario: s,
+                    a: iface(CLIENT, &cif, 9000, n, 1),
+                    b: iface(switch, "eth0", 9000, n, 253),
+                });
+                t.links.push(Link {
+                    scenario: s,
+                    a: iface(switch, "eth1", SWITCH_PORT_MTU, n, 254),
+                    b: iface(server, "eth0", 9000, n, 2),
+                });
+            } else if let Some(router) = s.router_host() {
                 let far = n + 10;
+                let far_mtu = if s == Scenario::Asym { 9000 } else { 1500 };
                 t.hosts.push((router.into(), Role::Router));
                 t.links.push(Link {
                     scenario: s,
@@ -185,8 +251,8 @@ impl Topology {
                 });
                 t.links.push(Link {
                     scenario: s,
-                    a: iface(router, "eth1", 1500, far, 254),
-                    b: iface(server, "eth0", 1500, far, 2),
+                    a: iface(router, "eth1", far_mtu, far, 254),
+                    b: iface(server, "eth0", far_mtu, far, 2),
                 });
                 for (host, to, gw) in [(CLIENT, far, n), (server, n, far)] {
                     t.routes.push(Route {

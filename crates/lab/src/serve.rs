@@ -1,13 +1,17 @@
-//! `Lab::serve`: start `mtuperf serve` inside every server host, detached (setsid,
-//! output to a log in the state directory), and wait until each one listens.
+//! `Lab::serve`: start `mtuperf serve` inside every server host, detached (its own
+//! session, output to a log in the state directory), and wait until each one listens.
+//! The namespace is entered and the session left by mtuperf itself (no `ip`,
+//! `setsid` or `ss` needed).
 use std::fs::File;
 use std::net::IpAddr;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use mtuperf_sys::netns;
+
 use crate::cmd::{in_ns, shell_line, Runner};
 use crate::down::{agent_alive, process_running};
-use crate::env::{check_privilege, check_tools};
+use crate::env::check_privilege;
 use crate::state::{Agent, Lab};
 use crate::LabError;
 
@@ -31,10 +35,28 @@ pub(crate) fn port_from_args(extra: &[String]) -> u16 {
     port
 }
 
-/// Whether a TCP socket listens on `port` inside namespace `ns`.
+/// Whether a TCP socket listens on `port` inside namespace `ns`: the namespace's
+/// `/proc/net/tcp` and `tcp6`, read from a thread inside it.
 pub(crate) fn listening(ns: &str, port: u16) -> bool {
-    let filter = format!("sport = :{port}");
-    Runner::query(&in_ns(ns, &["ss", "-Hltn", &filter])).is_ok_and(|out| !out.trim().is_empty())
+    netns::run_in(ns, || {
+        ["tcp", "tcp6"].iter().any(|t| {
+            std::fs::read_to_string(format!("/proc/thread-self/net/{t}"))
+                .is_ok_and(|table| listens_on(&table, port))
+        })
+    })
+    .unwrap_or(false)
+}
+
+/// Whether the text of a `/proc/net/tcp{,6}` table has a socket in state LISTEN (0A)
+/// on local port `port` (hex after the colon of `local_address`).
+pub(crate) fn listens_on(table: &str, port: u16) -> bool {
+    table.lines().skip(1).any(|l| {
+        let mut f = l.split_whitespace();
+        let local = f.nth(1).and_then(|a| a.rsplit(':').next());
+        let state = f.nth(1);
+        let local_port = local.and_then(|p| u16::from_str_radix(p, 16).ok());
+        local_port == Some(port) && state == Some("0A")
+    })
 }
 
 fn log_tail(path: &std::path::Path) -> String {
@@ -50,7 +72,6 @@ impl Lab {
     /// quotes the end of its log.
     pub fn serve(&mut self, extra_args: &[String]) -> Result<(), LabError> {
         check_privilege()?;
-        check_tools(&["ip", "ss", "setsid"])?;
         // The agent binary: this process, unless MTUPERF_BIN names another (tests run
         // from a test harness binary and point it at the built `mtuperf`).
         let exe = match std::env::var_os("MTUPERF_BIN") {
@@ -84,7 +105,7 @@ impl Lab {
                 .into_iter()
                 .flatten()
                 .collect();
-            let mut argv = vec!["setsid".to_string(), exe.clone()];
+            let mut argv = vec![exe.clone()];
             if let Some(k) = &key {
                 argv.extend(["--key-file".to_string(), k.clone()]);
             }
@@ -93,16 +114,18 @@ impl Lab {
                 argv.extend(["--bind".to_string(), b.to_string()]);
             }
             argv.extend(extra_args.iter().cloned());
-            let argv = in_ns(&ns, &argv);
+            let shown = in_ns(&ns, &[&["setsid".to_string()][..], &argv].concat());
             let log = self.state_dir().join(format!("agent-{host}.log"));
-            run.echo(&format!("{} >{} 2>&1 &", shell_line(&argv), log.display()));
+            run.echo(&format!("{} >{} 2>&1 &", shell_line(&shown), log.display()));
             let spawn_err = |source| LabError::Spawn {
-                line: shell_line(&argv),
+                line: shell_line(&shown),
                 source,
             };
             let out = File::create(&log).map_err(spawn_err)?;
             let err = out.try_clone().map_err(spawn_err)?;
-            let child = Command::new(&argv[0])
+            let mut cmd = Command::new(&argv[0]);
+            netns::enter_on_spawn(&mut cmd, &ns, true);
+            let child = cmd
                 .args(&argv[1..])
                 .stdin(Stdio::null())
                 .stdout(out)
@@ -131,8 +154,8 @@ impl Lab {
                 if listening(&ns, port) {
                     break;
                 }
-                // Just started: only whether it still runs. Its command line can
-                // read empty while `ip netns exec` → `setsid` → `mtuperf` exec in turn.
+                // Just started: only whether it still runs (its command line can read
+                // empty until it has exec'd).
                 let gone = !process_running(pid);
                 if gone || Instant::now() >= deadline {
                     let what = if gone {
@@ -156,7 +179,22 @@ impl Lab {
 
 #[cfg(test)]
 mod tests {
-    use super::port_from_args;
+    use super::{listens_on, port_from_args};
+
+    #[test]
+    fn finds_listening_sockets_in_proc_net_tcp() {
+        let v4 = "  sl  local_address rem_address   st tx_queue rx_queue\n   \
+                  0: 0100007F:1ECE 00000000:0000 0A 00000000:00000000 00:00000000\n   \
+                  1: 0100007F:0016 0100007F:9C40 01 00000000:00000000 00:00000000\n";
+        assert!(listens_on(v4, 7886));
+        // Port 22 is only an established connection here.
+        assert!(!listens_on(v4, 22));
+        assert!(!listens_on(v4, 7878));
+        let v6 = "  sl  local_address                         remote_address                        st\n   \
+                  0: 00000000000000000000000000000000:1EC6 00000000000000000000000000000000:0000 0A\n";
+        assert!(listens_on(v6, 7878));
+        assert!(!listens_on("", 7878));
+    }
 
     #[test]
     fn finds_the_agent_port_in_extra_args() {

@@ -122,6 +122,11 @@ impl Lab {
     }
 
     /// Host names, client first.
+    /// The role of a host.
+    pub fn role(&self, host: &str) -> Option<Role> {
+        self.hosts.iter().find(|h| h.name == host).map(|h| h.role)
+    }
+
     pub fn host_names(&self) -> Vec<String> {
         self.hosts.iter().map(|h| h.name.clone()).collect()
     }
@@ -163,12 +168,18 @@ impl Lab {
         self.client_iface(scenario).map(|i| i.v6.into())
     }
 
-    /// `ip netns exec NS argv...` for a host; an unknown host gets a command that fails
-    /// with a message naming the known hosts.
+    /// `argv` started inside a host, as `ip netns exec NS argv...` would (mtuperf
+    /// enters the namespace itself: no `ip` needed); a missing program is a spawn
+    /// error of kind `NotFound`. An unknown host gets a command that fails with a
+    /// message naming the known hosts.
     pub fn exec_command(&self, host: &str, argv: &[String]) -> Command {
         if let Some(ns) = self.netns(host) {
-            let mut cmd = Command::new("ip");
-            cmd.args(["netns", "exec", &ns]).args(argv);
+            let (prog, args) = argv
+                .split_first()
+                .map_or(("", &[][..]), |(p, a)| (p.as_str(), a));
+            let mut cmd = Command::new(prog);
+            cmd.args(args);
+            mtuperf_sys::netns::enter_on_spawn(&mut cmd, &ns, false);
             // Clients started in the lab authenticate to its agents with its key.
             if let Some(key) = self.key_file() {
                 cmd.env("MTUPERF_KEY_FILE", key);

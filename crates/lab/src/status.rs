@@ -6,9 +6,10 @@ use std::net::IpAddr;
 use mtuperf_proto::units::BitsPerSec;
 use serde::{Deserialize, Serialize};
 
-use crate::cmd::{in_ns, Runner};
+use mtuperf_sys::{ethtool, netns, rtnl};
+
 use crate::down::{agent_alive, namespace_exists};
-use crate::scenario::{Iface, Role};
+use crate::scenario::{Iface, Role, BRIDGE};
 use crate::state::Lab;
 use crate::Scenario;
 
@@ -47,7 +48,8 @@ pub struct IfaceStatus {
     pub mtu_live: Option<u32>,
     pub v4: String,
     pub v6: String,
-    /// TSO, GSO and GRO as ethtool reports them now (None when it could not be read).
+    /// TSO, GSO and GRO as the ethtool ioctl reports them now (None when it could not
+    /// be read).
     pub offload_live: Option<Offloads>,
 }
 
@@ -75,29 +77,23 @@ pub struct TargetStatus {
 }
 
 fn live_mtu(ns: &str, ifname: &str) -> Option<u32> {
-    let out = Runner::query(&["ip", "-n", ns, "-o", "link", "show", "dev", ifname]).ok()?;
-    let mut words = out.split_whitespace();
-    words.find(|w| *w == "mtu")?;
-    words.next()?.parse().ok()
-}
-
-/// TSO, GSO and GRO from the text of `ethtool -k`.
-pub(crate) fn parse_offload(ethtool_k: &str) -> Option<Offloads> {
-    let get = |key: &str| {
-        ethtool_k
-            .lines()
-            .find_map(|l| l.trim().strip_prefix(key))
-            .map(|v| v.trim().starts_with("on"))
-    };
-    Some(Offloads {
-        tso: get("tcp-segmentation-offload:")?,
-        gso: get("generic-segmentation-offload:")?,
-        gro: get("generic-receive-offload:")?,
-    })
+    netns::run_in(ns, || rtnl::link_mtu(ifname)).ok()?.ok()
 }
 
 fn live_offload(ns: &str, ifname: &str) -> Option<Offloads> {
-    parse_offload(&Runner::query(&in_ns(ns, &["ethtool", "-k", ifname])).ok()?)
+    let (tso, gso, gro) = netns::run_in(ns, || ethtool::segmentation_offloads(ifname))
+        .ok()?
+        .ok()?;
+    Some(Offloads { tso, gso, gro })
+}
+
+/// A bridge port has no address ("-"); every other interface has its planned one.
+fn addr(role: Role, planned: String) -> String {
+    if role == Role::Switch {
+        format!("- ({BRIDGE})")
+    } else {
+        planned
+    }
 }
 
 impl Lab {
@@ -118,8 +114,8 @@ impl Lab {
                         peer: format!("{}:{}", p.host, p.name),
                         mtu: i.mtu,
                         mtu_live: present.then(|| live_mtu(&h.netns, &i.name)).flatten(),
-                        v4: format!("{}/{}", i.v4, i.v4_prefix),
-                        v6: format!("{}/{}", i.v6, i.v6_prefix),
+                        v4: addr(h.role, format!("{}/{}", i.v4, i.v4_prefix)),
+                        v6: addr(h.role, format!("{}/{}", i.v6, i.v6_prefix)),
                         offload_live: present.then(|| live_offload(&h.netns, &i.name)).flatten(),
                     })
                     .collect();

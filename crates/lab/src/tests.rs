@@ -14,7 +14,7 @@ fn scenario_names_round_trip() {
     assert_eq!("JUMBO".parse::<Scenario>().unwrap(), Scenario::Jumbo);
     let err = "huge".parse::<Scenario>().unwrap_err().to_string();
     assert!(
-        err.contains("std, jumbo, routed, blackhole, mismatch"),
+        err.contains("std, jumbo, routed, blackhole, mismatch, switchport, asym"),
         "{err}"
     );
 }
@@ -33,13 +33,15 @@ fn host_names_match_the_documented_ones() {
             "routed",
             "blackhole-router",
             "blackhole",
-            "mismatch"
+            "mismatch",
+            "switchport-switch",
+            "switchport",
+            "asym-router",
+            "asym"
         ]
     );
-    assert_eq!(
-        t.hosts.iter().filter(|(_, r)| *r == Role::Router).count(),
-        2
-    );
+    let count = |role| t.hosts.iter().filter(|(_, r)| *r == role).count();
+    assert_eq!((count(Role::Router), count(Role::Switch)), (3, 1));
 }
 
 #[test]
@@ -69,6 +71,14 @@ fn mtus_and_addresses_per_scenario() {
     assert_eq!(mtus(Scenario::Routed), [(9000, 9000), (1500, 1500)]);
     assert_eq!(mtus(Scenario::Blackhole), [(9000, 9000), (1500, 1500)]);
     assert_eq!(mtus(Scenario::Mismatch), [(9000, 1500)]);
+    // Both NICs at 9000; the switch's port toward the server at 1500.
+    assert_eq!(mtus(Scenario::Switchport), [(9000, 9000), (1500, 9000)]);
+    assert_eq!(mtus(Scenario::Asym), [(9000, 9000), (9000, 9000)]);
+    let sw = link(Scenario::Switchport).nth(1).unwrap();
+    assert_eq!(
+        (sw.a.host.as_str(), sw.b.v4.to_string().as_str()),
+        ("switchport-switch", "198.18.6.2")
+    );
     let std = link(Scenario::Std).next().unwrap();
     assert_eq!((std.a.host.as_str(), std.a.name.as_str()), (CLIENT, "std0"));
     assert_eq!(std.b.v4.to_string(), "198.18.1.2");
@@ -95,9 +105,26 @@ fn routed_scenarios_route_both_ways_through_the_router() {
             "routed fd6d:7475:0:3::/64 via fd6d:7475:0:13::254",
         ]
     );
-    assert!(Topology::of(&[Scenario::Std, Scenario::Mismatch])
-        .routes
-        .is_empty());
+    assert!(
+        Topology::of(&[Scenario::Std, Scenario::Mismatch, Scenario::Switchport])
+            .routes
+            .is_empty()
+    );
+    // The asym router's way back to the client is the one with MTU 1500.
+    assert_eq!(
+        Scenario::Asym.mtu_routes(),
+        [
+            ("asym-router", "198.18.7.0/24".to_string(), "eth0", 0, 1500),
+            (
+                "asym-router",
+                "fd6d:7475:0:7::/64".to_string(),
+                "eth0",
+                256,
+                1500
+            ),
+        ]
+    );
+    assert!(Scenario::Routed.mtu_routes().is_empty());
 }
 
 #[test]

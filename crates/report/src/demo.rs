@@ -81,11 +81,16 @@ pub fn comparison(paths: &[(&str, &[RunDoc])]) -> String {
         ] {
             let (a, b) = metric(f);
             match mtuperf_stats::rel_diff(&a, &b) {
+                Some(d) if d.low.is_none() => parts.push(format!(
+                    "{label} {} (no interval: {})",
+                    signed_pct(d.rel),
+                    d.no_interval.as_deref().unwrap_or("too few runs")
+                )),
                 Some(d) => parts.push(format!(
                     "{label} {} [{}, {}]{}",
                     signed_pct(d.rel),
-                    signed_pct(d.low),
-                    signed_pct(d.high),
+                    signed_pct(d.low.unwrap_or(d.rel)),
+                    signed_pct(d.high.unwrap_or(d.rel)),
                     if d.significant {
                         ""
                     } else {

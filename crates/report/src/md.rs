@@ -32,12 +32,12 @@ pub fn markdown(d: &CompareDoc) -> String {
         let m = &c.summary;
         let _ = writeln!(
             o,
-            "| {} {} | {} | {} | ±{:.1}% | {} | {} | {} | {} |",
+            "| {} {} | {} | {} | {} | {} | {} | {} | {} |",
             cell_label(c.test, c.block, c.clients),
             c.figure.label(),
             cell(&c.path),
             value(c.figure, m.mean),
-            m.ci95_half_width_pct,
+            crate::fmt::ci(m),
             value(c.figure, m.median),
             value(c.figure, m.min),
             value(c.figure, m.max),

@@ -61,7 +61,7 @@ impl Document {
     }
 
     pub fn hops(r: HopsResult) -> Document {
-        let v = match r.path_mtu {
+        let mut v = match r.path_mtu {
             Some(m) => format!(
                 "reached {} in {} hop(s) with {m}-byte probes",
                 r.target,
@@ -69,6 +69,17 @@ impl Document {
             ),
             None => format!("did not reach {}", r.target),
         };
+        if let Some(b) = &r.black_hole {
+            let last = match (b.last_ttl, b.last_addr) {
+                (0, _) => "on this host's first link".to_string(),
+                (t, Some(a)) => format!("after hop {t} {a}, the last hop that answers them"),
+                (t, None) => format!("after hop {t}, the last hop that answers them"),
+            };
+            v = format!(
+                "black hole {last}: packets of {} bytes and more vanish there without ICMP, {} pass; {v}",
+                b.vanishes, b.passes
+            );
+        }
         let mut d = Document::new("hops", v, r.ok);
         d.hops = Some(r);
         d
@@ -113,11 +124,23 @@ fn limit_text(d: &DirResult) -> String {
     }
 }
 
-fn dir_line(out: &mut String, name: &str, d: &DirResult) {
+/// One direction: the size read as an MTU first, the exact largest passing size as a
+/// detail when link-layer slack made them differ.
+fn dir_line(out: &mut String, name: &str, d: &DirResult, mtu: Option<u32>) {
+    // Documents stored before the slack reading have no MTU: the exact size alone.
+    let mtu = mtu.unwrap_or(d.largest_ok);
+    let exact = if mtu >= d.largest_ok {
+        format!("{mtu} passes")
+    } else {
+        format!(
+            "MTU {mtu} ({} passes: {} bytes of link-layer slack)",
+            d.largest_ok,
+            d.largest_ok - mtu
+        )
+    };
     let _ = writeln!(
         out,
-        "{name:<9} {} passes; {} ({} probes, {} unanswered)",
-        d.largest_ok,
+        "{name:<9} {exact}; {} ({} probes, {} unanswered)",
         limit_text(d),
         d.probes,
         d.lost
@@ -135,8 +158,8 @@ pub fn text(doc: &Document) -> String {
             .as_ref()
             .map_or("?".into(), |i| format!("{} MTU {}", i.name, i.mtu));
         let _ = writeln!(out, "agent:    {peer}, address {}", r.agent_path.addr);
-        dir_line(&mut out, "forward:", &r.forward);
-        dir_line(&mut out, "reverse:", &r.reverse);
+        dir_line(&mut out, "forward:", &r.forward, r.forward_mtu);
+        dir_line(&mut out, "reverse:", &r.reverse, r.reverse_mtu);
         if let Some(t) = &r.tcp {
             let _ = writeln!(
                 out,
@@ -163,7 +186,7 @@ pub fn text(doc: &Document) -> String {
             r.target, r.socket
         );
         local_text(&mut out, &r.local);
-        dir_line(&mut out, "both:", &r.both);
+        dir_line(&mut out, "both:", &r.both, None);
         for n in &r.notes {
             let _ = writeln!(out, "note:     {n}");
         }
@@ -185,7 +208,19 @@ pub fn text(doc: &Document) -> String {
                 format!("  reports MTU {m} (frag-needed)")
             });
             let dest = if h.destination { "  destination" } else { "" };
-            let _ = writeln!(out, "{:>3}  {addr}{mtu}{dest}", h.ttl);
+            let size = h
+                .probe_size
+                .map_or(String::new(), |s| format!("  ({s}-byte probe)"));
+            let _ = writeln!(out, "{:>3}  {addr}{mtu}{dest}{size}", h.ttl);
+        }
+        if let Some(b) = &r.black_hole {
+            let _ = writeln!(
+                out,
+                "black hole: at TTL {} small probes get answers, large ones none; {} passes, {} vanishes",
+                b.at_ttl,
+                b.passes,
+                b.vanishes
+            );
         }
         let _ = writeln!(out, "verdict:  {}", doc.verdict);
         let _ = writeln!(
@@ -197,4 +232,32 @@ pub fn text(doc: &Document) -> String {
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Documents stored by the version before the slack reading, the switch-port
+    /// verdict and the black hole's hop (real runs on the lab's mismatch link) still
+    /// load and print, as `mtuperf show ID` needs.
+    #[test]
+    fn documents_stored_before_the_new_fields_still_print() {
+        let agent: Document = serde_json::from_str(include_str!(
+            "../tests/fixtures/path_agent_v1_before_slack.json"
+        ))
+        .unwrap();
+        let r = agent.agent.as_ref().unwrap();
+        assert_eq!((r.forward_mtu, r.black_hole_hop.as_ref()), (None, None));
+        let t = text(&agent);
+        assert!(t.contains("forward:  1504 passes; 1505 vanished"), "{t}");
+        assert!(t.contains("verdict:  mismatch: local MTU 9000"), "{t}");
+        let hops: Document = serde_json::from_str(include_str!(
+            "../tests/fixtures/path_hops_v1_before_slack.json"
+        ))
+        .unwrap();
+        let h = hops.hops.as_ref().unwrap();
+        assert!(h.black_hole.is_none() && h.hops.iter().all(|h| h.probe_size.is_none()));
+        assert!(text(&hops).contains("  1  no reply\n"));
+    }
 }

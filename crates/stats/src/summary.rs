@@ -4,8 +4,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::t_quantile;
 
-/// Summary statistics of a sample, with the 95% Student t confidence interval of the mean.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+/// Summary statistics of a sample, with a 95% confidence interval of its centre when
+/// the sample allows one (see [`summarize`] for the method).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     pub n: usize,
     pub mean: f64,
@@ -14,31 +15,89 @@ pub struct Summary {
     pub stddev: f64,
     pub min: f64,
     pub max: f64,
-    /// mean ± t(0.975, n-1) · stddev / √n; both equal the mean when n < 2.
-    pub ci95_low: f64,
-    pub ci95_high: f64,
-    /// Half width of the interval as a percentage of |mean|: the netperf-style "within
-    /// ±x%" figure. 0 when the half width is 0; infinite when the mean is 0 and the half
-    /// width is not (serde_json writes that as null).
-    pub ci95_half_width_pct: f64,
+    /// The 95% interval; `None` with fewer than 3 values (`ci95_method` "none" and the
+    /// reason in `ci95_note`).
+    pub ci95_low: Option<f64>,
+    pub ci95_high: Option<f64>,
+    /// The larger distance from the mean to an end of the interval, as a percentage of
+    /// |mean|: the netperf-style "within ±x%" figure. `None` without an interval or
+    /// with a mean of 0.
+    pub ci95_half_width_pct: Option<f64>,
+    /// How the interval was computed: "student-t" (of the mean), "log-t" (of the
+    /// geometric mean, for positive values whose t interval would reach 0 or below),
+    /// or "none".
+    #[serde(default = "method_none")]
+    pub ci95_method: String,
+    /// Why there is no interval, or why log-t was used.
+    #[serde(default)]
+    pub ci95_note: Option<String>,
+}
+
+fn method_none() -> String {
+    "none".into()
+}
+
+/// Fewest values for which [`summarize`] gives an interval.
+pub const MIN_N_FOR_CI: usize = 3;
+
+/// The 95% interval of a sample of `n` ≥ 2 values: Student t of the mean; for
+/// positive values whose t interval would reach 0 or below (a throughput or a latency
+/// cannot), the t interval of the log values mapped back (an interval of the
+/// geometric mean, which is never ≤ 0).
+fn interval(
+    xs: &[f64],
+    n: usize,
+    mean: f64,
+    stddev: f64,
+) -> (f64, f64, &'static str, Option<String>) {
+    let t = t_quantile(0.975, (n - 1) as f64);
+    let half = t * stddev / (n as f64).sqrt();
+    let positive = xs.iter().all(|x| *x > 0.0);
+    if !positive || mean - half > 0.0 {
+        return (mean - half, mean + half, "student-t", None);
+    }
+    let logs: Vec<f64> = xs.iter().map(|x| x.ln()).collect();
+    let (_, lm, lv) = mean_var(&logs).unwrap_or((n, 0.0, 0.0));
+    let lhalf = t * lv.sqrt() / (n as f64).sqrt();
+    (
+        (lm - lhalf).exp(),
+        (lm + lhalf).exp(),
+        "log-t",
+        Some(format!(
+            "the t interval of the mean reached {:.3e}, below 0 for a positive quantity: the interval is of the geometric mean, on a log scale",
+            mean - half
+        )),
+    )
 }
 
 /// Summarise a sample. `None` for an empty sample or one holding a NaN or an infinity:
 /// such values are rejected, not skipped, so a broken run cannot silently shrink `n`.
+/// With fewer than [`MIN_N_FOR_CI`] values there is no interval: with 2 the t quantile
+/// is 12.7, and the interval of a throughput would reach far below zero.
 pub fn summarize(xs: &[f64]) -> Option<Summary> {
     let (n, mean, var) = mean_var(xs)?;
     let mut sorted = xs.to_vec();
     sorted.sort_by(f64::total_cmp);
     let stddev = var.sqrt();
-    let half = if n < 2 {
-        0.0
+    let (ci95_low, ci95_high, method, note) = if n < MIN_N_FOR_CI {
+        (
+            None,
+            None,
+            "none",
+            Some(format!(
+                "{n} value{}: a 95% interval needs at least {MIN_N_FOR_CI}",
+                if n == 1 { "" } else { "s" }
+            )),
+        )
     } else {
-        t_quantile(0.975, (n - 1) as f64) * stddev / (n as f64).sqrt()
+        let (l, h, m, note) = interval(xs, n, mean, stddev);
+        (Some(l), Some(h), m, note)
     };
-    let ci95_half_width_pct = if half == 0.0 {
-        0.0
-    } else {
-        half / mean.abs() * 100.0
+    let ci95_half_width_pct = match (ci95_low, ci95_high) {
+        (Some(l), Some(h)) if mean != 0.0 => {
+            Some((mean - l).max(h - mean).max(0.0) / mean.abs() * 100.0)
+        }
+        _ => None,
     };
     Some(Summary {
         n,
@@ -47,9 +106,11 @@ pub fn summarize(xs: &[f64]) -> Option<Summary> {
         stddev,
         min: *sorted.first()?,
         max: *sorted.last()?,
-        ci95_low: mean - half,
-        ci95_high: mean + half,
+        ci95_low,
+        ci95_high,
         ci95_half_width_pct,
+        ci95_method: method.into(),
+        ci95_note: note,
     })
 }
 
@@ -101,28 +162,41 @@ mod tests {
             (5, 11.0, 11.0, 9.0, 13.0)
         );
         assert!(close(s.stddev, 1.581_138_830_084_189_8), "{s:?}");
-        assert!(close(s.ci95_low, 9.036_756_838_522_443), "{s:?}");
-        assert!(close(s.ci95_high, 12.963_243_161_477_557), "{s:?}");
+        assert!(close(s.ci95_low.unwrap(), 9.036_756_838_522_443), "{s:?}");
+        assert!(close(s.ci95_high.unwrap(), 12.963_243_161_477_557), "{s:?}");
         assert!(
-            close(s.ci95_half_width_pct, 17.847_665_104_341_427),
+            close(s.ci95_half_width_pct.unwrap(), 17.847_665_104_341_427),
             "{s:?}"
         );
+        assert_eq!(s.ci95_method, "student-t");
     }
 
     #[test]
     #[allow(clippy::float_cmp)] // exact: copies of inputs, zeros and a midpoint of integers
     fn small_and_degenerate_samples() {
         assert_eq!(summarize(&[]), None);
-        let one = summarize(&[9.41e9]).unwrap();
-        assert_eq!(
-            (one.n, one.stddev, one.ci95_low, one.ci95_high),
-            (1, 0.0, 9.41e9, 9.41e9)
-        );
-        assert_eq!(one.ci95_half_width_pct, 0.0);
+        // (sample, interval given, method)
+        let cases: [(&[f64], bool, &str); 6] = [
+            (&[9.41e9], false, "none"),
+            // Two runs: t(0.975, 1) = 12.7 would put the lower end at -11.7 Gbit/s.
+            (&[9.4e9, 1.0e9], false, "none"),
+            (&[0.0, 0.0, 0.0], true, "student-t"),
+            (&[-1.0, 1.0, 0.0], true, "student-t"),
+            // Positive, wild: the t interval of the mean would go below 0.
+            (&[9.4e9, 0.1e9, 0.2e9], true, "log-t"),
+            (&[9.4e9, 9.3e9, 9.5e9], true, "student-t"),
+        ];
+        for (xs, given, method) in cases {
+            let s = summarize(xs).unwrap();
+            assert_eq!(s.ci95_low.is_some(), given, "{xs:?}: {s:?}");
+            assert_eq!(s.ci95_method, method, "{xs:?}: {s:?}");
+            assert_eq!(s.ci95_note.is_some(), method != "student-t", "{s:?}");
+            if xs.iter().all(|x| *x > 0.0) {
+                assert!(s.ci95_low.is_none_or(|l| l > 0.0), "{s:?}");
+            }
+        }
         let flat = summarize(&[0.0, 0.0, 0.0]).unwrap();
-        assert_eq!((flat.mean, flat.ci95_half_width_pct), (0.0, 0.0));
-        let around_zero = summarize(&[-1.0, 1.0]).unwrap();
-        assert!(around_zero.ci95_half_width_pct.is_infinite());
+        assert_eq!((flat.mean, flat.ci95_half_width_pct), (0.0, None));
         let even = summarize(&[4.0, 1.0, 3.0, 2.0]).unwrap();
         assert_eq!(even.median, 2.5);
     }
@@ -168,6 +242,7 @@ mod tests {
     #[test]
     fn serialises() {
         let json = serde_json::to_string(&summarize(&[1.0, 2.0]).unwrap()).unwrap();
+        assert!(json.contains(r#""ci95_method":"none""#), "{json}");
         assert!(
             json.contains(r#""n":2"#) && json.contains(r#""mean":1.5"#),
             "{json}"

@@ -1,7 +1,7 @@
 //! `mtuperf compare`: the same tests over several paths, interleaved and repeated, each
 //! repetition stored as it finishes; summary with 95% intervals and a plain verdict.
 use std::net::IpAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -410,9 +410,10 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
             anyhow!("compare refused: {r}; --force compares anyway"),
         ));
     }
-    Ok(if out.interrupted || stop.load(Ordering::Relaxed) {
-        exit::INTERRUPTED
-    } else {
-        0
-    })
+    let why = out.interrupted.then(|| {
+        out.interrupt_reason
+            .as_deref()
+            .unwrap_or("a repetition ended early")
+    });
+    Ok(common::measured_exit(&stop, why, 0))
 }

@@ -1,5 +1,6 @@
 //! `mtuperf demo`: the main job on an embedded default, no second machine needed.
-//! With CAP_NET_ADMIN and iproute2/nftables/ethtool it builds a two-path lab
+//! As root (CAP_NET_ADMIN, CAP_SYS_ADMIN) it builds a two-path lab through netlink
+//! (no iproute2, nftables or ethtool needed)
 //! (MTU 1500 and 9000, offloads off like a NIC without segmentation offload), runs a
 //! compact `compare` (8K stream and 8K UDP rr, interleaved repetitions) from the lab's
 //! client host, prints the verdict, writes report.html and removes the lab.

@@ -5,7 +5,10 @@ use std::path::Path;
 use std::time::Duration;
 
 use mtuperf_engine::client::Session;
-use mtuperf_engine::doctor::{self, client as dclient, cross, facts, Bdp, Options, Profile};
+use mtuperf_engine::doctor::{
+    self, client as dclient, cross, facts, Bdp, Options, Profile, StreamEvidence,
+};
+use mtuperf_engine::stream::End;
 use mtuperf_proto::units::BitsPerSec;
 use mtuperf_report::doctor::{self as rd, Document, HostReport};
 use mtuperf_store::NewRun;
@@ -140,6 +143,38 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
     })
 }
 
+/// What the newest stored stream run (to --peer's host, if given) says about the
+/// buffers of `end` (this host is the client; --peer the agent).
+fn stream_evidence(
+    store: Option<&mtuperf_store::Store>,
+    peer: Option<&str>,
+    end: End,
+) -> Option<StreamEvidence> {
+    // HOST, HOST:PORT, [IPv6]:PORT or a bare IPv6 address: the host part.
+    let host = peer.map(|p| match p.strip_prefix('[') {
+        Some(rest) => rest.split(']').next().unwrap_or(rest),
+        None if p.matches(':').count() == 1 => p.split(':').next().unwrap_or(p),
+        None => p,
+    });
+    let run = store?
+        .list(&mtuperf_store::Filter {
+            kind: Some("stream".into()),
+            target: host.map(str::to_string),
+            limit: Some(1),
+            ..mtuperf_store::Filter::default()
+        })
+        .ok()?
+        .into_iter()
+        .next()?;
+    let verdicts = mtuperf_report::stream::stored_verdicts(&run.document);
+    let refs: Vec<_> = verdicts.iter().collect();
+    StreamEvidence::of(
+        &format!("stream run {} to {}", run.id, run.target),
+        end,
+        &refs,
+    )
+}
+
 fn check(g: &Global, a: Args) -> CmdResult {
     let store = common::open_store(g)?;
     let started = mtuperf_engine::unix_ms();
@@ -168,9 +203,11 @@ fn check(g: &Global, a: Args) -> CmdResult {
     });
     let peer = peer.transpose().map_err(common::engine_failure)?;
     let rtt = session.as_ref().and_then(|s| dclient::control_rtt(s, 5));
+    let evidence = |end| stream_evidence(store.as_ref(), a.peer.as_deref(), end);
     let opts = Options {
         profile: a.profile,
         bdp: bdp(&a, &local, rtt),
+        evidence: evidence(End::Client),
     };
     let findings = doctor::check_host(&local, &opts);
     // The rules are pure: recompute the peer's findings here, with the BDP (the agent
@@ -179,6 +216,7 @@ fn check(g: &Global, a: Args) -> CmdResult {
         let popts = Options {
             profile: a.profile,
             bdp: bdp(&a, &p.facts, rtt),
+            evidence: evidence(End::Agent),
         };
         p.findings = doctor::check_host(&p.facts, &popts);
         p

@@ -1,4 +1,6 @@
 //! `mtuperf lab up|down|status|exec|serve`: parse → call mtuperf-lab → print.
+use std::io::Write as _;
+
 use anyhow::anyhow;
 use clap::{Subcommand, ValueEnum};
 use mtuperf_lab::{Lab, LabError, LabOptions, Scenario, DEFAULT_NAME};
@@ -25,7 +27,7 @@ pub enum Action {
     Up {
         #[arg(long, default_value = DEFAULT_NAME)]
         name: String,
-        /// std, jumbo, routed, blackhole or mismatch (repeatable; default: all).
+        /// std, jumbo, routed, blackhole, mismatch, switchport or asym (repeatable; default: all).
         #[arg(long = "scenario", value_name = "NAME")]
         scenarios: Vec<String>,
         /// TSO/GSO/GRO on every lab interface.
@@ -79,15 +81,18 @@ pub enum Action {
     },
 }
 
-fn fail(e: LabError) -> Failure {
-    let code = if e.is_environment() {
+fn code_of(e: &LabError) -> u8 {
+    if e.is_environment() {
         exit::ENVIRONMENT
     } else if e.is_usage() {
         exit::USAGE
     } else {
         exit::FAILED
-    };
-    Failure::new(code, e)
+    }
+}
+
+fn fail(e: LabError) -> Failure {
+    Failure::new(code_of(&e), e)
 }
 
 fn existing(name: &str) -> Result<Lab, Failure> {
@@ -151,8 +156,22 @@ pub fn run(_g: &Global, a: Args) -> CmdResult {
             Ok(0)
         }
         Action::Status { name, json } => {
-            let Some(lab) = Lab::load(&name).map_err(fail)? else {
-                outln!("no lab named {name:?}; build it with: mtuperf lab up --name {name}");
+            let loaded = match Lab::load(&name) {
+                Err(e) if json => {
+                    let code = code_of(&e);
+                    outln!("{}", error_json(&e.to_string(), code));
+                    return Ok(code);
+                }
+                other => other.map_err(fail)?,
+            };
+            let Some(lab) = loaded else {
+                let msg =
+                    format!("no lab named {name:?}; build it with: mtuperf lab up --name {name}");
+                if json {
+                    outln!("{}", error_json(&msg, exit::CHECK_FAILED));
+                } else {
+                    outln!("{msg}");
+                }
                 return Ok(exit::CHECK_FAILED);
             };
             let st = lab.status();
@@ -173,10 +192,34 @@ pub fn run(_g: &Global, a: Args) -> CmdResult {
         } => {
             let lab = existing(&name)?;
             lab.check_host(&host).map_err(fail)?;
-            let status = lab.exec_command(&host, &command).status().map_err(|e| {
-                Failure::new(exit::FAILED, anyhow!(e).context("running ip netns exec"))
-            })?;
-            Ok(exit_code_of(status))
+            let ns = lab.netns(&host).unwrap_or_default();
+            if !mtuperf_sys::netns::exists(&ns) {
+                return Err(Failure::new(
+                    exit::FAILED,
+                    anyhow!("lab {name:?}: the namespace {ns} of host {host} is gone; rebuild the lab (mtuperf lab down --name {name}, then lab up)"),
+                ));
+            }
+            match lab.exec_command(&host, &command).status() {
+                Ok(status) => Ok(exit_code_of(status)),
+                // As a shell does: 127 for a program not found, 126 for one that
+                // cannot be run.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    let _ = writeln!(
+                        std::io::stderr(),
+                        "mtuperf lab exec: {}: command not found",
+                        command[0]
+                    );
+                    Ok(NOT_FOUND)
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                    let _ = writeln!(std::io::stderr(), "mtuperf lab exec: {}: {e}", command[0]);
+                    Ok(NOT_EXECUTABLE)
+                }
+                Err(e) => Err(Failure::new(
+                    exit::FAILED,
+                    anyhow!(e).context(format!("running {} in lab host {host}", command[0])),
+                )),
+            }
         }
         Action::Serve { name, extra } => {
             let mut lab = existing(&name)?;
@@ -201,6 +244,15 @@ pub fn run(_g: &Global, a: Args) -> CmdResult {
             Ok(0)
         }
     }
+}
+
+/// `lab exec` of a program that does not exist / cannot be executed (as POSIX shells).
+const NOT_FOUND: u8 = 127;
+const NOT_EXECUTABLE: u8 = 126;
+
+/// The `--json` form of an error (schemas/error.schema.json).
+fn error_json(msg: &str, code: u8) -> String {
+    serde_json::json!({"schema": "mtuperf.error/1", "error": msg, "exit": code}).to_string()
 }
 
 /// The child's exit code, or 128 + signal as a shell reports it.

@@ -243,12 +243,15 @@ pub fn run(g: &Global, a: &Args) -> CmdResult {
             s.result.client.counts.corrupt + reverse.map_or(0, |v| v.requester.counts.corrupt)
         })
         .sum();
-    Ok(if stop.load(Ordering::Relaxed) {
-        exit::INTERRUPTED
-    } else if a.verify && corrupt > 0 {
+    let why = doc
+        .steps
+        .iter()
+        .find_map(|s| s.result.interrupt_reason.as_deref());
+    let ok = if a.verify && corrupt > 0 {
         eprintln!("mtuperf rr: --verify found {corrupt} corrupted block(s)");
         exit::CHECK_FAILED
     } else {
         0
-    })
+    };
+    Ok(common::measured_exit(&stop, why, ok))
 }

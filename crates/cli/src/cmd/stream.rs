@@ -215,9 +215,9 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
             );
         }
     }
-    Ok(if stop.load(Ordering::Relaxed) {
-        exit::INTERRUPTED
-    } else {
-        0
-    })
+    let why = doc
+        .runs
+        .iter()
+        .find_map(|r| r.result.interrupt_reason.as_deref());
+    Ok(common::measured_exit(&stop, why, 0))
 }

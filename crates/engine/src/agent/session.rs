@@ -105,13 +105,17 @@ pub(super) fn run(ctx: SessionCtx, shutdown: &Arc<AtomicBool>) {
         .control
         .socket()
         .set_write_timeout(Some(Duration::from_secs(10)));
+    // The idle timeout runs from the end of the last test (or the session's start):
+    // one deadline on the whole next request, so neither a frame trickled a byte at a
+    // time nor a stream of pings keeps the session slot past it.
+    let mut idle_until = Instant::now() + ctx.config.idle_timeout;
     loop {
         if shutdown.load(Ordering::Relaxed) {
             break;
         }
         let msg = match ctx
             .control
-            .recv::<ClientMsg>(Some(ctx.config.idle_timeout), "next request")
+            .recv_by::<ClientMsg>(Some(idle_until), "next request")
         {
             Ok(m) => m,
             Err(e) => {
@@ -126,6 +130,10 @@ pub(super) fn run(ctx: SessionCtx, shutdown: &Arc<AtomicBool>) {
                 break;
             }
         };
+        let test = matches!(
+            msg,
+            ClientMsg::Stream(_) | ClientMsg::PathOpen(_) | ClientMsg::Rr(_) | ClientMsg::Doctor(_)
+        );
         let outcome = match msg {
             ClientMsg::Stream(req) => crate::stream::agent::serve(&ctx, &req),
             ClientMsg::PathOpen(req) => crate::path::agent::serve(&ctx, &req),
@@ -149,6 +157,9 @@ pub(super) fn run(ctx: SessionCtx, shutdown: &Arc<AtomicBool>) {
             let _ = ctx.control.send(&AgentMsg::Error {
                 message: e.to_string(),
             });
+        }
+        if test {
+            idle_until = Instant::now() + ctx.config.idle_timeout;
         }
     }
     ctx.registry.release(&ctx.cookie);

@@ -201,7 +201,7 @@ fn from_path(c: &mut PathCheck, r: &crate::path::PathResult) {
     c.df_probe = Some(r.verdict_text.clone());
     let broken = matches!(
         r.verdict,
-        V::BlackHole { .. } | V::Mismatch { .. } | V::Asymmetric { .. }
+        V::BlackHole { .. } | V::Mismatch { .. } | V::SwitchPort { .. } | V::Asymmetric { .. }
     );
     c.verdict = if broken { Verdict::Broken } else { Verdict::Ok };
     c.reason = if broken {

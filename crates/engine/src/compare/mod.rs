@@ -155,6 +155,14 @@ impl Repetition {
         self.stream.as_ref().is_some_and(|s| s.interrupted)
             || self.rr.as_ref().is_some_and(|r| r.interrupted)
     }
+
+    /// Why the repetition was interrupted, if it says.
+    pub fn interrupt_reason(&self) -> Option<&str> {
+        self.stream
+            .as_ref()
+            .and_then(|s| s.interrupt_reason.as_deref())
+            .or_else(|| self.rr.as_ref().and_then(|r| r.interrupt_reason.as_deref()))
+    }
 }
 
 /// Progress and results, in order. `finished` must persist the repetition; an error

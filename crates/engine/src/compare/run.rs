@@ -22,8 +22,11 @@ pub struct Outcome {
     pub repetitions: Vec<Repetition>,
     /// Set when a path failed its check and `force` was off: nothing was run.
     pub refused: Option<String>,
-    /// Ctrl-C stopped the comparison before its plan was complete.
+    /// Ctrl-C, or a repetition that ended abnormally (a deadline, the agent gone),
+    /// stopped the comparison before its plan was complete.
     pub interrupted: bool,
+    /// Why the repetition in progress was interrupted (it is stored, not counted).
+    pub interrupt_reason: Option<String>,
 }
 
 /// The headline figure of a repetition: stream goodput (bit/s), rr p50 latency (ns).
@@ -45,7 +48,9 @@ fn narrow_enough(plan: &Plan, reps: &[Repetition], pct: f64) -> bool {
                 .filter_map(headline)
                 .collect();
             xs.len() >= MIN_REPEAT_FOR_CI as usize
-                && mtuperf_stats::summarize(&xs).is_some_and(|s| s.ci95_half_width_pct <= pct)
+                && mtuperf_stats::summarize(&xs)
+                    .and_then(|s| s.ci95_half_width_pct)
+                    .is_some_and(|w| w <= pct)
         })
     })
 }
@@ -135,6 +140,7 @@ pub fn run(
         repetitions: prior.into_iter().filter(|r| !r.interrupted()).collect(),
         refused: None,
         interrupted: false,
+        interrupt_reason: None,
     };
     for p in &plan.paths {
         let c = check_path(p, opts, stop);
@@ -177,6 +183,7 @@ pub fn run(
                 obs.finished(&rep)?;
                 if rep.interrupted() {
                     out.interrupted = true;
+                    out.interrupt_reason = rep.interrupt_reason().map(str::to_string);
                     return Ok(out);
                 }
                 out.repetitions.push(rep);

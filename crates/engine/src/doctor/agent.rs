@@ -32,7 +32,14 @@ pub fn serve(ctx: &SessionCtx, req: &DoctorRequest) -> Result<(), EngineError> {
     };
     ctx.log("doctor", format!("doctor on {ifaces:?}, profile {profile}"));
     let facts = facts::gather(&ifaces, &selection, Duration::from_millis(req.sample_ms));
-    let findings = check_host(&facts, &Options { profile, bdp: None });
+    let findings = check_host(
+        &facts,
+        &Options {
+            profile,
+            bdp: None,
+            evidence: None,
+        },
+    );
     ctx.control
         .send(&AgentMsg::DoctorReply(Box::new(DoctorReply {
             hostname: facts.hostname.clone(),

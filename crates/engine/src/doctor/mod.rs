@@ -17,6 +17,9 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
+use crate::stream::verdict::LimitVerdict;
+use crate::stream::End;
+
 pub use finding::FindingBuilder;
 pub use mtuperf_proto::msg::doctor::{Finding, HostFacts, IfaceFacts, Status};
 
@@ -80,11 +83,41 @@ impl Bdp {
     }
 }
 
+/// What a stored `stream` run measured about this host's buffers: a direction whose
+/// sender was held back by an autotuned receive window (this host received) or send
+/// buffer (this host sent), capped by `sysctl`'s maximum. Runs with `--window` are
+/// no evidence about the sysctls.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StreamEvidence {
+    /// "stream run 12 to 198.18.1.2:7878".
+    pub source: String,
+    /// "net.ipv4.tcp_rmem" or "net.ipv4.tcp_wmem".
+    pub sysctl: String,
+    /// The verdict's line.
+    pub line: String,
+}
+
+impl StreamEvidence {
+    /// The evidence of `verdicts` about the buffer sysctls of `end`.
+    pub fn of(source: &str, end: End, verdicts: &[&LimitVerdict]) -> Option<StreamEvidence> {
+        verdicts.iter().find_map(|v| {
+            (v.sysctl_end == Some(end)).then_some(())?;
+            Some(StreamEvidence {
+                source: source.to_string(),
+                sysctl: v.sysctl.clone()?,
+                line: v.line.clone(),
+            })
+        })
+    }
+}
+
 /// What the rules need besides the facts.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Options {
     pub profile: Profile,
     pub bdp: Option<Bdp>,
+    /// A stored stream run's verdict that this host's buffers held a sender back.
+    pub evidence: Option<StreamEvidence>,
 }
 
 /// Every single-host check, in report order: interfaces, sysctls, counters.

@@ -120,12 +120,35 @@ fn tcp_max(facts: &HostFacts, opts: &Options, name: &str) -> Finding {
     let [lo, def, max] = parts[..] else {
         return skip(&id, name, format!("unparsable value {v:?}"));
     };
+    // A stored stream run in which this very buffer held the sender back.
+    let evidence = opts.evidence.as_ref().filter(|e| e.sysctl == name);
     let Some(bdp) = &opts.bdp else {
-        return skip_with(&id, name, &v, format!("maximum {max} not compared: give --rtt and --bandwidth (or --peer and --bandwidth, or an interface with a known link speed)"));
+        if let Some(e) = evidence {
+            return FindingBuilder::new(&id, name)
+                .status(Status::Warn)
+                .measured(v)
+                .expected(format!("a maximum that does not limit TCP ({}: {})", e.source, e.line))
+                .why("A TCP connection cannot keep more than its buffer maximum in flight; the kernel's tcp_info of a stored stream run says this buffer held the sender back.")
+                .source("tcp_info tcpi_rwnd_limited / tcpi_sndbuf_limited (Linux 4.10+)")
+                .fix(sysctl_fix(name, &format!("{lo} {def} {}", max.saturating_mul(2))))
+                .build();
+        }
+        return skip_with(&id, name, &v, format!("maximum {max} not compared: give --rtt and --bandwidth (or --peer and --bandwidth, or an interface with a known link speed), or run `mtuperf stream` to this peer first"));
     };
     let need = bdp.bytes();
+    let status = if max < need {
+        opts.profile.below_minimum()
+    } else if evidence.is_some() {
+        Status::Warn
+    } else {
+        Status::Pass
+    };
+    let why = match evidence {
+        Some(e) => format!("A TCP connection cannot keep more than its buffer maximum in flight, so below the bandwidth-delay product it cannot fill the path. Measured by {}: {}", e.source, e.line),
+        None => "A TCP connection cannot keep more than its buffer maximum in flight, so below the bandwidth-delay product it cannot fill the path.".into(),
+    };
     FindingBuilder::new(&id, name)
-        .status(if max < need { opts.profile.below_minimum() } else { Status::Pass })
+        .status(status)
         .measured(v)
         .expected(format!(
             "maximum >= {need} (bandwidth-delay product of {:.0} Mbit/s x {:.3} ms; {})",
@@ -133,9 +156,19 @@ fn tcp_max(facts: &HostFacts, opts: &Options, name: &str) -> Finding {
             bdp.rtt.as_secs_f64() * 1e3,
             bdp.source
         ))
-        .why("A TCP connection cannot keep more than its buffer maximum in flight, so below the bandwidth-delay product it cannot fill the path.")
+        .why(why)
         .source("RFC 7323 section 1 (window size and the bandwidth-delay product)")
-        .fix(sysctl_fix(name, &format!("{lo} {def} {need}")))
+        .fix(sysctl_fix(
+            name,
+            &format!(
+                "{lo} {def} {}",
+                if max < need {
+                    need
+                } else {
+                    max.saturating_mul(2)
+                }
+            ),
+        ))
         .build()
 }
 

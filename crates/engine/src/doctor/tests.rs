@@ -31,6 +31,7 @@ fn rac() -> Options {
     Options {
         profile: Profile::Rac,
         bdp: None,
+        evidence: None,
     }
 }
 
@@ -128,6 +129,7 @@ fn generic_profile_turns_minimums_into_warnings() {
     let opts = Options {
         profile: Profile::Generic,
         bdp: None,
+        evidence: None,
     };
     let out = check_host(&host(&["eth0"]), &opts);
     assert_eq!(
@@ -181,6 +183,7 @@ fn tcp_buffer_maximum_is_compared_with_the_bdp() {
             rtt: Duration::from_millis(ms),
             source: "test".into(),
         }),
+        evidence: None,
     };
     // 10 Gbit/s x 1 ms = 1.25 MB: both maxima (6 MiB, 4 MiB) hold it.
     let out = check_host(&f, &with(10e9, 1));
@@ -259,4 +262,74 @@ fn cross_check_flags_mtu_mismatch_and_differing_buffers() {
         Status::Pass
     );
     assert_eq!(worst(&out), Status::Fail);
+}
+
+#[test]
+fn a_stream_run_held_back_by_the_window_is_evidence() {
+    use crate::doctor::StreamEvidence;
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    enum LimitCause {
+        ReceiveWindow,
+        SendBuffer,
+    }
+    let f = host(&["eth0"]);
+    let ev = |cause| StreamEvidence {
+        source: "stream run 12 to 198.18.1.2:7878".into(),
+        sysctl: match cause {
+            LimitCause::ReceiveWindow => "net.ipv4.tcp_rmem",
+            LimitCause::SendBuffer => "net.ipv4.tcp_wmem",
+        }
+        .into(),
+        line: "agent→client: receive window limited the sender 71% of the time".into(),
+    };
+    // (bdp in ms at 10 Gbit/s, evidence, rmem status, wmem status)
+    let cases = [
+        (None, None, Status::Skip, Status::Skip),
+        (
+            None,
+            Some(LimitCause::ReceiveWindow),
+            Status::Warn,
+            Status::Skip,
+        ),
+        (
+            None,
+            Some(LimitCause::SendBuffer),
+            Status::Skip,
+            Status::Warn,
+        ),
+        (
+            Some(1),
+            Some(LimitCause::ReceiveWindow),
+            Status::Warn,
+            Status::Pass,
+        ),
+        (Some(1), None, Status::Pass, Status::Pass),
+        (
+            Some(4),
+            Some(LimitCause::ReceiveWindow),
+            Status::Warn,
+            Status::Fail,
+        ),
+    ];
+    for (ms, cause, rmem, wmem) in cases {
+        let opts = Options {
+            profile: Profile::Rac,
+            bdp: ms.map(|ms| Bdp {
+                bits_per_sec: 10e9,
+                rtt: Duration::from_millis(ms),
+                source: "test".into(),
+            }),
+            evidence: cause.map(ev),
+        };
+        let out = check_host(&f, &opts);
+        let r = find(&out, "sysctl.net.ipv4.tcp_rmem", "net.ipv4.tcp_rmem");
+        let w = find(&out, "sysctl.net.ipv4.tcp_wmem", "net.ipv4.tcp_wmem");
+        assert_eq!((r.status, w.status), (rmem, wmem), "{ms:?} {cause:?}");
+        if cause == Some(LimitCause::ReceiveWindow) {
+            assert!(
+                format!("{} {}", r.why, r.expected).contains("stream run 12"),
+                "{r:?}"
+            );
+        }
+    }
 }

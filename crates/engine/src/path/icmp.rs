@@ -168,13 +168,13 @@ pub fn run(target: IpAddr, expect: Option<u32>) -> Result<IcmpResult, EngineErro
     let local = LocalView::toward(target)?;
     let mut echo = Echo::open(target)?;
     let v6 = target.is_ipv6();
-    let both = search::search(&mut echo, base_size(v6), local.mtu).map_err(|_| {
+    let both = search::search(&mut echo, base_size(v6), local.max_packet()).map_err(|_| {
         EngineError::Agent(format!(
             "{target} does not answer ICMP echo even at {} bytes",
             base_size(v6)
         ))
     })?;
-    let expect = expect.unwrap_or(local.mtu);
+    let expect = expect.unwrap_or(local.max_packet());
     let mut notes = vec![
         "ICMP echo measures the smaller of the two directions and cannot tell them apart; run with an agent to measure each".to_string(),
     ];

@@ -12,7 +12,8 @@ use crate::EngineError;
 pub struct LocalView {
     pub route: RouteInfo,
     pub iface: Option<IfaceInfo>,
-    /// The egress interface's MTU (the forward search's upper bound).
+    /// The egress interface's MTU as the interface reports it (65536 on `lo`, as the
+    /// agent reports it too); searches cap it at the largest IP packet, 65535.
     pub mtu: u32,
     /// No gateway: the target is on-link.
     pub same_segment: bool,
@@ -23,13 +24,19 @@ impl LocalView {
         let route = mtuperf_sys::route::route_to(ip)
             .map_err(|e| EngineError::Agent(format!("no route to {ip}: {e}")))?;
         let iface = mtuperf_sys::netdev::iface_info(&route.iface).ok();
-        let mtu = iface.as_ref().map_or(1500, |i| i.mtu).min(65_535);
+        let mtu = iface.as_ref().map_or(1500, |i| i.mtu);
         Ok(LocalView {
             same_segment: route.gateway.is_none(),
             route,
             iface,
             mtu,
         })
+    }
+
+    /// The largest IP packet this interface can send: its MTU, at most 65535 (an IPv4
+    /// or IPv6 packet without jumbogram cannot be larger, whatever `lo`'s 65536 says).
+    pub fn max_packet(&self) -> u32 {
+        self.mtu.min(mtuperf_proto::msg::path::MAX_PROBE_SIZE)
     }
 
     /// Remarks on the local configuration given the size the live path carries:

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 pub use local::LocalView;
 pub use search::{DirResult, Limit, Outcome, Prober};
-pub use verdict::Verdict;
+pub use verdict::{Verdict, LINK_SLACK};
 
 use crate::client::Session;
 use crate::EngineError;
@@ -54,7 +54,18 @@ pub struct PathResult {
     pub agent_path: AgentPathInfo,
     pub forward: DirResult,
     pub reverse: DirResult,
+    /// `forward.largest_ok` read as an interface MTU (within the link-layer slack);
+    /// None only in documents stored before it existed.
+    #[serde(default)]
+    pub forward_mtu: Option<u32>,
+    /// `reverse.largest_ok` read as an interface MTU, as `forward_mtu`.
+    #[serde(default)]
+    pub reverse_mtu: Option<u32>,
     pub verdict: Verdict,
+    /// For a forward black hole on a routed path: where TTL-limited probes of the
+    /// vanishing size stop being answered while the passing size still is.
+    #[serde(default)]
+    pub black_hole_hop: Option<hops::BlackHoleHop>,
     pub verdict_text: String,
     pub tcp: Option<TcpView>,
     /// The size that must pass in both directions for exit 0.
@@ -68,10 +79,54 @@ pub struct PathResult {
 /// that a black-holed size costs little.
 const PROBE_TIMEOUT: Duration = Duration::from_millis(100);
 
+/// Which direction a probe went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Forward,
+    Reverse,
+}
+
+/// One probe of a direction's search, for a live display.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Step {
+    pub direction: Direction,
+    pub size: u32,
+    pub outcome: Outcome,
+}
+
+/// A prober that reports every probe to an observer.
+struct Observed<'a, P: Prober> {
+    inner: P,
+    direction: Direction,
+    observer: &'a mut dyn FnMut(Step),
+}
+
+impl<P: Prober> Prober for Observed<'_, P> {
+    fn probe(&mut self, size: u32) -> Outcome {
+        let outcome = self.inner.probe(size);
+        (self.observer)(Step {
+            direction: self.direction,
+            size,
+            outcome,
+        });
+        outcome
+    }
+}
+
 pub fn run(
     session: &Session,
     target: &str,
     expect: Option<u32>,
+) -> Result<PathResult, EngineError> {
+    run_observed(session, target, expect, &mut |_| {})
+}
+
+/// [`run`], reporting every probe of both searches to `observer` as it completes.
+pub fn run_observed(
+    session: &Session,
+    target: &str,
+    expect: Option<u32>,
+    observer: &mut dyn FnMut(Step),
 ) -> Result<PathResult, EngineError> {
     let t0 = Instant::now();
     let started_unix_ms = crate::unix_ms();
@@ -99,29 +154,37 @@ pub fn run(
     sock.connect((agent.ip(), ready.port))
         .map_err(|e| EngineError::io("connecting the probe socket", e))?;
     let base = base_size(v6);
-    let mut fwd = probe::Forward {
-        sock: &sock,
-        token: ready.token,
-        seq: 0,
-        timeout: PROBE_TIMEOUT,
+    let mut fwd = Observed {
+        inner: probe::Forward {
+            sock: &sock,
+            token: ready.token,
+            seq: 0,
+            timeout: PROBE_TIMEOUT,
+        },
+        direction: Direction::Forward,
+        observer: &mut *observer,
     };
-    let forward = search::search(&mut fwd, base, local.mtu.min(MAX_PROBE_SIZE))
+    let forward = search::search(&mut fwd, base, local.max_packet())
         .map_err(|e| EngineError::Agent(format!("forward: {e}")))?;
     let peer_mtu = ready.path.iface.as_ref().map(|i| i.mtu);
-    let mut rev = probe::Reverse {
-        session,
-        sock: &sock,
-        token: ready.token,
-        seq: 1 << 32,
-        timeout: PROBE_TIMEOUT,
-        failure: None,
+    let mut rev = Observed {
+        inner: probe::Reverse {
+            session,
+            sock: &sock,
+            token: ready.token,
+            seq: 1 << 32,
+            timeout: PROBE_TIMEOUT,
+            failure: None,
+        },
+        direction: Direction::Reverse,
+        observer,
     };
     let reverse = search::search(
         &mut rev,
         base,
         peer_mtu.unwrap_or(local.mtu).min(MAX_PROBE_SIZE),
     );
-    if let Some(e) = rev.failure.take() {
+    if let Some(e) = rev.inner.failure.take() {
         return Err(e);
     }
     let reverse = reverse.map_err(|e| EngineError::Agent(format!("reverse: {e}")))?;
@@ -134,25 +197,30 @@ pub fn run(
         peer_mtu,
         same_segment: local.same_segment,
     };
-    let verdict = verdict::decide(&forward, &reverse, cx);
+    let reading = verdict::decide(&forward, &reverse, cx);
+    let mut verdict = reading.verdict.clone();
+    let mut notes = Vec::new();
+    let black_hole_hop = if matches!(verdict, Verdict::BlackHole { .. })
+        && forward.limit == Limit::Silent
+        && !local.same_segment
+    {
+        locate(agent.ip(), forward.largest_ok, &mut verdict, &mut notes)
+    } else {
+        None
+    };
+    let mut verdict_text = verdict.text(v6);
+    if let Some(d) = verdict::slack_detail(&forward, &reverse, &reading) {
+        verdict_text = format!("{verdict_text}; {d}");
+    }
     // An IP packet is at most 65535 bytes, whatever loopback's MTU of 65536 says.
-    let expect = expect.unwrap_or(local.mtu.min(MAX_PROBE_SIZE));
+    let expect = expect.unwrap_or(local.max_packet());
     let smallest = forward.largest_ok.min(reverse.largest_ok);
     let silent = matches!(
         verdict,
-        Verdict::BlackHole { .. } | Verdict::Mismatch { .. }
+        Verdict::BlackHole { .. } | Verdict::Mismatch { .. } | Verdict::SwitchPort { .. }
     );
-    let tcp = tcp_view(session, smallest, local.mtu, silent);
-    let mut notes = local.notes(smallest);
-    if let (Verdict::Mismatch { peer_mtu, .. }, true) =
-        (&verdict, forward.largest_ok > peer_mtu.unwrap_or(u32::MAX))
-    {
-        notes.push(format!(
-            "the peer's interface received up to {} bytes, {} above its MTU {peer_mtu} (receive-side tolerance such as a VLAN tag allowance); do not rely on it",
-            forward.largest_ok,
-            forward.largest_ok - peer_mtu
-        ));
-    }
+    let tcp = tcp_view(session, smallest, local.max_packet(), silent);
+    notes.splice(0..0, local.notes(smallest));
     if let Some(n) = served.map(|s| s.other_source).filter(|&n| n > 0) {
         notes.push(format!(
             "the agent ignored {n} datagrams that came from another address or port than this client's control connection ({laddr}): a NAT, a load balancer or a second interface between the hosts; forward probes it ignored count as lost"
@@ -168,18 +236,50 @@ pub fn run(
         agent: agent.to_string(),
         v6,
         started_unix_ms,
-        verdict_text: verdict.text(v6),
+        verdict_text,
         ok: forward.largest_ok >= expect && reverse.largest_ok >= expect,
         local,
         agent_path: ready.path,
         forward,
         reverse,
+        forward_mtu: Some(reading.forward_mtu),
+        reverse_mtu: Some(reading.reverse_mtu),
         verdict,
+        black_hole_hop,
         tcp,
         expect,
         elapsed_ms: t0.elapsed().as_millis() as u64,
         notes,
     })
+}
+
+/// Names the hop past which forward packets above `passes` vanish, in the verdict;
+/// a failure to find it is a note, never the run's failure.
+fn locate(
+    agent: IpAddr,
+    passes: u32,
+    verdict: &mut Verdict,
+    notes: &mut Vec<String>,
+) -> Option<hops::BlackHoleHop> {
+    match hops::locate_black_hole(agent, passes, passes + 1) {
+        Ok(Some(b)) => {
+            if let (Verdict::BlackHole { hop, .. }, Some(a)) = (verdict, b.last_addr) {
+                *hop = Some(format!("{} {a}", b.last_ttl));
+            }
+            Some(b)
+        }
+        Ok(None) => {
+            notes.push(format!(
+                "TTL-limited probes of {} and {passes} bytes did not tell which hop drops the larger ones (hops that do not answer, or the drop is at the agent's host)",
+                passes + 1
+            ));
+            None
+        }
+        Err(e) => {
+            notes.push(format!("locating the black hole's hop failed: {e}"));
+            None
+        }
+    }
 }
 
 fn tcp_view(session: &Session, smallest: u32, local_mtu: u32, silent: bool) -> Option<TcpView> {

@@ -9,7 +9,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use mtuperf_proto::msg::rr::RrProto;
-use mtuperf_proto::msg::{AgentMsg, ClientMsg, RrReady, RrRequest};
+use mtuperf_proto::msg::rr::RrReverse;
+use mtuperf_proto::msg::{AgentMsg, ClientMsg, RrReady, RrRequest, RrServed};
 
 use super::bidir_responder::{self, Responder};
 use super::observer::RrObserver;
@@ -17,6 +18,7 @@ use super::requester::{self, udp_socket, Drive};
 use super::{RrBidirResult, RrClientEnd, RrResult};
 use crate::client::Session;
 use crate::sampler::Sampler;
+use crate::stall::{self, Span};
 use crate::{unix_ms, EngineError};
 
 /// What to run (one load step).
@@ -144,30 +146,75 @@ pub fn run(
     };
     let (mine, intervals) = requester::run(transports, &drive, t0, obs);
     let after = sampler.snapshot(t0);
-    session.control.send(&ClientMsg::Stop)?;
+    let mut reasons = Vec::new();
+    if stop.load(Ordering::Relaxed) {
+        reasons.push("stopped by a signal (Ctrl-C or SIGTERM)".to_string());
+    }
     // The agent reports after its own requester drained (bidir): allow for the drain.
-    let wait = session.reply_timeout() + Duration::from_secs(10) + params.timeout;
-    let mut agent = match session
-        .control
-        .recv::<AgentMsg>(Some(wait), "the agent's rr report")?
-    {
-        AgentMsg::RrDone(r) => *r,
-        AgentMsg::Error { message } => return Err(EngineError::Agent(message)),
+    let mut wait = session.reply_timeout() + params.timeout;
+    if req.bidir.is_some() {
+        wait += Duration::from_secs(10);
+    }
+    let asked = Instant::now();
+    let answer = session.control.send(&ClientMsg::Stop).and_then(|()| {
+        session
+            .control
+            .recv::<AgentMsg>(Some(wait), "the agent's rr report")
+    });
+    let mut agent = match answer {
+        Ok(AgentMsg::RrDone(r)) => *r,
         other => {
-            return Err(EngineError::Protocol(format!(
-                "expected rr done, got {other:?}"
-            )))
+            let at = t0.elapsed().as_secs_f64();
+            reasons.push(match other {
+                Ok(AgentMsg::Error { message }) => format!("the agent failed: {message}"),
+                Ok(m) => format!("protocol error: expected the rr report, got {m:?}"),
+                Err(EngineError::Timeout { .. }) => format!(
+                    "no report from the agent within {} s of this end's finish at {:.1} s",
+                    asked.elapsed().as_secs(),
+                    asked.saturating_duration_since(t0).as_secs_f64()
+                ),
+                Err(e) => format!(
+                    "the agent went away at {at:.1} s ({e}); only this end's figures are complete"
+                ),
+            });
+            // Nothing more is expected from the agent on this session.
+            session.control.shutdown();
+            RrServed::default()
         }
     };
     let reverse = match (responder, agent.reverse.take()) {
         (Some(r), Some(requester)) => Some(RrBidirResult::new(requester, &r.finish())),
-        (Some(_), None) => {
-            return Err(EngineError::Protocol(
-                "the agent ran no reverse direction in a --bidir test".into(),
-            ))
+        (Some(r), None) => {
+            let responder = r.finish();
+            if reasons.is_empty() {
+                return Err(EngineError::Protocol(
+                    "the agent ran no reverse direction in a --bidir test".into(),
+                ));
+            }
+            Some(RrBidirResult::new(RrReverse::default(), &responder))
         }
         _ => None,
     };
+    if let Some(first) = mine.errors.first() {
+        reasons.push(format!("this end: {first}"));
+    }
+    let spans: Vec<Span> = intervals
+        .iter()
+        .map(|i| Span {
+            start_ns: i.start_ns,
+            end_ns: i.end_ns,
+            moved: i.blocks > 0,
+        })
+        .collect();
+    // An open loop slower than one request per second leaves quiet intervals by
+    // design: only a silence of several request spacings is a stall there.
+    let spacing_ns = req.rate.filter(|&r| r > 0).map_or(0, |r| 2_000_000_000 / r);
+    let gaps = stall::stalls(
+        &spans,
+        (params.interval.as_nanos() as u64).max(spacing_ns),
+        req.duration_ms * 1_000_000,
+    );
+    reasons.extend(stall::describe(&gaps, "no block answered by the agent"));
     Ok(RrResult {
         workers: ready.workers,
         target: session.agent.to_string(),
@@ -196,7 +243,8 @@ pub fn run(
         },
         agent,
         reverse,
-        interrupted: stop.load(Ordering::Relaxed),
+        interrupted: !reasons.is_empty(),
+        interrupt_reason: (!reasons.is_empty()).then(|| reasons.join("; ")),
         request: req,
     })
 }

@@ -84,7 +84,12 @@ pub struct RrResult {
     /// `--bidir`: the agent → client direction (absent in one-way runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reverse: Option<RrBidirResult>,
+    /// Ended early or abnormally (Ctrl-C, the agent gone, a stall, no report).
     pub interrupted: bool,
+    /// Why, when interrupted: each cause, "; "-separated. Absent in runs stored
+    /// before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupt_reason: Option<String>,
 }
 
 /// The reverse direction of a `--bidir` run: the agent requested, the client served.

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use mtuperf_proto::msg::{
     AgentMsg, AgentPathInfo, ClientMsg, EndReport, Refusal, StreamLimit, StreamReady,
-    StreamRequest, MAX_RX_COALESCE_US,
+    StreamRequest, MAX_RX_COALESCE_US, MIN_INTERVAL_MS,
 };
 
 use super::data::SendPlan;
@@ -17,8 +17,25 @@ use crate::payload::incompressible;
 use crate::sampler::Sampler;
 use crate::EngineError;
 
-/// Receivers give up on a sender that sends nothing for this long.
+/// Receivers give up on a sender that sends nothing for this long, and senders on a
+/// receiver that takes nothing (the write timeout).
 pub const IDLE: Duration = Duration::from_secs(10);
+
+/// A sender still blocked in a write this long after the test's planned end is cut.
+/// A blocked write that has copied nothing yet is normal flow control: the kernel
+/// wakes a writer only once a good part of the send buffer is free, which at a slow
+/// rate takes a while; two seconds of it is a stall, not a slow link.
+pub const SEND_GRACE: Duration = Duration::from_secs(2);
+
+/// A receiver still reading this long after the test's planned end is cut: beyond
+/// the sender's own grace and the two ends' clock offset (the client starts its
+/// clock before the agent sees Go), the last bytes are late by far more than any
+/// queue explains.
+pub const END_GRACE: Duration = Duration::from_secs(5);
+
+/// After a stop (Ctrl-C, a deadline), senders still blocked this long, and receivers
+/// that received nothing in such a span, are cut.
+pub const HALT_GRACE: Duration = Duration::from_secs(2);
 
 fn check_limits(ctx: &SessionCtx, req: &StreamRequest) -> Result<bool, EngineError> {
     let l = &ctx.config.limits;
@@ -41,6 +58,15 @@ fn check_limits(ctx: &SessionCtx, req: &StreamRequest) -> Result<bool, EngineErr
             detail: format!(
                 "receive coalescing of {} µs is above the protocol's maximum of {MAX_RX_COALESCE_US} µs",
                 req.rx_coalesce_us
+            ),
+        })?;
+        return Ok(false);
+    }
+    if req.interval_ms != 0 && req.interval_ms < MIN_INTERVAL_MS {
+        ctx.refuse(Refusal::BadRequest {
+            detail: format!(
+                "interval of {} ms is below the protocol's minimum of {MIN_INTERVAL_MS} ms",
+                req.interval_ms
             ),
         })?;
         return Ok(false);
@@ -118,19 +144,20 @@ pub fn serve(ctx: &SessionCtx, req: &StreamRequest) -> Result<(), EngineError> {
         })
         .collect();
     let payload = incompressible(req.block as usize, 0x6d74_7570_6572_6601);
+    let end = t0
+        + match req.limit {
+            StreamLimit::Time { ms } => Duration::from_millis(ms).min(max),
+            StreamLimit::Bytes { .. } => max,
+        };
     let plan = SendPlan {
-        deadline: Some(
-            t0 + match req.limit {
-                StreamLimit::Time { ms } => Duration::from_millis(ms).min(max),
-                StreamLimit::Bytes { .. } => max,
-            },
-        ),
+        deadline: Some(end),
         bytes: match req.limit {
             StreamLimit::Bytes { total } => Some(total / u64::from(req.streams)),
             StreamLimit::Time { .. } => None,
         },
         block: req.block as usize,
         cycle: true,
+        peer: "the client",
     };
     let phase = Phase {
         conns,
@@ -138,7 +165,10 @@ pub fn serve(ctx: &SessionCtx, req: &StreamRequest) -> Result<(), EngineError> {
         block: req.block as usize,
         plan,
         idle: IDLE,
-        recv_deadline: t0 + max,
+        // The limit bounds what the client may send; what it sent before the limit
+        // is still drained (bounded by the same grace as any test's end), so a run
+        // ended at the limit balances its bytes.
+        recv_deadline: t0 + max + END_GRACE,
         interval: Duration::from_millis(if req.interval_ms == 0 {
             1000
         } else {
@@ -146,10 +176,19 @@ pub fn serve(ctx: &SessionCtx, req: &StreamRequest) -> Result<(), EngineError> {
         }),
         omit: Duration::from_millis(req.omit_ms),
         rx_coalesce: Duration::from_micros(req.rx_coalesce_us.into()),
+        cut: phase::Cut {
+            send_at: Some(end + SEND_GRACE),
+            recv_at: Some(end + END_GRACE),
+            after_halt: HALT_GRACE,
+        },
+        peer: "the client",
     };
     let control = ctx.control.clone();
+    // A client that takes no live interval within the send timeout gets no more: the
+    // ticker also watches the data threads and must not block on it.
+    let mut live = true;
     let (conns, intervals) = phase::run(&phase, t0, &stop, |s| {
-        let _ = control.send(&AgentMsg::Interval(*s));
+        live = live && control.send(&AgentMsg::Interval(*s)).is_ok();
     });
     let after = sampler.snapshot(t0);
     // Wait for the client's end-of-test Stop (bounded), so its reader is gone.

@@ -9,15 +9,18 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use mtuperf_proto::msg::{
-    AgentMsg, ClientMsg, EndReport, IntervalSample, StreamLimit, StreamReady, StreamRequest,
+    AgentMsg, ClientMsg, ConnReport, EndReport, IntervalSample, StreamLimit, StreamReady,
+    StreamRequest,
 };
 
+use super::agent::{END_GRACE, HALT_GRACE, IDLE, SEND_GRACE};
 use super::data::SendPlan;
-use super::phase::{self, DataConn, Phase};
+use super::phase::{self, Cut, DataConn, Phase};
 use super::{End, StreamResult};
 use crate::client::Session;
 use crate::payload::incompressible;
 use crate::sampler::Sampler;
+use crate::stall::{self, Span};
 use crate::{unix_ms, EngineError};
 
 /// What to run.
@@ -79,7 +82,7 @@ pub fn run(
                 let _ = s.set_tcp_mss(m);
             }
         })?;
-        let _ = sock.set_write_timeout(Some(super::agent::IDLE));
+        let _ = sock.set_write_timeout(Some(IDLE));
         conns.push(DataConn {
             index: i,
             sock,
@@ -100,19 +103,6 @@ pub fn run(
         }
     }
 
-    // One reader thread owns the control socket's input for the rest of the test.
-    let (tx, rx) = mpsc::channel::<Result<AgentMsg, EngineError>>();
-    let reader = {
-        let control = session.control.clone();
-        thread::spawn(move || loop {
-            let m = control.recv::<AgentMsg>(None, "the agent's report");
-            let last = !matches!(m, Ok(AgentMsg::Interval(_)));
-            if tx.send(m).is_err() || last {
-                break;
-            }
-        })
-    };
-
     let generated;
     let data: &[u8] = if let Some((_, d)) = &params.file {
         d
@@ -121,90 +111,96 @@ pub fn run(
         &generated
     };
     let t0 = Instant::now();
+    // The test ends at its time, or at the agent's maximum duration (a --bytes or
+    // --file transfer that has not finished by then ends there, marked).
+    let agent_max = match session.info.limits.max_duration_ms {
+        0 => Duration::from_hours(24),
+        ms => Duration::from_millis(ms),
+    };
+    let planned = match req.limit {
+        StreamLimit::Time { ms } => Duration::from_millis(ms).min(agent_max),
+        StreamLimit::Bytes { .. } => agent_max,
+    };
+    let end = t0 + planned;
+    // Nothing of this test is waited for past this instant.
+    let hard_end = end + END_GRACE + IDLE + session.reply_timeout();
+
+    // One reader thread owns the control socket's input for the rest of the test.
+    let (tx, rx) = mpsc::channel::<(Instant, Result<AgentMsg, EngineError>)>();
+    let reader = {
+        let control = session.control.clone();
+        thread::spawn(move || loop {
+            let m = control.recv_by::<AgentMsg>(Some(hard_end), "the agent's report");
+            let last = !matches!(m, Ok(AgentMsg::Interval(_)));
+            if tx.send((Instant::now(), m)).is_err() || last {
+                break;
+            }
+        })
+    };
+
     let before = sampler.snapshot(t0);
     session.control.send(&ClientMsg::Go)?;
     let plan = SendPlan {
-        deadline: match req.limit {
-            StreamLimit::Time { ms } => Some(t0 + Duration::from_millis(ms)),
-            StreamLimit::Bytes { .. } => None,
-        },
+        deadline: Some(end),
         bytes: match req.limit {
             StreamLimit::Bytes { total } => Some(total / u64::from(req.streams)),
             StreamLimit::Time { .. } => None,
         },
         block: req.block as usize,
         cycle: params.file.is_none(),
+        peer: "the agent",
     };
+    let interval = Duration::from_millis(if req.interval_ms == 0 {
+        1000
+    } else {
+        req.interval_ms
+    });
     let phase = Phase {
         conns,
         data,
         block: req.block as usize,
         plan,
-        idle: super::agent::IDLE,
-        recv_deadline: t0 + Duration::from_secs(u64::from(u32::MAX)),
-        interval: Duration::from_millis(if req.interval_ms == 0 {
-            1000
-        } else {
-            req.interval_ms
-        }),
+        idle: IDLE,
+        recv_deadline: end + END_GRACE,
+        interval,
         omit: Duration::from_millis(req.omit_ms),
         rx_coalesce: Duration::from_micros(req.rx_coalesce_us.into()),
+        cut: Cut {
+            send_at: Some(end + SEND_GRACE),
+            recv_at: Some(end + END_GRACE),
+            after_halt: HALT_GRACE,
+        },
+        peer: "the agent",
     };
 
-    // Relay the agent's live intervals and watch for Ctrl-C while our threads run.
-    let local_done = Arc::new(AtomicBool::new(false));
+    // Relay the agent's live intervals, watch for Ctrl-C and the deadlines while our
+    // threads run. `halt` stops our side early: Ctrl-C, or the agent gone silent.
+    let halt = AtomicBool::new(false);
+    let local_done = AtomicBool::new(false);
     let stop_sent = AtomicBool::new(false);
-    let mut agent_intervals = Vec::new();
-    let mut agent_report: Option<Result<EndReport, EngineError>> = None;
+    let mut relay = Relay {
+        intervals: Vec::new(),
+        report: None,
+        gave_up: None,
+    };
     let (client_conns, client_intervals) = thread::scope(|s| {
-        let (agent_intervals, agent_report, stop_sent, local_done) = (
-            &mut agent_intervals,
-            &mut agent_report,
-            &stop_sent,
-            &local_done,
-        );
-        let relay = s.spawn(move || {
-            loop {
-                if stop.load(Ordering::Relaxed) && !stop_sent.swap(true, Ordering::Relaxed) {
-                    let _ = session.control.send(&ClientMsg::Stop);
-                }
-                match rx.recv_timeout(Duration::from_millis(50)) {
-                    Ok(Ok(AgentMsg::Interval(i))) => {
-                        obs.interval(End::Agent, &i);
-                        agent_intervals.push(i);
-                    }
-                    Ok(Ok(AgentMsg::StreamDone(r))) => {
-                        *agent_report = Some(Ok(*r));
-                        break;
-                    }
-                    Ok(Ok(AgentMsg::Error { message })) => {
-                        *agent_report = Some(Err(EngineError::Agent(message)));
-                        break;
-                    }
-                    Ok(Ok(other)) => {
-                        *agent_report =
-                            Some(Err(EngineError::Protocol(format!("unexpected {other:?}"))));
-                        break;
-                    }
-                    Ok(Err(e)) => {
-                        *agent_report = Some(Err(e));
-                        break;
-                    }
-                    Err(mpsc::RecvTimeoutError::Timeout) => {
-                        if local_done.load(Ordering::Relaxed)
-                            && !stop_sent.swap(true, Ordering::Relaxed)
-                        {
-                            // Our side is finished: tell the agent, which ends its half.
-                            let _ = session.control.send(&ClientMsg::Stop);
-                        }
-                    }
-                    Err(mpsc::RecvTimeoutError::Disconnected) => break,
-                }
-            }
-        });
-        let out = phase::run(&phase, t0, stop, |i| obs.interval(End::Client, i));
+        let ctx = RelayCtx {
+            session,
+            stop,
+            halt: &halt,
+            local_done: &local_done,
+            stop_sent: &stop_sent,
+            t0,
+            silence: IDLE.max(interval * 2),
+            report_wait: session.reply_timeout(),
+            hard_end,
+            omit_ns: req.omit_ms * 1_000_000,
+        };
+        let out = &mut relay;
+        let relay_thread = s.spawn(move || relay_loop(&ctx, &rx, obs, out));
+        let out = phase::run(&phase, t0, &halt, |i| obs.interval(End::Client, i));
         local_done.store(true, Ordering::Relaxed);
-        let _ = relay.join();
+        let _ = relay_thread.join();
         out
     });
     let after = sampler.snapshot(t0);
@@ -212,23 +208,66 @@ pub fn run(
     if !stop_sent.load(Ordering::Relaxed) {
         let _ = session.control.send(&ClientMsg::Stop);
     }
+    if relay.report.is_none() || relay.gave_up.is_some() {
+        // Unblocks the reader: nothing more is expected from the agent.
+        session.control.shutdown();
+    }
     let _ = reader.join();
-    let mut agent = match agent_report {
-        Some(r) => r?,
-        None => {
-            return Err(EngineError::Protocol(
-                "the agent's report never came".into(),
-            ))
+
+    let mut reasons = Vec::new();
+    if stop.load(Ordering::Relaxed) {
+        reasons.push("stopped by a signal (Ctrl-C or SIGTERM)".to_string());
+    }
+    let agent = match relay.report {
+        Some((_, Ok(r))) => r,
+        missing => {
+            reasons.push(relay.gave_up.take().unwrap_or_else(|| match missing {
+                Some((at, Err(e))) => gone(&e, at, t0),
+                _ => "the agent's report never came".into(),
+            }));
+            // Keep what the agent sent live.
+            EndReport {
+                intervals: std::mem::take(&mut relay.intervals),
+                interrupted: true,
+                ..EndReport::default()
+            }
         }
     };
-    // The agent also sent every interval live; keep what arrived live if the final
-    // report's list is shorter (it never is unless the connection dropped).
-    if agent.intervals.len() < agent_intervals.len() {
-        agent.intervals = agent_intervals;
+    reasons.extend(conn_reasons("this end", &client_conns));
+    reasons.extend(conn_reasons("the agent", &agent.conns));
+    if let StreamLimit::Bytes { total } = req.limit {
+        let per = total / u64::from(req.streams);
+        let short = client_conns
+            .iter()
+            .any(|c| c.sending && c.error.is_none() && c.bytes < per);
+        if short && params.file.is_none() && t0 + planned <= Instant::now() {
+            reasons.push(format!(
+                "ended at the agent's maximum duration of {} s (serve --max-duration) before all bytes were sent",
+                planned.as_secs()
+            ));
+        }
     }
-    let interrupted = stop.load(Ordering::Relaxed)
-        || client_conns.iter().any(|c| c.error.is_some())
-        || agent.interrupted;
+    let spans: Vec<Span> = client_intervals
+        .iter()
+        .map(|i| Span {
+            start_ns: i.start_ns,
+            end_ns: i.end_ns,
+            moved: i.bytes_sent + i.bytes_received > 0,
+        })
+        .collect();
+    let gaps = stall::stalls(
+        &spans,
+        interval.as_nanos() as u64,
+        planned.as_nanos() as u64,
+    );
+    reasons.extend(stall::describe(
+        &gaps,
+        "no bytes moved between this end and the agent",
+    ));
+    let interrupted = !reasons.is_empty() || agent.interrupted;
+    if agent.interrupted && reasons.is_empty() {
+        reasons.push("the agent marked its side interrupted".into());
+    }
     Ok(StreamResult {
         request: req,
         target: session.agent.to_string(),
@@ -248,13 +287,138 @@ pub fn run(
             iface: sampler.iface.clone(),
             intervals: client_intervals,
             wall_ns,
-            interrupted: stop.load(Ordering::Relaxed),
+            interrupted,
         },
         agent,
         interrupted,
+        interrupt_reason: (!reasons.is_empty()).then(|| reasons.join("; ")),
         source: params
             .file
             .as_ref()
             .map_or_else(|| "generated".to_string(), |(p, _)| p.clone()),
     })
+}
+
+/// Why the agent's report is missing when its connection failed at `at`.
+fn gone(e: &EngineError, at: Instant, t0: Instant) -> String {
+    let when = at.saturating_duration_since(t0).as_secs_f64();
+    match e {
+        EngineError::Agent(m) => format!("the agent failed at {when:.1} s: {m}"),
+        EngineError::Timeout { .. } => {
+            format!("no report from the agent (control connection silent) at {when:.1} s")
+        }
+        other => format!(
+            "the agent went away at {when:.1} s ({other}); only this end's figures are complete"
+        ),
+    }
+}
+
+/// The first connection error of one end, with how many more there were.
+fn conn_reasons(end: &str, conns: &[ConnReport]) -> Option<String> {
+    let mut errs = conns
+        .iter()
+        .filter_map(|c| c.error.as_ref().map(|e| (c.index, e)));
+    let (i, first) = errs.next()?;
+    let more = errs.count();
+    Some(if more == 0 {
+        format!("{end}, connection {i}: {first}")
+    } else {
+        format!("{end}, connection {i}: {first} (and {more} more connections)")
+    })
+}
+
+/// What the relay collected.
+struct Relay {
+    intervals: Vec<IntervalSample>,
+    /// The agent's final answer (or its failure) and when it came.
+    report: Option<(Instant, Result<EndReport, EngineError>)>,
+    /// Set when the relay stopped waiting for the agent, with the reason.
+    gave_up: Option<String>,
+}
+
+struct RelayCtx<'a> {
+    session: &'a Session,
+    stop: &'a AtomicBool,
+    halt: &'a AtomicBool,
+    local_done: &'a AtomicBool,
+    stop_sent: &'a AtomicBool,
+    t0: Instant,
+    /// No message from the agent for this long while the test runs: it is gone.
+    silence: Duration,
+    /// Wait for the agent's report this long after our side finished.
+    report_wait: Duration,
+    hard_end: Instant,
+    omit_ns: u64,
+}
+
+fn relay_loop(
+    c: &RelayCtx<'_>,
+    rx: &mpsc::Receiver<(Instant, Result<AgentMsg, EngineError>)>,
+    obs: &dyn StreamObserver,
+    out: &mut Relay,
+) {
+    let mut heard = Instant::now();
+    let mut report_by: Option<Instant> = None;
+    let send_stop = || {
+        if !c.stop_sent.swap(true, Ordering::Relaxed) {
+            let _ = c.session.control.send(&ClientMsg::Stop);
+        }
+    };
+    loop {
+        if c.stop.load(Ordering::Relaxed) {
+            c.halt.store(true, Ordering::Relaxed);
+            send_stop();
+        }
+        let (at, m) = match rx.recv_timeout(Duration::from_millis(50)) {
+            Ok(x) => x,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                let now = Instant::now();
+                if c.local_done.load(Ordering::Relaxed) {
+                    // Our side is finished: tell the agent, which ends its half.
+                    send_stop();
+                    let by = *report_by.get_or_insert(now + c.report_wait);
+                    if now >= by {
+                        out.gave_up = Some(format!(
+                            "no report from the agent within {} s of this end's finish at {:.1} s",
+                            c.report_wait.as_secs(),
+                            by.saturating_duration_since(c.t0 + c.report_wait)
+                                .as_secs_f64()
+                        ));
+                        break;
+                    }
+                } else if now.saturating_duration_since(heard) >= c.silence || now >= c.hard_end {
+                    out.gave_up = Some(format!(
+                        "no word from the agent for {} s after {:.1} s",
+                        c.silence.as_secs(),
+                        heard.saturating_duration_since(c.t0).as_secs_f64()
+                    ));
+                    break;
+                }
+                continue;
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        };
+        heard = at;
+        let done = match m {
+            Ok(AgentMsg::Interval(i)) => {
+                obs.interval(End::Agent, &i);
+                // Kept only in case the report never comes; bounded as the agent
+                // bounds its own.
+                super::ticker::bound(&mut out.intervals, c.omit_ns);
+                out.intervals.push(i);
+                continue;
+            }
+            Ok(AgentMsg::StreamDone(r)) => Ok(*r),
+            Ok(AgentMsg::Error { message }) => Err(EngineError::Agent(message)),
+            Ok(other) => Err(EngineError::Protocol(format!("unexpected {other:?}"))),
+            Err(e) => Err(e),
+        };
+        out.report = Some((at, done));
+        break;
+    }
+    if !matches!(out.report, Some((_, Ok(_)))) {
+        // The agent is gone or silent: end our side now, do not wait for it.
+        c.halt.store(true, Ordering::Relaxed);
+        c.session.control.shutdown();
+    }
 }

@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 
 use mtuperf_proto::msg::ConnReport;
 
+use super::ticker::Tracked;
+
 /// When a sender stops.
 #[derive(Debug, Clone, Copy)]
 pub struct SendPlan {
@@ -18,6 +20,8 @@ pub struct SendPlan {
     pub cycle: bool,
     /// Bytes per write() call.
     pub block: usize,
+    /// Who receives, for messages: "the agent" or "the client".
+    pub peer: &'static str,
 }
 
 fn ns(t0: Instant, t: Instant) -> u64 {
@@ -41,9 +45,10 @@ pub fn send_loop(
     data: &[u8],
     plan: SendPlan,
     stop: &AtomicBool,
-    live: &AtomicU64,
+    track: &Tracked,
     t0: Instant,
 ) -> ConnReport {
+    let live = &*track.bytes;
     let mut r = ConnReport {
         index,
         sending: true,
@@ -91,18 +96,46 @@ pub fn send_loop(
                 }
             }
             Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(_) if track.cut.load(Ordering::Acquire) => {
+                r.error = Some(format!(
+                    "write cut after the test's end: {} took no data since {}",
+                    plan.peer,
+                    at(r.last_byte_ns)
+                ));
+                break;
+            }
             Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
-                r.error = Some("receiver stalled: no progress within the write timeout".into());
+                r.error = Some(format!(
+                    "{} took no data for {} s after {}",
+                    plan.peer,
+                    write_timeout_s(sock),
+                    at(r.last_byte_ns)
+                ));
                 break;
             }
             Err(e) => {
-                r.error = Some(format!("write failed: {e}"));
+                r.error = Some(format!("write failed after {}: {e}", at(r.last_byte_ns)));
                 break;
             }
         }
     }
     let _ = sock.shutdown(Shutdown::Write);
     finish(sock, r, t0)
+}
+
+/// "4.0 s" (since Go) for a last-progress instant, "the start" for none.
+pub fn at(ns: Option<u64>) -> String {
+    ns.map_or_else(
+        || "the start".to_string(),
+        |n| format!("{:.1} s", n as f64 / 1e9),
+    )
+}
+
+fn write_timeout_s(sock: &TcpStream) -> u64 {
+    sock.write_timeout()
+        .ok()
+        .flatten()
+        .map_or(0, |d| d.as_secs())
 }
 
 /// How a receiver reads and when it gives up.
@@ -114,6 +147,8 @@ pub struct RecvPlan {
     pub idle: Duration,
     /// Hard end (the agent's maximum duration).
     pub deadline: Instant,
+    /// Who sends, for messages: "the agent" or "the client".
+    pub peer: &'static str,
 }
 
 /// Books one read of `n` bytes that ended at `now`.
@@ -130,6 +165,10 @@ fn account(r: &mut ConnReport, n: usize, now: Instant, t0: Instant, live: &Atomi
     r.bytes += n as u64;
     live.fetch_add(n as u64, Ordering::Relaxed);
 }
+
+/// A coalescing sleep that overran its request by more than this (and twice the
+/// request) was a stopped process, not a wait.
+const STALLED_SLEEP_NS: u64 = 50_000_000;
 
 /// Waits shorter than this are not worth a sleep.
 const MIN_WAIT_NS: u64 = 2_000;
@@ -185,13 +224,15 @@ pub fn recv_loop(
     index: u32,
     buf: &mut [u8],
     plan: RecvPlan,
-    live: &AtomicU64,
+    track: &Tracked,
     t0: Instant,
 ) -> ConnReport {
+    let live = &*track.bytes;
     let RecvPlan {
         coalesce,
         idle,
         deadline,
+        peer,
     } = plan;
     let mut r = ConnReport {
         index,
@@ -217,7 +258,15 @@ pub fn recv_loop(
         now = Instant::now();
         r.in_call_ns += ns(before, now);
         match res {
-            Ok(0) => break,
+            Ok(0) => {
+                if track.cut.load(Ordering::Acquire) {
+                    r.error = Some(format!(
+                        "read cut after the test's end: last data from {peer} at {}",
+                        at(r.last_byte_ns)
+                    ));
+                }
+                break;
+            }
             Ok(n) if n < buf.len() && max_wait_ns > 0 => {
                 account(&mut r, n, now, t0, live);
                 if now >= deadline {
@@ -236,9 +285,15 @@ pub fn recv_loop(
                     std::thread::sleep(Duration::from_nanos(wait));
                     let woke = Instant::now();
                     let slept = ns(now, woke);
-                    late_ns = (late_ns * 7 + slept.saturating_sub(wait)) / 8;
                     r.waits += 1;
-                    r.wait_ns += slept;
+                    if slept > 2 * wait + STALLED_SLEEP_NS {
+                        // The process was stopped, not waiting: count the wait asked
+                        // for, and keep the outlier out of the wakeup latency.
+                        r.wait_ns += wait;
+                    } else {
+                        late_ns = (late_ns * 7 + slept.saturating_sub(wait)) / 8;
+                        r.wait_ns += slept;
+                    }
                     now = woke;
                 } else {
                     // One late wakeup must not switch coalescing off for good.
@@ -254,11 +309,15 @@ pub fn recv_loop(
             }
             Err(e) if e.kind() == ErrorKind::Interrupted => {}
             Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
-                r.error = Some(format!("no data for {} s: sender vanished", idle.as_secs()));
+                r.error = Some(format!(
+                    "no data from {peer} for {} s after {}",
+                    idle.as_secs(),
+                    at(r.last_byte_ns)
+                ));
                 break;
             }
             Err(e) => {
-                r.error = Some(format!("read failed: {e}"));
+                r.error = Some(format!("read failed after {}: {e}", at(r.last_byte_ns)));
                 break;
             }
         }

@@ -16,6 +16,8 @@ use mtuperf_proto::host::{HostSnapshot, IfaceInfo, Offloads, TcpInfo};
 use mtuperf_proto::msg::{ConnReport, EndReport, IntervalSample};
 use serde::{Deserialize, Serialize};
 
+use super::limits::shares;
+use super::verdict::{decide, Evidence, LimitVerdict};
 use super::{End, StreamResult};
 
 const MIB: f64 = 1_048_576.0;
@@ -56,6 +58,10 @@ pub struct DirectionMetrics {
     pub receiver_wait_s: f64,
     /// TCP_INFO of the sending connections at their end.
     pub sender_tcp: Vec<TcpInfo>,
+    /// What limited this direction (see `verdict`). Absent in documents stored before
+    /// the verdict existed.
+    #[serde(default)]
+    pub limit: Option<LimitVerdict>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -184,7 +190,53 @@ fn direction(
         receiver_waits: receiver.iter().map(|c| c.waits).sum(),
         receiver_wait_s: secs(receiver.iter().map(|c| c.wait_ns).max().unwrap_or(0)),
         sender_tcp: sender.iter().filter_map(|c| c.tcp_info).collect(),
+        limit: None,
     }
+}
+
+/// The verdict of direction `d`, from its connections on both ends and both ends' CPU.
+fn limit(
+    d: &DirectionMetrics,
+    sender: &[&ConnReport],
+    receiver: &[&ConnReport],
+    ends: &[EndMetrics],
+    res: &StreamResult,
+) -> LimitVerdict {
+    let lifetime_us = sender.iter().map(|c| c.end_ns / 1000).sum();
+    let sender_report = match d.sender {
+        End::Client => &res.client,
+        End::Agent => &res.agent,
+    };
+    let tcp = &d.sender_tcp;
+    decide(&Evidence {
+        sender: d.sender,
+        receiver: d.receiver,
+        shares: shares(tcp, lifetime_us),
+        sender_end: ends.iter().find(|e| e.end == d.sender),
+        receiver_end: ends.iter().find(|e| e.end == d.receiver),
+        conns: sender.len().max(receiver.len()),
+        min_rtt_us: tcp.iter().filter_map(|t| t.min_rtt_us).min(),
+        receiver_buffer: receiver.iter().map(|c| c.rcvbuf).max().filter(|b| *b > 0),
+        sender_buffer: sender.iter().map(|c| c.sndbuf).max().filter(|b| *b > 0),
+        link_bps: sender_report
+            .iface
+            .as_ref()
+            .and_then(|i| i.speed_mbps)
+            .map(|m| f64::from(m) * 1e6),
+        delivery_rate_bps: tcp
+            .iter()
+            .map(|t| t.delivery_rate_bps)
+            .sum::<Option<u64>>()
+            .filter(|_| !tcp.is_empty())
+            .map(|b| b as f64 * 8.0),
+        goodput_bps: d.goodput_first_last_bps.or(Some(d.goodput_wall_bps)),
+        software_link: sender_report
+            .iface
+            .as_ref()
+            .map(|i| i.kind.clone())
+            .filter(|k| k == "veth" || k == "loopback"),
+        window: res.request.window,
+    })
 }
 
 /// Bytes received in intervals that end at or before the omit instant.
@@ -298,11 +350,26 @@ pub fn compute(res: &StreamResult) -> StreamMetrics {
         end_metrics(End::Client, &res.client, block),
         end_metrics(End::Agent, &res.agent, block),
     ];
+    for d in &mut directions {
+        let (snd, rcv) = match d.sender {
+            End::Client => (&res.client, &res.agent),
+            End::Agent => (&res.agent, &res.client),
+        };
+        let s: Vec<&ConnReport> = snd.conns.iter().filter(|c| c.sending).collect();
+        let r: Vec<&ConnReport> = rcv.conns.iter().filter(|c| !c.sending).collect();
+        d.limit = Some(limit(d, &s, &r, &ends, res));
+    }
     let headline_bps = directions
         .iter()
         .map(|d| d.goodput_first_last_bps.unwrap_or(d.goodput_wall_bps))
         .sum();
-    let advice = advice(&directions, &ends);
+    let mut advice = advice(&directions, &ends, agent_report_missing(res));
+    if agent_report_missing(res) {
+        advice.insert(
+            0,
+            "the agent's report never came: its side (bytes it read or wrote, its CPU and counters) is unknown; this end's figures are complete".into(),
+        );
+    }
     StreamMetrics {
         directions,
         ends,
@@ -311,7 +378,13 @@ pub fn compute(res: &StreamResult) -> StreamMetrics {
     }
 }
 
-fn advice(dirs: &[DirectionMetrics], ends: &[EndMetrics]) -> Vec<String> {
+/// True when the run holds only this end's side: the agent's report never came (it
+/// went away, or a deadline gave up on it), so its connections are absent.
+pub fn agent_report_missing(res: &StreamResult) -> bool {
+    res.agent.conns.is_empty() && !res.client.conns.is_empty()
+}
+
+fn advice(dirs: &[DirectionMetrics], ends: &[EndMetrics], agent_missing: bool) -> Vec<String> {
     let mut out = Vec::new();
     for e in ends {
         if e.process_pct > 90.0 {
@@ -322,7 +395,7 @@ fn advice(dirs: &[DirectionMetrics], ends: &[EndMetrics]) -> Vec<String> {
         }
     }
     for d in dirs {
-        if !d.complete {
+        if !d.complete && !agent_missing {
             out.push(format!(
                 "{:?}→{:?}: {} bytes written but {} read: the run did not end cleanly",
                 d.sender, d.receiver, d.bytes_written, d.bytes_read

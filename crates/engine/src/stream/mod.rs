@@ -5,9 +5,11 @@
 pub mod agent;
 pub mod client;
 mod data;
+pub mod limits;
 pub mod metrics;
 mod phase;
 mod ticker;
+pub mod verdict;
 
 use mtuperf_proto::host::HostIdentity;
 use mtuperf_proto::msg::{EndReport, StreamRequest};
@@ -35,8 +37,13 @@ pub struct StreamResult {
     pub agent_host: HostIdentity,
     pub client: EndReport,
     pub agent: EndReport,
-    /// Intervals of the agent's side as they arrived live.
+    /// Ended early or abnormally (Ctrl-C, a deadline, a stall, the agent gone); the
+    /// figures cover what was measured.
     pub interrupted: bool,
+    /// Why, when interrupted: each cause, "; "-separated (e.g. "no data from the
+    /// agent for 10 s after 4.0 s"). Absent in runs stored before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupt_reason: Option<String>,
     /// Where the payload came from: "generated" or the file's path.
     pub source: String,
 }

@@ -18,7 +18,7 @@ pub use path::{PathOpen, PathProbeResult, PathReady, PathReverseProbe, PathServe
 pub use rr::{RrReady, RrRequest, RrServed};
 pub use stream::{
     ConnReport, Direction, EndReport, IntervalSample, StreamLimit, StreamReady, StreamRequest,
-    DEFAULT_RX_COALESCE_US, MAX_RX_COALESCE_US,
+    DEFAULT_RX_COALESCE_US, MAX_INTERVALS, MAX_RX_COALESCE_US, MIN_INTERVAL_MS,
 };
 
 /// Identifies mtuperf in a Hello, so a stray client is told apart from a version skew.

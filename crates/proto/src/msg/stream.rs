@@ -60,6 +60,15 @@ pub struct StreamRequest {
 /// The longest receive coalescing an agent accepts (10 ms).
 pub const MAX_RX_COALESCE_US: u32 = 10_000;
 
+/// The shortest live interval an agent accepts (10 ms), as `--interval` allows.
+pub const MIN_INTERVAL_MS: u64 = 10;
+
+/// The most interval samples one end keeps for its final report. A longer run keeps
+/// its samples at a coarser grain (adjacent pairs merged each time the limit is
+/// reached; live samples still go out at the asked interval), so the final report
+/// stays far below the 4 MiB frame limit: 10 000 samples are about 1 MiB of JSON.
+pub const MAX_INTERVALS: usize = 10_000;
+
 /// The receive coalescing used when the user does not choose one.
 pub const DEFAULT_RX_COALESCE_US: u32 = 200;
 
@@ -133,6 +142,15 @@ pub struct IntervalSample {
     pub bytes_received: u64,
     /// TCP retransmits of the sending connections during the interval.
     pub retransmits: u32,
+    /// The sending connections' tcpi_busy_time, tcpi_rwnd_limited and
+    /// tcpi_sndbuf_limited accrued during the interval, in µs summed over the
+    /// connections (`None`: the kernel does not report them, or no connection sends).
+    #[serde(default)]
+    pub busy_us: Option<u64>,
+    #[serde(default)]
+    pub rwnd_limited_us: Option<u64>,
+    #[serde(default)]
+    pub sndbuf_limited_us: Option<u64>,
 }
 
 /// One end's whole report of a stream test.

@@ -37,6 +37,8 @@ fn row(r: &Rep) -> RepRow {
         p99_ns: None,
         blocks_per_s: None,
         cpu_us_per_block: None,
+        limited_by: None,
+        limit_shares: None,
     };
     if let Some(rr) = &r.rep.rr {
         let m = crate::rr::compute(rr);
@@ -61,6 +63,8 @@ fn row(r: &Rep) -> RepRow {
                 .and_then(|e| e.iface.as_ref())
                 .and_then(|i| i.frames_per_block);
             row.perl = Some(d.perl.clone());
+            row.limited_by = d.limit.as_ref().map(|v| v.cause);
+            row.limit_shares = d.limit.as_ref().map(|v| v.shares.clone());
         }
     }
     row
@@ -156,6 +160,30 @@ fn latency_cdfs(plan: &Plan, reps: &[Rep]) -> Vec<LatencyCdf> {
     out
 }
 
+/// "; limited by: jumbo network (3 of 3 runs), std CPU (3 of 3 runs)" from the stream
+/// repetitions' verdicts (the most frequent cause per path); empty without any.
+fn limits_note(rows: &[RepRow], paths: &[&str]) -> String {
+    let mut parts = Vec::new();
+    for p in paths {
+        let mut counts: BTreeMap<&'static str, usize> = BTreeMap::new();
+        let mut n = 0;
+        for r in rows.iter().filter(|r| r.path == *p && !r.interrupted) {
+            if let Some(c) = r.limited_by {
+                *counts.entry(crate::stream::cause_label(c)).or_default() += 1;
+                n += 1;
+            }
+        }
+        if let Some((c, k)) = counts.into_iter().max_by_key(|(_, k)| *k) {
+            parts.push(format!("{p} {c} ({k} of {n} runs)"));
+        }
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("; limited by: {}", parts.join(", "))
+    }
+}
+
 /// The document for a comparison (finished, interrupted or refused).
 pub fn build(
     plan: &Plan,
@@ -216,6 +244,8 @@ pub fn build(
                         low: d.low,
                         high: d.high,
                         significant: d.significant,
+                        method: d.method.into(),
+                        no_interval: d.no_interval,
                     });
                 }
             }
@@ -231,7 +261,8 @@ pub fn build(
         .iter()
         .skip(1)
         .map(|p| {
-            let line = verdict_line(&p.name, &base, &diffs);
+            let line =
+                verdict_line(&p.name, &base, &diffs) + &limits_note(&runs, &[&p.name, &base]);
             if flagged.contains(&p.name) || flagged.contains(&base) {
                 format!("{line} (FLAGGED: a path failed its pre-check; measured with --force)")
             } else {

@@ -9,7 +9,9 @@ mod verdict;
 use std::collections::BTreeMap;
 
 use mtuperf_engine::compare::{PathCheck, Plan, TestKind};
+use mtuperf_engine::stream::limits::LimitShares;
 use mtuperf_engine::stream::metrics::PerlFigures;
+use mtuperf_engine::stream::verdict::LimitCause;
 use mtuperf_stats::Summary;
 use serde::{Deserialize, Serialize};
 
@@ -46,6 +48,11 @@ pub struct RepRow {
     pub p99_ns: Option<f64>,
     pub blocks_per_s: Option<f64>,
     pub cpu_us_per_block: Option<f64>,
+    /// Stream: what limited the first direction (the verdict's cause), and its shares.
+    #[serde(default)]
+    pub limited_by: Option<LimitCause>,
+    #[serde(default)]
+    pub limit_shares: Option<LimitShares>,
 }
 
 /// A figure the comparison summarises, with its unit and which direction is better.
@@ -130,11 +137,18 @@ pub struct Diff {
     pub block: u32,
     pub clients: u32,
     pub figure: Figure,
-    /// (mean_path − mean_baseline) / mean_baseline, and its 95% interval (Welch, delta method).
+    /// mean_path / mean_baseline − 1, and its 95% interval: of the ratio on a log
+    /// scale (delta method, Welch df; never below −100%), or none with fewer than 3
+    /// repetitions per path (`no_interval` says why).
     pub rel: f64,
-    pub low: f64,
-    pub high: f64,
+    pub low: Option<f64>,
+    pub high: Option<f64>,
     pub significant: bool,
+    /// "log-ratio-welch" or "none".
+    #[serde(default)]
+    pub method: String,
+    #[serde(default)]
+    pub no_interval: Option<String>,
 }
 
 /// Cumulative distribution of rr block latency: `[latency µs, fraction ≤ it]` points,

@@ -70,7 +70,7 @@ pub fn text(d: &CompareDoc) -> String {
             "WARNING: path {f} failed its check and was measured only because of --force"
         );
     }
-    s.push_str("summary (mean ± 95% CI half-width, median, min … max, n):\n");
+    s.push_str("summary (mean ± 95% CI half-width: Student t of the mean, log-t where marked, none below 3 runs; median, min … max, n):\n");
     let mut last = None;
     for c in &d.summaries {
         let key = (c.test, c.block, c.clients, c.figure);
@@ -87,17 +87,17 @@ pub fn text(d: &CompareDoc) -> String {
         let m = &c.summary;
         let _ = writeln!(
             s,
-            "    {:<10} {:>14} ± {:>5.1}%   median {:>14}   {} … {}   n={}",
+            "    {:<10} {:>14} {:>16}   median {:>14}   {} … {}   n={}",
             c.path,
             value(c.figure, m.mean),
-            m.ci95_half_width_pct,
+            crate::fmt::ci(m),
             value(c.figure, m.median),
             value(c.figure, m.min),
             value(c.figure, m.max),
             m.n
         );
     }
-    s.push_str("verdict (relative difference against the first path, 95% CI):\n");
+    s.push_str("verdict (relative difference against the first path; 95% CI of the ratio of means on a log scale, Welch df; none below 3 runs per path):\n");
     for v in &d.verdicts {
         let _ = writeln!(s, "  {v}");
     }

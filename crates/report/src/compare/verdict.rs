@@ -3,7 +3,8 @@
 use super::{Diff, Figure};
 
 fn pct(x: f64) -> String {
-    let v = (x * 100.0).round();
+    // + 0.0 turns a rounded -0 into 0, which would otherwise print as "+-0".
+    let v = (x * 100.0).round() + 0.0;
     if v < 0.0 {
         format!("\u{2212}{}", -v)
     } else {
@@ -11,8 +12,12 @@ fn pct(x: f64) -> String {
     }
 }
 
-/// "+97% [+90, +104]", with " not significant" when the interval holds zero.
-pub fn fmt_rel(rel: f64, low: f64, high: f64, significant: bool) -> String {
+/// "+97% [+90, +104]", with " not significant" when the interval holds zero, or
+/// "+49% (no interval)" when there is none.
+pub fn fmt_rel(rel: f64, low: Option<f64>, high: Option<f64>, significant: bool) -> String {
+    let (Some(low), Some(high)) = (low, high) else {
+        return format!("{}% (no interval)", pct(rel));
+    };
     let mut s = format!("{}% [{}, {}]", pct(rel), pct(low), pct(high));
     if !significant {
         s.push_str(" not significant");
@@ -36,10 +41,16 @@ pub fn verdict_line(path: &str, baseline: &str, diffs: &[Diff]) -> String {
         .collect();
     if parts.is_empty() {
         return format!(
-            "{path} vs {baseline}: not enough repetitions to compare (need 2 per path)"
+            "{path} vs {baseline}: not enough repetitions to compare (need 1 per path, 3 for an interval)"
         );
     }
-    format!("{path} vs {baseline}: {}", parts.join("; "))
+    let why = diffs
+        .iter()
+        .filter(|d| d.path == path)
+        .find_map(|d| d.no_interval.as_deref())
+        .map(|w| format!(" (no interval: {w})"))
+        .unwrap_or_default();
+    format!("{path} vs {baseline}: {}{why}", parts.join("; "))
 }
 
 #[cfg(test)]
@@ -49,15 +60,35 @@ mod tests {
 
     #[test]
     fn relative_difference_text() {
-        assert_eq!(fmt_rel(0.97, 0.90, 1.04, true), "+97% [+90, +104]");
-        assert_eq!(
-            fmt_rel(-0.31, -0.35, -0.27, true),
-            "\u{2212}31% [\u{2212}35, \u{2212}27]"
-        );
-        assert_eq!(
-            fmt_rel(0.03, -0.02, 0.08, false),
-            "+3% [\u{2212}2, +8] not significant"
-        );
+        let cases = [
+            (0.97, Some(0.90), Some(1.04), true, "+97% [+90, +104]"),
+            (
+                -0.31,
+                Some(-0.35),
+                Some(-0.27),
+                true,
+                "\u{2212}31% [\u{2212}35, \u{2212}27]",
+            ),
+            (
+                0.03,
+                Some(-0.02),
+                Some(0.08),
+                false,
+                "+3% [\u{2212}2, +8] not significant",
+            ),
+            // Two runs per path: the relative difference, no made-up interval.
+            (0.49, None, None, false, "+49% (no interval)"),
+            (
+                -0.004,
+                Some(-0.73),
+                Some(2.65),
+                false,
+                "+0% [\u{2212}73, +265] not significant",
+            ),
+        ];
+        for (rel, low, high, sig, want) in cases {
+            assert_eq!(fmt_rel(rel, low, high, sig), want);
+        }
     }
 
     #[test]
@@ -70,9 +101,11 @@ mod tests {
             clients: 1,
             figure,
             rel,
-            low: rel - 0.05,
-            high: rel + 0.05,
+            low: Some(rel - 0.05),
+            high: Some(rel + 0.05),
             significant: sig,
+            method: "log-ratio-welch".into(),
+            no_interval: None,
         };
         let diffs = [
             d(Figure::Goodput, 0.97, true),

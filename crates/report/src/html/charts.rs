@@ -175,8 +175,9 @@ pub fn bars(d: &CompareDoc, cell: Cell, f: Figure) -> String {
                         i,
                         p.name.as_str(),
                         scaled(f, m.mean),
-                        scaled(f, m.ci95_low),
-                        scaled(f, m.ci95_high),
+                        // No interval (n < 3): no error bar, not a made-up one.
+                        scaled(f, m.ci95_low.unwrap_or(m.mean)),
+                        scaled(f, m.ci95_high.unwrap_or(m.mean)),
                     )
                 })
         })

@@ -87,7 +87,7 @@ pub fn html(d: &CompareDoc) -> String {
                 ),
                 c.path.clone(),
                 value(c.figure, m.mean),
-                format!("±{:.1}%", m.ci95_half_width_pct),
+                crate::fmt::ci(m),
                 value(c.figure, m.median),
                 value(c.figure, m.min),
                 value(c.figure, m.max),

@@ -181,7 +181,12 @@ pub fn step_text(step: &StepDoc) -> String {
             latency: &r.client.latency,
             figures: &fwd,
             unanswered: r.client.unanswered,
-            served: (r.agent.requests, r.agent.responses, r.agent.rejected),
+            // An agent's report always has a wall time: zero means it never came.
+            served: (r.agent.wall_ns > 0).then_some((
+                r.agent.requests,
+                r.agent.responses,
+                r.agent.rejected,
+            )),
         },
         r,
     );
@@ -199,12 +204,16 @@ pub fn step_text(step: &StepDoc) -> String {
             "received"
         },
     );
-    end_lines(
-        &mut out,
-        "agent",
-        &m.agent,
-        if both { "served + received" } else { "served" },
-    );
+    if r.agent.wall_ns > 0 {
+        end_lines(
+            &mut out,
+            "agent",
+            &m.agent,
+            if both { "served + received" } else { "served" },
+        );
+    } else {
+        let _ = writeln!(out, "  agent  unknown (the agent's report never came)");
+    }
     for w in &m.warnings {
         let _ = writeln!(out, "  warning: {w}");
     }
@@ -212,7 +221,14 @@ pub fn step_text(step: &StepDoc) -> String {
         let _ = writeln!(out, "  error: {e}");
     }
     if r.interrupted {
-        let _ = writeln!(out, "  (interrupted)");
+        match &r.interrupt_reason {
+            Some(why) => {
+                let _ = writeln!(out, "  (interrupted: {why})");
+            }
+            None => {
+                let _ = writeln!(out, "  (interrupted)");
+            }
+        }
     }
     out
 }

@@ -17,17 +17,22 @@ pub struct DirView<'a> {
     pub latency: &'a Latency,
     pub figures: &'a Direction,
     pub unanswered: u64,
-    /// The responder's (requests received, answered, datagrams rejected).
-    pub served: (u64, u64, u64),
+    /// The responder's (requests received, answered, datagrams rejected); None when
+    /// its report never came.
+    pub served: Option<(u64, u64, u64)>,
 }
 
 pub fn direction_lines(out: &mut String, d: &DirView<'_>, r: &RrResult) {
     let (c, l, f) = (d.counts, d.latency, d.figures);
     let (req, resp) = (d.requester, d.responder);
+    let served = d.served.map_or_else(
+        || format!("{resp}'s counts unknown: its report never came"),
+        |(rx, ans, _)| format!("{resp} received {rx}, answered {ans}"),
+    );
     let _ = writeln!(
         out,
-        "  blocks: {} received by the {req}; requests sent {} ({resp} received {}, answered {}) in {:.2} s",
-        c.blocks, c.requests_sent, d.served.0, d.served.1, f.wall_s
+        "  blocks: {} received by the {req}; requests sent {} ({served}) in {:.2} s",
+        c.blocks, c.requests_sent, f.wall_s
     );
     let _ = writeln!(
         out,
@@ -68,7 +73,7 @@ pub fn direction_lines(out: &mut String, d: &DirView<'_>, r: &RrResult) {
         if r.client.verify { " (verified)" } else { " (not verified)" },
         c.invalid,
         d.unanswered,
-        d.served.2
+        d.served.map_or_else(|| "unknown".to_string(), |s| s.2.to_string())
     );
     if c.behind_sends > 0 {
         let _ = writeln!(
@@ -99,11 +104,11 @@ pub fn reverse_lines(out: &mut String, v: &RrBidirResult, f: &Direction, r: &RrR
             latency: &q.latency,
             figures: f,
             unanswered: q.unanswered,
-            served: (
+            served: Some((
                 v.responder.requests,
                 v.responder.responses,
                 v.responder.rejected,
-            ),
+            )),
         },
         r,
     );

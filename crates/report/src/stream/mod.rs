@@ -3,6 +3,7 @@
 mod text;
 
 use mtuperf_engine::stream::metrics::{self, StreamMetrics};
+use mtuperf_engine::stream::verdict::{LimitCause, LimitVerdict};
 use mtuperf_engine::stream::StreamResult;
 use mtuperf_stats::Summary;
 use serde::{Deserialize, Serialize};
@@ -90,7 +91,49 @@ fn summarize(runs: &[RunDoc]) -> Option<RepeatSummary> {
     })
 }
 
+/// The limiting-factor verdicts of a stored `mtuperf.stream/1` document's first
+/// run; empty when it has none or does not parse.
+pub fn stored_verdicts(document: &str) -> Vec<LimitVerdict> {
+    serde_json::from_str::<Document>(document)
+        .ok()
+        .and_then(|d| d.runs.into_iter().next())
+        .map(|r| {
+            r.metrics
+                .directions
+                .into_iter()
+                .filter_map(|d| d.limit)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A short name of a limiting cause, for one-line summaries.
+pub fn cause_label(c: LimitCause) -> &'static str {
+    match c {
+        LimitCause::Cpu => "CPU",
+        LimitCause::ReceiveWindow => "receive window",
+        LimitCause::SendBuffer => "send buffer",
+        LimitCause::Network => "network",
+        LimitCause::Application => "application",
+        LimitCause::Unknown => "unknown",
+    }
+}
+
 /// The headline shown in the history list.
+/// "16.97 Gbit/s (limited by CPU)"; one cause per direction, " / " between. No comma:
+/// the CSV export leaves stream headlines unquoted.
 pub fn headline(run: &RunDoc) -> String {
-    crate::fmt::rate(run.metrics.headline_bps)
+    let causes: Vec<&str> = run
+        .metrics
+        .directions
+        .iter()
+        .filter_map(|d| d.limit.as_ref())
+        .map(|v| cause_label(v.cause))
+        .collect();
+    let rate = crate::fmt::rate(run.metrics.headline_bps);
+    if causes.is_empty() {
+        rate
+    } else {
+        format!("{rate} (limited by {})", causes.join(" / "))
+    }
 }

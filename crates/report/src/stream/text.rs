@@ -60,8 +60,8 @@ pub fn header(r: &StreamResult) -> String {
 
 pub fn interval_header() -> String {
     format!(
-        "  {:>13}  {:>6}  {:>26}  {:>5}",
-        "interval (s)", "end", "goodput", "retr"
+        "  {:>13}  {:>6}  {:>26}  {:>5}  {}",
+        "interval (s)", "end", "goodput", "retr", "sender limited by (of busy time)"
     )
 }
 
@@ -82,8 +82,16 @@ pub fn interval_line(end: End, s: &IntervalSample, omit_ns: u64) -> String {
     if s.bytes_received > 0 || s.bytes_sent == 0 {
         parts.push(format!("received {}", r(s.bytes_received)));
     }
+    let limits = match (s.busy_us, s.rwnd_limited_us, s.sndbuf_limited_us) {
+        (Some(b), Some(r), Some(w)) if b > 0 && s.bytes_sent > 0 => format!(
+            "  rwnd {:.0}% sndbuf {:.0}%",
+            r as f64 * 100.0 / b as f64,
+            w as f64 * 100.0 / b as f64
+        ),
+        _ => String::new(),
+    };
     format!(
-        "  {:>6.2}-{:<6.2}  {:>6}  {:>26}  {:>5}{}",
+        "  {:>6.2}-{:<6.2}  {:>6}  {:>26}  {:>5}{limits}{}",
         s.start_ns as f64 / 1e9,
         s.end_ns as f64 / 1e9,
         end_name(end),
@@ -101,18 +109,43 @@ pub fn interval_line(end: End, s: &IntervalSample, omit_ns: u64) -> String {
     )
 }
 
-fn direction_text(out: &mut String, d: &DirectionMetrics, rx_coalesce_us: u32) {
+fn direction_text(
+    out: &mut String,
+    d: &DirectionMetrics,
+    rx_coalesce_us: u32,
+    agent_missing: bool,
+) {
     let (s, r) = (end_name(d.sender), end_name(d.receiver));
     let _ = writeln!(out, "Summary {s} → {r}:");
-    let _ = writeln!(
-        out,
-        "  bytes written by {s} {} ({}), read by {r} {} ({}){}",
-        d.bytes_written,
-        bytes(d.bytes_written),
-        d.bytes_read,
-        bytes(d.bytes_read),
-        if d.complete { ", equal" } else { ", NOT EQUAL" }
-    );
+    if agent_missing {
+        // Only this end's side exists: say which figure is unknown, print no zero.
+        let (known, n) = match d.sender {
+            End::Client => (format!("written by {s}"), d.bytes_written),
+            End::Agent => (format!("read by {r}"), d.bytes_read),
+        };
+        let unknown = match d.sender {
+            End::Client => format!("read by {r}"),
+            End::Agent => format!("written by {s}"),
+        };
+        let _ = writeln!(
+            out,
+            "  bytes {known} {n} ({}); {unknown}: unknown (the agent's report never came)",
+            bytes(n)
+        );
+        if d.sender == End::Client {
+            return;
+        }
+    } else {
+        let _ = writeln!(
+            out,
+            "  bytes written by {s} {} ({}), read by {r} {} ({}){}",
+            d.bytes_written,
+            bytes(d.bytes_written),
+            d.bytes_read,
+            bytes(d.bytes_read),
+            if d.complete { ", equal" } else { ", NOT EQUAL" }
+        );
+    }
     if let Some(g) = d.goodput_first_last_bps {
         let _ = writeln!(
             out,
@@ -168,9 +201,24 @@ fn direction_text(out: &mut String, d: &DirectionMetrics, rx_coalesce_us: u32) {
             opt(t.delivery_rate_bps.map(|b| rate(b as f64 * 8.0)))
         );
     }
+    if let Some(v) = &d.limit {
+        let sh = &v.shares;
+        let p = |x: Option<f64>| opt(x.map(|x| format!("{:.0}%", x * 100.0)));
+        let _ = writeln!(
+            out,
+            "  {s} sender busy {} of its lifetime; of the busy time limited by: receive window {}, send buffer {}, congestion control {}; retransmitted {}, ECN-marked {}; min RTT {} µs",
+            p(sh.busy_of_lifetime),
+            p(sh.rwnd_limited),
+            p(sh.sndbuf_limited),
+            p(sh.cwnd_limited),
+            opt(sh.retrans.map(|x| format!("{:.2}%", x * 100.0))),
+            opt(sh.ce_marked.map(|x| format!("{:.2}%", x * 100.0))),
+            opt(v.min_rtt_us)
+        );
+    }
 }
 
-fn ends_text(out: &mut String, ends: &[EndMetrics]) {
+fn ends_text(out: &mut String, ends: &[EndMetrics], agent_missing: bool) {
     let _ = writeln!(
         out,
         "  {:<6} {:>8} {:>8} {:>8} {:>11} {:>11}  {:<10} {:>5} {:>9} {:>9} {:>8} {:>9}",
@@ -188,6 +236,14 @@ fn ends_text(out: &mut String, ends: &[EndMetrics]) {
         "avg frame"
     );
     for e in ends {
+        if agent_missing && e.end == End::Agent {
+            let _ = writeln!(
+                out,
+                "  {:<6} unknown (the agent's report never came)",
+                "agent"
+            );
+            continue;
+        }
         let i = e.iface.as_ref();
         let _ = writeln!(
             out,
@@ -245,15 +301,35 @@ pub fn summary_text(run: &RunDoc) -> String {
     let mut out = String::new();
     window_text(&mut out, &run.result);
     for d in &run.metrics.directions {
-        direction_text(&mut out, d, run.result.request.rx_coalesce_us);
+        direction_text(
+            &mut out,
+            d,
+            run.result.request.rx_coalesce_us,
+            mtuperf_engine::stream::metrics::agent_report_missing(&run.result),
+        );
     }
     let _ = writeln!(out, "CPU and interface counters over the run:");
-    ends_text(&mut out, &run.metrics.ends);
+    ends_text(
+        &mut out,
+        &run.metrics.ends,
+        mtuperf_engine::stream::metrics::agent_report_missing(&run.result),
+    );
     for a in &run.metrics.advice {
         let _ = writeln!(out, "advice: {a}");
     }
+    for v in run
+        .metrics
+        .directions
+        .iter()
+        .filter_map(|d| d.limit.as_ref())
+    {
+        let _ = writeln!(out, "limited by: {}", v.line);
+    }
     if run.result.interrupted {
         let _ = writeln!(out, "INTERRUPTED: partial result (stored as interrupted)");
+        if let Some(why) = &run.result.interrupt_reason {
+            let _ = writeln!(out, "  why: {why}");
+        }
     }
     if let Some(id) = run.run_id {
         let _ = writeln!(out, "stored as run {id}");
@@ -263,11 +339,23 @@ pub fn summary_text(run: &RunDoc) -> String {
 
 /// One line per repeated run.
 pub fn run_line(i: usize, run: &RunDoc) -> String {
+    let causes: Vec<String> = run
+        .metrics
+        .directions
+        .iter()
+        .filter_map(|d| d.limit.as_ref())
+        .map(|v| super::cause_label(v.cause).to_string())
+        .collect();
     format!(
-        "run {:>3}: {:>14}  receiver {:>9} µs CPU/MiB{}",
+        "run {:>3}: {:>14}  receiver {:>9} µs CPU/MiB  limited by {}{}",
         i + 1,
         rate(run.metrics.headline_bps),
         opt(super::receiver_demand(run).map(|v| format!("{v:.1}"))),
+        if causes.is_empty() {
+            "-".to_string()
+        } else {
+            causes.join(", ")
+        },
         if run.result.interrupted {
             "  (interrupted)"
         } else {
@@ -279,13 +367,23 @@ pub fn run_line(i: usize, run: &RunDoc) -> String {
 fn repeat_text(out: &mut String, s: &RepeatSummary) {
     let g = &s.goodput_bps;
     let _ = writeln!(out, "Over {} runs (goodput, first→last byte):", s.runs);
+    let interval = match (g.ci95_low, g.ci95_high) {
+        (Some(l), Some(h)) => format!(
+            " {} (95% CI {} .. {}, {})",
+            crate::fmt::ci(g),
+            rate(l),
+            rate(h),
+            g.ci95_method
+        ),
+        _ => format!(
+            " (no 95% CI: {})",
+            g.ci95_note.as_deref().unwrap_or("too few runs")
+        ),
+    };
     let _ = writeln!(
         out,
-        "  mean {} ± {:.1}% (95% CI {} .. {}), median {}, stddev {}, min {}, max {}",
+        "  mean {}{interval}, median {}, stddev {}, min {}, max {}",
         rate(g.mean),
-        g.ci95_half_width_pct,
-        rate(g.ci95_low),
-        rate(g.ci95_high),
         rate(g.median),
         rate(g.stddev),
         rate(g.min),
@@ -294,8 +392,15 @@ fn repeat_text(out: &mut String, s: &RepeatSummary) {
     if let Some(d) = &s.receiver_us_per_mib {
         let _ = writeln!(
             out,
-            "  receiver µs CPU/MiB: mean {:.1} (95% CI {:.1} .. {:.1}), median {:.1}, min {:.1}, max {:.1}",
-            d.mean, d.ci95_low, d.ci95_high, d.median, d.min, d.max
+            "  receiver µs CPU/MiB: mean {:.1} ({}), median {:.1}, min {:.1}, max {:.1}",
+            d.mean,
+            match (d.ci95_low, d.ci95_high) {
+                (Some(l), Some(h)) => format!("95% CI {l:.1} .. {h:.1}, {}", d.ci95_method),
+                _ => "no 95% CI below 3 runs".into(),
+            },
+            d.median,
+            d.min,
+            d.max
         );
     }
 }

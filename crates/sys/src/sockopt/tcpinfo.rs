@@ -5,8 +5,9 @@ use std::os::fd::{AsFd, AsRawFd};
 
 use mtuperf_proto::host::TcpInfo;
 
-/// `struct tcp_info` from linux/tcp.h up to tcpi_delivery_rate (kernel 4.9+). libc's
-/// copy stops earlier. Older kernels fill a prefix; the returned length says how much.
+/// `struct tcp_info` from linux/tcp.h up to tcpi_rehash (kernel 6.2+). libc's copy
+/// stops earlier. Older kernels fill a prefix; the returned length says how much, and
+/// every field past the prefix is reported as unknown (`None`), never as 0.
 #[repr(C)]
 #[derive(Default)]
 struct RawTcpInfo {
@@ -53,10 +54,40 @@ struct RawTcpInfo {
     data_segs_in: u32,
     data_segs_out: u32,
     delivery_rate: u64,
+    busy_time: u64,
+    rwnd_limited: u64,
+    sndbuf_limited: u64,
+    delivered: u32,
+    delivered_ce: u32,
+    bytes_sent: u64,
+    bytes_retrans: u64,
+    dsack_dups: u32,
+    reord_seen: u32,
+    rcv_ooopack: u32,
+    snd_wnd: u32,
+    rcv_wnd: u32,
+    rehash: u32,
 }
 
-// The layout must match the kernel's: 168 bytes with delivery_rate at 160.
-const _: () = assert!(size_of::<RawTcpInfo>() == 168);
+// The layout must match the kernel's: delivery_rate at 160, busy_time at 168,
+// delivered at 192, bytes_retrans at 208, snd_wnd at 228, 240 bytes in all.
+const _: () = assert!(std::mem::offset_of!(RawTcpInfo, delivery_rate) == 160);
+const _: () = assert!(std::mem::offset_of!(RawTcpInfo, busy_time) == 168);
+const _: () = assert!(std::mem::offset_of!(RawTcpInfo, delivered) == 192);
+const _: () = assert!(std::mem::offset_of!(RawTcpInfo, bytes_retrans) == 208);
+const _: () = assert!(std::mem::offset_of!(RawTcpInfo, snd_wnd) == 228);
+const _: () = assert!(size_of::<RawTcpInfo>() == 240);
+
+/// End offset of a field: the kernel filled it when it wrote at least this many bytes.
+macro_rules! end_of {
+    ($f:ident) => {
+        std::mem::offset_of!(RawTcpInfo, $f) + {
+            let r = RawTcpInfo::default();
+            size_of_val(&r.$f)
+        }
+    };
+}
+
 const DELIVERY_RATE_END: usize = std::mem::offset_of!(RawTcpInfo, delivery_rate) + 8;
 /// Through tcpi_total_retrans: every field mtuperf needs except delivery_rate.
 const REQUIRED_END: usize = std::mem::offset_of!(RawTcpInfo, total_retrans) + 4;
@@ -87,7 +118,18 @@ pub fn tcp_info(fd: &impl AsFd) -> io::Result<TcpInfo> {
             format!("TCP_INFO of only {len} bytes"),
         ));
     }
-    Ok(TcpInfo {
+    Ok(decode(&raw, len))
+}
+
+/// The fields of `raw` the kernel filled in its first `len` bytes.
+fn decode(raw: &RawTcpInfo, len: usize) -> TcpInfo {
+    // `Some(v)` when the kernel's copy covered the field.
+    macro_rules! known {
+        ($f:ident) => {
+            (len >= end_of!($f)).then_some(raw.$f)
+        };
+    }
+    TcpInfo {
         snd_mss: raw.snd_mss,
         rcv_mss: raw.rcv_mss,
         pmtu: raw.pmtu,
@@ -96,7 +138,22 @@ pub fn tcp_info(fd: &impl AsFd) -> io::Result<TcpInfo> {
         rttvar_us: raw.rttvar,
         snd_cwnd: raw.snd_cwnd,
         delivery_rate_bps: (len >= DELIVERY_RATE_END).then_some(raw.delivery_rate),
-    })
+        // tcpi_delivery_rate_app_limited is bit 0 of the byte after tcpi_wscale.
+        delivery_rate_app_limited: (len >= DELIVERY_RATE_END).then_some(raw.app_limited & 1 == 1),
+        min_rtt_us: known!(min_rtt),
+        notsent_bytes: known!(notsent_bytes),
+        bytes_acked: known!(bytes_acked),
+        bytes_received: known!(bytes_received),
+        busy_time_us: known!(busy_time),
+        rwnd_limited_us: known!(rwnd_limited),
+        sndbuf_limited_us: known!(sndbuf_limited),
+        delivered: known!(delivered),
+        delivered_ce: known!(delivered_ce),
+        bytes_sent: known!(bytes_sent),
+        bytes_retrans: known!(bytes_retrans),
+        snd_wnd: known!(snd_wnd),
+        rcv_space: Some(raw.rcv_space),
+    }
 }
 
 #[cfg(test)]
@@ -125,6 +182,54 @@ mod tests {
         assert_eq!(info.pmtu, 65_535);
         assert!(info.snd_cwnd > 0);
         assert!(info.delivery_rate_bps.is_some_and(|r| r > 0), "{info:?}");
+    }
+
+    #[test]
+    fn loopback_connection_reports_the_limit_clocks() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (mut server, _) = listener.accept().unwrap();
+        client.write_all(&vec![1u8; 256 * 1024]).unwrap();
+        let mut got = vec![0u8; 256 * 1024];
+        server.read_exact(&mut got).unwrap();
+        let info = tcp_info(&client).unwrap();
+        // This test runs on 4.19+ kernels: every extended field is known. The limit
+        // clocks tick in jiffies (1-10 ms), so this short transfer may read 0.
+        assert!(info.busy_time_us.is_some(), "{info:?}");
+        assert!(info.rwnd_limited_us.is_some(), "{info:?}");
+        assert!(info.sndbuf_limited_us.is_some(), "{info:?}");
+        assert!(info.min_rtt_us.is_some_and(|r| r > 0), "{info:?}");
+        assert!(info.bytes_sent.is_some_and(|b| b >= 256 * 1024), "{info:?}");
+        assert!(info.delivered.is_some_and(|d| d > 0), "{info:?}");
+        assert_eq!(info.delivered_ce, Some(0));
+    }
+
+    #[test]
+    fn a_short_copy_leaves_later_fields_unknown() {
+        let raw = RawTcpInfo {
+            busy_time: 7,
+            min_rtt: 9,
+            delivery_rate: 5,
+            snd_wnd: 3,
+            ..RawTcpInfo::default()
+        };
+        // (bytes the kernel wrote, delivery rate, min RTT, busy time, snd_wnd)
+        let cases = [
+            (REQUIRED_END, None, None, None, None),
+            (152, None, Some(9), None, None),
+            (168, Some(5), Some(9), None, None),
+            (192, Some(5), Some(9), Some(7), None),
+            (232, Some(5), Some(9), Some(7), Some(3)),
+            (240, Some(5), Some(9), Some(7), Some(3)),
+        ];
+        for (len, rate, rtt, busy, wnd) in cases {
+            let i = decode(&raw, len);
+            assert_eq!(
+                (i.delivery_rate_bps, i.min_rtt_us, i.busy_time_us, i.snd_wnd),
+                (rate, rtt, busy, wnd),
+                "len {len}"
+            );
+        }
     }
 
     #[test]

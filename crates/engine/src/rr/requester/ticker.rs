@@ -9,6 +9,10 @@ use super::hot::Live;
 use crate::rr::observer::RrObserver;
 use crate::rr::RrInterval;
 
+/// See the stream ticker: a wakeup this much later than its boundary (on top of an
+/// interval) means this process was stopped.
+const LATE_NS: u64 = 1_000_000_000;
+
 /// Samples until no client thread remains, then emits the last partial interval.
 pub fn run(
     t0: Instant,
@@ -33,8 +37,11 @@ pub fn run(
             }
             thread::sleep(Duration::from_nanos((target - now).min(20_000_000)));
         };
-        let end_ns = if finished {
-            t0.elapsed().as_nanos() as u64
+        // Woken more than an interval and a second late: this process was stopped,
+        // and the gap becomes one sample (a stall), not a burst of made-up ones.
+        let now_ns = t0.elapsed().as_nanos() as u64;
+        let end_ns = if finished || now_ns > target + interval_ns.max(LATE_NS) {
+            now_ns
         } else {
             target
         };
