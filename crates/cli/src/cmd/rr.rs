@@ -49,7 +49,8 @@ pub struct Args {
     /// Agent serving threads (the "LMS processes"); default: the agent's core count.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4096))]
     workers: Option<u32>,
-    /// Client threads multiplexing the clients; default: one per core.
+    /// Client threads, each owning its share of the clients; default: one per core. Add
+    /// threads when rr warns that the client's threads were busy.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=256))]
     threads: Option<u32>,
     /// Length of each load step.

@@ -13,7 +13,7 @@ use mtuperf_proto::msg::{
     AgentMsg, AgentPathInfo, ClientMsg, Refusal, RrReady, RrRequest, RrServed,
 };
 
-use super::serving::Serving;
+use super::responder::Serving;
 use super::wire::{MAX_REQUEST, MAX_UDP_BLOCK};
 use crate::agent::SessionCtx;
 use crate::sampler::Sampler;
@@ -58,7 +58,7 @@ fn check(ctx: &SessionCtx, req: &RrRequest, workers: u32) -> Result<bool, Engine
     if let Some(b) = &req.bidir {
         if b.port == 0
             || b.timeout_ns < 1_000_000
-            || b.timeout_ns > super::bidir_agent::MAX_TIMEOUT_NS
+            || b.timeout_ns > super::bidir_requester::MAX_TIMEOUT_NS
         {
             return bad(
                 ctx,
@@ -121,15 +121,17 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
         .map_or(IpAddr::from([0u8; 4]), |a| a.ip());
     let token = u64::from_be_bytes(crate::random_bytes());
     let udp = if req.proto == RrProto::Udp {
-        let s = super::drive::udp_socket(local_ip)?;
+        let s = super::requester::udp_socket(local_ip)?;
         let _ = s.set_read_timeout(Some(Duration::from_millis(50)));
         Some(s)
     } else {
         None
     };
-    let rev_threads = super::bidir_agent::threads(req.clients);
+    let rev_threads = super::bidir_requester::threads(req.clients);
     let rev_udp = match (&req.bidir, req.proto) {
-        (Some(_), RrProto::Udp) => super::bidir_agent::udp_sockets(local_ip, rev_threads)?,
+        (Some(_), RrProto::Udp) => {
+            super::bidir_requester::udp_sockets(local_ip, req.clients, rev_threads)?
+        }
         _ => Vec::new(),
     };
     let port = match &udp {
@@ -147,7 +149,7 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
             iface: sampler.iface.clone(),
             addr: local_ip.to_string(),
         },
-        reverse_ports: super::bidir_agent::ports(&rev_udp),
+        reverse_ports: super::bidir_requester::ports(&rev_udp),
     }))?;
     let tcp = if udp.is_none() {
         let conns = ctx.accept_data(req.clients)?;
@@ -157,7 +159,7 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
         Vec::new()
     };
     let rev_tcp = match (&req.bidir, req.proto) {
-        (Some(b), RrProto::Tcp) => super::bidir_agent::tcp_connect(
+        (Some(b), RrProto::Tcp) => super::bidir_requester::tcp_connect(
             ctx.peer.ip(),
             local_ip,
             b,
@@ -168,7 +170,7 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
     };
     let rev = match &req.bidir {
         Some(b) => Some((
-            super::bidir_agent::transports(
+            super::bidir_requester::transports(
                 req.proto,
                 rev_udp,
                 rev_tcp,
@@ -190,7 +192,7 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
     }
     let t0 = Instant::now();
     let before = sampler.snapshot(t0);
-    let requester = rev.map(|(t, b)| super::bidir_agent::Requester::start(t, req, b));
+    let requester = rev.map(|(t, b)| super::bidir_requester::Requester::start(t, req, b));
     let shared = Arc::new(Serving::new(
         token,
         req.block,
@@ -206,7 +208,7 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
         })
     };
     let tally = match udp {
-        Some(sock) => super::agent_udp::serve(
+        Some(sock) => super::responder::udp::serve(
             &sock,
             workers,
             &shared,
@@ -214,7 +216,7 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
             &req.udp_ports,
             t0 + max,
         ),
-        None => super::agent_tcp::serve(tcp, workers, &shared, t0 + max),
+        None => super::responder::tcp::serve(tcp, workers, &shared, t0 + max),
     };
     // The reverse direction ends on its own schedule: its duration, then the drain.
     let drain =
@@ -242,6 +244,11 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
             req.proto, req.block, req.clients, tally.requests, tally.responses, tally.rejected, wall.as_secs_f64()
         ),
     );
+    // The tool's own CPU on this end: the serving threads, and the requester's.
+    let mut cpu = tally.cpu;
+    if let Some(c) = reverse.as_ref().and_then(|r| r.cpu.as_ref()) {
+        cpu.get_or_insert_with(Default::default).add(c);
+    }
     ctx.control.send(&AgentMsg::RrDone(Box::new(RrServed {
         requests: tally.requests,
         responses: tally.responses,
@@ -252,5 +259,6 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
         iface: sampler.iface,
         wall_ns: wall.as_nanos() as u64,
         reverse,
+        cpu,
     })))
 }

@@ -12,9 +12,10 @@ use mtuperf_proto::msg::rr::RrProto;
 use mtuperf_proto::msg::rr::RrReverse;
 use mtuperf_proto::msg::{AgentMsg, ClientMsg, RrReady, RrRequest, RrServed};
 
-use super::bidir_client::{self, Responder};
-use super::drive::{self, udp_socket, Drive};
-use super::{RrBidirResult, RrClientEnd, RrInterval, RrResult};
+use super::bidir_responder::{self, Responder};
+use super::observer::RrObserver;
+use super::requester::{self, udp_socket, Drive};
+use super::{RrBidirResult, RrClientEnd, RrResult};
 use crate::client::Session;
 use crate::sampler::Sampler;
 use crate::stall::{self, Span};
@@ -33,18 +34,6 @@ pub struct RrParams {
     pub threads: Option<u32>,
     pub interval: Duration,
 }
-
-/// Progress callbacks.
-pub trait RrObserver: Sync {
-    fn ready(&self, _ready: &RrReady) {}
-    fn interval(&self, _sample: &RrInterval) {}
-    /// `--bidir`: the client's responder is serving at `addr` (before Go).
-    fn responder(&self, _addr: SocketAddr) {}
-}
-
-/// An observer that ignores everything.
-pub struct Quiet;
-impl RrObserver for Quiet {}
 
 fn expect_ready(m: AgentMsg) -> Result<RrReady, EngineError> {
     match m {
@@ -66,8 +55,9 @@ pub fn run(
     let cores = thread::available_parallelism().map_or(1, |n| n.get() as u32);
     let nthreads = params.threads.unwrap_or(cores).clamp(1, req.clients.max(1));
     let local_ip = session.bind().unwrap_or(session.agent.ip());
+    requester::ensure_nofile(&req)?;
     let udp = if req.proto == RrProto::Udp {
-        let socks = (0..nthreads)
+        let socks = (0..requester::udp_socket_count(req.clients, nthreads))
             .map(|_| udp_socket(local_ip))
             .collect::<Result<Vec<_>, _>>()?;
         req.udp_ports = socks
@@ -81,7 +71,7 @@ pub fn run(
     };
     let listen = match req.bidir {
         Some(_) => {
-            let (l, b) = bidir_client::bind(local_ip, req.proto, params.timeout, params.verify)?;
+            let (l, b) = bidir_responder::bind(local_ip, req.proto, params.timeout, params.verify)?;
             req.bidir = Some(b);
             Some(l)
         }
@@ -135,9 +125,13 @@ pub fn run(
                 )))
             }
         }
-        drive::tcp_transports(conns, nthreads)
+        requester::tcp_transports(conns, nthreads)
     } else {
-        drive::udp_transports(udp, SocketAddr::new(session.agent.ip(), ready.port))?
+        requester::udp_transports(
+            udp,
+            SocketAddr::new(session.agent.ip(), ready.port),
+            nthreads,
+        )?
     };
     let t0 = Instant::now();
     let before = sampler.snapshot(t0);
@@ -150,7 +144,7 @@ pub fn run(
         stop,
         interval_ns: params.interval.as_nanos() as u64,
     };
-    let (mine, intervals) = drive::run(transports, &drive, t0, obs);
+    let (mine, intervals) = requester::run(transports, &drive, t0, obs);
     let after = sampler.snapshot(t0);
     let mut reasons = Vec::new();
     if stop.load(Ordering::Relaxed) {
@@ -238,6 +232,7 @@ pub fn run(
             errors: mine.errors,
             latency: mine.latency,
             threads: mine.threads,
+            cpu: mine.cpu,
             timeout_ns: params.timeout.as_nanos() as u64,
             verify: params.verify,
             before,

@@ -5,9 +5,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use super::client::RrObserver;
-use super::load::Live;
-use super::RrInterval;
+use super::hot::Live;
+use crate::rr::observer::RrObserver;
+use crate::rr::RrInterval;
 
 /// See the stream ticker: a wakeup this much later than its boundary (on top of an
 /// interval) means this process was stopped.
