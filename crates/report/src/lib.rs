@@ -2,6 +2,7 @@
 //! people and programs read: text tables, JSON documents with a versioned `schema`
 //! field, and (for comparisons) HTML and Markdown. One module per output kind.
 
+pub mod adhoc;
 pub mod compare;
 pub mod csv;
 pub mod demo;

@@ -59,7 +59,9 @@ pub fn markdown(d: &CompareDoc) -> String {
             cell(&c.reason)
         );
     }
-    o.push_str("\n### Environment\n\n| end | host | kernel | interface | MTU | offloads |\n|---|---|---|---|--:|---|\n");
+    if !d.environment.ends.is_empty() {
+        o.push_str("\n### Environment\n\n| end | host | kernel | interface | MTU | offloads |\n|---|---|---|---|--:|---|\n");
+    }
     for e in &d.environment.ends {
         let _ = writeln!(
             o,

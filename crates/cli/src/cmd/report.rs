@@ -1,12 +1,9 @@
 //! `mtuperf report`: one self-contained HTML file (or Markdown) for a comparison or a
 //! set of stored stream runs.
-use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use anyhow::{anyhow, Context};
-use mtuperf_engine::compare::{self, Cell, PathSpec, Plan, Repeat, Repetition, TestKind};
-use mtuperf_report::compare::{self as rc, CompareDoc, Rep};
-use mtuperf_report::stream::Document;
+use mtuperf_report::compare::{self as rc, CompareDoc};
 use mtuperf_store::{Filter, Store};
 
 use crate::cli::Global;
@@ -57,8 +54,43 @@ pub fn compare_doc(store: &Store, id: i64) -> anyhow::Result<CompareDoc> {
     )
 }
 
-/// Stream runs picked by id: one "path" per label (or per run without one).
+/// A group's document: a comparison's, or an rr load sweep's (its steps' runs).
+fn group_doc(store: &Store, id: i64) -> anyhow::Result<CompareDoc> {
+    match store.group(id)? {
+        Some(g) if g.kind == "rr" => {
+            let ids: Vec<i64> = store.group_runs(id)?.iter().map(|r| r.id).collect();
+            adhoc_doc(store, &ids)
+        }
+        _ => compare_doc(store, id),
+    }
+}
+
+/// Stream and rr runs picked by id: one "path" per label (or per run without one).
 fn adhoc_doc(store: &Store, ids: &[i64]) -> anyhow::Result<CompareDoc> {
+    let mut runs = load_runs(store, ids)?;
+    // A step of an rr load sweep brings its whole sweep (the group of one `rr --clients`).
+    let groups: Vec<i64> = runs.iter().filter_map(|r| r.group_id).collect();
+    for gid in groups {
+        if store.group(gid)?.is_some_and(|g| g.kind == "rr") {
+            runs.extend(store.group_runs(gid)?);
+        }
+    }
+    runs.sort_by_key(|r| r.id);
+    runs.dedup_by_key(|r| r.id);
+    let stored: Vec<mtuperf_report::adhoc::StoredRun> = runs
+        .iter()
+        .map(|r| mtuperf_report::adhoc::StoredRun {
+            id: r.id,
+            kind: &r.kind,
+            label: r.label.as_deref(),
+            target: &r.target,
+            document: &r.document,
+        })
+        .collect();
+    mtuperf_report::adhoc::doc(&stored).map_err(|e| anyhow!(e))
+}
+
+fn load_runs(store: &Store, ids: &[i64]) -> anyhow::Result<Vec<mtuperf_store::StoredRun>> {
     let runs = store.list(&Filter {
         ids: ids.to_vec(),
         ..Filter::default()
@@ -69,65 +101,34 @@ fn adhoc_doc(store: &Store, ids: &[i64]) -> anyhow::Result<CompareDoc> {
             store.path().display()
         ));
     }
-    let mut reps: Vec<Rep> = Vec::new();
-    let mut paths: Vec<PathSpec> = Vec::new();
-    let mut blocks = BTreeSet::new();
-    let mut runs = runs;
-    runs.sort_by_key(|r| r.id);
-    for r in runs {
-        if r.kind != "stream" {
-            return Err(anyhow!(
-                "run {} is a {} run; reports cover stream runs and comparisons",
-                r.id,
-                r.kind
-            ));
-        }
-        let doc: Document =
-            serde_json::from_str(&r.document).with_context(|| format!("run {}", r.id))?;
-        let name = r.label.clone().unwrap_or_else(|| format!("run{}", r.id));
-        if !paths.iter().any(|p| p.name == name) {
-            paths.push(PathSpec {
-                name: name.clone(),
-                target: r.target.clone(),
-                bind: None,
-            });
-        }
-        for run in doc.runs {
-            let block = run.result.request.block;
-            blocks.insert(block);
-            let round = reps
-                .iter()
-                .filter(|x| x.rep.path == name && x.rep.cell.block == block)
-                .count() as u32;
-            let cell = Cell {
-                test: TestKind::Stream,
-                block,
-                clients: 1,
-            };
-            reps.push(Rep {
-                run_id: Some(r.id),
-                rep: Repetition {
-                    path: name.clone(),
-                    cell,
-                    round,
-                    stream: Some(run.result),
-                    rr: None,
-                },
-            });
-        }
-    }
-    let plan = Plan {
-        version: compare::PLAN_VERSION,
-        paths,
-        tests: vec![TestKind::Stream],
-        blocks: blocks.into_iter().collect(),
-        clients: vec![1],
-        time_ms: 0,
-        repeat: Repeat::Fixed { n: 1 },
-        force: false,
-        sysctls: compare::local_sysctls(),
+    Ok(runs)
+}
+
+/// The report of one path run, when `ids` names exactly one and it is a path run.
+fn path_report(store: &Store, ids: &[i64], format: Format) -> anyhow::Result<Option<String>> {
+    let runs = load_runs(store, ids)?;
+    let Some(r) = runs.iter().find(|r| r.kind == "path") else {
+        return Ok(None);
     };
-    Ok(rc::build(&plan, &[], &reps, None, None, false))
+    if runs.len() > 1 {
+        return Err(anyhow!(
+            "run {} is a path run: report on it alone (`mtuperf report {}`)",
+            r.id,
+            r.id
+        ));
+    }
+    let mut doc: mtuperf_report::path::Document =
+        serde_json::from_str(&r.document).with_context(|| format!("run {}", r.id))?;
+    doc.run_id = Some(r.id);
+    Ok(Some(match format {
+        Format::Html => mtuperf_report::html::path::html(&doc),
+        Format::Md => format!(
+            "## mtuperf path, run {}\n\n**{}**\n\n```\n{}```\n",
+            r.id,
+            doc.verdict,
+            mtuperf_report::path::text(&doc)
+        ),
+    }))
 }
 
 #[allow(clippy::needless_pass_by_value)] // the dispatcher hands every subcommand its Args by value
@@ -140,17 +141,35 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
             "drop --no-store",
         ));
     };
-    let doc = if let Some(id) = a.compare {
-        compare_doc(&store, id)
+    let ids: Vec<i64> = match (a.last, a.compare) {
+        (true, None) => store
+            .last()
+            .ok()
+            .flatten()
+            .map(|r| vec![r.id])
+            .unwrap_or_default(),
+        (false, None) => a.ids.clone(),
+        _ => Vec::new(),
+    };
+    let path = if ids.is_empty() {
+        None
+    } else {
+        path_report(&store, &ids, a.format).map_err(|e| Failure::new(exit::USAGE, e))?
+    };
+    let doc = if path.is_some() {
+        Ok(None)
+    } else if let Some(id) = a.compare {
+        group_doc(&store, id).map(Some)
     } else if a.last {
         let last = store
             .last()
             .context("reading the history")?
             .ok_or_else(|| Failure::new(exit::USAGE, anyhow!("the history is empty")))?;
         match last.group_id {
-            Some(gid) => compare_doc(&store, gid),
+            Some(gid) => group_doc(&store, gid),
             None => adhoc_doc(&store, &[last.id]),
         }
+        .map(Some)
     } else if a.ids.is_empty() {
         return Err(Failure::usage(
             "RUN_IDS",
@@ -159,12 +178,14 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
             "see `mtuperf history`",
         ));
     } else {
-        adhoc_doc(&store, &a.ids)
+        adhoc_doc(&store, &a.ids).map(Some)
     }
     .map_err(|e| Failure::new(exit::USAGE, e))?;
-    let out = match a.format {
-        Format::Html => mtuperf_report::html::html(&doc),
-        Format::Md => mtuperf_report::md::markdown(&doc),
+    let out = match (path, doc, a.format) {
+        (Some(p), _, _) => p,
+        (None, None, _) => String::new(),
+        (None, Some(doc), Format::Html) => mtuperf_report::html::html(&doc),
+        (None, Some(doc), Format::Md) => mtuperf_report::md::markdown(&doc),
     };
     match &a.output {
         Some(p) => {
