@@ -9,7 +9,7 @@ use crate::cmd;
 #[derive(Debug, Parser)]
 #[command(
     name = "mtuperf",
-    version,
+    version = env!("MTUPERF_VERSION"),
     about = "Measure and verify cluster interconnects: path MTU in both directions, throughput, block latency under load",
     propagate_version = true
 )]
@@ -61,4 +61,8 @@ pub enum Command {
     Export(cmd::export::Args),
     /// Write a new shared key file for the agent and its clients.
     Keygen(cmd::keygen::Args),
+    /// Print the shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(cmd::completions::Args),
+    /// Print the manual page (roff), generated from this command line.
+    Man(cmd::man::Args),
 }

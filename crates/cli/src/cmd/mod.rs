@@ -1,11 +1,13 @@
 //! One file per subcommand: parse → validate → call the engine → render.
 pub mod compare;
+pub mod completions;
 pub mod demo;
 pub mod doctor;
 pub mod export;
 pub mod history;
 pub mod keygen;
 pub mod lab;
+pub mod man;
 pub mod path;
 pub mod report;
 pub mod rr;
@@ -20,6 +22,8 @@ pub fn run(cli: Cli) -> CmdResult {
     let g = &cli.global;
     match cli.command {
         Command::Serve(a) => serve::run(g, a),
+        Command::Completions(a) => completions::run(g, a),
+        Command::Man(a) => man::run(g, a),
         Command::Stream(a) => stream::run(g, a),
         Command::Rr(a) => rr::run(g, &a),
         Command::History(a) => history::run(g, a),
