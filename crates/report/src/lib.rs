@@ -9,6 +9,7 @@ pub mod demo;
 pub mod doctor;
 pub mod fmt;
 pub mod html;
+pub mod live;
 pub mod md;
 pub mod path;
 pub mod rr;
