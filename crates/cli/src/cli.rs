@@ -2,7 +2,7 @@
 //! live in its own file under `cmd/`.
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::cmd;
 
@@ -65,4 +65,39 @@ pub enum Command {
     Completions(cmd::completions::Args),
     /// Print the manual page (roff), generated from this command line.
     Man(cmd::man::Args),
+}
+
+/// The command line, with the history options (`--db`, `--no-store`) hidden from the
+/// help of the subcommands that never read or write the history: each gets hidden
+/// copies of its own, which the global ones then leave alone.
+pub fn command() -> clap::Command {
+    let mut c = Cli::command();
+    let names: Vec<String> = c
+        .get_subcommands()
+        .map(|s| s.get_name().to_string())
+        .collect();
+    // mut_subcommand moves the subcommand to the end: every one is visited in order so
+    // that the help keeps its order.
+    for name in &names {
+        let quiet = ["serve", "keygen", "completions", "man"].contains(&name.as_str());
+        c = c.mut_subcommand(name, |s| {
+            if !quiet {
+                return s;
+            }
+            s.arg(
+                clap::Arg::new("db")
+                    .long("db")
+                    .value_name("PATH")
+                    .value_parser(clap::value_parser!(PathBuf))
+                    .hide(true),
+            )
+            .arg(
+                clap::Arg::new("no_store")
+                    .long("no-store")
+                    .action(clap::ArgAction::SetTrue)
+                    .hide(true),
+            )
+        });
+    }
+    c
 }

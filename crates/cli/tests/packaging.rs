@@ -71,3 +71,66 @@ fn version_names_commit_and_build_date() {
     assert_eq!(parts.len(), 3, "{v}");
     assert!(parts[0].parse::<u32>().unwrap() >= 2024, "{v}");
 }
+
+#[test]
+fn serve_help_does_not_offer_history_options() {
+    let serve = stdout(&["serve", "--help"]);
+    assert!(
+        !serve.contains("--db") && !serve.contains("--no-store"),
+        "{serve}"
+    );
+    let stream = stdout(&["stream", "--help"]);
+    assert!(
+        stream.contains("--db") && stream.contains("--no-store"),
+        "{stream}"
+    );
+    // Still accepted (scripts that pass them everywhere keep working) and global
+    // options still reach the others.
+    let out = Command::new(BIN)
+        .args([
+            "keygen",
+            "--db",
+            "/nonexistent/h.db",
+            "--no-store",
+            "-o",
+            "-",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn keygen_defaults_to_the_config_directory_and_prints_with_dash() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = tempfile::tempdir().unwrap();
+    let out = Command::new(BIN)
+        .arg("keygen")
+        .env("XDG_CONFIG_HOME", dir.path())
+        .current_dir(cwd.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let key = dir.path().join("mtuperf").join("key");
+    let text = std::fs::read_to_string(&key).unwrap();
+    assert!(
+        text.starts_with("# mtuperf") || text.contains("mtuperf-key-v1"),
+        "{text}"
+    );
+    assert_eq!(
+        std::fs::read_dir(cwd.path()).unwrap().count(),
+        0,
+        "nothing in the cwd"
+    );
+    let printed = stdout(&["keygen", "-o", "-"]);
+    assert!(printed.contains("mtuperf-key-v1 "), "{printed}");
+    assert_ne!(printed, text, "a fresh key each time");
+}

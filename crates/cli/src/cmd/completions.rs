@@ -1,8 +1,7 @@
 //! `mtuperf completions SHELL`: the shell completion script, generated from the CLI
 //! definition (clap_complete), on standard output.
-use clap::CommandFactory;
 
-use crate::cli::{Cli, Global};
+use crate::cli::Global;
 use crate::exit::CmdResult;
 
 #[derive(Debug, clap::Args)]
@@ -14,7 +13,7 @@ pub struct Args {
 
 #[allow(clippy::needless_pass_by_value, clippy::unnecessary_wraps)] // every subcommand has this signature
 pub fn run(_g: &Global, a: Args) -> CmdResult {
-    let mut cmd = Cli::command();
+    let mut cmd = crate::cli::command();
     let mut buf = Vec::new();
     clap_complete::generate(a.shell, &mut cmd, "mtuperf", &mut buf);
     out!("{}", String::from_utf8_lossy(&buf));

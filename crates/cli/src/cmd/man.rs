@@ -1,9 +1,8 @@
 //! `mtuperf man`: the manual page (roff), generated from the CLI definition
 //! (clap_mangen), on standard output; `--subcommand NAME` for one subcommand's page.
 use anyhow::anyhow;
-use clap::CommandFactory;
 
-use crate::cli::{Cli, Global};
+use crate::cli::Global;
 use crate::exit::{self, CmdResult, Failure};
 
 #[derive(Debug, clap::Args)]
@@ -15,7 +14,7 @@ pub struct Args {
 
 #[allow(clippy::needless_pass_by_value)] // the dispatcher hands every subcommand its Args by value
 pub fn run(_g: &Global, a: Args) -> CmdResult {
-    let root = Cli::command();
+    let root = crate::cli::command();
     let (cmd, title) = match &a.subcommand {
         None => (root, "mtuperf".to_string()),
         Some(name) => {
