@@ -308,6 +308,11 @@ fn reports_for_rr_sweeps_and_path_runs() {
     assert!(html.contains("rr 8K: p99 latency vs blocks/s, 1, 2 and 4 clients"));
     assert!(html.contains("rr 8K, 4 clients: latency by percentile"));
     assert!(!html.contains("per block size"), "one block size");
+    assert!(
+        html.contains("<p>stored runs 4, 5, 6 of "),
+        "what was picked"
+    );
+    assert!(html.contains(" rr 8K: knee at ") || html.contains(" rr 8K: no knee over these loads"));
     // rr-only: the Environment table has its rows (hosts of both ends).
     assert!(html.contains("<h2>Environment</h2>") && html.contains(" client</td>"));
     // One step of each sweep brings its sweep: both block sizes in one chart.

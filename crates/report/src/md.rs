@@ -23,7 +23,7 @@ pub fn markdown(d: &CompareDoc) -> String {
         let _ = writeln!(o, "> **Refused:** {r}\n");
     }
     o.push_str("### Verdict\n\n");
-    for v in &d.verdicts {
+    for v in d.verdicts.iter().chain(&crate::html::knee_lines(d)) {
         let _ = writeln!(o, "- {}", cell(v));
     }
     o.push_str("\n### Summary (mean, 95% CI half-width, median, min, max, n)\n\n");

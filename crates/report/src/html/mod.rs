@@ -4,6 +4,8 @@
 mod axis;
 mod charts;
 pub mod path;
+
+pub use rr_charts::knee_lines;
 mod rr_charts;
 
 use std::fmt::Write as _;
@@ -65,19 +67,25 @@ pub fn html(d: &CompareDoc) -> String {
         esc(&title),
         esc(&title)
     );
-    let _ = writeln!(
-        o,
-        "<p>{}</p>",
-        esc(crate::compare::text::plan_line(d).trim())
-    );
+    // Stored runs picked by id have no plan of their own: say what was picked.
+    let adhoc = d.group_id.is_none() && d.plan.time_ms == 0;
+    let line = if adhoc {
+        stored_line(d)
+    } else {
+        crate::compare::text::plan_line(d)
+    };
+    let _ = writeln!(o, "<p>{}</p>", esc(line.trim()));
     for f in &d.flagged {
         let _ = writeln!(o, "<p class=\"flag\">Path <b>{}</b> failed its pre-check and was measured only because of --force: its figures do not describe a healthy path.</p>", esc(f));
     }
     if let Some(r) = &d.refused {
         let _ = writeln!(o, "<p class=\"flag\">Refused: {}</p>", esc(r));
     }
-    o.push_str("<h2>Verdict</h2>\n");
-    for v in &d.verdicts {
+    let knees = rr_charts::knee_lines(d);
+    if !d.verdicts.is_empty() || !knees.is_empty() {
+        o.push_str("<h2>Verdict</h2>\n");
+    }
+    for v in d.verdicts.iter().chain(&knees) {
         let _ = writeln!(o, "<p class=\"verdict\">{}</p>", esc(v));
     }
     o.push_str("<h2>Summary</h2>\n");
@@ -201,4 +209,38 @@ pub fn html(d: &CompareDoc) -> String {
     }
     o.push_str("</body></html>\n");
     o
+}
+
+/// "stored runs 4, 5, 6 of 127.0.0.1:7878: rr; blocks 8K; 1, 4 and 16 clients"
+fn stored_line(d: &CompareDoc) -> String {
+    let mut ids: Vec<i64> = d.runs.iter().filter_map(|r| r.run_id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let ids: Vec<String> = ids.iter().map(ToString::to_string).collect();
+    let paths: Vec<String> = d
+        .plan
+        .paths
+        .iter()
+        .map(|p| {
+            if p.name == p.target {
+                p.name.clone()
+            } else {
+                format!("{} ({})", p.name, p.target)
+            }
+        })
+        .collect();
+    let tests: Vec<&str> = d.plan.tests.iter().map(|t| t.name()).collect();
+    let blocks: Vec<String> = d
+        .plan
+        .blocks
+        .iter()
+        .map(|b| crate::compare::block_label(*b))
+        .collect();
+    format!(
+        "stored runs {} of {}: {}; blocks {}",
+        ids.join(", "),
+        paths.join(", "),
+        tests.join(", "),
+        blocks.join(", ")
+    )
 }

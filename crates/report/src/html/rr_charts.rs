@@ -279,3 +279,47 @@ pub fn spectrum(d: &CompareDoc, block: u32, clients: u32) -> String {
         &format!("{title}, all repetitions merged; the tail beyond p99.99 is drawn at p99.99"),
     )
 }
+
+/// For each path and block size with an rr load sweep: where its knee is, or that there
+/// is none, and its highest throughput (the sweep's verdict).
+pub fn knee_lines(d: &CompareDoc) -> Vec<String> {
+    let mut clients = d.plan.clients.clone();
+    clients.sort_unstable();
+    if clients.len() < 2 {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for p in &d.plan.paths {
+        for &b in &d.plan.blocks {
+            let pts: Vec<(u32, f64, f64)> = clients
+                .iter()
+                .filter_map(|&c| {
+                    let t = mean(d, &p.name, b, c, Figure::BlocksPerS)?;
+                    let l = mean(d, &p.name, b, c, Figure::P99)?;
+                    Some((c, t, l))
+                })
+                .collect();
+            if pts.len() < 2 {
+                continue;
+            }
+            let triples: Vec<(f64, f64, f64)> =
+                pts.iter().map(|&(c, t, l)| (f64::from(c), t, l)).collect();
+            let Some(max) = pts.iter().max_by(|a, b| a.1.total_cmp(&b.1)) else {
+                continue;
+            };
+            let head = format!("{} rr {}", p.name, block_label(b));
+            let knee = match mtuperf_stats::knee(&triples).and_then(|k| pts.get(k)) {
+                Some(&(c, t, l)) => format!(
+                    "knee at {c} clients ({t:.0} blocks/s, p99 {})",
+                    crate::fmt::micros(l / 1e3)
+                ),
+                None => "no knee over these loads".to_string(),
+            };
+            out.push(format!(
+                "{head}: {knee}; highest throughput {:.0} blocks/s at {} clients",
+                max.1, max.0
+            ));
+        }
+    }
+    out
+}
