@@ -211,8 +211,9 @@ pub fn html(d: &CompareDoc) -> String {
     o
 }
 
+/// What a report of stored runs picked by id shows:
 /// "stored runs 4, 5, 6 of 127.0.0.1:7878: rr; blocks 8K; 1, 4 and 16 clients"
-fn stored_line(d: &CompareDoc) -> String {
+pub fn stored_line(d: &CompareDoc) -> String {
     let mut ids: Vec<i64> = d.runs.iter().filter_map(|r| r.run_id).collect();
     ids.sort_unstable();
     ids.dedup();
