@@ -252,6 +252,9 @@ pub fn bars(d: &CompareDoc, cell: Cell, f: Figure) -> String {
                 [(x + 0.2, 0.0), (x + 0.8, mean)],
                 color(i).filled(),
             )));
+            if hi <= lo {
+                continue; // no interval (fewer than 3 repetitions): no whisker
+            }
             let _ = chart.draw_series([
                 PathElement::new(vec![(x + 0.5, lo), (x + 0.5, hi)], BLACK.stroke_width(2)),
                 PathElement::new(vec![(x + 0.4, lo), (x + 0.6, lo)], BLACK.stroke_width(2)),
@@ -260,11 +263,12 @@ pub fn bars(d: &CompareDoc, cell: Cell, f: Figure) -> String {
         }
         let _ = root.present();
     }
-    wrap(
-        &svg,
-        rows.len(),
-        &format!("{title}; whiskers: 95% confidence interval of the mean"),
-    )
+    let note = if rows.iter().all(|r| r.4 <= r.3) {
+        "no whiskers: an interval needs at least 3 repetitions per path"
+    } else {
+        "whiskers: 95% confidence interval of the mean"
+    };
+    wrap(&svg, rows.len(), &format!("{title}; {note}"))
 }
 
 /// One path's points: colour index, name, (round, value).

@@ -140,16 +140,18 @@ fn load_chart(d: &CompareDoc, blocks: &[u32], y: Figure, title: &str) -> String 
     wrap(&svg, points, &format!("{title}; {note}"))
 }
 
+/// "1 client", "1, 4 and 16 clients".
 fn clients_text(d: &CompareDoc) -> String {
     let mut clients = d.plan.clients.clone();
     clients.sort_unstable();
-    list(&clients)
+    let s = if clients == [1] { "" } else { "s" };
+    format!("{} client{s}", list(&clients))
 }
 
 /// p99 against blocks/s for one block size, one line per path; the knee ringed.
 pub fn curve(d: &CompareDoc, block: u32) -> String {
     let title = format!(
-        "rr {}: p99 latency vs blocks/s, {} clients",
+        "rr {}: p99 latency vs blocks/s, {}",
         block_label(block),
         clients_text(d)
     );
@@ -168,10 +170,7 @@ pub fn by_block(d: &CompareDoc) -> String {
 
 /// Client CPU per block against blocks/s, every block size.
 pub fn cpu(d: &CompareDoc) -> String {
-    let title = format!(
-        "rr: client CPU per block vs blocks/s, {} clients",
-        clients_text(d)
-    );
+    let title = format!("rr: client CPU per block vs blocks/s, {}", clients_text(d));
     load_chart(d, &d.plan.blocks, Figure::CpuPerBlock, &title)
 }
 
