@@ -1,6 +1,8 @@
 //! The command line: global options and one subcommand enum. Each subcommand's flags
 //! live in its own file under `cmd/`.
-use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::cmd;
 use crate::exit::CmdResult;
@@ -9,7 +11,7 @@ use crate::global::Global;
 #[derive(Debug, Parser)]
 #[command(
     name = "mtuperf",
-    version,
+    version = env!("MTUPERF_VERSION"),
     about = "Measure and verify cluster interconnects: path MTU in both directions, throughput, block latency under load",
     propagate_version = true
 )]
@@ -48,6 +50,45 @@ pub enum Command {
     Export(cmd::export::Args),
     /// Write a new shared key file for the agent and its clients.
     Keygen(cmd::keygen::Args),
+    /// Print the shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(cmd::completions::Args),
+    /// Print the manual page (roff), generated from this command line.
+    Man(cmd::man::Args),
+}
+
+/// The command line, with the history options (`--db`, `--no-store`) hidden from the
+/// help of the subcommands that never read or write the history: each gets hidden
+/// copies of its own, which the global ones then leave alone.
+pub fn command() -> clap::Command {
+    let mut c = Cli::command();
+    let names: Vec<String> = c
+        .get_subcommands()
+        .map(|s| s.get_name().to_string())
+        .collect();
+    // mut_subcommand moves the subcommand to the end: every one is visited in order so
+    // that the help keeps its order.
+    for name in &names {
+        let quiet = ["serve", "keygen", "completions", "man"].contains(&name.as_str());
+        c = c.mut_subcommand(name, |s| {
+            if !quiet {
+                return s;
+            }
+            s.arg(
+                clap::Arg::new("db")
+                    .long("db")
+                    .value_name("PATH")
+                    .value_parser(clap::value_parser!(PathBuf))
+                    .hide(true),
+            )
+            .arg(
+                clap::Arg::new("no_store")
+                    .long("no-store")
+                    .action(clap::ArgAction::SetTrue)
+                    .hide(true),
+            )
+        });
+    }
+    c
 }
 
 /// Hands the parsed command line to its subcommand.
@@ -67,5 +108,7 @@ pub fn run(cli: Cli) -> CmdResult {
         Command::Report(a) => cmd::report::run(g, a),
         Command::Export(a) => cmd::export::run(g, a),
         Command::Keygen(a) => cmd::keygen::run(&a),
+        Command::Completions(a) => cmd::completions::run(g, a),
+        Command::Man(a) => cmd::man::run(g, a),
     }
 }

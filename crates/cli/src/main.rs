@@ -1,7 +1,7 @@
 //! mtuperf: measure and verify cluster interconnects.
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::FromArgMatches;
 
 #[macro_use]
 mod out;
@@ -17,6 +17,7 @@ mod stored;
 mod unsaved;
 
 fn main() -> ExitCode {
-    let args = cli::Cli::parse();
+    let args =
+        cli::Cli::from_arg_matches(&cli::command().get_matches()).unwrap_or_else(|e| e.exit());
     exit::finish(cli::run(args))
 }

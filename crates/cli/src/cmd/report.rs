@@ -1,5 +1,5 @@
-//! `mtuperf report`: one self-contained HTML file (or Markdown) for a comparison or a
-//! set of stored stream runs.
+//! `mtuperf report`: one self-contained HTML file (or Markdown) for a comparison, an rr
+//! load sweep, a set of stored stream and rr runs, or one path run.
 use std::path::PathBuf;
 
 use anyhow::{anyhow, Context};
@@ -12,13 +12,14 @@ use crate::output::{Format, Output};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Stored stream runs to report on (grouped by their label, else one path per run).
+    /// Stored runs to report on: stream and rr runs (grouped by their label, else one
+    /// path per run; a step of an rr sweep brings its whole sweep), or one path run.
     #[arg(conflicts_with_all = ["last", "compare"])]
     ids: Vec<i64>,
     /// The newest run.
     #[arg(long, conflicts_with = "compare")]
     last: bool,
-    /// A comparison group (printed by `mtuperf compare`).
+    /// A comparison group (printed by `mtuperf compare`), or an rr sweep's group.
     #[arg(long, value_name = "ID")]
     compare: Option<i64>,
     /// Write here instead of standard output.
@@ -39,15 +40,33 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
             "drop --no-store",
         ));
     };
+    let ids: Vec<i64> = match (a.last, a.compare) {
+        (true, None) => store
+            .last()
+            .ok()
+            .flatten()
+            .map(|r| vec![r.id])
+            .unwrap_or_default(),
+        (false, None) => a.ids.clone(),
+        _ => Vec::new(),
+    };
+    let md = format == Format::Md;
+    if !ids.is_empty() {
+        let path =
+            groups::path_report(&store, &ids, md).map_err(|e| Failure::new(exit::USAGE, e))?;
+        if let Some(out) = path {
+            return write(&a, &out);
+        }
+    }
     let doc = if let Some(id) = a.compare {
-        groups::compare_doc(&store, id)
+        groups::group_doc(&store, id)
     } else if a.last {
         let last = store
             .last()
             .context("reading the history")?
             .ok_or_else(|| Failure::new(exit::USAGE, anyhow!("the history is empty")))?;
         match last.group_id {
-            Some(gid) => groups::compare_doc(&store, gid),
+            Some(gid) => groups::group_doc(&store, gid),
             None => groups::adhoc_doc(&store, &[last.id]),
         }
     } else if a.ids.is_empty() {
@@ -61,11 +80,15 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
         groups::adhoc_doc(&store, &a.ids)
     }
     .map_err(|e| Failure::new(exit::USAGE, e))?;
-    let out = if format == Format::Md {
+    let out = if md {
         mtuperf_report::md::markdown(&doc)
     } else {
         mtuperf_report::html::html(&doc)
     };
+    write(&a, &out)
+}
+
+fn write(a: &Args, out: &str) -> CmdResult {
     match &a.output {
         Some(p) => {
             std::fs::write(p, out)

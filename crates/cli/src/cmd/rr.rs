@@ -114,6 +114,11 @@ fn parse_timeout(s: &str) -> Result<Duration, String> {
 
 struct Printer {
     live: bool,
+    /// No `--interval` lines and stderr is a terminal: one status line per second.
+    tty: bool,
+    /// The step's client count and length, for the status line.
+    clients: std::sync::atomic::AtomicU32,
+    total_s: f64,
 }
 
 impl RrObserver for Printer {
@@ -125,6 +130,9 @@ impl RrObserver for Printer {
     fn interval(&self, s: &RrInterval) {
         if self.live {
             outln!("{}", rep::interval_line(s));
+        } else if self.tty {
+            let c = self.clients.load(Ordering::Relaxed);
+            eprintln!("{}", mtuperf_report::live::rr_line(c, self.total_s, s));
         }
     }
 }
@@ -159,8 +167,12 @@ pub fn run(g: &Global, a: &Args) -> CmdResult {
     let store = common::open_store(g)?;
     let opts = common::connect_options(g, a.bind)?;
     let stop = common::interrupt_flag();
+    let live = a.interval.is_some() && !a.json;
     let printer = Printer {
-        live: a.interval.is_some() && !a.json,
+        live,
+        tty: !live && crate::progress::stderr_is_terminal(),
+        clients: std::sync::atomic::AtomicU32::new(0),
+        total_s: a.time.as_secs_f64(),
     };
     let session = Session::connect(&a.target, &opts).map_err(common::engine_failure)?;
     let group = match (&store, loads.len() > 1) {
@@ -192,6 +204,7 @@ pub fn run(g: &Global, a: &Args) -> CmdResult {
             threads: a.threads,
             interval: a.interval.unwrap_or(Duration::from_secs(1)),
         };
+        printer.clients.store(clients, Ordering::Relaxed);
         if printer.live {
             outln!(
                 "step: {clients} client{}",

@@ -65,14 +65,19 @@ fn logger(format: LogFormat) -> mtuperf_engine::agent::LogFn {
         let mut err = std::io::stderr().lock();
         let _ = match format {
             LogFormat::Text => writeln!(err, "{} {peer} {}: {}", l.level, l.event, l.message),
-            LogFormat::Json => writeln!(
-                err,
-                "{}",
-                serde_json::json!({
+            LogFormat::Json => {
+                let mut o = serde_json::json!({
                     "ts": mtuperf_report::timestamp(mtuperf_engine::unix_ms()),
                     "level": l.level, "event": l.event, "peer": peer, "msg": l.message
-                })
-            ),
+                });
+                // The message's figures as their own fields, never over the fixed ones.
+                if let Some(m) = o.as_object_mut() {
+                    for (k, v) in &l.fields {
+                        m.entry(k.clone()).or_insert_with(|| v.clone());
+                    }
+                }
+                writeln!(err, "{o}")
+            }
         };
     })
 }

@@ -78,6 +78,8 @@ pub struct Args {
 struct Printer {
     live: bool,
     omit_ns: u64,
+    /// The running repetition's progress bar: its message shows the current rate.
+    bar: std::sync::Mutex<indicatif::ProgressBar>,
 }
 
 impl StreamObserver for Printer {
@@ -89,6 +91,10 @@ impl StreamObserver for Printer {
     fn interval(&self, end: End, s: &IntervalSample) {
         if self.live {
             outln!("{}", rs::interval_line(end, s, self.omit_ns));
+        } else if end == End::Client {
+            if let Ok(bar) = self.bar.lock() {
+                bar.set_message(mtuperf_report::live::stream_rate(s));
+            }
         }
     }
 }
@@ -155,11 +161,15 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
     let printer = Printer {
         live: a.interval.is_some() && !a.json,
         omit_ns: params.request.omit_ms * 1_000_000,
+        bar: std::sync::Mutex::new(indicatif::ProgressBar::hidden()),
     };
     let mut runs = Vec::new();
     for i in 0..a.repeat {
         let session = Session::connect(&a.target, &opts).map_err(common::engine_failure)?;
         let progress = crate::progress::timed(&params.request, a.json || printer.live);
+        if let Ok(mut bar) = printer.bar.lock() {
+            *bar = progress.clone();
+        }
         let result =
             stream::run(&session, &params, &stop, &printer).map_err(common::engine_failure);
         progress.finish_and_clear();

@@ -3,19 +3,19 @@
 //! summary when the plan completes. Here: creating a group, reading one back as the
 //! repetitions the statistics take, and building a comparison document from stored
 //! runs (a group, or stream runs picked by id). Running one is in [`run`].
-use std::collections::BTreeSet;
-
 use anyhow::{anyhow, Context};
-use mtuperf_engine::compare::{self, Cell, PathSpec, Plan, Repeat, Repetition, TestKind};
+use mtuperf_engine::compare::{Cell, Plan, Repetition, TestKind};
 use mtuperf_report::compare::{self as rc, CompareDoc, Rep};
 use mtuperf_report::record::RunKind;
 use mtuperf_report::stream::Document;
-use mtuperf_store::{Filter, Store};
+use mtuperf_store::Store;
 
 use crate::exit::{self, Failure};
 
+mod reports;
 mod run;
 
+pub use reports::{adhoc_doc, group_doc, path_report};
 pub use run::execute;
 
 /// Stores the plan as a new comparison group (before anything runs).
@@ -112,77 +112,4 @@ pub fn compare_doc(store: &Store, id: i64) -> anyhow::Result<CompareDoc> {
             None => rc::build(&plan, &[], &reps, Some(id), None, true),
         },
     )
-}
-
-/// Stream runs picked by id: one "path" per label (or per run without one).
-pub fn adhoc_doc(store: &Store, ids: &[i64]) -> anyhow::Result<CompareDoc> {
-    let runs = store.list(&Filter {
-        ids: ids.to_vec(),
-        ..Filter::default()
-    })?;
-    if let Some(missing) = ids.iter().find(|i| !runs.iter().any(|r| r.id == **i)) {
-        return Err(anyhow!(
-            "no run with id {missing} in {}",
-            store.path().display()
-        ));
-    }
-    let mut reps: Vec<Rep> = Vec::new();
-    let mut paths: Vec<PathSpec> = Vec::new();
-    let mut blocks = BTreeSet::new();
-    let mut runs = runs;
-    runs.sort_by_key(|r| r.id);
-    for r in runs {
-        if r.kind.parse() != Ok(RunKind::Stream) {
-            return Err(anyhow!(
-                "run {} is a {} run; reports cover stream runs and comparisons",
-                r.id,
-                r.kind
-            ));
-        }
-        let doc: Document =
-            serde_json::from_str(&r.document).with_context(|| format!("run {}", r.id))?;
-        let name = r.label.clone().unwrap_or_else(|| format!("run{}", r.id));
-        if !paths.iter().any(|p| p.name == name) {
-            paths.push(PathSpec {
-                name: name.clone(),
-                target: r.target.clone(),
-                bind: None,
-            });
-        }
-        for run in doc.runs {
-            let block = run.result.request.block;
-            blocks.insert(block);
-            let round = reps
-                .iter()
-                .filter(|x| x.rep.path == name && x.rep.cell.block == block)
-                .count() as u32;
-            let cell = Cell {
-                test: TestKind::Stream,
-                block,
-                clients: 1,
-            };
-            reps.push(Rep {
-                run_id: Some(r.id),
-                rep: Repetition {
-                    path: name.clone(),
-                    cell,
-                    round,
-                    stream: Some(run.result),
-                    rr: None,
-                },
-            });
-        }
-    }
-    let plan = Plan {
-        version: compare::PLAN_VERSION,
-        paths,
-        tests: vec![TestKind::Stream],
-        blocks: blocks.into_iter().collect(),
-        clients: vec![1],
-        time_ms: 0,
-        repeat: Repeat::Fixed { n: 1 },
-        force: false,
-        sysctls: compare::local_sysctls(),
-    };
-    Ok(rc::build(&plan, &[], &reps, None, None, false))
 }

@@ -237,12 +237,18 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
             secs: GRACE.as_secs(),
         });
     }
-    ctx.log(
+    let proto = crate::agent::wire_name(&req.proto);
+    ctx.log_fields(
         "rr",
         format!(
-            "rr {:?} {} B blocks, {} clients, {workers} workers: {} requests, {} responses, {} rejected in {:.2} s",
-            req.proto, req.block, req.clients, tally.requests, tally.responses, tally.rejected, wall.as_secs_f64()
+            "rr {proto} {} B blocks, {} clients, {workers} workers: {} requests, {} responses, {} rejected in {:.2} s",
+            req.block, req.clients, tally.requests, tally.responses, tally.rejected, wall.as_secs_f64()
         ),
+        serde_json::json!({
+            "proto": proto, "block_bytes": req.block, "clients": req.clients,
+            "workers": workers, "requests": tally.requests, "responses": tally.responses,
+            "rejected": tally.rejected, "wall_s": wall.as_secs_f64(),
+        }),
     );
     // The tool's own CPU on this end: the serving threads, and the requester's.
     let mut cpu = tally.cpu;
