@@ -2,14 +2,16 @@
 //! live in its own file under `cmd/`.
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::cmd;
+use crate::exit::CmdResult;
+use crate::global::Global;
 
 #[derive(Debug, Parser)]
 #[command(
     name = "mtuperf",
-    version,
+    version = env!("MTUPERF_VERSION"),
     about = "Measure and verify cluster interconnects: path MTU in both directions, throughput, block latency under load",
     propagate_version = true
 )]
@@ -18,19 +20,6 @@ pub struct Cli {
     pub global: Global,
     #[command(subcommand)]
     pub command: Command,
-}
-
-#[derive(Debug, clap::Args)]
-pub struct Global {
-    /// History database (default: $XDG_DATA_HOME/mtuperf/history.db).
-    #[arg(long, global = true, env = "MTUPERF_DB", value_name = "PATH")]
-    pub db: Option<PathBuf>,
-    /// Do not store this run in the history.
-    #[arg(long, global = true)]
-    pub no_store: bool,
-    /// Shared key for authenticating to the agent (from `mtuperf keygen`).
-    #[arg(long, global = true, env = "MTUPERF_KEY_FILE", value_name = "FILE")]
-    pub key_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -61,4 +50,65 @@ pub enum Command {
     Export(cmd::export::Args),
     /// Write a new shared key file for the agent and its clients.
     Keygen(cmd::keygen::Args),
+    /// Print the shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(cmd::completions::Args),
+    /// Print the manual page (roff), generated from this command line.
+    Man(cmd::man::Args),
+}
+
+/// The command line, with the history options (`--db`, `--no-store`) hidden from the
+/// help of the subcommands that never read or write the history: each gets hidden
+/// copies of its own, which the global ones then leave alone.
+pub fn command() -> clap::Command {
+    let mut c = Cli::command();
+    let names: Vec<String> = c
+        .get_subcommands()
+        .map(|s| s.get_name().to_string())
+        .collect();
+    // mut_subcommand moves the subcommand to the end: every one is visited in order so
+    // that the help keeps its order.
+    for name in &names {
+        let quiet = ["serve", "keygen", "completions", "man"].contains(&name.as_str());
+        c = c.mut_subcommand(name, |s| {
+            if !quiet {
+                return s;
+            }
+            s.arg(
+                clap::Arg::new("db")
+                    .long("db")
+                    .value_name("PATH")
+                    .value_parser(clap::value_parser!(PathBuf))
+                    .hide(true),
+            )
+            .arg(
+                clap::Arg::new("no_store")
+                    .long("no-store")
+                    .action(clap::ArgAction::SetTrue)
+                    .hide(true),
+            )
+        });
+    }
+    c
+}
+
+/// Hands the parsed command line to its subcommand.
+pub fn run(cli: Cli) -> CmdResult {
+    let g = &cli.global;
+    match cli.command {
+        Command::Serve(a) => cmd::serve::run(g, a),
+        Command::Stream(a) => cmd::stream::run(g, a),
+        Command::Rr(a) => cmd::rr::run(g, &a),
+        Command::History(a) => cmd::history::run(g, a),
+        Command::Show(a) => cmd::show::run(g, a),
+        Command::Lab(a) => cmd::lab::run(g, a),
+        Command::Path(a) => cmd::path::run(g, a),
+        Command::Demo(a) => cmd::demo::run(g, a),
+        Command::Doctor(a) => cmd::doctor::run(g, a),
+        Command::Compare(a) => cmd::compare::run(g, a),
+        Command::Report(a) => cmd::report::run(g, a),
+        Command::Export(a) => cmd::export::run(g, a),
+        Command::Keygen(a) => cmd::keygen::run(&a),
+        Command::Completions(a) => cmd::completions::run(g, a),
+        Command::Man(a) => cmd::man::run(g, a),
+    }
 }

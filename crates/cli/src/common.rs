@@ -9,14 +9,17 @@ use std::time::Duration;
 
 use anyhow::Context;
 use mtuperf_engine::client::ConnectOptions;
+use mtuperf_engine::compare::PathSpec;
 use mtuperf_engine::config::bounds;
+use mtuperf_engine::doctor::Profile;
 use mtuperf_engine::EngineError;
 use mtuperf_proto::auth::Key;
-use mtuperf_proto::units::{parse_duration, Bytes};
+use mtuperf_proto::units::{parse_duration, BitsPerSec, Bytes};
+use mtuperf_report::record::{RunKind, RunRecord};
 use mtuperf_store::{NewRun, Store};
 
-use crate::cli::Global;
 use crate::exit::{self, Failure};
+use crate::global::Global;
 
 fn size_in(s: &str, min: u64, max: u64, hint: &str) -> Result<u64, String> {
     let v = Bytes::parse(s)
@@ -162,10 +165,60 @@ pub fn open_store(g: &Global) -> Result<Option<Store>, Failure> {
         .map_err(|e| Failure::new(exit::FAILED, e))
 }
 
+/// `--kind`: a run kind by name.
+pub fn parse_kind(s: &str) -> Result<RunKind, String> {
+    s.parse()
+}
+
+/// The history, for a command that only reads it (`--no-store` makes no sense there).
+pub fn require_store(g: &Global, cmd: &str) -> Result<Store, Failure> {
+    open_store(g)?.ok_or_else(|| {
+        Failure::usage(
+            "--no-store",
+            "set",
+            &format!("{cmd} reads the history"),
+            "drop --no-store",
+        )
+    })
+}
+
+/// Where a run sits in the history besides its own figures.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Place<'a> {
+    /// The peer as the user named it.
+    pub target: &'a str,
+    /// The comparison group or sweep the run belongs to.
+    pub group: Option<i64>,
+    /// The run's role in its group (a path name, "clients=4") or the user's label.
+    pub label: Option<&'a str>,
+}
+
+/// Stores any measured result: the one place a history record is built.
+pub fn store_record(
+    store: Option<&Store>,
+    rec: &dyn RunRecord,
+    at: Place<'_>,
+) -> Result<Option<i64>, Failure> {
+    store_run(
+        store,
+        &NewRun {
+            kind: rec.kind().name().into(),
+            target: at.target.to_string(),
+            started_unix_ms: rec.started_unix_ms(),
+            headline: rec.headline(),
+            headline_value: rec.headline_value(),
+            interrupted: rec.interrupted(),
+            document: rec.document(),
+            group_id: at.group,
+            label: at.label.map(str::to_string),
+        },
+    )
+}
+
 /// Stores a run. A storage failure does not end the command: the document is kept as a
 /// JSON file and the failure reported after the output, with exit 5 (`unsaved`).
 #[allow(clippy::unnecessary_wraps)] // every subcommand calls it with `?`; kept for them
-pub fn store_run(store: Option<&Store>, run: &NewRun) -> Result<Option<i64>, Failure> {
+fn store_run(store: Option<&Store>, run: &NewRun) -> Result<Option<i64>, Failure> {
     let Some(s) = store else { return Ok(None) };
     match s.insert(run) {
         Ok(id) => Ok(Some(id)),
@@ -221,6 +274,84 @@ pub fn engine_failure(e: EngineError) -> Failure {
 /// `main` prints the chain, and would print "Connection refused" twice.
 pub fn engine_error(e: EngineError) -> anyhow::Error {
     anyhow::Error::msg(e.to_string())
+}
+
+/// `--ci-width`: a percentage from 0.1 to 50.
+pub fn parse_pct(s: &str) -> Result<f64, String> {
+    match s.trim_end_matches('%').parse::<f64>() {
+        Ok(v) if (0.1..=50.0).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "{s} is not a percentage from 0.1 to 50 (e.g. 5 for ±5%)"
+        )),
+    }
+}
+
+/// NAME=HOST[,bind=ADDR]
+pub fn parse_path(s: &str) -> Result<PathSpec, String> {
+    let hint = "expected NAME=HOST[,bind=LOCAL_ADDR], e.g. jumbo=10.0.9.2,bind=10.0.9.1";
+    let (name, rest) = s.split_once('=').ok_or_else(|| format!("{s}: {hint}"))?;
+    let ok_name = !name.is_empty()
+        && name.len() <= 32
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if !ok_name {
+        return Err(format!(
+            "{name:?}: a path name is 1 to 32 letters, digits, '-' or '_'; {hint}"
+        ));
+    }
+    let mut parts = rest.split(',');
+    let target = parts.next().unwrap_or_default().to_string();
+    if target.is_empty() {
+        return Err(format!("{s}: no host; {hint}"));
+    }
+    let mut bind = None;
+    for p in parts {
+        match p.split_once('=') {
+            Some(("bind", a)) => {
+                bind = Some(
+                    a.parse::<IpAddr>()
+                        .map_err(|e| format!("bind={a}: {e}; {hint}"))?,
+                );
+            }
+            _ => return Err(format!("{p}: unknown path option; {hint}")),
+        }
+    }
+    Ok(PathSpec {
+        name: name.to_string(),
+        target,
+        bind,
+    })
+}
+
+/// doctor `--profile`.
+pub fn parse_profile(s: &str) -> Result<Profile, String> {
+    s.parse()
+}
+
+/// doctor `--rtt`: 1us to 10s.
+pub fn parse_rtt(s: &str) -> Result<Duration, String> {
+    let d = parse_any_duration(s)?;
+    if d.is_zero() || d > Duration::from_secs(10) {
+        return Err(format!(
+            "{s} is out of range: allowed 1us to 10s (e.g. 200us, 25ms)"
+        ));
+    }
+    Ok(d)
+}
+
+/// doctor `--sample`: 0s to 60s.
+pub fn parse_sample(s: &str) -> Result<Duration, String> {
+    let d = parse_any_duration(s)?;
+    if d > Duration::from_mins(1) {
+        return Err(format!("{s} is out of range: allowed 0s to 60s (e.g. 1s)"));
+    }
+    Ok(d)
+}
+
+/// doctor `--bandwidth`: a rate such as 10G.
+pub fn parse_bandwidth(s: &str) -> Result<f64, String> {
+    BitsPerSec::parse(s).map(|b| b.0).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

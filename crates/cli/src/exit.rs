@@ -6,6 +6,17 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// The check ran and the answer is "no" (path verdict, doctor FAIL).
+/// The document a command asked for as JSON prints on stdout when it fails.
+pub const ERROR_SCHEMA: &str = "mtuperf.error/1";
+
+/// A failure as a document (`--json` commands print it on stdout).
+#[derive(serde::Serialize)]
+struct ErrorDoc {
+    schema: &'static str,
+    error: String,
+    exit: u8,
+}
+
 pub const CHECK_FAILED: u8 = 1;
 /// Bad command line: flag, value or combination (clap uses 2 as well).
 pub const USAGE: u8 = 2;
@@ -94,6 +105,14 @@ pub fn finish(result: CmdResult) -> ExitCode {
         Err(f) if is_broken_pipe(&f.error) => 0,
         Err(f) => {
             let _ = writeln!(std::io::stderr(), "mtuperf: error: {:#}", f.error);
+            if crate::out::json_chosen() && !crate::out::document_printed() {
+                crate::out::json(&ErrorDoc {
+                    schema: ERROR_SCHEMA,
+                    error: format!("{:#}", f.error),
+                    exit: f.code,
+                });
+                crate::out::flush();
+            }
             f.code
         }
     };

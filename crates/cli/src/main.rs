@@ -1,7 +1,7 @@
 //! mtuperf: measure and verify cluster interconnects.
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::FromArgMatches;
 
 #[macro_use]
 mod out;
@@ -9,10 +9,15 @@ mod cli;
 mod cmd;
 mod common;
 mod exit;
+mod global;
+mod groups;
+mod output;
 mod progress;
+mod stored;
 mod unsaved;
 
 fn main() -> ExitCode {
-    let args = cli::Cli::parse();
-    exit::finish(cmd::run(args))
+    let args =
+        cli::Cli::from_arg_matches(&cli::command().get_matches()).unwrap_or_else(|e| e.exit());
+    exit::finish(cli::run(args))
 }

@@ -7,6 +7,24 @@ use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 static CLOSED: AtomicBool = AtomicBool::new(false);
+static DOCUMENT: AtomicBool = AtomicBool::new(false);
+static JSON_CHOSEN: AtomicBool = AtomicBool::new(false);
+
+/// The command asked for JSON (`crate::output`): its errors become documents too.
+pub fn choose_json() {
+    JSON_CHOSEN.store(true, Ordering::Relaxed);
+}
+
+/// The command asked for JSON: a failure is a JSON document on stdout.
+pub fn json_chosen() -> bool {
+    JSON_CHOSEN.load(Ordering::Relaxed)
+}
+
+/// A JSON document went to stdout already (a refused compare prints its document and
+/// then fails): an error document after it would make stdout two documents.
+pub fn document_printed() -> bool {
+    DOCUMENT.load(Ordering::Relaxed)
+}
 
 /// Writes to stdout unless an earlier write failed; never panics.
 pub fn write(args: fmt::Arguments<'_>, newline: bool) {
@@ -58,4 +76,17 @@ macro_rules! outln {
     ($($arg:tt)*) => {
         $crate::out::write(format_args!($($arg)*), true)
     };
+}
+
+/// The one JSON emitter: a document, pretty-printed, on stdout. Our documents are plain
+/// structs and maps with string keys, so serializing cannot fail in practice; if it
+/// ever did, saying so on stderr beats printing an empty line that parses as nothing.
+pub fn json<T: serde::Serialize + ?Sized>(doc: &T) {
+    match serde_json::to_string_pretty(doc) {
+        Ok(s) => {
+            DOCUMENT.store(true, Ordering::Relaxed);
+            write(format_args!("{s}"), true);
+        }
+        Err(e) => eprintln!("mtuperf: could not write the JSON document: {e}"),
+    }
 }

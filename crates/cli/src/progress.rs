@@ -5,6 +5,12 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressStyle};
 use mtuperf_proto::msg::{StreamLimit, StreamRequest};
 
+/// Standard error is a terminal that can show live lines (not TERM=dumb).
+pub fn stderr_is_terminal() -> bool {
+    use std::io::IsTerminal as _;
+    std::io::stderr().is_terminal() && std::env::var_os("TERM").is_none_or(|t| t != "dumb")
+}
+
 /// A bar that fills over a timed test's length (a spinner for byte-limited tests).
 pub fn timed(req: &StreamRequest, quiet: bool) -> ProgressBar {
     if quiet || std::env::var_os("TERM").is_some_and(|t| t == "dumb") {
@@ -14,7 +20,7 @@ pub fn timed(req: &StreamRequest, quiet: bool) -> ProgressBar {
         StreamLimit::Time { ms } => {
             let b = ProgressBar::new(ms / 100);
             b.set_style(
-                ProgressStyle::with_template("  {bar:40} {elapsed}/{duration} {msg}")
+                ProgressStyle::with_template("  {bar:40} {elapsed}/{duration}  {msg}")
                     .unwrap_or_else(|_| ProgressStyle::default_bar()),
             );
             b

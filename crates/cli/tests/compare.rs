@@ -180,3 +180,34 @@ fn unreachable_path_is_refused_with_exit_1() {
         "{err}"
     );
 }
+
+/// Every test mix validates against the schema: rr summaries carry p50/p99/blocks/s
+/// figures and rr rows their latency fields (issue 21: only stream was validated).
+#[test]
+fn json_of_every_test_mix_is_valid() {
+    let agent = AgentProc::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    for tests in ["stream,rr", "rr"] {
+        let db = dir.path().join(format!("{}.db", tests.replace(',', "_")));
+        let doc = json_of(
+            mtuperf(&db)
+                .arg("compare")
+                .args(paths(&agent))
+                .args(["--tests", tests, "--clients", "1,2", "--time", "200ms"])
+                .args(["--repeat", "2", "--force", "--json"]),
+        );
+        let errors: Vec<String> = schema()
+            .iter_errors(&doc)
+            .map(|e| format!("{e} at {}", e.instance_path))
+            .collect();
+        assert!(errors.is_empty(), "{tests}: schema: {errors:?}");
+        let figures: Vec<&str> = doc["summaries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|s| s["figure"].as_str())
+            .collect();
+        assert!(figures.contains(&"p99"), "{tests}: {figures:?}");
+        assert_eq!(figures.contains(&"goodput"), tests.contains("stream"));
+    }
+}

@@ -225,3 +225,58 @@ fn bidir_json_has_both_directions_and_each_step_is_stored() {
     );
     assert_eq!(text.matches("block latency").count(), 2, "{text}");
 }
+
+#[test]
+fn own_cpu_of_both_ends_is_in_json_text_and_the_stored_run() {
+    let agent = AgentProc::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let doc = json_of(
+        mtuperf(&db)
+            .args(["rr", &agent.target(), "--proto", "tcp", "--time", "500ms"])
+            .args(["--clients", "4,16", "--threads", "2", "--json"]),
+    );
+    assert_valid(&doc);
+    for s in doc["steps"].as_array().unwrap() {
+        for end in ["client", "agent"] {
+            let e = &s["metrics"][end];
+            assert_eq!(e["tool_threads"], 2, "{end}: {e}");
+            let own = e["tool_cpu_us_per_block"].as_f64().unwrap();
+            let host = e["cpu_us_per_block"].as_f64().unwrap();
+            // The tool's threads are part of the host: never more than it (µs
+            // rounding of getrusage and /proc/stat ticks aside).
+            assert!(
+                own > 0.0 && own <= host * 1.1 + 1.0,
+                "{end}: {own} vs {host}"
+            );
+            let busy = e["tool_cpu_pct"].as_f64().unwrap();
+            assert!(busy > 0.0 && busy <= 101.0, "{end}: {busy}");
+            let raw = &s["result"][end]["cpu"];
+            assert_eq!(raw["threads"], 2, "{end}: {raw}");
+        }
+    }
+    let p = &doc["sweep"]["points"][1];
+    assert!(p["client_tool_cpu_us_per_block"].as_f64().unwrap() > 0.0);
+    assert!(p["agent_tool_cpu_us_per_block"].as_f64().unwrap() > 0.0);
+    // The stored run shows the same figures as text.
+    let h = mtuperf(&db).args(["history", "--json"]).output().unwrap();
+    let rows: serde_json::Value = serde_json::from_slice(&h.stdout).unwrap();
+    let id = rows[0]["id"].as_i64().unwrap().to_string();
+    let s = mtuperf(&db).args(["show", &id]).output().unwrap();
+    let text = String::from_utf8_lossy(&s.stdout);
+    assert_eq!(text.matches("mtuperf's own 2 threads").count(), 2, "{text}");
+}
+
+#[test]
+fn threads_flag_is_range_checked_by_name() {
+    let out = mtuperf(&tempfile::tempdir().unwrap().path().join("h.db"))
+        .args(["rr", "127.0.0.1:1", "--threads", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--threads") && err.contains("1..=256"),
+        "{err}"
+    );
+}

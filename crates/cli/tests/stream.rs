@@ -58,7 +58,7 @@ fn json_output_is_valid_balanced_and_stored() {
     assert!(agent
         .drain_log()
         .iter()
-        .any(|l| l.contains("stream Forward 2x8192B")));
+        .any(|l| l.contains("stream forward 2 x 8192 B")));
 }
 
 #[test]

@@ -8,7 +8,7 @@ use std::fmt::Debug;
 
 use mtuperf_proto::msg::doctor::DoctorReply;
 use mtuperf_proto::msg::path::PathReady;
-use mtuperf_proto::msg::rr::RrReady;
+use mtuperf_proto::msg::rr::{RrReady, RrServed};
 use mtuperf_proto::msg::stream::StreamReady;
 use mtuperf_proto::msg::{AgentInfo, AgentMsg, ClientMsg, Welcome};
 use serde::de::DeserializeOwned;
@@ -85,6 +85,7 @@ expected!(AuthOk, AgentMsg, "auth result", AgentMsg::AuthOk { cookie, info } => 
 expected!(StreamReady, AgentMsg, "stream ready", AgentMsg::StreamReady(r) => r);
 expected!(RrReady, AgentMsg, "rr ready", AgentMsg::RrReady(r) => r);
 expected!(PathReady, AgentMsg, "path_ready", AgentMsg::PathReady(r) => r);
+expected!(RrServed, AgentMsg, "rr report", AgentMsg::RrDone(r) => *r);
 expected!(DataReady, AgentMsg, "data ready", AgentMsg::DataReady => DataReady);
 expected!(DoctorReply, AgentMsg, "doctor reply", AgentMsg::DoctorReply(r) => *r);
 

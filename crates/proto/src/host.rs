@@ -48,6 +48,33 @@ pub struct ProcessCpu {
     pub system_ns: u64,
 }
 
+/// CPU time of the threads that carried a test's traffic on one end (the tool's own
+/// cost, as opposed to the whole host's), each measured over its own life with
+/// getrusage(RUSAGE_THREAD), in nanoseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ThreadsCpu {
+    /// Threads measured.
+    pub threads: u32,
+    pub user_ns: u64,
+    pub system_ns: u64,
+    /// Sum of those threads' lifetimes (start → end): the CPU they could have used.
+    pub life_ns: u64,
+}
+
+impl ThreadsCpu {
+    pub fn add(&mut self, o: &ThreadsCpu) {
+        self.threads += o.threads;
+        self.user_ns += o.user_ns;
+        self.system_ns += o.system_ns;
+        self.life_ns += o.life_ns;
+    }
+
+    pub fn busy_ns(&self) -> u64 {
+        self.user_ns + self.system_ns
+    }
+}
+
 /// One reading of both CPU sources plus the number of online CPUs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CpuSample {

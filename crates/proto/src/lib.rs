@@ -29,6 +29,7 @@ pub mod units;
 /// agent gives its details (`AgentInfo`) only after authentication.
 /// 3: a data connection's tag covers its Hello's nonce (each accepted once), and a
 /// busy refusal before authentication carries no counts.
-pub const PROTOCOL_VERSION: u16 = 3;
+/// 4: rr reports carry the CPU of the threads that carried the traffic (`cpu`).
+pub const PROTOCOL_VERSION: u16 = 4;
 /// Default TCP port of the agent (control and TCP data connections).
 pub const DEFAULT_PORT: u16 = 7878;

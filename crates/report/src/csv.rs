@@ -1,9 +1,11 @@
 //! `mtuperf export`: one row per stored run with its headline figures flattened, as
-//! CSV (RFC 4180 quoting) or a JSON array, for spreadsheets and pandas.
+//! CSV (RFC 4180 quoting) or a JSON array, for spreadsheets and pandas. The numbers
+//! come from each run's [`figures`](crate::record::RunRecord::figures), never from the
+//! engine's structures.
 
 use serde::Serialize;
 
-use crate::stream::{receiver_demand, Document};
+use crate::record::{self, figure, Figure, RunKind};
 
 pub const EXPORT_SCHEMA: &str = "mtuperf.export/1";
 
@@ -22,7 +24,7 @@ pub struct RunIn<'a> {
 }
 
 /// One exported row. Figures a run's kind does not have are empty (null in JSON).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Row {
     pub id: i64,
     pub kind: String,
@@ -40,9 +42,25 @@ pub struct Row {
     pub frames_per_block: Option<f64>,
     pub client_mtu: Option<u32>,
     pub agent_mtu: Option<u32>,
+    /// rr: request bytes per block.
+    pub request: Option<u32>,
+    /// rr: concurrent clients.
+    pub clients: Option<u32>,
+    /// rr: "udp" or "tcp".
+    pub proto: Option<String>,
+    /// rr: offered rate (blocks/s) when one was set.
+    pub rate: Option<f64>,
+    /// rr: block latency percentiles at the client, ns.
+    pub p50_ns: Option<f64>,
+    pub p99_ns: Option<f64>,
+    pub p999_ns: Option<f64>,
+    /// rr: blocks answered per second.
+    pub blocks_per_s: Option<f64>,
+    /// rr: blocks lost, percent of those sent.
+    pub lost_pct: Option<f64>,
 }
 
-pub const COLUMNS: [&str; 15] = [
+pub const COLUMNS: [&str; 24] = [
     "id",
     "kind",
     "target",
@@ -58,6 +76,15 @@ pub const COLUMNS: [&str; 15] = [
     "frames_per_block",
     "client_mtu",
     "agent_mtu",
+    "request",
+    "clients",
+    "proto",
+    "rate",
+    "p50_ns",
+    "p99_ns",
+    "p999_ns",
+    "blocks_per_s",
+    "lost_pct",
 ];
 
 pub fn row(r: &RunIn) -> Row {
@@ -71,34 +98,47 @@ pub fn row(r: &RunIn) -> Row {
         interrupted: r.interrupted,
         headline: r.headline.to_string(),
         headline_value: r.headline_value,
-        block: None,
-        goodput_bps: None,
-        receiver_cpu_us_per_mib: None,
-        frames_per_block: None,
-        client_mtu: None,
-        agent_mtu: None,
+        ..Row::default()
     };
-    if r.kind == "stream" {
-        if let Some(run) = serde_json::from_str::<Document>(r.document)
-            .ok()
-            .and_then(|d| d.runs.into_iter().next())
-        {
-            row.block = Some(run.result.request.block);
-            row.goodput_bps = Some(run.metrics.headline_bps);
-            row.receiver_cpu_us_per_mib = receiver_demand(&run);
-            let recv = run.metrics.directions.first().map(|d| d.receiver);
-            row.frames_per_block = run
-                .metrics
-                .ends
-                .iter()
-                .find(|e| Some(e.end) == recv)
-                .and_then(|e| e.iface.as_ref())
-                .and_then(|i| i.frames_per_block);
-            row.client_mtu = run.result.client.iface.as_ref().map(|i| i.mtu);
-            row.agent_mtu = run.result.agent.iface.as_ref().map(|i| i.mtu);
-        }
-    }
+    let figs = r
+        .kind
+        .parse::<RunKind>()
+        .ok()
+        .and_then(|k| record::decode(k, r.document).ok())
+        .map(|rec| rec.figures())
+        .unwrap_or_default();
+    fill(&mut row, &figs);
     row
+}
+
+/// Puts the figures a row has columns for into it.
+fn fill(row: &mut Row, figs: &[Figure]) {
+    let get = |name: &str| figure(figs, name).map(|f| f.value);
+    let int = |name: &str| get(name).map(|v| v as u32);
+    let end = |which: &str| {
+        figs.iter()
+            .find(|f| f.name == "mtu" && f.labels.iter().any(|(k, v)| *k == "end" && v == which))
+            .map(|f| f.value as u32)
+    };
+    row.block = int("block");
+    row.goodput_bps = get("goodput");
+    row.receiver_cpu_us_per_mib = get("receiver_cpu");
+    row.frames_per_block = get("frames_per_block");
+    row.client_mtu = end("client");
+    row.agent_mtu = end("agent");
+    row.request = int("request");
+    row.clients = int("clients");
+    row.proto = figs
+        .iter()
+        .flat_map(|f| &f.labels)
+        .find(|(k, _)| *k == "proto")
+        .map(|(_, v)| v.clone());
+    row.rate = get("rate");
+    row.p50_ns = get("p50");
+    row.p99_ns = get("p99");
+    row.p999_ns = get("p999");
+    row.blocks_per_s = get("blocks_per_s");
+    row.lost_pct = get("lost");
 }
 
 fn field(s: &str) -> String {
@@ -134,6 +174,15 @@ pub fn csv(rows: &[Row]) -> String {
             opt(r.frames_per_block),
             opt(r.client_mtu),
             opt(r.agent_mtu),
+            opt(r.request),
+            opt(r.clients),
+            field(r.proto.as_deref().unwrap_or("")),
+            opt(r.rate),
+            opt(r.p50_ns),
+            opt(r.p99_ns),
+            opt(r.p999_ns),
+            opt(r.blocks_per_s),
+            opt(r.lost_pct),
         ];
         s.push_str(&cells.join(","));
         s.push('\n');

@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use mtuperf_engine::doctor::run::Checked;
 use mtuperf_proto::msg::doctor::{Finding, HostFacts, Status};
 use mtuperf_proto::text::escape_control as esc;
 use serde::{Deserialize, Serialize};
@@ -44,6 +45,24 @@ pub struct Document {
 }
 
 impl Document {
+    /// The document of one check: this host, the agent's host named `peer` (when the
+    /// check had one) and their comparison.
+    pub fn of(started_unix_ms: i64, profile: &str, peer: &str, c: Checked) -> Document {
+        let peer_report = c.peer.map(|p| HostReport {
+            hostname: p.hostname,
+            role: format!("peer {peer}"),
+            facts: p.facts,
+            findings: p.findings,
+        });
+        let local = HostReport {
+            hostname: c.local.hostname.clone(),
+            role: "local".into(),
+            facts: c.local,
+            findings: c.findings,
+        };
+        Document::new(started_unix_ms, profile, local, peer_report, c.cross)
+    }
+
     pub fn new(
         started_unix_ms: i64,
         profile: &str,

@@ -2,14 +2,18 @@
 //! people and programs read: text tables, JSON documents with a versioned `schema`
 //! field, and (for comparisons) HTML and Markdown. One module per output kind.
 
+pub mod adhoc;
 pub mod compare;
 pub mod csv;
 pub mod demo;
 pub mod doctor;
 pub mod fmt;
+pub mod history;
 pub mod html;
+pub mod live;
 pub mod md;
 pub mod path;
+pub mod record;
 pub mod rr;
 pub mod stream;
 

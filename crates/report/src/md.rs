@@ -14,8 +14,18 @@ fn cell(s: &str) -> String {
 pub fn markdown(d: &CompareDoc) -> String {
     let mut o = String::new();
     let names: Vec<&str> = d.plan.paths.iter().map(|p| p.name.as_str()).collect();
-    let _ = writeln!(o, "## mtuperf compare: {}\n", names.join(" vs "));
-    let _ = writeln!(o, "{}", crate::compare::text::plan_line(d));
+    let what = if names.len() == 1 {
+        "report"
+    } else {
+        "compare"
+    };
+    let _ = writeln!(o, "## mtuperf {what}: {}\n", names.join(" vs "));
+    let line = if d.group_id.is_none() && d.plan.time_ms == 0 {
+        crate::html::stored_line(d)
+    } else {
+        crate::compare::text::plan_line(d)
+    };
+    let _ = writeln!(o, "{}\n", line.trim_end());
     for f in &d.flagged {
         let _ = writeln!(o, "> **Warning:** path `{f}` failed its pre-check and was measured only because of `--force`.\n");
     }
@@ -23,7 +33,7 @@ pub fn markdown(d: &CompareDoc) -> String {
         let _ = writeln!(o, "> **Refused:** {r}\n");
     }
     o.push_str("### Verdict\n\n");
-    for v in &d.verdicts {
+    for v in d.verdicts.iter().chain(&crate::html::knee_lines(d)) {
         let _ = writeln!(o, "- {}", cell(v));
     }
     o.push_str("\n### Summary (mean, 95% CI half-width, median, min, max, n)\n\n");
@@ -59,7 +69,9 @@ pub fn markdown(d: &CompareDoc) -> String {
             cell(&c.reason)
         );
     }
-    o.push_str("\n### Environment\n\n| end | host | kernel | interface | MTU | offloads |\n|---|---|---|---|--:|---|\n");
+    if !d.environment.ends.is_empty() {
+        o.push_str("\n### Environment\n\n| end | host | kernel | interface | MTU | offloads |\n|---|---|---|---|--:|---|\n");
+    }
     for e in &d.environment.ends {
         let _ = writeln!(
             o,

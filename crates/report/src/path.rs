@@ -24,6 +24,10 @@ pub struct Document {
     pub agent: Option<PathResult>,
     pub icmp: Option<IcmpResult>,
     pub hops: Option<HopsResult>,
+    /// When the run started (ms since the Unix epoch), for the history; not part of
+    /// the document (which carries `started`).
+    #[serde(skip)]
+    pub started_unix_ms: i64,
 }
 
 impl Document {
@@ -38,6 +42,7 @@ impl Document {
             agent: None,
             icmp: None,
             hops: None,
+            started_unix_ms: mtuperf_engine::unix_ms(),
         }
     }
 

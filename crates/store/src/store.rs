@@ -156,6 +156,26 @@ impl Store {
             .map_err(self.err("reading a group"))
     }
 
+    /// The groups of this kind (e.g. "compare"), newest first, at most `limit`.
+    pub fn groups(&self, kind: &str, limit: usize) -> Result<Vec<Group>, StoreError> {
+        let sql = format!(
+            "SELECT {GROUP_COLUMNS} FROM groups WHERE kind = ?1 \
+             ORDER BY created_unix_ms DESC, id DESC LIMIT ?2"
+        );
+        let mut stmt = self
+            .conn
+            .prepare(&sql)
+            .map_err(self.err("listing groups"))?;
+        let rows = stmt
+            .query_map(
+                params![kind, i64::try_from(limit).unwrap_or(i64::MAX)],
+                group_from_row,
+            )
+            .map_err(self.err("listing groups"))?;
+        rows.collect::<Result<Vec<_>, _>>()
+            .map_err(self.err("listing groups"))
+    }
+
     /// The runs of a group in the order they were saved (empty for an unknown group).
     pub fn group_runs(&self, id: i64) -> Result<Vec<StoredRun>, StoreError> {
         let sql = format!("SELECT {RUN_COLUMNS} FROM runs WHERE group_id = ?1 ORDER BY id");

@@ -76,10 +76,20 @@ pub fn online_cpus() -> u32 {
 
 /// This process's user and system CPU time from getrusage(RUSAGE_SELF).
 pub fn process_cpu() -> io::Result<ProcessCpu> {
+    rusage(libc::RUSAGE_SELF)
+}
+
+/// The calling thread's user and system CPU time since it started, from
+/// getrusage(RUSAGE_THREAD) (Linux; µs resolution).
+pub fn thread_cpu() -> io::Result<ProcessCpu> {
+    rusage(libc::RUSAGE_THREAD)
+}
+
+fn rusage(who: libc::c_int) -> io::Result<ProcessCpu> {
     // SAFETY: rusage is plain old data; all-zero is a valid value.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: `ru` is a valid, writable rusage that outlives the call.
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &raw mut ru) } != 0 {
+    if unsafe { libc::getrusage(who, &raw mut ru) } != 0 {
         return Err(io::Error::last_os_error());
     }
     let ns = |tv: libc::timeval| {
@@ -143,6 +153,29 @@ mod tests {
     fn huge_tick_counts_do_not_overflow() {
         let got = parse_proc_stat(&format!("cpu {} 0 0 0\n", u64::MAX / 2), 100).unwrap();
         assert_eq!(got.user_ns, u64::MAX);
+    }
+
+    #[test]
+    fn thread_cpu_counts_only_the_calling_thread() {
+        let spin = std::thread::spawn(|| {
+            let t = std::time::Instant::now();
+            let mut x = 0u64;
+            while t.elapsed() < std::time::Duration::from_millis(50) {
+                x = std::hint::black_box(x.wrapping_add(1));
+            }
+            thread_cpu().unwrap()
+        })
+        .join()
+        .unwrap();
+        let idle = std::thread::spawn(|| {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            thread_cpu().unwrap()
+        })
+        .join()
+        .unwrap();
+        // The spinner used CPU; the sleeper next to nothing (and less than the spinner).
+        assert!(spin.user_ns + spin.system_ns > 0);
+        assert!(idle.user_ns + idle.system_ns < spin.user_ns + spin.system_ns);
     }
 
     #[test]

@@ -17,6 +17,7 @@ pub mod ethtool;
 #[doc(hidden)]
 pub mod fuzz;
 pub mod host;
+pub mod limits;
 pub mod netdev;
 mod netlink;
 pub mod netns;

@@ -19,9 +19,9 @@ use mtuperf_lab::{Lab, LabOptions, Scenario};
 use mtuperf_report::compare::CompareDoc;
 use mtuperf_report::stream::{self as rs, RunDoc};
 
-use crate::cli::Global;
 use crate::common;
 use crate::exit::{self, CmdResult, Failure};
+use crate::global::Global;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -74,9 +74,14 @@ fn loopback_demo(g: &Global, a: &Args) -> CmdResult {
             stream::run(&session, &params, &stop, &Quiet).map_err(common::engine_failure)?;
         session.close();
         let mut run = RunDoc::new(result);
-        run.run_id = common::store_run(
+        run.run_id = common::store_record(
             store.as_ref(),
-            &crate::cmd::stream::new_run(&run, &addr.to_string(), Some("loopback")),
+            &run,
+            common::Place {
+                target: &addr.to_string(),
+                group: None,
+                label: Some("loopback"),
+            },
         )?;
         out!("{}", rs::header(&run.result));
         outln!("{}", rs::summary_text(&run));
@@ -151,14 +156,16 @@ fn lab_demo(g: &Global, a: &Args) -> CmdResult {
         .stderr(std::process::Stdio::inherit())
         .output()
         .context("running compare in the lab's client host")?;
-    if !out.status.success() && out.stdout.is_empty() {
+    // A failed compare prints its document when it measured something, else an error
+    // document (mtuperf.error/1), whose message is on stderr already.
+    let doc = serde_json::from_slice::<CompareDoc>(&out.stdout);
+    if !out.status.success() && doc.is_err() {
         return Err(Failure::new(
             exit::FAILED,
             anyhow!("compare in the lab failed"),
         ));
     }
-    let doc: CompareDoc =
-        serde_json::from_slice(&out.stdout).context("reading the compare document")?;
+    let doc = doc.context("reading the compare document")?;
     outln!();
     out!("{}", mtuperf_report::compare::text(&doc));
     std::fs::write(&a.output, mtuperf_report::html::html(&doc))

@@ -1,48 +1,63 @@
 //! `mtuperf export`: stored runs as CSV or JSON, one row per run, figures flattened.
-use anyhow::Context;
+use anyhow::{anyhow, Context};
 use mtuperf_report::csv::{self as rcsv, RunIn};
+use mtuperf_report::record::RunKind;
 use mtuperf_store::Filter;
 
-use crate::cli::Global;
 use crate::common;
-use crate::exit::{CmdResult, Failure};
+use crate::exit::{self, CmdResult, Failure};
+use crate::global::Global;
+use crate::output::{Format, Output};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Run ids (default: every run matching the filters).
     ids: Vec<i64>,
     /// Only runs of this kind (stream, rr, path, doctor).
-    #[arg(long)]
-    kind: Option<String>,
+    #[arg(long, value_parser = common::parse_kind)]
+    kind: Option<RunKind>,
     /// Only runs of this comparison group.
     #[arg(long, value_name = "ID")]
     group: Option<i64>,
-    /// Comma-separated values with a header line (the default).
-    #[arg(long, conflicts_with = "json")]
+    /// Same as --format csv (the default): comma-separated values with a header line.
+    #[arg(long, conflicts_with_all = ["json", "format"])]
     csv: bool,
-    /// A JSON document (schema mtuperf.export/1) with an array of rows.
-    #[arg(long)]
-    json: bool,
+    /// csv, or json (a document of schema mtuperf.export/1 with an array of rows).
+    #[command(flatten)]
+    output: Output,
 }
 
 #[allow(clippy::needless_pass_by_value)] // the dispatcher hands every subcommand its Args by value
 pub fn run(g: &Global, a: Args) -> CmdResult {
-    let Some(store) = common::open_store(g)? else {
+    let format = a.output.pick(Format::Csv, &[Format::Csv, Format::Json])?;
+    if a.kind == Some(RunKind::Compare) {
         return Err(Failure::usage(
-            "--no-store",
-            "set",
-            "export reads the history",
-            "drop --no-store",
+            "--kind",
+            "compare",
+            "stream, rr, path, doctor",
+            "a comparison is a group of stream and rr runs: export them with --group ID \
+             (the ids: `mtuperf history --kind compare`)",
         ));
-    };
+    }
+    let store = common::require_store(g, "export")?;
     let filter = Filter {
         ids: a.ids.clone(),
-        kind: a.kind.clone(),
+        kind: a.kind.map(|k| k.name().to_string()),
         group_id: a.group,
         ..Filter::default()
     };
     let mut runs = store.list(&filter).context("reading the history")?;
     runs.sort_by_key(|r| r.id);
+    if let Some(missing) = a.ids.iter().find(|id| !runs.iter().any(|r| r.id == **id)) {
+        return Err(Failure::new(
+            exit::USAGE,
+            anyhow!(
+                "no run with id {missing}{} in {}; see `mtuperf history`",
+                a.kind.map_or_else(String::new, |k| format!(" of kind {k}")),
+                store.path().display()
+            ),
+        ));
+    }
     let rows: Vec<rcsv::Row> = runs
         .iter()
         .map(|r| {
@@ -60,9 +75,8 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
             })
         })
         .collect();
-    if a.json {
-        let doc = serde_json::json!({ "schema": rcsv::EXPORT_SCHEMA, "runs": rows });
-        outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+    if format == Format::Json {
+        crate::out::json(&serde_json::json!({ "schema": rcsv::EXPORT_SCHEMA, "runs": rows }));
     } else {
         out!("{}", rcsv::csv(&rows));
     }

@@ -1,8 +1,10 @@
 //! `mtuperf keygen`: write a fresh shared key (32 random bytes from the OS) to a file
 //! readable only by its owner, for `serve --key-file` and the clients' `--key-file`.
+//! Default: `$XDG_CONFIG_HOME/mtuperf/key` (`~/.config/mtuperf/key`), never the current
+//! directory (which may be a git checkout); `-o -` prints the key on standard output.
 use std::fs::OpenOptions;
 use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::PathBuf;
 
 use anyhow::Context;
@@ -12,9 +14,10 @@ use crate::exit::{self, CmdResult, Failure};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Where to write the key (created with mode 0600).
-    #[arg(short, long, value_name = "FILE", default_value = "mtuperf.key")]
-    output: PathBuf,
+    /// Where to write the key (created with mode 0600; `-` for standard output).
+    /// Default: $XDG_CONFIG_HOME/mtuperf/key, i.e. ~/.config/mtuperf/key.
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
     /// Replace an existing file.
     #[arg(long)]
     force: bool,
@@ -26,7 +29,24 @@ pub fn run(a: &Args) -> CmdResult {
     getrandom::fill(&mut bytes)
         .map_err(|e| Failure::new(exit::ENVIRONMENT, anyhow::anyhow!("no OS randomness: {e}")))?;
     let key = Key(bytes);
-    let path = &a.output;
+    let path = match &a.output {
+        Some(p) if p.as_os_str() == "-" => {
+            out!("{}", key.to_file());
+            return Ok(0);
+        }
+        Some(p) => p.clone(),
+        None => default_path()?,
+    };
+    let path = &path;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if !dir.exists() {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)
+                .with_context(|| format!("creating {}", dir.display()))?;
+        }
+    }
     if path.exists() && !a.force {
         return Err(Failure::new(
             exit::USAGE,
@@ -61,4 +81,21 @@ pub fn run(a: &Args) -> CmdResult {
         shown.display()
     );
     Ok(0)
+}
+
+/// `$XDG_CONFIG_HOME/mtuperf/key`, else `$HOME/.config/mtuperf/key`.
+fn default_path() -> Result<PathBuf, Failure> {
+    let base = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
+        .ok_or_else(|| {
+            Failure::usage(
+                "--output",
+                "none",
+                "a file, or - for standard output",
+                "neither XDG_CONFIG_HOME nor HOME is set to find the default ~/.config/mtuperf/key",
+            )
+        })?;
+    Ok(base.join("mtuperf").join("key"))
 }

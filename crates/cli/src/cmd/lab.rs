@@ -6,8 +6,8 @@ use clap::{Subcommand, ValueEnum};
 use mtuperf_lab::{Lab, LabError, LabOptions, Scenario, DEFAULT_NAME};
 use mtuperf_proto::units::BitsPerSec;
 
-use crate::cli::Global;
 use crate::exit::{self, CmdResult, Failure};
+use crate::global::Global;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

@@ -8,11 +8,10 @@ use mtuperf_engine::client::{self, Session};
 use mtuperf_engine::config::{bounds, PathConfig};
 use mtuperf_engine::path;
 use mtuperf_report::path::{self as rp, Document};
-use mtuperf_store::NewRun;
 
-use crate::cli::Global;
 use crate::common;
 use crate::exit::{CmdResult, Failure};
+use crate::global::Global;
 
 /// Path's error exit code (any error, usage and unreachable agent included).
 const PATH_ERROR: u8 = 2;
@@ -42,6 +41,7 @@ pub struct Args {
 // The dispatcher hands every subcommand its Args by value.
 #[allow(clippy::needless_pass_by_value)]
 pub fn run(g: &Global, a: Args) -> CmdResult {
+    crate::output::json_flag(a.json);
     match measure(g, &a) {
         Ok(code) => Ok(code),
         Err(f) => Err(Failure {
@@ -77,24 +77,22 @@ fn measure(g: &Global, a: &Args) -> CmdResult {
         session.close();
         Document::agent(result.map_err(common::engine_failure)?)
     };
-    doc.run_id = common::store_run(
+    doc.started_unix_ms = started_unix_ms;
+    doc.run_id = common::store_record(
         store.as_ref(),
-        &NewRun {
-            kind: "path".into(),
-            target: a.target.clone(),
-            started_unix_ms,
-            headline: doc.verdict.clone(),
-            headline_value: None,
-            interrupted: false,
-            document: serde_json::to_string(&doc).unwrap_or_default(),
-            group_id: None,
-            label: None,
+        &doc,
+        common::Place {
+            target: &a.target,
+            ..common::Place::default()
         },
     )?;
     if a.json {
-        outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        crate::out::json(&doc);
     } else {
         out!("{}", rp::text(&doc));
+        if let Some(id) = doc.run_id {
+            outln!("stored as run {id}");
+        }
     }
     Ok(u8::from(!doc.ok))
 }

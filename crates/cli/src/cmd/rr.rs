@@ -9,11 +9,10 @@ use mtuperf_engine::rr::{self, RrInterval, RrObserver, MAX_UDP_BLOCK};
 use mtuperf_proto::msg::rr::{RrHooks, RrProto};
 use mtuperf_proto::msg::RrReady;
 use mtuperf_report::rr::{self as rep, Document, StepDoc};
-use mtuperf_store::NewRun;
 
-use crate::cli::Global;
 use crate::common::{self, parse_any_duration, parse_interval, parse_test_time};
 use crate::exit::{self, CmdResult, Failure};
+use crate::global::Global;
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 enum Proto {
@@ -51,7 +50,8 @@ pub struct Args {
     /// Agent serving threads (the "LMS processes"); default: the agent's core count.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=i64::from(bounds::MAX_WORKERS)))]
     workers: Option<u32>,
-    /// Client threads multiplexing the clients; default: one per core.
+    /// Client threads, each owning its share of the clients; default: one per core. Add
+    /// threads when rr warns that the client's threads were busy.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=i64::from(bounds::MAX_THREADS)))]
     threads: Option<u32>,
     /// Length of each load step.
@@ -126,6 +126,11 @@ fn parse_timeout(s: &str) -> Result<Duration, String> {
 
 struct Printer {
     live: bool,
+    /// No `--interval` lines and stderr is a terminal: one status line per second.
+    tty: bool,
+    /// The step's client count and length, for the status line.
+    clients: std::sync::atomic::AtomicU32,
+    total_s: f64,
 }
 
 impl RrObserver for Printer {
@@ -137,6 +142,9 @@ impl RrObserver for Printer {
     fn interval(&self, s: &RrInterval) {
         if self.live {
             outln!("{}", rep::interval_line(s));
+        } else if self.tty {
+            let c = self.clients.load(Ordering::Relaxed);
+            eprintln!("{}", mtuperf_report::live::rr_line(c, self.total_s, s));
         }
     }
 }
@@ -166,12 +174,17 @@ fn validate(a: &Args) -> Result<Vec<u32>, Failure> {
 }
 
 pub fn run(g: &Global, a: &Args) -> CmdResult {
+    crate::output::json_flag(a.json);
     let loads = validate(a)?;
     let store = common::open_store(g)?;
     let opts = common::connect_options(g, a.bind)?;
     let stop = common::interrupt_flag();
+    let live = a.interval.is_some() && !a.json;
     let printer = Printer {
-        live: a.interval.is_some() && !a.json,
+        live,
+        tty: !live && crate::progress::stderr_is_terminal(),
+        clients: std::sync::atomic::AtomicU32::new(0),
+        total_s: a.time.as_secs_f64(),
     };
     let session = Session::connect(&a.target, &opts).map_err(common::engine_failure)?;
     let group = match (&store, loads.len() > 1) {
@@ -200,6 +213,7 @@ pub fn run(g: &Global, a: &Args) -> CmdResult {
             bidir: a.bidir,
             hooks: hooks(a),
         };
+        printer.clients.store(clients, Ordering::Relaxed);
         if printer.live {
             outln!(
                 "step: {clients} client{}",
@@ -209,24 +223,21 @@ pub fn run(g: &Global, a: &Args) -> CmdResult {
         let result = rr::run(&session, &params, &stop, &printer).map_err(common::engine_failure)?;
         let mut step = StepDoc::new(result);
         // Stored before the next step starts.
-        step.run_id = common::store_run(
+        step.run_id = common::store_record(
             store.as_ref(),
-            &NewRun {
-                kind: "rr".into(),
-                target: a.target.clone(),
-                started_unix_ms: step.result.started_unix_ms,
-                headline: rep::headline(&step),
-                headline_value: Some(step.metrics.blocks_per_s),
-                interrupted: step.result.interrupted,
-                document: serde_json::to_string(&Document::new(vec![step.clone()]))
-                    .unwrap_or_default(),
-                group_id: group,
-                label: Some(format!("clients={clients}")),
+            &step,
+            common::Place {
+                target: &a.target,
+                group,
+                label: Some(&format!("clients={clients}")),
             },
         )?;
         if !a.json {
             out!("{}", rep::header(&step.result));
             out!("{}", rep::step_text(&step));
+            if let Some(id) = step.run_id {
+                outln!("stored as run {id}");
+            }
         }
         steps.push(step);
         if stop.load(Ordering::Relaxed) {
@@ -239,7 +250,7 @@ pub fn run(g: &Global, a: &Args) -> CmdResult {
         let _ = s.finish_group(id, &serde_json::to_string(&doc.sweep).unwrap_or_default());
     }
     if a.json {
-        outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        crate::out::json(&doc);
     } else if let Some(sw) = &doc.sweep {
         out!("{}", rep::sweep_text(sw));
     }

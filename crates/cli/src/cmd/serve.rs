@@ -10,9 +10,9 @@ use mtuperf_engine::agent::{Agent, AgentConfig, LogLine};
 use mtuperf_proto::msg::Limits;
 use mtuperf_proto::units::BitsPerSec;
 
-use crate::cli::Global;
 use crate::common::{self, load_key};
 use crate::exit::{self, CmdResult, Failure};
+use crate::global::Global;
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub enum LogFormat {
@@ -66,14 +66,19 @@ fn logger(format: LogFormat) -> mtuperf_engine::agent::LogFn {
         let mut err = std::io::stderr().lock();
         let _ = match format {
             LogFormat::Text => writeln!(err, "{} {peer} {}: {}", l.level, l.event, l.message),
-            LogFormat::Json => writeln!(
-                err,
-                "{}",
-                serde_json::json!({
+            LogFormat::Json => {
+                let mut o = serde_json::json!({
                     "ts": mtuperf_report::timestamp(mtuperf_engine::unix_ms()),
                     "level": l.level, "event": l.event, "peer": peer, "msg": l.message
-                })
-            ),
+                });
+                // The message's figures as their own fields, never over the fixed ones.
+                if let Some(m) = o.as_object_mut() {
+                    for (k, v) in &l.fields {
+                        m.entry(k.clone()).or_insert_with(|| v.clone());
+                    }
+                }
+                writeln!(err, "{o}")
+            }
         };
     })
 }

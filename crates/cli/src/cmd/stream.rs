@@ -12,13 +12,12 @@ use mtuperf_engine::sampler::Sampler;
 use mtuperf_engine::stream::{self, End, StreamObserver, StreamParams};
 use mtuperf_proto::msg::{Direction, IntervalSample, StreamLimit, StreamReady};
 use mtuperf_report::stream::{self as rs, Document, RunDoc};
-use mtuperf_store::NewRun;
 
-use crate::cli::Global;
 use crate::common::{
     self, parse_block, parse_interval, parse_test_time, parse_total, parse_window,
 };
 use crate::exit::{self, CmdResult, Failure};
+use crate::global::Global;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -77,24 +76,11 @@ pub struct Args {
     label: Option<String>,
 }
 
-/// The history record of one stream run.
-pub fn new_run(run: &RunDoc, target: &str, label: Option<&str>) -> NewRun {
-    NewRun {
-        kind: "stream".into(),
-        target: target.to_string(),
-        started_unix_ms: run.result.started_unix_ms,
-        headline: rs::headline(run),
-        headline_value: Some(run.metrics.headline_bps),
-        interrupted: run.result.interrupted,
-        document: serde_json::to_string(&Document::new(vec![run.clone()])).unwrap_or_default(),
-        group_id: None,
-        label: label.map(str::to_string),
-    }
-}
-
 struct Printer {
     live: bool,
     omit_ns: u64,
+    /// The running repetition's progress bar: its message shows the current rate.
+    bar: std::sync::Mutex<indicatif::ProgressBar>,
 }
 
 impl StreamObserver for Printer {
@@ -106,6 +92,10 @@ impl StreamObserver for Printer {
     fn interval(&self, end: End, s: &IntervalSample) {
         if self.live {
             outln!("{}", rs::interval_line(end, s, self.omit_ns));
+        } else if end == End::Client {
+            if let Ok(bar) = self.bar.lock() {
+                bar.set_message(mtuperf_report::live::stream_rate(s));
+            }
         }
     }
 }
@@ -161,6 +151,7 @@ fn load_file(path: &PathBuf) -> Result<(String, Arc<[u8]>), Failure> {
 }
 
 pub fn run(g: &Global, a: Args) -> CmdResult {
+    crate::output::json_flag(a.json);
     let params = StreamParams {
         file: a.file.as_ref().map(load_file).transpose()?,
         ..config(&a)?.params()
@@ -171,19 +162,28 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
     let printer = Printer {
         live: a.interval.is_some() && !a.json,
         omit_ns: params.request.omit_ms * 1_000_000,
+        bar: std::sync::Mutex::new(indicatif::ProgressBar::hidden()),
     };
     let mut runs = Vec::new();
     for i in 0..a.repeat {
         let session = Session::connect(&a.target, &opts).map_err(common::engine_failure)?;
         let progress = crate::progress::timed(&params.request, a.json || printer.live);
+        if let Ok(mut bar) = printer.bar.lock() {
+            *bar = progress.clone();
+        }
         let result =
             stream::run(&session, &params, &stop, &printer).map_err(common::engine_failure);
         progress.finish_and_clear();
         session.close();
         let mut run = RunDoc::new(result?);
-        run.run_id = common::store_run(
+        run.run_id = common::store_record(
             store.as_ref(),
-            &new_run(&run, &a.target, a.label.as_deref()),
+            &run,
+            common::Place {
+                target: &a.target,
+                group: None,
+                label: a.label.as_deref(),
+            },
         )?;
         if !a.json {
             if a.repeat == 1 {
@@ -203,7 +203,7 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
     }
     let doc = Document::new(runs);
     if a.json {
-        outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        crate::out::json(&doc);
     } else if doc.runs.len() > 1 {
         if let Some(s) = &doc.summary {
             let _ = s;

@@ -17,6 +17,18 @@ pub struct LogLine {
     pub peer: Option<SocketAddr>,
     pub event: &'static str,
     pub message: String,
+    /// The message's figures as named values (for JSON logs), with human names for
+    /// enumerations ("udp", not "Udp").
+    pub fields: serde_json::Map<String, serde_json::Value>,
+}
+
+/// The wire name of a serialisable enumeration value ("udp", "forward").
+pub fn wire_name<T: serde::Serialize>(v: &T) -> String {
+    match serde_json::to_value(v) {
+        Ok(serde_json::Value::String(s)) => s,
+        Ok(other) => other.to_string(),
+        Err(_) => String::new(),
+    }
 }
 
 pub type LogFn = Arc<dyn Fn(&LogLine) + Send + Sync>;
@@ -84,6 +96,18 @@ impl AgentConfig {
         event: &'static str,
         message: String,
     ) {
+        self.log_fields(level, peer, event, message, serde_json::Map::new());
+    }
+
+    /// [`Self::log`] with the message's figures as named fields.
+    pub(crate) fn log_fields(
+        &self,
+        level: &'static str,
+        peer: Option<SocketAddr>,
+        event: &'static str,
+        message: String,
+        fields: serde_json::Map<String, serde_json::Value>,
+    ) {
         if level == "warn" {
             match self.limiter.check(event, std::time::Instant::now()) {
                 logrl::Verdict::Drop => return,
@@ -96,6 +120,7 @@ impl AgentConfig {
                         "{suppressed} more {event:?} warnings suppressed in the last {} s",
                         logrl::WINDOW.as_secs()
                     ),
+                    fields: serde_json::Map::new(),
                 }),
             }
         }
@@ -108,6 +133,7 @@ impl AgentConfig {
             peer,
             event,
             message,
+            fields,
         });
     }
 }

@@ -94,4 +94,14 @@ impl SessionCtx {
     pub fn log(&self, event: &'static str, message: String) {
         self.config.log("info", Some(self.peer), event, message);
     }
+
+    /// [`Self::log`] with the message's figures as named fields (a JSON object).
+    pub fn log_fields(&self, event: &'static str, message: String, fields: serde_json::Value) {
+        let fields = match fields {
+            serde_json::Value::Object(m) => m,
+            _ => serde_json::Map::new(),
+        };
+        self.config
+            .log_fields("info", Some(self.peer), event, message, fields);
+    }
 }

@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use socket2::{Domain, Socket, Type};
 
-pub use config::{AgentConfig, LogFn, LogLine};
+pub use config::{wire_name, AgentConfig, LogFn, LogLine};
 pub use ctx::SessionCtx;
 pub use registry::Registry;
 

@@ -30,7 +30,16 @@ pub fn serve(ctx: &SessionCtx, req: &DoctorRequest) -> Result<(), EngineError> {
         Ok(r) => (vec![r.iface.clone()], format!("route to {}", ctx.peer.ip())),
         Err(e) => (Vec::new(), format!("no route to {} ({e})", ctx.peer.ip())),
     };
-    ctx.log("doctor", format!("doctor on {ifaces:?}, profile {profile}"));
+    let on = if ifaces.is_empty() {
+        "no interface".to_string()
+    } else {
+        ifaces.join(", ")
+    };
+    ctx.log_fields(
+        "doctor",
+        format!("doctor on {on}, profile {profile}"),
+        serde_json::json!({ "interfaces": ifaces, "profile": profile.to_string() }),
+    );
     let facts = facts::gather(&ifaces, &selection, Duration::from_millis(req.sample_ms));
     let findings = check_host(
         &facts,

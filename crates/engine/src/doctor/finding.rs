@@ -87,15 +87,20 @@ pub fn shell_fix(words: &[&str], comment: &str) -> String {
     })
 }
 
-/// The fix for a sysctl: the runtime command plus the line that makes it persistent
-/// (empty when the name or value cannot be quoted).
+/// The fix for a sysctl: the runtime command plus the file that makes it persistent,
+/// one file per sysctl written with `>` so that running the script again (or with
+/// another value) leaves one line, not duplicates (empty when the name or value cannot
+/// be quoted).
 pub fn sysctl_fix(name: &str, value: &str) -> String {
     let set = shell_cmd(&["sysctl", "-w", &format!("{name}={value}")]);
     let keep = shell_cmd(&["echo", &format!("{name} = {value}")]);
-    match (set, keep) {
-        (Some(set), Some(keep)) => {
-            format!("{set} && {keep} >> /etc/sysctl.d/90-mtuperf-doctor.conf")
-        }
+    let file = if name.contains('/') {
+        None
+    } else {
+        shell_cmd(&[&format!("/etc/sysctl.d/90-mtuperf-{name}.conf")])
+    };
+    match (set, keep, file) {
+        (Some(set), Some(keep), Some(file)) => format!("{set} && {keep} > {file}"),
         _ => String::new(),
     }
 }
@@ -138,9 +143,12 @@ mod tests {
             "{s}"
         );
         assert_eq!(sysctl_fix("net.ipv4.conf.a\rb.rp_filter", "2"), "");
+        assert_eq!(sysctl_fix("net.ipv4.conf.a/b.rp_filter", "2"), "");
+        // Running the script twice leaves one line: the file is written, not appended.
+        assert!(!sysctl_fix("net.ipv4.tcp_mtu_probing", "1").contains(">>"));
         assert_eq!(
             sysctl_fix("net.ipv4.tcp_rmem", "4096 131072 6291456"),
-            "sysctl -w 'net.ipv4.tcp_rmem=4096 131072 6291456' && echo 'net.ipv4.tcp_rmem = 4096 131072 6291456' >> /etc/sysctl.d/90-mtuperf-doctor.conf"
+            "sysctl -w 'net.ipv4.tcp_rmem=4096 131072 6291456' && echo 'net.ipv4.tcp_rmem = 4096 131072 6291456' > /etc/sysctl.d/90-mtuperf-net.ipv4.tcp_rmem.conf"
         );
     }
 }

@@ -11,6 +11,7 @@ pub mod cross;
 pub mod facts;
 mod finding;
 pub mod iface;
+pub mod run;
 pub mod sysctl;
 
 use std::fmt;

@@ -89,9 +89,10 @@ pub fn serve(ctx: &SessionCtx, open: &PathOpen) -> Result<(), EngineError> {
     let responder = std::thread::spawn(move || {
         respond(&rsock, client, token, v6, &tx, &rstop, &rtally);
     });
-    ctx.log(
+    ctx.log_fields(
         "path",
         format!("path probing for {client} on UDP port {port}"),
+        serde_json::json!({ "client": client.to_string(), "udp_port": port }),
     );
     ctx.control.send(&AgentMsg::PathReady(PathReady {
         port,
@@ -102,12 +103,16 @@ pub fn serve(ctx: &SessionCtx, open: &PathOpen) -> Result<(), EngineError> {
     stop.store(true, Ordering::Relaxed);
     let _ = responder.join();
     let t = tally.served();
-    ctx.log(
+    ctx.log_fields(
         "path",
         format!(
             "path session for {client}: answered {} forward probes; ignored {} datagrams from other sources, {} with a wrong token, {} malformed",
             t.answered, t.other_source, t.bad_token, t.malformed
         ),
+        serde_json::json!({
+            "client": client.to_string(), "answered": t.answered,
+            "other_source": t.other_source, "bad_token": t.bad_token, "malformed": t.malformed,
+        }),
     );
     outcome
 }

@@ -13,7 +13,7 @@ use mtuperf_proto::msg::{
     AgentMsg, AgentPathInfo, ClientMsg, Refusal, RrReady, RrRequest, RrServed,
 };
 
-use super::serving::Serving;
+use super::responder::Serving;
 use crate::agent::ctx::SessionCtx;
 use crate::config::bounds::{MAX_RR_TIMEOUT, MAX_UDP_PORTS, MIN_RR_TIMEOUT};
 use crate::config::RrConfig;
@@ -81,15 +81,17 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
         .map_or(IpAddr::from([0u8; 4]), |a| a.ip());
     let token = u64::from_be_bytes(crate::random_bytes());
     let udp = if req.proto == RrProto::Udp {
-        let s = super::drive::udp_socket(local_ip)?;
+        let s = super::requester::udp_socket(local_ip)?;
         let _ = s.set_read_timeout(Some(Duration::from_millis(50)));
         Some(s)
     } else {
         None
     };
-    let rev_threads = super::bidir_agent::threads(req.clients);
+    let rev_threads = super::bidir_requester::threads(req.clients);
     let rev_udp = match (&req.bidir, req.proto) {
-        (Some(_), RrProto::Udp) => super::bidir_agent::udp_sockets(local_ip, rev_threads)?,
+        (Some(_), RrProto::Udp) => {
+            super::bidir_requester::udp_sockets(local_ip, req.clients, rev_threads)?
+        }
         _ => Vec::new(),
     };
     let port = match &udp {
@@ -107,7 +109,7 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
             iface: sampler.iface.clone(),
             addr: local_ip.to_string(),
         },
-        reverse_ports: super::bidir_agent::ports(&rev_udp),
+        reverse_ports: super::bidir_requester::ports(&rev_udp),
     }))?;
     let tcp = if udp.is_none() {
         let conns = ctx.accept_data(req.clients)?;
@@ -117,7 +119,7 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
         Vec::new()
     };
     let rev_tcp = match (&req.bidir, req.proto) {
-        (Some(b), RrProto::Tcp) => super::bidir_agent::tcp_connect(
+        (Some(b), RrProto::Tcp) => super::bidir_requester::tcp_connect(
             ctx.peer.ip(),
             local_ip,
             b,
@@ -128,7 +130,7 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
     };
     let rev = match &req.bidir {
         Some(b) => Some((
-            super::bidir_agent::transports(
+            super::bidir_requester::transports(
                 req.proto,
                 rev_udp,
                 rev_tcp,
@@ -149,7 +151,7 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
     }
     let t0 = Instant::now();
     let before = sampler.snapshot(t0);
-    let requester = rev.map(|(t, b)| super::bidir_agent::Requester::start(t, req, b));
+    let requester = rev.map(|(t, b)| super::bidir_requester::Requester::start(t, req, b));
     let shared = Arc::new(Serving::new(
         token,
         req.block,
@@ -165,7 +167,7 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
         })
     };
     let tally = match udp {
-        Some(sock) => super::agent_udp::serve(
+        Some(sock) => super::responder::udp::serve(
             &sock,
             workers,
             &shared,
@@ -173,7 +175,7 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
             &req.udp_ports,
             t0 + max,
         ),
-        None => super::agent_tcp::serve(tcp, workers, &shared, t0 + max),
+        None => super::responder::tcp::serve(tcp, workers, &shared, t0 + max),
     };
     // The reverse direction ends on its own schedule: its duration, then the drain.
     let drain =
@@ -194,13 +196,24 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
             secs: GRACE.as_secs(),
         });
     }
-    ctx.log(
+    let proto = crate::agent::wire_name(&req.proto);
+    ctx.log_fields(
         "rr",
         format!(
-            "rr {:?} {} B blocks, {} clients, {workers} workers: {} requests, {} responses, {} rejected in {:.2} s",
-            req.proto, req.block, req.clients, tally.requests, tally.responses, tally.rejected, wall.as_secs_f64()
+            "rr {proto} {} B blocks, {} clients, {workers} workers: {} requests, {} responses, {} rejected in {:.2} s",
+            req.block, req.clients, tally.requests, tally.responses, tally.rejected, wall.as_secs_f64()
         ),
+        serde_json::json!({
+            "proto": proto, "block_bytes": req.block, "clients": req.clients,
+            "workers": workers, "requests": tally.requests, "responses": tally.responses,
+            "rejected": tally.rejected, "wall_s": wall.as_secs_f64(),
+        }),
     );
+    // The tool's own CPU on this end: the serving threads, and the requester's.
+    let mut cpu = tally.cpu;
+    if let Some(c) = reverse.as_ref().and_then(|r| r.cpu.as_ref()) {
+        cpu.get_or_insert_with(Default::default).add(c);
+    }
     ctx.control.send(&AgentMsg::RrDone(Box::new(RrServed {
         requests: tally.requests,
         responses: tally.responses,
@@ -211,5 +224,6 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
         iface: sampler.iface,
         wall_ns: wall.as_nanos() as u64,
         reverse,
+        cpu,
     })))
 }

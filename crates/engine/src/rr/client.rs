@@ -10,37 +10,18 @@ use std::time::{Duration, Instant};
 
 use mtuperf_proto::msg::rr::RrProto;
 use mtuperf_proto::msg::rr::RrReverse;
-use mtuperf_proto::msg::{AgentMsg, ClientMsg, RrReady, RrServed};
+use mtuperf_proto::msg::{ClientMsg, RrReady, RrServed};
 
-use super::bidir_client::{self, Responder};
-use super::drive::{self, udp_socket, Drive};
-use super::{RrBidirResult, RrClientEnd, RrInterval, RrResult};
+use super::bidir_responder::{self, Responder};
+use super::observer::RrObserver;
+use super::requester::{self, udp_socket, Drive};
+use super::{RrBidirResult, RrClientEnd, RrResult};
 use crate::client::Session;
 use crate::config::RrConfig;
+use crate::flow::DataReady;
 use crate::sampler::Sampler;
 use crate::stall::{self, Span};
 use crate::{unix_ms, EngineError};
-
-/// Progress callbacks.
-pub trait RrObserver: Sync {
-    fn ready(&self, _ready: &RrReady) {}
-    fn interval(&self, _sample: &RrInterval) {}
-    /// `--bidir`: the client's responder is serving at `addr` (before Go).
-    fn responder(&self, _addr: SocketAddr) {}
-}
-
-/// An observer that ignores everything.
-pub struct Quiet;
-impl RrObserver for Quiet {}
-
-fn expect_ready(m: AgentMsg) -> Result<RrReady, EngineError> {
-    match m {
-        AgentMsg::RrReady(r) => Ok(r),
-        other => Err(EngineError::Protocol(format!(
-            "expected rr ready, got {other:?}"
-        ))),
-    }
-}
 
 /// Runs one rr step on an open session. `stop` (Ctrl-C) ends it early.
 pub fn run(
@@ -55,8 +36,9 @@ pub fn run(
         .unwrap_or(cores)
         .clamp(1, params.clients.max(1));
     let local_ip = session.bind().unwrap_or(session.agent.ip());
+    requester::ensure_nofile(params)?;
     let udp = if params.proto == RrProto::Udp {
-        (0..nthreads)
+        (0..requester::udp_socket_count(params.clients, nthreads))
             .map(|_| udp_socket(local_ip))
             .collect::<Result<Vec<_>, _>>()?
     } else {
@@ -67,7 +49,7 @@ pub fn run(
         .filter_map(|s| s.local_addr().ok().map(|a| a.port()))
         .collect();
     let (listen, bidir) = if params.bidir {
-        let (l, b) = bidir_client::bind(local_ip, params.proto, params.timeout, params.verify)?;
+        let (l, b) = bidir_responder::bind(local_ip, params.proto, params.timeout, params.verify)?;
         (Some(l), Some(b))
     } else {
         (None, None)
@@ -75,7 +57,7 @@ pub fn run(
     // The wire request, whole: the config with the ports just bound.
     let req = params.wire(udp_ports, bidir);
     let started_unix_ms = unix_ms();
-    let ready = expect_ready(session.request(&ClientMsg::Rr(req.clone()), "rr ready")?)?;
+    let ready: RrReady = session.ask(&ClientMsg::Rr(req.clone()), "rr ready")?;
     obs.ready(&ready);
     // Serves the agent's reverse requests from before Go until its report arrived.
     let responder = match (listen, &req.bidir) {
@@ -109,22 +91,16 @@ pub fn run(
                 .map_err(|e| EngineError::io("data connection", e))?;
             conns.push(c);
         }
-        match session
+        let DataReady = session
             .control
-            .recv::<AgentMsg>(Some(session.reply_timeout()), "data ready")?
-        {
-            AgentMsg::DataReady => {}
-            AgentMsg::Refused(r) => return Err(EngineError::Refused(r)),
-            AgentMsg::Error { message } => return Err(EngineError::Agent(message)),
-            other => {
-                return Err(EngineError::Protocol(format!(
-                    "expected data ready, got {other:?}"
-                )))
-            }
-        }
-        drive::tcp_transports(conns, nthreads)
+            .expect(Some(session.reply_timeout()), "data ready")?;
+        requester::tcp_transports(conns, nthreads)
     } else {
-        drive::udp_transports(udp, SocketAddr::new(session.agent.ip(), ready.port))?
+        requester::udp_transports(
+            udp,
+            SocketAddr::new(session.agent.ip(), ready.port),
+            nthreads,
+        )?
     };
     let t0 = Instant::now();
     let before = sampler.snapshot(t0);
@@ -137,7 +113,7 @@ pub fn run(
         stop,
         interval_ns: params.interval.as_nanos() as u64,
     };
-    let (mine, intervals) = drive::run(transports, &drive, t0, obs);
+    let (mine, intervals) = requester::run(transports, &drive, t0, obs);
     let after = sampler.snapshot(t0);
     let mut reasons = Vec::new();
     if stop.load(Ordering::Relaxed) {
@@ -149,24 +125,23 @@ pub fn run(
         wait += Duration::from_secs(10);
     }
     let asked = Instant::now();
-    let answer = session.control.send(&ClientMsg::Stop).and_then(|()| {
-        session
-            .control
-            .recv::<AgentMsg>(Some(wait), "the agent's rr report")
-    });
+    let answer: Result<RrServed, EngineError> = session
+        .control
+        .send(&ClientMsg::Stop)
+        .and_then(|()| session.control.expect(Some(wait), "the agent's rr report"));
     let mut agent = match answer {
-        Ok(AgentMsg::RrDone(r)) => *r,
-        other => {
+        Ok(r) => r,
+        Err(e) => {
             let at = t0.elapsed().as_secs_f64();
-            reasons.push(match other {
-                Ok(AgentMsg::Error { message }) => format!("the agent failed: {message}"),
-                Ok(m) => format!("protocol error: expected the rr report, got {m:?}"),
-                Err(EngineError::Timeout { .. }) => format!(
+            reasons.push(match e {
+                EngineError::Agent(message) => format!("the agent failed: {message}"),
+                e @ (EngineError::Unexpected { .. } | EngineError::Refused(_)) => e.to_string(),
+                EngineError::Timeout { .. } => format!(
                     "no report from the agent within {} s of this end's finish at {:.1} s",
                     asked.elapsed().as_secs(),
                     asked.saturating_duration_since(t0).as_secs_f64()
                 ),
-                Err(e) => format!(
+                e => format!(
                     "the agent went away at {at:.1} s ({e}); only this end's figures are complete"
                 ),
             });
@@ -225,6 +200,7 @@ pub fn run(
             errors: mine.errors,
             latency: mine.latency,
             threads: mine.threads,
+            cpu: mine.cpu,
             timeout_ns: params.timeout.as_nanos() as u64,
             verify: params.verify,
             before,

@@ -10,25 +10,23 @@
 //! received, recorded in nanoseconds in an HDR histogram (3 significant digits).
 
 pub mod agent;
-mod agent_tcp;
-mod agent_udp;
-mod bidir_agent;
-mod bidir_client;
+mod bidir_requester;
+mod bidir_responder;
 pub mod client;
-mod drive;
 mod hist;
-mod load;
-mod serving;
-mod ticker;
+mod observer;
+mod requester;
+mod responder;
 mod wire;
 
-use mtuperf_proto::host::{HostIdentity, HostSnapshot, IfaceInfo};
+use mtuperf_proto::host::{HostIdentity, HostSnapshot, IfaceInfo, ThreadsCpu};
 use mtuperf_proto::msg::{RrRequest, RrServed};
 use serde::{Deserialize, Serialize};
 
-pub use client::{run, Quiet, RrObserver};
+pub use client::run;
 pub use hist::from_histogram;
 pub use mtuperf_proto::msg::rr::{Latency, RrCounts, RrReverse};
+pub use observer::{Quiet, RrObserver};
 pub use wire::{MAX_UDP_BLOCK, UDP_MAX_PAYLOAD};
 
 /// One interval of the client's side, as sampled live.
@@ -57,6 +55,9 @@ pub struct RrClientEnd {
     pub latency: Latency,
     /// Threads that multiplexed the clients.
     pub threads: u32,
+    /// CPU of those threads, each over its life (getrusage RUSAGE_THREAD).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<ThreadsCpu>,
     pub timeout_ns: u64,
     pub verify: bool,
     pub before: HostSnapshot,
@@ -112,10 +113,13 @@ pub struct RrResponded {
     /// Datagrams (or TCP connections) dropped for a bad token, a wrong source or a
     /// malformed header; none of them answered.
     pub rejected: u64,
+    /// CPU of the responder's serving threads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<ThreadsCpu>,
 }
 
 impl RrBidirResult {
-    pub(crate) fn new(requester: RrReverse, t: &serving::Tally) -> RrBidirResult {
+    pub(crate) fn new(requester: RrReverse, t: &responder::Tally) -> RrBidirResult {
         RrBidirResult {
             requester,
             responder: RrResponded {
@@ -123,6 +127,7 @@ impl RrBidirResult {
                 responses: t.responses,
                 bytes_sent: t.bytes_sent,
                 rejected: t.rejected,
+                cpu: t.cpu,
             },
         }
     }

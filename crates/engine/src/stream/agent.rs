@@ -120,15 +120,19 @@ pub fn serve(ctx: &SessionCtx, req: &StreamRequest) -> Result<(), EngineError> {
     let received: u64 = conns.iter().filter(|c| !c.sending).map(|c| c.bytes).sum();
     let sent: u64 = conns.iter().filter(|c| c.sending).map(|c| c.bytes).sum();
     let wall = t0.elapsed();
-    ctx.log(
+    let direction = crate::agent::wire_name(&req.direction);
+    ctx.log_fields(
         "stream",
         format!(
-            "stream {:?} {}x{}B: sent {sent} B, received {received} B in {:.2} s",
-            req.direction,
+            "stream {direction} {} x {} B: sent {sent} B, received {received} B in {:.2} s",
             req.streams,
             req.block,
             wall.as_secs_f64()
         ),
+        serde_json::json!({
+            "direction": direction, "streams": req.streams, "block_bytes": req.block,
+            "bytes_sent": sent, "bytes_received": received, "wall_s": wall.as_secs_f64(),
+        }),
     );
     ctx.control.send(&AgentMsg::StreamDone(Box::new(EndReport {
         conns,

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::AgentPathInfo;
-use crate::host::{HostSnapshot, IfaceInfo};
+use crate::host::{HostSnapshot, IfaceInfo, ThreadsCpu};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -96,6 +96,9 @@ pub struct RrServed {
     /// `--bidir`: the agent's own requester, toward the client's responder.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reverse: Option<RrReverse>,
+    /// CPU of the agent's threads that served (and, under `--bidir`, requested).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<ThreadsCpu>,
 }
 
 /// A requester's side of one direction (the agent's, in a `--bidir` run).
@@ -112,6 +115,9 @@ pub struct RrReverse {
     pub threads: u32,
     /// The requester's measured phase: its Go → its last thread finished (ns).
     pub wall_ns: u64,
+    /// CPU of the requester's threads (absent from agents before protocol 4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<ThreadsCpu>,
 }
 
 /// What went wrong with individual transactions on a requester's side (counted, not

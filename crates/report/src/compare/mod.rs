@@ -152,7 +152,8 @@ pub struct Diff {
 }
 
 /// Cumulative distribution of rr block latency: `[latency µs, fraction ≤ it]` points,
-/// thinned to at most one per 0.5% of the blocks (plus the maximum).
+/// thinned to at most one per 0.5% of the blocks, or per tenth of the blocks still
+/// above in the tail (so p99.9 and p99.99 keep their own points), plus the maximum.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LatencyCdf {
     pub path: String,

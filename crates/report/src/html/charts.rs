@@ -7,6 +7,7 @@ use plotters::coord::ranged1d::ValueFormatter;
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
+use super::axis::{legend, tick, Unit, LEGEND_W};
 use super::esc;
 use crate::compare::{block_label, CompareDoc, Figure};
 
@@ -32,14 +33,23 @@ fn scaled(f: Figure, v: f64) -> f64 {
     }
 }
 
+/// Tick labels of a figure's (scaled) axis.
+fn unit(f: Figure) -> Unit {
+    match f {
+        Figure::P50 | Figure::P99 | Figure::CpuPerMib | Figure::CpuPerBlock => Unit::Micros,
+        Figure::BlocksPerS => Unit::Count,
+        Figure::Goodput | Figure::FramesPerBlock => Unit::Plain,
+    }
+}
+
 fn axis(f: Figure) -> &'static str {
     match f {
         Figure::Goodput => "goodput, Gbit/s",
-        Figure::P50 => "p50 block latency, µs",
-        Figure::P99 => "p99 block latency, µs",
+        Figure::P50 => "p50 block latency",
+        Figure::P99 => "p99 block latency",
         Figure::BlocksPerS => "blocks/s",
-        Figure::CpuPerMib => "µs CPU per MiB (receiver)",
-        Figure::CpuPerBlock => "µs CPU per block (client)",
+        Figure::CpuPerMib => "CPU per MiB (receiver)",
+        Figure::CpuPerBlock => "CPU per block (client)",
         Figure::FramesPerBlock => "frames per block (receiver)",
     }
 }
@@ -61,6 +71,8 @@ pub(super) struct Frame<'a> {
     pub y: std::ops::Range<f64>,
     pub x_desc: &'a str,
     pub y_desc: &'a str,
+    pub x_unit: Unit,
+    pub y_unit: Unit,
     /// Radius of each point's dot and width of the joining line.
     pub dot: u32,
     pub stroke: u32,
@@ -72,6 +84,8 @@ pub(super) struct Line<'a> {
     pub name: &'a str,
     pub pts: &'a [(f64, f64)],
     pub ring: Option<(f64, f64)>,
+    /// A label beside each point (e.g. its client count), or none.
+    pub labels: Vec<String>,
 }
 
 /// One path's points with its colour index and name.
@@ -86,23 +100,35 @@ pub(super) fn plain_lines<S: AsRef<str>>(series: &[Named<S>]) -> Vec<Line<'_>> {
             name: name.as_ref(),
             pts,
             ring: None,
+            labels: Vec::new(),
         })
         .collect()
 }
 
-/// Points joined by lines, one per path, with a legend: the SVG, or an empty string
-/// when plotters cannot lay the chart out.
+/// Width and height of every chart: the plot area plus the legend pane.
+pub(super) const SIZE: (u32, u32) = (520 + LEGEND_W, 320);
+
+/// Points joined by lines, one per path, with a legend in its own pane right of the
+/// plot: the SVG, or an empty string when plotters cannot lay the chart out.
 pub(super) fn lines_svg(frame: &Frame<'_>, lines: &[Line<'_>]) -> String {
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (520, 300)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
         let _ = root.fill(&WHITE);
-        let mut builder = ChartBuilder::on(&root);
+        let Ok(titled) = root.titled(frame.title, ("sans-serif", frame.caption_size)) else {
+            return String::new();
+        };
+        let (plot, pane) = titled.split_horizontally(SIZE.0 - LEGEND_W);
+        let entries: Vec<(RGBColor, String)> = lines
+            .iter()
+            .map(|l| (color(l.color), l.name.to_string()))
+            .collect();
+        legend(&pane, &entries);
+        let mut builder = ChartBuilder::on(&plot);
         builder
-            .caption(frame.title, ("sans-serif", frame.caption_size))
             .margin(10)
-            .x_label_area_size(30)
-            .y_label_area_size(60);
+            .x_label_area_size(36)
+            .y_label_area_size(64);
         let drawn = if frame.log_x {
             builder
                 .build_cartesian_2d(frame.x.clone().log_scale(), frame.y.clone())
@@ -127,29 +153,28 @@ fn draw_lines<'b, X>(
 ) where
     X: Ranged<ValueType = f64> + ValueFormatter<f64>,
 {
+    let (xu, yu) = (frame.x_unit, frame.y_unit);
     let _ = chart
         .configure_mesh()
         .x_desc(frame.x_desc)
         .y_desc(frame.y_desc)
+        .x_label_formatter(&|v| tick(xu, *v))
+        .y_label_formatter(&|v| tick(yu, *v))
         .draw();
     for l in lines {
         let c = color(l.color);
         let dots = l.pts.iter().map(|&p| Circle::new(p, frame.dot, c.filled()));
-        if let Ok(a) = chart.draw_series(dots) {
-            a.label(l.name)
-                .legend(move |(x, y)| Circle::new((x, y), 4, c.filled()));
-        }
+        let _ = chart.draw_series(dots);
         let line = LineSeries::new(l.pts.iter().copied(), c.stroke_width(frame.stroke));
         let _ = chart.draw_series(line);
+        let labels = l.pts.iter().zip(&l.labels).map(|(&p, t)| {
+            EmptyElement::at(p) + Text::new(t.clone(), (6, -16), ("sans-serif", 11))
+        });
+        let _ = chart.draw_series(labels);
         if let Some(k) = l.ring {
             let _ = chart.draw_series(std::iter::once(Circle::new(k, 9, BLACK.stroke_width(2))));
         }
     }
-    let _ = chart
-        .configure_series_labels()
-        .border_style(BLACK)
-        .background_style(WHITE)
-        .draw();
 }
 
 /// Mean per path as a bar, with its 95% interval as a whisker.
@@ -201,7 +226,7 @@ pub fn bars(d: &CompareDoc, cell: Cell, f: Figure) -> String {
             .caption(&title, ("sans-serif", 16))
             .margin(10)
             .x_label_area_size(30)
-            .y_label_area_size(60)
+            .y_label_area_size(64)
             .build_cartesian_2d(0.0..n as f64, 0.0..top)
         else {
             return String::new();
@@ -219,6 +244,7 @@ pub fn bars(d: &CompareDoc, cell: Cell, f: Figure) -> String {
                 }
             })
             .y_desc(axis(f))
+            .y_label_formatter(&|v| tick(unit(f), *v))
             .draw();
         for &(i, _, mean, lo, hi) in &rows {
             let x = i as f64;
@@ -226,6 +252,9 @@ pub fn bars(d: &CompareDoc, cell: Cell, f: Figure) -> String {
                 [(x + 0.2, 0.0), (x + 0.8, mean)],
                 color(i).filled(),
             )));
+            if hi <= lo {
+                continue; // no interval (fewer than 3 repetitions): no whisker
+            }
             let _ = chart.draw_series([
                 PathElement::new(vec![(x + 0.5, lo), (x + 0.5, hi)], BLACK.stroke_width(2)),
                 PathElement::new(vec![(x + 0.4, lo), (x + 0.6, lo)], BLACK.stroke_width(2)),
@@ -234,11 +263,12 @@ pub fn bars(d: &CompareDoc, cell: Cell, f: Figure) -> String {
         }
         let _ = root.present();
     }
-    wrap(
-        &svg,
-        rows.len(),
-        &format!("{title}; whiskers: 95% confidence interval of the mean"),
-    )
+    let note = if rows.iter().all(|r| r.4 <= r.3) {
+        "no whiskers: an interval needs at least 3 repetitions per path"
+    } else {
+        "whiskers: 95% confidence interval of the mean"
+    };
+    wrap(&svg, rows.len(), &format!("{title}; {note}"))
 }
 
 /// One path's points: colour index, name, (round, value).
@@ -297,6 +327,8 @@ pub fn rounds(d: &CompareDoc, cell: Cell) -> String {
         y: 0.0..ymax,
         x_desc: "repetition",
         y_desc: axis(f),
+        x_unit: Unit::Int,
+        y_unit: unit(f),
         dot: 4,
         stroke: 1,
     };

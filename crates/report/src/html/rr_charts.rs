@@ -1,8 +1,11 @@
-//! rr charts: latency against throughput over the `--clients` steps per path with the
-//! knee marked (`mtuperf_stats::knee`), and block-latency CDFs per path.
+//! rr charts: latency (or CPU per block) against throughput over the `--clients` steps,
+//! one line per path and block size with the knee marked (`mtuperf_stats::knee`) and
+//! each point labelled with its client count; block-latency CDFs and percentile
+//! spectra (HdrHistogram style, log axis to p99.99) per path.
 
 use mtuperf_engine::compare::TestKind;
 
+use super::axis::Unit;
 use super::charts::{lines_svg, plain_lines, wrap, Frame, Line, Named};
 use crate::compare::{block_label, CompareDoc, Figure};
 
@@ -19,90 +22,160 @@ fn mean(d: &CompareDoc, path: &str, block: u32, clients: u32, f: Figure) -> Opti
         .map(|s| s.summary.mean)
 }
 
-/// One path's curve: colour index, name, (blocks/s, p99 µs), knee index.
-type Curve = (usize, String, Vec<(f64, f64)>, Option<usize>);
+/// One line of a load chart: colour index, name, (blocks/s, y), client labels, knee.
+struct Curve {
+    color: usize,
+    name: String,
+    pts: Vec<(f64, f64)>,
+    labels: Vec<String>,
+    knee: Option<usize>,
+}
+
 /// One path's CDF: colour index, name, (µs, fraction).
 type Cdf = Named<String>;
 
-/// p99 (µs) against blocks/s, one line per path over its client counts; the knee ringed.
-pub fn curve(d: &CompareDoc, block: u32) -> String {
+/// "1, 4 and 16"
+fn list(xs: &[u32]) -> String {
+    let s: Vec<String> = xs.iter().map(ToString::to_string).collect();
+    match s.as_slice() {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+/// `y` (p99 or client CPU per block) against blocks/s: one line per path and block
+/// size over the client counts, each point labelled ×clients; for p99 the knee ringed.
+fn load_chart(d: &CompareDoc, blocks: &[u32], y: Figure, title: &str) -> String {
     let mut clients = d.plan.clients.clone();
     clients.sort_unstable();
-    let series: Vec<Curve> = d
-        .plan
-        .paths
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            let pts: Vec<(f64, f64, f64)> = clients
+    let one_path = d.plan.paths.len() == 1;
+    let mut series: Vec<Curve> = Vec::new();
+    for (i, p) in d.plan.paths.iter().enumerate() {
+        for (j, &b) in blocks.iter().enumerate() {
+            let pts: Vec<(u32, f64, f64)> = clients
                 .iter()
                 .filter_map(|&c| {
-                    let t = mean(d, &p.name, block, c, Figure::BlocksPerS)?;
-                    let l = mean(d, &p.name, block, c, Figure::P99)?;
-                    Some((f64::from(c), t, l / 1e3))
+                    let t = mean(d, &p.name, b, c, Figure::BlocksPerS)?;
+                    let l = mean(d, &p.name, b, c, y)?;
+                    // Latency figures are in ns; CPU per block already in µs.
+                    let l = if y == Figure::CpuPerBlock { l } else { l / 1e3 };
+                    Some((c, t, l))
                 })
                 .collect();
-            let knee = mtuperf_stats::knee(&pts);
-            (
-                i,
-                p.name.clone(),
-                pts.iter().map(|&(_, t, l)| (t, l)).collect(),
+            if pts.is_empty() {
+                continue;
+            }
+            let knee = if y == Figure::P99 {
+                let triples: Vec<(f64, f64, f64)> =
+                    pts.iter().map(|&(c, t, l)| (f64::from(c), t, l)).collect();
+                mtuperf_stats::knee(&triples)
+            } else {
+                None
+            };
+            let name = match (one_path, blocks.len()) {
+                (_, 1) => p.name.clone(),
+                (true, _) => block_label(b),
+                (false, _) => format!("{} {}", p.name, block_label(b)),
+            };
+            series.push(Curve {
+                color: i * blocks.len() + j,
+                name,
+                pts: pts.iter().map(|&(_, t, l)| (t, l)).collect(),
+                labels: pts.iter().map(|&(c, _, _)| format!("×{c}")).collect(),
                 knee,
-            )
-        })
-        .collect();
-    let points: usize = series.iter().map(|s| s.2.len()).sum();
+            });
+        }
+    }
+    let points: usize = series.iter().map(|s| s.pts.len()).sum();
     if points == 0 {
         return String::new();
     }
     let xmax = series
         .iter()
-        .flat_map(|s| s.2.iter().map(|p| p.0))
+        .flat_map(|s| s.pts.iter().map(|p| p.0))
         .fold(1.0_f64, f64::max)
-        * 1.1;
+        * 1.15;
     let ymax = series
         .iter()
-        .flat_map(|s| s.2.iter().map(|p| p.1))
+        .flat_map(|s| s.pts.iter().map(|p| p.1))
         .fold(1e-9_f64, f64::max)
-        * 1.15;
-    let title = format!(
-        "rr {}: p99 latency vs blocks/s over {:?} clients",
-        block_label(block),
-        clients
-    );
+        * 1.2;
     let lines: Vec<Line> = series
         .iter()
-        .map(|(i, name, pts, knee)| Line {
-            color: *i,
-            name,
-            pts,
-            ring: knee.and_then(|k| pts.get(k).copied()),
+        .map(|s| Line {
+            color: s.color,
+            name: &s.name,
+            pts: &s.pts,
+            ring: s.knee.and_then(|k| s.pts.get(k).copied()),
+            labels: s.labels.clone(),
         })
         .collect();
+    let y_desc = if y == Figure::CpuPerBlock {
+        "client CPU per block (mean)"
+    } else {
+        "p99 block latency (mean)"
+    };
     let frame = Frame {
-        title: &title,
+        title,
         caption_size: 15,
         x: 0.0..xmax,
         log_x: false,
         y: 0.0..ymax,
         x_desc: "blocks/s (mean)",
-        y_desc: "p99 µs (mean)",
+        y_desc,
+        x_unit: Unit::Count,
+        y_unit: Unit::Micros,
         dot: 4,
         stroke: 1,
     };
     let svg = lines_svg(&frame, &lines);
-    let note = if series.iter().any(|s| s.3.is_some()) {
-        "ringed: the knee (last load step that raised blocks/s by 10% or more, p99 rising after it)"
+    let note = if y != Figure::P99 {
+        "labels: concurrent clients; system-wide CPU of the client host per block answered"
+    } else if series.iter().any(|s| s.knee.is_some()) {
+        "labels: concurrent clients; ringed: the knee (last load step that raised blocks/s by 10% or more, p99 rising after it)"
     } else {
-        "no knee: still scaling at the highest load, or nothing saturated (needs 2+ client counts)"
+        "labels: concurrent clients; no knee: still scaling at the highest load, or nothing saturated (needs 2+ client counts)"
     };
     wrap(&svg, points, &format!("{title}; {note}"))
 }
 
-/// Block-latency CDF per path for one block size and client count.
-pub fn cdf(d: &CompareDoc, block: u32, clients: u32) -> String {
-    let series: Vec<Cdf> = d
-        .plan
+/// "1 client", "1, 4 and 16 clients".
+fn clients_text(d: &CompareDoc) -> String {
+    let mut clients = d.plan.clients.clone();
+    clients.sort_unstable();
+    let s = if clients == [1] { "" } else { "s" };
+    format!("{} client{s}", list(&clients))
+}
+
+/// p99 against blocks/s for one block size, one line per path; the knee ringed.
+pub fn curve(d: &CompareDoc, block: u32) -> String {
+    let title = format!(
+        "rr {}: p99 latency vs blocks/s, {}",
+        block_label(block),
+        clients_text(d)
+    );
+    load_chart(d, &[block], Figure::P99, &title)
+}
+
+/// p99 against blocks/s for every block size in one chart (seed 004's figure).
+pub fn by_block(d: &CompareDoc) -> String {
+    let labels: Vec<String> = d.plan.blocks.iter().map(|&b| block_label(b)).collect();
+    let title = format!(
+        "rr: p99 latency vs blocks/s per block size ({})",
+        labels.join(", ")
+    );
+    load_chart(d, &d.plan.blocks, Figure::P99, &title)
+}
+
+/// Client CPU per block against blocks/s, every block size.
+pub fn cpu(d: &CompareDoc) -> String {
+    let title = format!("rr: client CPU per block vs blocks/s, {}", clients_text(d));
+    load_chart(d, &d.plan.blocks, Figure::CpuPerBlock, &title)
+}
+
+fn cdfs(d: &CompareDoc, block: u32, clients: u32) -> Vec<Cdf> {
+    d.plan
         .paths
         .iter()
         .enumerate()
@@ -117,7 +190,12 @@ pub fn cdf(d: &CompareDoc, block: u32, clients: u32) -> String {
                 c.points.iter().map(|[x, y]| (*x, *y)).collect(),
             ))
         })
-        .collect();
+        .collect()
+}
+
+/// Block-latency CDF per path for one block size and client count.
+pub fn cdf(d: &CompareDoc, block: u32, clients: u32) -> String {
+    let series = cdfs(d, block, clients);
     let points: usize = series.iter().map(|s| s.2.len()).sum();
     if points == 0 {
         return String::new();
@@ -127,7 +205,11 @@ pub fn cdf(d: &CompareDoc, block: u32, clients: u32) -> String {
         .flat_map(|s| s.2.iter().map(|p| p.0))
         .fold(1e-9_f64, f64::max)
         * 1.05;
-    let title = format!("rr {} x{clients}: block latency CDF", block_label(block));
+    let title = format!(
+        "rr {}, {clients} client{}: block latency CDF",
+        block_label(block),
+        if clients == 1 { "" } else { "s" }
+    );
     let lines = plain_lines(&series);
     let frame = Frame {
         title: &title,
@@ -135,11 +217,108 @@ pub fn cdf(d: &CompareDoc, block: u32, clients: u32) -> String {
         x: 0.5..xmax.max(1.0),
         log_x: true,
         y: 0.0..1.0,
-        x_desc: "latency µs (log)",
+        x_desc: "block latency (log)",
         y_desc: "fraction of blocks",
+        x_unit: Unit::Micros,
+        y_unit: Unit::Plain,
         dot: 1,
         stroke: 2,
     };
     let svg = lines_svg(&frame, &lines);
     wrap(&svg, points, &format!("{title}, all repetitions merged"))
+}
+
+/// The percentile spectrum: latency against percentile on a log axis of 1/(1−q), so
+/// p90, p99, p99.9 and p99.99 are evenly spaced (as HdrHistogram's plots draw it).
+pub fn spectrum(d: &CompareDoc, block: u32, clients: u32) -> String {
+    const TOP: f64 = 10_000.0; // p99.99
+    let series: Vec<Cdf> = cdfs(d, block, clients)
+        .into_iter()
+        .map(|(i, name, pts)| {
+            let pts = pts
+                .into_iter()
+                .filter(|&(_, q)| q < 1.0)
+                .map(|(us, q)| ((1.0 / (1.0 - q)).min(TOP), us))
+                .collect();
+            (i, name, pts)
+        })
+        .collect();
+    let points: usize = series.iter().map(|s| s.2.len()).sum();
+    if points == 0 {
+        return String::new();
+    }
+    let ymax = series
+        .iter()
+        .flat_map(|s| s.2.iter().map(|p| p.1))
+        .fold(1e-9_f64, f64::max)
+        * 1.1;
+    let title = format!(
+        "rr {}, {clients} client{}: latency by percentile",
+        block_label(block),
+        if clients == 1 { "" } else { "s" }
+    );
+    let lines = plain_lines(&series);
+    let frame = Frame {
+        title: &title,
+        caption_size: 15,
+        x: 1.0..TOP,
+        log_x: true,
+        y: 0.0..ymax,
+        x_desc: "percentile (log scale of 1/(1-q))",
+        y_desc: "block latency",
+        x_unit: Unit::Percentile,
+        y_unit: Unit::Micros,
+        dot: 1,
+        stroke: 2,
+    };
+    let svg = lines_svg(&frame, &lines);
+    wrap(
+        &svg,
+        points,
+        &format!("{title}, all repetitions merged; the tail beyond p99.99 is drawn at p99.99"),
+    )
+}
+
+/// For each path and block size with an rr load sweep: where its knee is, or that there
+/// is none, and its highest throughput (the sweep's verdict).
+pub fn knee_lines(d: &CompareDoc) -> Vec<String> {
+    let mut clients = d.plan.clients.clone();
+    clients.sort_unstable();
+    if clients.len() < 2 {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for p in &d.plan.paths {
+        for &b in &d.plan.blocks {
+            let pts: Vec<(u32, f64, f64)> = clients
+                .iter()
+                .filter_map(|&c| {
+                    let t = mean(d, &p.name, b, c, Figure::BlocksPerS)?;
+                    let l = mean(d, &p.name, b, c, Figure::P99)?;
+                    Some((c, t, l))
+                })
+                .collect();
+            if pts.len() < 2 {
+                continue;
+            }
+            let triples: Vec<(f64, f64, f64)> =
+                pts.iter().map(|&(c, t, l)| (f64::from(c), t, l)).collect();
+            let Some(max) = pts.iter().max_by(|a, b| a.1.total_cmp(&b.1)) else {
+                continue;
+            };
+            let head = format!("{} rr {}", p.name, block_label(b));
+            let knee = match mtuperf_stats::knee(&triples).and_then(|k| pts.get(k)) {
+                Some(&(c, t, l)) => format!(
+                    "knee at {c} clients ({t:.0} blocks/s, p99 {})",
+                    crate::fmt::micros(l / 1e3)
+                ),
+                None => "no knee over these loads".to_string(),
+            };
+            out.push(format!(
+                "{head}: {knee}; highest throughput {:.0} blocks/s at {} clients",
+                max.1, max.0
+            ));
+        }
+    }
+    out
 }

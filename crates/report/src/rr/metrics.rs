@@ -2,7 +2,7 @@
 //! interval and on which end.
 
 use mtuperf_engine::rr::{RrCounts, RrResult};
-use mtuperf_proto::host::{HostSnapshot, IfaceInfo, SnmpCounters};
+use mtuperf_proto::host::{HostSnapshot, IfaceInfo, SnmpCounters, ThreadsCpu};
 use serde::{Deserialize, Serialize};
 
 /// One end's host figures over its measured interval (its own before/after snapshots).
@@ -16,6 +16,19 @@ pub struct EndFigures {
     /// System-wide CPU busy time per block (µs of CPU per block served or received;
     /// under `--bidir` per block received plus served, since each end does both).
     pub cpu_us_per_block: Option<f64>,
+    /// The tool's own CPU per block: user + system time of the mtuperf threads that
+    /// carried the traffic on this end (client: requester threads; agent: serving
+    /// threads; plus the other role's threads under `--bidir`), each over its life
+    /// (getrusage RUSAGE_THREAD), µs per block (same blocks as `cpu_us_per_block`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_cpu_us_per_block: Option<f64>,
+    /// Those threads' CPU as % of their lifetimes summed (100: every thread busy all
+    /// its life, the tool itself is the bottleneck).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_cpu_pct: Option<f64>,
+    /// How many threads those are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_threads: Option<u32>,
     pub rx_frames: Option<u64>,
     pub tx_frames: Option<u64>,
     /// Interface frames (rx + tx) per block of this end.
@@ -47,7 +60,13 @@ pub struct RrMetrics {
     /// interval (its Go → its last requester thread done); blocks received by the agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reverse: Option<Direction>,
+    /// When an end's own threads were (nearly) saturated: the knee may be the tool's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
+
+/// Threads busy this much of their lives make the tool the suspected bottleneck.
+pub const TOOL_BUSY_WARN_PCT: f64 = 90.0;
 
 /// One direction's throughput and loss, over its requester's measured interval.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -91,6 +110,7 @@ fn end_figures(
     after: &HostSnapshot,
     iface: Option<&IfaceInfo>,
     blocks: u64,
+    tool: Option<ThreadsCpu>,
 ) -> EndFigures {
     let wall_ns = after.at_ns.saturating_sub(before.at_ns) as f64;
     let per_block = |v: f64| (blocks > 0).then(|| v / blocks as f64);
@@ -122,6 +142,11 @@ fn end_figures(
         } else {
             None
         },
+        tool_cpu_us_per_block: tool.and_then(|t| per_block(t.busy_ns() as f64 / 1000.0)),
+        tool_cpu_pct: tool
+            .filter(|t| t.life_ns > 0)
+            .map(|t| t.busy_ns() as f64 / t.life_ns as f64 * 100.0),
+        tool_threads: tool.map(|t| t.threads),
         rx_frames: ifd.as_ref().map(|d| d.rx_packets),
         tx_frames: ifd.as_ref().map(|d| d.tx_packets),
         frames_per_block: ifd
@@ -135,10 +160,55 @@ fn end_figures(
     }
 }
 
+/// Both CPU accounts summed (None when neither was measured).
+fn both(a: Option<ThreadsCpu>, b: Option<ThreadsCpu>) -> Option<ThreadsCpu> {
+    match (a, b) {
+        (Some(mut a), Some(b)) => {
+            a.add(&b);
+            Some(a)
+        }
+        (a, b) => a.or(b),
+    }
+}
+
+/// The warnings for ends whose own threads were nearly saturated.
+fn tool_warnings(client: &EndFigures, agent: &EndFigures) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(p) = client.tool_cpu_pct.filter(|p| *p >= TOOL_BUSY_WARN_PCT) {
+        out.push(format!(
+            "the client used {p:.0}% of its threads' CPU: the knee may be the client's; add --threads or a second client host"
+        ));
+    }
+    if let Some(p) = agent.tool_cpu_pct.filter(|p| *p >= TOOL_BUSY_WARN_PCT) {
+        out.push(format!(
+            "the agent used {p:.0}% of its serving threads' CPU: the knee may be the agent's; add --workers (up to the agent's --max-workers) or cores"
+        ));
+    }
+    out
+}
+
 pub fn compute(r: &RrResult) -> RrMetrics {
     let c = &r.client.counts;
     let fwd = Direction::of(c, r.client.wall_ns, r.request.block);
+    let client = end_figures(
+        &r.client.before,
+        &r.client.after,
+        r.client.iface.as_ref(),
+        c.blocks + r.reverse.as_ref().map_or(0, |v| v.responder.responses),
+        both(
+            r.client.cpu,
+            r.reverse.as_ref().and_then(|v| v.responder.cpu),
+        ),
+    );
+    let agent = end_figures(
+        &r.agent.before,
+        &r.agent.after,
+        r.agent.iface.as_ref(),
+        r.agent.responses + r.reverse.as_ref().map_or(0, |v| v.requester.counts.blocks),
+        r.agent.cpu,
+    );
     RrMetrics {
+        warnings: tool_warnings(&client, &agent),
         wall_s: fwd.wall_s,
         blocks_per_s: fwd.blocks_per_s,
         mib_per_s: fwd.mib_per_s,
@@ -146,18 +216,8 @@ pub fn compute(r: &RrResult) -> RrMetrics {
         behind_mean_ms: fwd.behind_mean_ms,
         // Under --bidir each end both receives and serves blocks: its CPU and frames
         // cover both, so they are divided by both.
-        client: end_figures(
-            &r.client.before,
-            &r.client.after,
-            r.client.iface.as_ref(),
-            c.blocks + r.reverse.as_ref().map_or(0, |v| v.responder.responses),
-        ),
-        agent: end_figures(
-            &r.agent.before,
-            &r.agent.after,
-            r.agent.iface.as_ref(),
-            r.agent.responses + r.reverse.as_ref().map_or(0, |v| v.requester.counts.blocks),
-        ),
+        client,
+        agent,
         reverse: r
             .reverse
             .as_ref()

@@ -45,8 +45,13 @@ pub struct SweepPoint {
     pub blocks_per_s: f64,
     pub p50_ns: u64,
     pub p99_ns: u64,
-    /// Agent-side µs of CPU per block served.
+    /// Agent-side µs of CPU per block served (system-wide).
     pub agent_cpu_us_per_block: Option<f64>,
+    /// The tool's own µs of CPU per block on each end (its threads only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_tool_cpu_us_per_block: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_tool_cpu_us_per_block: Option<f64>,
 }
 
 /// A load sweep's summary: the table, its knee and its maximum.
@@ -70,6 +75,8 @@ impl Sweep {
                 p50_ns: s.result.client.latency.p50,
                 p99_ns: s.result.client.latency.p99,
                 agent_cpu_us_per_block: s.metrics.agent.cpu_us_per_block,
+                client_tool_cpu_us_per_block: s.metrics.client.tool_cpu_us_per_block,
+                agent_tool_cpu_us_per_block: s.metrics.agent.tool_cpu_us_per_block,
             })
             .collect();
         let triples: Vec<(f64, f64, f64)> = points

@@ -124,6 +124,15 @@ fn end_lines(out: &mut String, name: &str, e: &EndFigures, what: &str) {
         e.nic_util_pct
             .map_or_else(String::new, |u| format!(", NIC {u:.1}% of link speed"))
     );
+    if let Some(t) = e.tool_threads {
+        let _ = writeln!(
+            out,
+            "         mtuperf's own {t} thread{}: {} µs of CPU per block {what}, busy {} of their time",
+            if t == 1 { "" } else { "s" },
+            opt_f(e.tool_cpu_us_per_block, 1, ""),
+            opt_f(e.tool_cpu_pct, 0, "%"),
+        );
+    }
     if let Some(s) = &e.snmp {
         let _ = writeln!(
             out,
@@ -194,6 +203,9 @@ pub fn step_text(step: &StepDoc) -> String {
     } else {
         let _ = writeln!(out, "  agent  unknown (the agent's report never came)");
     }
+    for w in &m.warnings {
+        let _ = writeln!(out, "  warning: {w}");
+    }
     for e in &r.client.errors {
         let _ = writeln!(out, "  error: {e}");
     }
@@ -215,8 +227,8 @@ pub fn sweep_text(s: &Sweep) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "\n  {:>8}  {:>10}  {:>10}  {:>10}  {:>16}",
-        "clients", "blocks/s", "p50", "p99", "agent CPU/block"
+        "\n  {:>8}  {:>10}  {:>10}  {:>10}  {:>16}  {:>22}",
+        "clients", "blocks/s", "p50", "p99", "agent CPU/block", "mtuperf CPU/block c/a"
     );
     for (i, p) in s.points.iter().enumerate() {
         let mut mark = String::new();
@@ -226,9 +238,14 @@ pub fn sweep_text(s: &Sweep) -> String {
         if s.max_index == Some(i) {
             mark.push_str("  <- max throughput");
         }
+        let tool = format!(
+            "{} / {}",
+            opt_f(p.client_tool_cpu_us_per_block, 1, ""),
+            opt_f(p.agent_tool_cpu_us_per_block, 1, " µs")
+        );
         let _ = writeln!(
             out,
-            "  {:>8}  {:>10.0}  {:>10}  {:>10}  {:>16}{mark}",
+            "  {:>8}  {:>10.0}  {:>10}  {:>10}  {:>16}  {tool:>22}{mark}",
             p.clients,
             p.blocks_per_s,
             lat(p.p50_ns as f64),

@@ -4,9 +4,9 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use super::client::RrObserver;
-use super::load::Live;
-use super::RrInterval;
+use super::hot::Live;
+use crate::rr::observer::RrObserver;
+use crate::rr::RrInterval;
 use crate::tick::{wait_boundary, Woke};
 
 /// Samples until no client thread remains, then emits the last partial interval.

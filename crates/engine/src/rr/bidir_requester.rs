@@ -16,9 +16,8 @@ use std::time::{Duration, Instant};
 use mtuperf_proto::msg::rr::{RrBidir, RrProto, RrReverse};
 use mtuperf_proto::msg::RrRequest;
 
-use super::client::Quiet;
-use super::drive::{self, Drive};
-use super::load::Transport;
+use super::observer::Quiet;
+use super::requester::{self, Drive, Transport};
 use crate::EngineError;
 
 /// The requester's threads: one per core, at most one per client.
@@ -29,8 +28,14 @@ pub fn threads(clients: u32) -> u32 {
 
 /// UDP: binds the requester sockets at `local` now, so their ports go into the ready
 /// message and the client's responder can register them before traffic flows.
-pub fn udp_sockets(local: IpAddr, n: u32) -> Result<Vec<UdpSocket>, EngineError> {
-    (0..n).map(|_| drive::udp_socket(local)).collect()
+pub fn udp_sockets(
+    local: IpAddr,
+    clients: u32,
+    threads: u32,
+) -> Result<Vec<UdpSocket>, EngineError> {
+    (0..requester::udp_socket_count(clients, threads))
+        .map(|_| requester::udp_socket(local))
+        .collect()
 }
 
 /// The ports of `socks`, for the ready message.
@@ -74,8 +79,8 @@ pub fn transports(
     threads: u32,
 ) -> Result<Vec<Transport>, EngineError> {
     match proto {
-        RrProto::Udp => drive::udp_transports(udp, SocketAddr::new(peer, b.port)),
-        RrProto::Tcp => Ok(drive::tcp_transports(tcp, threads)),
+        RrProto::Udp => requester::udp_transports(udp, SocketAddr::new(peer, b.port), threads),
+        RrProto::Tcp => Ok(requester::tcp_transports(tcp, threads)),
     }
 }
 
@@ -99,7 +104,7 @@ impl Requester {
                 stop: &ab,
                 interval_ns: 1_000_000_000,
             };
-            drive::run(transports, &d, Instant::now(), &Quiet).0
+            requester::run(transports, &d, Instant::now(), &Quiet).0
         });
         Requester { abort, handle }
     }

@@ -1,6 +1,6 @@
 //! The client's responder of a `--bidir` run: the agent requests blocks from it while
 //! the client requests blocks from the agent. Same serving code as the agent's
-//! (`agent_udp` / `agent_tcp`) and the same rules: over UDP it answers only datagrams
+//! (`responder::udp` / `responder::tcp`) and the same rules: over UDP it answers only datagrams
 //! from the agent's IP and the requester ports the agent registered in its ready
 //! message, carrying the token the client chose for this step; over TCP it takes only
 //! connections from the agent's IP whose first 8 bytes are that token. It runs on
@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use mtuperf_proto::msg::rr::{RrBidir, RrHooks, RrProto};
 use mtuperf_proto::msg::RrRequest;
 
-use super::serving::{Serving, Tally};
+use super::responder::{Serving, Tally};
 use crate::EngineError;
 
 /// How long an accepted reverse TCP connection may take to send its token.
@@ -38,7 +38,7 @@ pub fn bind(
 ) -> Result<(Listen, RrBidir), EngineError> {
     let listen = match proto {
         RrProto::Udp => {
-            let s = super::drive::udp_socket(ip)?;
+            let s = super::requester::udp_socket(ip)?;
             let _ = s.set_read_timeout(Some(Duration::from_millis(50)));
             Listen::Udp(s)
         }
@@ -94,11 +94,11 @@ impl Responder {
             let deadline = Instant::now() + max;
             match listen {
                 Listen::Udp(s) => {
-                    super::agent_udp::serve(&s, workers, &sh, agent, &ports, deadline)
+                    super::responder::udp::serve(&s, workers, &sh, agent, &ports, deadline)
                 }
                 Listen::Tcp(l) => {
                     let (conns, rejected) = accept(&l, agent, sh.token, clients, &sh, deadline);
-                    let mut t = super::agent_tcp::serve(conns, workers, &sh, deadline);
+                    let mut t = super::responder::tcp::serve(conns, workers, &sh, deadline);
                     t.rejected += rejected;
                     t
                 }
@@ -157,7 +157,7 @@ fn accept(
             Err(_) => break,
         };
         let mut hello = [0u8; 8];
-        let ok = super::agent_udp::same_ip(from.ip(), agent)
+        let ok = super::responder::same_ip(from.ip(), agent)
             && s.set_nonblocking(false).is_ok()
             && s.set_read_timeout(Some(HELLO_TIMEOUT)).is_ok()
             && s.read_exact(&mut hello).is_ok()

@@ -1,21 +1,58 @@
 //! A requester: spreads the clients of one direction over its threads (one transport
-//! each), runs the hot loop (`load`) on every thread while the ticker samples live
-//! intervals, and merges what the threads counted. The client drives it toward the
-//! agent; under `--bidir` the agent drives it toward the client's responder too.
+//! each: clients are sharded, a thread never touches another's), runs the hot loop
+//! (`hot`) on every thread while the ticker samples live intervals, and merges what
+//! the threads counted. The client drives it toward the agent; under `--bidir` the
+//! agent drives it toward the client's responder too.
+
+mod hot;
+mod recv;
+mod slots;
+mod ticker;
 
 use std::net::{IpAddr, SocketAddr, TcpStream, UdpSocket};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread;
 use std::time::Instant;
 
-use mtuperf_proto::msg::rr::{RrCounts, RrReverse};
+use mtuperf_proto::msg::rr::{RrCounts, RrProto, RrReverse};
 use mtuperf_proto::msg::RrRequest;
 
-use super::client::RrObserver;
+use mtuperf_proto::host::ThreadsCpu;
+
+pub use self::hot::Transport;
+use self::hot::{Live, Plan, Shape};
 use super::hist::{from_histogram, new_histogram};
-use super::load::{self, Live, Plan, Shape, Transport};
+use super::observer::RrObserver;
 use super::RrInterval;
+use crate::config::RrConfig;
 use crate::EngineError;
+
+/// Descriptors a client keeps besides its data connections (standard streams, the
+/// control connection, UDP sockets, epoll instances, the store, files of /proc).
+const FD_HEADROOM: u64 = 128;
+
+/// Raises this process's soft RLIMIT_NOFILE far enough for `req`'s TCP connections
+/// (one per client, twice that under `--bidir`, whose responder accepts as many).
+/// Fails, naming the limit, when the hard limit does not allow it.
+pub fn ensure_nofile(req: &RrConfig) -> Result<(), EngineError> {
+    if req.proto == RrProto::Udp {
+        return Ok(());
+    }
+    let per_client = if req.bidir { 2 } else { 1 };
+    let want = u64::from(req.clients) * per_client + FD_HEADROOM;
+    let (soft, hard) = mtuperf_sys::limits::raise_nofile(want)
+        .map_err(|e| EngineError::io("raising RLIMIT_NOFILE", e))?;
+    if soft >= want {
+        return Ok(());
+    }
+    Err(EngineError::Io {
+        op: "RLIMIT_NOFILE".into(),
+        source: std::io::Error::other(format!(
+            "{} TCP clients need {want} file descriptors, but the hard limit (RLIMIT_NOFILE) is {hard}; raise it (ulimit -Hn, LimitNOFILE= in a systemd unit, /etc/security/limits.conf) or run fewer --clients",
+            req.clients
+        )),
+    })
+}
 
 /// A UDP socket at `ip` with large buffers (requester or responder).
 pub fn udp_socket(ip: IpAddr) -> Result<UdpSocket, EngineError> {
@@ -27,20 +64,47 @@ pub fn udp_socket(ip: IpAddr) -> Result<UdpSocket, EngineError> {
     Ok(s)
 }
 
-/// Connects each requester socket to the responder at `to`, non-blocking.
+/// Clients that share one UDP requester socket at most. Their blocks land in that
+/// socket's receive buffer together: 128 × 8 KiB blocks fit a 4 MiB buffer, where
+/// 1024 overflow it and turn into timeouts (the knee would be the socket's).
+const CLIENTS_PER_UDP_SOCKET: u32 = 128;
+/// At most this many sockets: the responder accepts as many registered ports.
+const MAX_UDP_SOCKETS: u32 = crate::config::bounds::MAX_UDP_PORTS as u32;
+
+/// How many UDP sockets `clients` need on `threads` threads: at least one per
+/// thread, and one per `CLIENTS_PER_UDP_SOCKET` clients.
+pub fn udp_socket_count(clients: u32, threads: u32) -> u32 {
+    clients
+        .div_ceil(CLIENTS_PER_UDP_SOCKET)
+        .max(threads)
+        .clamp(1, MAX_UDP_SOCKETS)
+}
+
+/// Connects each requester socket to the responder at `to`, non-blocking, and deals
+/// them into at most `threads` transports (as even as possible, in order).
 pub fn udp_transports(
     socks: Vec<UdpSocket>,
     to: SocketAddr,
+    threads: u32,
 ) -> Result<Vec<Transport>, EngineError> {
-    socks
+    for s in &socks {
+        s.connect(to)
+            .and_then(|()| s.set_nonblocking(true))
+            .map_err(|e| EngineError::io(format!("udp connect to {to}"), e))?;
+    }
+    let nt = (threads.max(1) as usize).min(socks.len().max(1));
+    let mut out: Vec<Vec<UdpSocket>> = (0..nt).map(|_| Vec::new()).collect();
+    let n = socks.len();
+    for (i, s) in socks.into_iter().enumerate() {
+        if let Some(g) = out.get_mut(i * nt / n.max(1)) {
+            g.push(s);
+        }
+    }
+    Ok(out
         .into_iter()
-        .map(|s| {
-            s.connect(to)
-                .and_then(|()| s.set_nonblocking(true))
-                .map_err(|e| EngineError::io(format!("udp connect to {to}"), e))?;
-            Ok(Transport::Udp(s))
-        })
-        .collect()
+        .filter(|g| !g.is_empty())
+        .map(Transport::Udp)
+        .collect())
 }
 
 /// Deals one TCP connection per client (non-blocking) into at most `threads` groups.
@@ -117,13 +181,13 @@ pub fn run(
                     stop: d.stop,
                     live,
                 };
-                let out = load::run(&plan);
+                let out = hot::run(&plan);
                 remaining.fetch_sub(1, Ordering::AcqRel);
                 out
             }));
         }
         let interval = std::time::Duration::from_nanos(d.interval_ns);
-        let intervals = super::ticker::run(t0, interval, &lives, &remaining, obs);
+        let intervals = ticker::run(t0, interval, &lives, &remaining, obs);
         let outs: Vec<_> = handles.into_iter().filter_map(|h| h.join().ok()).collect();
         (outs, intervals)
     });
@@ -132,7 +196,11 @@ pub fn run(
     let mut hist = new_histogram();
     let mut errors = Vec::new();
     let mut unanswered = 0;
+    let mut cpu: Option<ThreadsCpu> = None;
     for o in outcomes {
+        if let Some(c) = &o.cpu {
+            cpu.get_or_insert_with(ThreadsCpu::default).add(c);
+        }
         counts.add(&o.counts);
         let _ = hist.add(&o.hist);
         unanswered += o.unanswered;
@@ -145,6 +213,7 @@ pub fn run(
         latency: from_histogram(&hist),
         threads: nt,
         wall_ns,
+        cpu,
     };
     (merged, intervals)
 }

@@ -1,0 +1,86 @@
+//! Documents for `report`: an rr load sweep's group, stream and rr runs picked by id,
+//! and a single path run.
+use anyhow::{anyhow, Context};
+use mtuperf_report::compare::CompareDoc;
+use mtuperf_store::{Filter, Store};
+
+use super::compare_doc;
+
+/// A group's document: a comparison's, or an rr load sweep's (its steps' runs).
+pub fn group_doc(store: &Store, id: i64) -> anyhow::Result<CompareDoc> {
+    match store.group(id)? {
+        Some(g) if g.kind == "rr" => {
+            let ids: Vec<i64> = store.group_runs(id)?.iter().map(|r| r.id).collect();
+            adhoc_doc(store, &ids)
+        }
+        _ => compare_doc(store, id),
+    }
+}
+
+/// Stream and rr runs picked by id: one "path" per label (or per run without one).
+pub fn adhoc_doc(store: &Store, ids: &[i64]) -> anyhow::Result<CompareDoc> {
+    let mut runs = load_runs(store, ids)?;
+    // A step of an rr load sweep brings its whole sweep (the group of one `rr --clients`).
+    let groups: Vec<i64> = runs.iter().filter_map(|r| r.group_id).collect();
+    for gid in groups {
+        if store.group(gid)?.is_some_and(|g| g.kind == "rr") {
+            runs.extend(store.group_runs(gid)?);
+        }
+    }
+    runs.sort_by_key(|r| r.id);
+    runs.dedup_by_key(|r| r.id);
+    let stored: Vec<mtuperf_report::adhoc::StoredRun> = runs
+        .iter()
+        .map(|r| mtuperf_report::adhoc::StoredRun {
+            id: r.id,
+            kind: &r.kind,
+            label: r.label.as_deref(),
+            target: &r.target,
+            document: &r.document,
+        })
+        .collect();
+    mtuperf_report::adhoc::doc(&stored).map_err(|e| anyhow!(e))
+}
+
+fn load_runs(store: &Store, ids: &[i64]) -> anyhow::Result<Vec<mtuperf_store::StoredRun>> {
+    let runs = store.list(&Filter {
+        ids: ids.to_vec(),
+        ..Filter::default()
+    })?;
+    if let Some(missing) = ids.iter().find(|i| !runs.iter().any(|r| r.id == **i)) {
+        return Err(anyhow!(
+            "no run with id {missing} in {}",
+            store.path().display()
+        ));
+    }
+    Ok(runs)
+}
+
+/// The report of one path run (HTML, or Markdown when `md`), when `ids` names exactly
+/// one run and it is a path run; `None` when none of them is a path run.
+pub fn path_report(store: &Store, ids: &[i64], md: bool) -> anyhow::Result<Option<String>> {
+    let runs = load_runs(store, ids)?;
+    let Some(r) = runs.iter().find(|r| r.kind == "path") else {
+        return Ok(None);
+    };
+    if runs.len() > 1 {
+        return Err(anyhow!(
+            "run {} is a path run: report on it alone (`mtuperf report {}`)",
+            r.id,
+            r.id
+        ));
+    }
+    let mut doc: mtuperf_report::path::Document =
+        serde_json::from_str(&r.document).with_context(|| format!("run {}", r.id))?;
+    doc.run_id = Some(r.id);
+    Ok(Some(if md {
+        format!(
+            "## mtuperf path, run {}\n\n**{}**\n\n```\n{}```\n",
+            r.id,
+            doc.verdict,
+            mtuperf_report::path::text(&doc)
+        )
+    } else {
+        mtuperf_report::html::path::html(&doc)
+    }))
+}

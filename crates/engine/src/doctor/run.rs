@@ -1,0 +1,119 @@
+//! One doctor check of both ends: this host's facts sampled while the agent samples its
+//! own, the bandwidth-delay product chosen from the flags or measured, the rules applied
+//! to both hosts here (the agent knows neither `--bandwidth` nor the RTT) and the two
+//! hosts compared.
+use std::time::Duration;
+
+use mtuperf_proto::msg::doctor::DoctorReply;
+
+use super::{client, cross, facts, Bdp, Finding, HostFacts, Options, Profile, StreamEvidence};
+use crate::client::Session;
+use crate::stream::End;
+use crate::EngineError;
+
+/// What to check, already validated.
+#[derive(Debug, Clone)]
+pub struct Check {
+    pub profile: Profile,
+    /// How long to sample the error counters.
+    pub sample: Duration,
+    /// The interfaces to check, and how they were chosen.
+    pub ifaces: Vec<String>,
+    pub selection: String,
+    /// `--bandwidth`, bit/s (default: the slowest link speed of the checked interfaces).
+    pub bandwidth: Option<f64>,
+    /// `--rtt` (default with a peer: the control connection's round trip).
+    pub rtt: Option<Duration>,
+}
+
+/// Where the check finds what stored runs say about an end's buffers (the history:
+/// the engine does not read it itself).
+pub trait EvidenceSource {
+    fn evidence(&self, end: End) -> Option<StreamEvidence>;
+}
+
+/// Both hosts' facts and findings, and their comparison.
+#[derive(Debug, Clone)]
+pub struct Checked {
+    pub local: HostFacts,
+    pub findings: Vec<Finding>,
+    /// The agent's host, with findings recomputed here.
+    pub peer: Option<DoctorReply>,
+    /// Cross-node comparisons, empty without a peer.
+    pub cross: Vec<Finding>,
+}
+
+/// The bandwidth-delay product from the flags, else the slowest link speed and the
+/// measured round trip; none without a rate or a round trip.
+pub fn choose_bdp(c: &Check, host: &HostFacts, measured_rtt: Option<Duration>) -> Option<Bdp> {
+    let (bw, bw_src) = if let Some(b) = c.bandwidth {
+        (b, "--bandwidth".to_string())
+    } else {
+        let f = host
+            .ifaces
+            .iter()
+            .filter_map(|f| f.info.speed_mbps.map(|s| (s, &f.info.name)))
+            .min()?;
+        (f64::from(f.0) * 1e6, format!("link speed of {}", f.1))
+    };
+    let (rtt, rtt_src) = match (c.rtt, measured_rtt) {
+        (Some(r), _) => (r, "--rtt".to_string()),
+        (None, Some(r)) => (r, "control round trip to the agent".to_string()),
+        (None, None) => return None,
+    };
+    Some(Bdp {
+        bits_per_sec: bw,
+        rtt,
+        source: format!("{bw_src}, {rtt_src}"),
+    })
+}
+
+/// Runs the check here and, with a session, on the agent's host at the same time.
+///
+/// # Errors
+/// The agent's part failed (refused, closed, timed out).
+pub fn run(
+    c: &Check,
+    session: Option<&Session>,
+    stored: &dyn EvidenceSource,
+) -> Result<Checked, EngineError> {
+    // Sample both hosts at the same time: the agent's sample runs while ours does.
+    let (local, peer) = std::thread::scope(|sc| {
+        let remote = session.map(|s| sc.spawn(move || client::ask_peer(s, c.profile, c.sample)));
+        let local = facts::gather(&c.ifaces, &c.selection, c.sample);
+        let peer = remote.map(|h| {
+            h.join()
+                .unwrap_or_else(|_| Err(EngineError::Protocol("doctor thread failed".into())))
+        });
+        (local, peer)
+    });
+    let peer = peer.transpose()?;
+    let rtt = session.and_then(|s| client::control_rtt(s, 5));
+    let findings = super::check_host(
+        &local,
+        &Options {
+            profile: c.profile,
+            bdp: choose_bdp(c, &local, rtt),
+            evidence: stored.evidence(End::Client),
+        },
+    );
+    let peer = peer.map(|mut p| {
+        let opts = Options {
+            profile: c.profile,
+            bdp: choose_bdp(c, &p.facts, rtt),
+            evidence: stored.evidence(End::Agent),
+        };
+        p.findings = super::check_host(&p.facts, &opts);
+        p
+    });
+    let cross = peer
+        .as_ref()
+        .map(|p| cross::compare(&local, &p.facts))
+        .unwrap_or_default();
+    Ok(Checked {
+        local,
+        findings,
+        peer,
+        cross,
+    })
+}

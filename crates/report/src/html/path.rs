@@ -1,0 +1,183 @@
+//! The HTML report of one `path` run: the verdict, each direction's search (largest
+//! passing size against the expected MTU and the sender's interface MTU) as a table and
+//! a chart, and the run's text.
+
+use std::fmt::Write as _;
+
+use mtuperf_engine::path::{DirResult, Limit};
+use plotters::prelude::*;
+
+use super::axis::{legend, tick, Unit, LEGEND_W};
+use super::charts::{color, wrap, SIZE};
+use super::{esc, table, CSS};
+use crate::path::Document;
+
+/// (direction name, its search, the MTU it reads as).
+type Dir<'a> = (&'static str, &'a DirResult, u32);
+
+fn dirs(doc: &Document) -> (Vec<Dir<'_>>, u32) {
+    if let Some(r) = &doc.agent {
+        let f = r.forward_mtu.unwrap_or(r.forward.largest_ok);
+        let b = r.reverse_mtu.unwrap_or(r.reverse.largest_ok);
+        (
+            vec![("forward", &r.forward, f), ("reverse", &r.reverse, b)],
+            r.expect,
+        )
+    } else if let Some(r) = &doc.icmp {
+        (
+            vec![("both (ICMP echo)", &r.both, r.both.largest_ok)],
+            r.expect,
+        )
+    } else {
+        (Vec::new(), 0)
+    }
+}
+
+/// One bar per direction (the largest size that passed, labelled), a red line at the
+/// expected MTU and a grey one at the sender's interface MTU (the search's top).
+fn chart(ds: &[Dir<'_>], expect: u32) -> String {
+    if ds.is_empty() {
+        return String::new();
+    }
+    let n = ds.len();
+    let top = ds.iter().map(|d| d.1.top).max().unwrap_or(0);
+    let ymax = f64::from(top.max(expect).max(1)) * 1.15;
+    let title = "largest packet that passed, per direction";
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        let _ = root.fill(&WHITE);
+        let Ok(titled) = root.titled(title, ("sans-serif", 15)) else {
+            return String::new();
+        };
+        let (plot, pane) = titled.split_horizontally(SIZE.0 - LEGEND_W);
+        legend(
+            &pane,
+            &[
+                (color(0), "largest passing".into()),
+                (RED, format!("expected {expect}")),
+                (RGBColor(150, 150, 150), format!("iface MTU {top}")),
+            ],
+        );
+        let names: Vec<&str> = ds.iter().map(|d| d.0).collect();
+        let Ok(mut chart) = ChartBuilder::on(&plot)
+            .margin(10)
+            .x_label_area_size(30)
+            .y_label_area_size(64)
+            .build_cartesian_2d(0.0..n as f64, 0.0..ymax)
+        else {
+            return String::new();
+        };
+        let _ = chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(n * 2 + 1)
+            .x_label_formatter(&|x| {
+                let i = x.floor() as usize;
+                if (x - i as f64 - 0.5).abs() < 0.01 {
+                    names.get(i).map(ToString::to_string).unwrap_or_default()
+                } else {
+                    String::new()
+                }
+            })
+            .y_desc("IP packet size, bytes")
+            .y_label_formatter(&|v| tick(Unit::Count, *v))
+            .draw();
+        for (i, d) in ds.iter().enumerate() {
+            let x = i as f64;
+            let v = f64::from(d.1.largest_ok);
+            let _ = chart.draw_series(std::iter::once(Rectangle::new(
+                [(x + 0.25, 0.0), (x + 0.75, v)],
+                color(0).filled(),
+            )));
+            let label = format!("{} ({} probes)", d.1.largest_ok, d.1.probes);
+            let _ = chart.draw_series(std::iter::once(
+                EmptyElement::at((x + 0.25, v)) + Text::new(label, (0, -16), ("sans-serif", 12)),
+            ));
+        }
+        for (v, c) in [(top, RGBColor(150, 150, 150)), (expect, RED)] {
+            let y = f64::from(v);
+            let _ = chart.draw_series(std::iter::once(PathElement::new(
+                vec![(0.0, y), (n as f64, y)],
+                c.stroke_width(2),
+            )));
+        }
+        let _ = root.present();
+    }
+    wrap(&svg, n, title)
+}
+
+fn stopped_by(d: &DirResult) -> String {
+    match &d.limit {
+        Limit::Top => "reached the top".into(),
+        Limit::Icmp { mtu, .. } => format!("ICMP too-big, MTU {mtu}"),
+        Limit::Local { mtu } => format!("local route/interface, MTU {mtu}"),
+        Limit::Silent => "silence (black hole)".into(),
+    }
+}
+
+/// The whole report of one path run as one HTML document.
+pub fn html(doc: &Document) -> String {
+    let mut o = String::new();
+    let target = doc
+        .agent
+        .as_ref()
+        .map(|r| r.target.clone())
+        .or_else(|| doc.icmp.as_ref().map(|r| r.target.to_string()))
+        .or_else(|| doc.hops.as_ref().map(|r| r.target.to_string()))
+        .unwrap_or_default();
+    let title = format!("mtuperf path: {target}");
+    let _ = write!(
+        o,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/><title>{t}</title><style>{CSS}</style></head><body>\n<h1>{t}</h1>\n",
+        t = esc(&title)
+    );
+    let _ = writeln!(
+        o,
+        "<p>{} mode, started {}{}</p>",
+        esc(&doc.mode),
+        esc(&doc.started),
+        doc.run_id.map_or(String::new(), |id| format!(", run {id}"))
+    );
+    let class = if doc.ok { "verdict" } else { "flag" };
+    o.push_str("<h2>Verdict</h2>\n");
+    let _ = writeln!(o, "<p class=\"{class}\">{}</p>", esc(&doc.verdict));
+    let (ds, expect) = dirs(doc);
+    if !ds.is_empty() {
+        o.push_str("<h2>Searches</h2>\n");
+        let rows: Vec<Vec<String>> = ds
+            .iter()
+            .map(|(name, d, mtu)| {
+                vec![
+                    (*name).to_string(),
+                    mtu.to_string(),
+                    d.largest_ok.to_string(),
+                    d.top.to_string(),
+                    stopped_by(d),
+                    d.probes.to_string(),
+                    d.lost.to_string(),
+                    if *mtu >= expect { "ok" } else { "BELOW" }.to_string(),
+                ]
+            })
+            .collect();
+        table(
+            &mut o,
+            &[
+                "direction",
+                "MTU",
+                "largest passing",
+                "search top",
+                "stopped by",
+                "probes",
+                "unanswered",
+                &format!("vs expected {expect}"),
+            ],
+            &rows,
+        );
+        o.push_str(&chart(&ds, expect));
+    }
+    o.push_str("<h2>Details</h2>\n<pre>");
+    o.push_str(&esc(&crate::path::text(doc)));
+    o.push_str("</pre>\n</body></html>\n");
+    o
+}

@@ -1,0 +1,294 @@
+//! One [`RunRecord`] implementation per [`RunKind`], and [`decode`] from the history.
+use mtuperf_proto::msg::rr::RrProto;
+
+use super::{Figure, RunKind, RunRecord};
+use crate::{compare, doctor, path, rr, stream};
+
+/// Compact JSON in the struct's field order. Our documents are plain structs with
+/// string keys, which always serialize; the error arm keeps a failure visible as a
+/// document that says what went wrong rather than as an empty string.
+fn json<T: serde::Serialize>(doc: &T) -> String {
+    serde_json::to_string(doc).unwrap_or_else(|e| {
+        serde_json::json!({ "schema": "mtuperf.error/1", "error": e.to_string(), "exit": 1 })
+            .to_string()
+    })
+}
+
+/// Reads a stored document back as the record of its kind.
+///
+/// # Errors
+/// The document does not parse as its kind's schema.
+pub fn decode(kind: RunKind, document: &str) -> Result<Box<dyn RunRecord>, serde_json::Error> {
+    Ok(match kind {
+        RunKind::Stream => Box::new(Stored(serde_json::from_str::<stream::Document>(document)?)),
+        RunKind::Rr => Box::new(Stored(serde_json::from_str::<rr::Document>(document)?)),
+        RunKind::Path => Box::new(serde_json::from_str::<path::Document>(document)?),
+        RunKind::Doctor => Box::new(serde_json::from_str::<doctor::Document>(document)?),
+        RunKind::Compare => Box::new(serde_json::from_str::<compare::CompareDoc>(document)?),
+    })
+}
+
+// --- stream: one run, stored as a one-run mtuperf.stream/1 document.
+
+impl RunRecord for stream::RunDoc {
+    fn kind(&self) -> RunKind {
+        RunKind::Stream
+    }
+    fn started_unix_ms(&self) -> i64 {
+        self.result.started_unix_ms
+    }
+    fn headline(&self) -> String {
+        stream::headline(self)
+    }
+    fn headline_value(&self) -> Option<f64> {
+        Some(self.metrics.headline_bps)
+    }
+    fn interrupted(&self) -> bool {
+        self.result.interrupted
+    }
+    fn document(&self) -> String {
+        json(&stream::Document::new(vec![self.clone()]))
+    }
+    fn figures(&self) -> Vec<Figure> {
+        let mut f = vec![
+            Figure::new("block", "bytes", f64::from(self.result.request.block)),
+            Figure::new("goodput", "bit/s", self.metrics.headline_bps),
+        ];
+        if let Some(v) = stream::receiver_demand(self) {
+            f.push(Figure::new("receiver_cpu", "us/MiB", v));
+        }
+        let recv = self.metrics.directions.first().map(|d| d.receiver);
+        let fpb = self
+            .metrics
+            .ends
+            .iter()
+            .find(|e| Some(e.end) == recv)
+            .and_then(|e| e.iface.as_ref())
+            .and_then(|i| i.frames_per_block);
+        if let Some(v) = fpb {
+            f.push(Figure::new("frames_per_block", "frames", v));
+        }
+        for (end, iface) in [
+            ("client", &self.result.client.iface),
+            ("agent", &self.result.agent.iface),
+        ] {
+            if let Some(i) = iface {
+                f.push(Figure::new("mtu", "bytes", f64::from(i.mtu)).label("end", end));
+            }
+        }
+        f
+    }
+    fn text(&self) -> String {
+        stream::text(&stream::Document::new(vec![self.clone()]))
+    }
+}
+
+// --- rr: one load step, stored as a one-step mtuperf.rr/1 document.
+
+impl RunRecord for rr::StepDoc {
+    fn kind(&self) -> RunKind {
+        RunKind::Rr
+    }
+    fn started_unix_ms(&self) -> i64 {
+        self.result.started_unix_ms
+    }
+    fn headline(&self) -> String {
+        rr::headline(self)
+    }
+    fn headline_value(&self) -> Option<f64> {
+        Some(self.metrics.blocks_per_s)
+    }
+    fn interrupted(&self) -> bool {
+        self.result.interrupted
+    }
+    fn document(&self) -> String {
+        json(&rr::Document::new(vec![self.clone()]))
+    }
+    fn figures(&self) -> Vec<Figure> {
+        let q = &self.result.request;
+        let lat = &self.result.client.latency;
+        let proto = match q.proto {
+            RrProto::Udp => "udp",
+            RrProto::Tcp => "tcp",
+        };
+        let mut f = vec![
+            Figure::new("block", "bytes", f64::from(q.block)),
+            Figure::new("request", "bytes", f64::from(q.request)),
+            Figure::new("clients", "clients", f64::from(q.clients)),
+            Figure::new("p50", "ns", lat.p50 as f64),
+            Figure::new("p99", "ns", lat.p99 as f64),
+            Figure::new("p999", "ns", lat.p999 as f64),
+            Figure::new("blocks_per_s", "blocks/s", self.metrics.blocks_per_s),
+            Figure::new("lost", "%", self.metrics.lost_pct),
+        ];
+        if let Some(rate) = q.rate {
+            f.push(Figure::new("rate", "blocks/s", rate as f64));
+        }
+        f.into_iter().map(|x| x.label("proto", proto)).collect()
+    }
+    fn text(&self) -> String {
+        rr::text(&rr::Document::new(vec![self.clone()]))
+    }
+}
+
+// --- stored stream and rr documents: the record is the first run, the text the whole.
+
+/// A stored document of runs (stream) or steps (rr).
+trait Runs: serde::Serialize {
+    type Run: RunRecord;
+    const KIND: RunKind;
+    fn first(&self) -> Option<&Self::Run>;
+    fn whole_text(&self) -> String;
+}
+
+impl Runs for stream::Document {
+    type Run = stream::RunDoc;
+    const KIND: RunKind = RunKind::Stream;
+    fn first(&self) -> Option<&stream::RunDoc> {
+        self.runs.first()
+    }
+    fn whole_text(&self) -> String {
+        stream::text(self)
+    }
+}
+
+impl Runs for rr::Document {
+    type Run = rr::StepDoc;
+    const KIND: RunKind = RunKind::Rr;
+    fn first(&self) -> Option<&rr::StepDoc> {
+        self.steps.first()
+    }
+    fn whole_text(&self) -> String {
+        rr::text(self)
+    }
+}
+
+/// A stored document read back from the history.
+struct Stored<D>(D);
+
+impl<D: Runs> RunRecord for Stored<D> {
+    fn kind(&self) -> RunKind {
+        D::KIND
+    }
+    fn started_unix_ms(&self) -> i64 {
+        self.0.first().map_or(0, RunRecord::started_unix_ms)
+    }
+    fn headline(&self) -> String {
+        self.0.first().map(RunRecord::headline).unwrap_or_default()
+    }
+    fn headline_value(&self) -> Option<f64> {
+        self.0.first().and_then(RunRecord::headline_value)
+    }
+    fn interrupted(&self) -> bool {
+        self.0.first().is_some_and(RunRecord::interrupted)
+    }
+    fn document(&self) -> String {
+        json(&self.0)
+    }
+    fn figures(&self) -> Vec<Figure> {
+        self.0.first().map(RunRecord::figures).unwrap_or_default()
+    }
+    fn text(&self) -> String {
+        self.0.whole_text()
+    }
+}
+
+// --- path, doctor, compare: the document is the record.
+
+impl RunRecord for path::Document {
+    fn kind(&self) -> RunKind {
+        RunKind::Path
+    }
+    fn started_unix_ms(&self) -> i64 {
+        self.started_unix_ms
+    }
+    fn headline(&self) -> String {
+        self.verdict.clone()
+    }
+    fn headline_value(&self) -> Option<f64> {
+        None
+    }
+    fn document(&self) -> String {
+        json(self)
+    }
+    fn figures(&self) -> Vec<Figure> {
+        vec![Figure::new("ok", "bool", f64::from(u8::from(self.ok))).label("mode", &self.mode)]
+    }
+    fn text(&self) -> String {
+        path::text(self)
+    }
+}
+
+impl RunRecord for doctor::Document {
+    fn kind(&self) -> RunKind {
+        RunKind::Doctor
+    }
+    fn started_unix_ms(&self) -> i64 {
+        self.started_unix_ms
+    }
+    fn headline(&self) -> String {
+        doctor::headline(self)
+    }
+    fn headline_value(&self) -> Option<f64> {
+        Some(self.counts.fail as f64)
+    }
+    fn document(&self) -> String {
+        json(self)
+    }
+    fn figures(&self) -> Vec<Figure> {
+        let c = &self.counts;
+        [
+            ("pass", c.pass),
+            ("warn", c.warn),
+            ("fail", c.fail),
+            ("skip", c.skip),
+        ]
+        .into_iter()
+        .map(|(status, n)| Figure::new("findings", "findings", n as f64).label("status", status))
+        .collect()
+    }
+    fn text(&self) -> String {
+        doctor::text(self)
+    }
+}
+
+impl RunRecord for compare::CompareDoc {
+    fn kind(&self) -> RunKind {
+        RunKind::Compare
+    }
+    fn started_unix_ms(&self) -> i64 {
+        self.runs
+            .first()
+            .and_then(|r| humantime::parse_rfc3339(&r.started).ok())
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_millis() as i64)
+    }
+    fn headline(&self) -> String {
+        self.verdicts.join("; ")
+    }
+    fn headline_value(&self) -> Option<f64> {
+        None
+    }
+    fn interrupted(&self) -> bool {
+        self.interrupted
+    }
+    fn document(&self) -> String {
+        json(self)
+    }
+    fn figures(&self) -> Vec<Figure> {
+        self.summaries
+            .iter()
+            .map(|s| {
+                Figure::new("mean", s.figure.unit(), s.summary.mean)
+                    .label("figure", s.figure.label())
+                    .label("path", &s.path)
+                    .label("test", s.test.name())
+                    .label("block", s.block.to_string())
+                    .label("clients", s.clients.to_string())
+            })
+            .collect()
+    }
+    fn text(&self) -> String {
+        compare::text(self)
+    }
+}
