@@ -3,7 +3,7 @@
 //! never blocks a legitimate session on a slow, silent or hostile one (every read has
 //! a timeout, connections in handshake are capped, each runs on its own thread).
 
-mod config;
+pub mod config;
 mod conns;
 mod handshake;
 mod logrl;

@@ -14,6 +14,7 @@ use mtuperf_proto::msg::{
 };
 
 use super::responder::Serving;
+use crate::agent::config::wire_name;
 use crate::agent::ctx::SessionCtx;
 use crate::config::bounds::{MAX_RR_TIMEOUT, MAX_UDP_PORTS, MIN_RR_TIMEOUT};
 use crate::config::RrConfig;
@@ -196,7 +197,7 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
             secs: GRACE.as_secs(),
         });
     }
-    let proto = crate::agent::wire_name(&req.proto);
+    let proto = wire_name(&req.proto);
     ctx.log_fields(
         "rr",
         format!(

@@ -10,6 +10,7 @@ use mtuperf_proto::msg::{
 };
 
 use super::phase::{self, DataConn, Phase, END_GRACE, IDLE};
+use crate::agent::config::wire_name;
 use crate::agent::ctx::SessionCtx;
 use crate::config::StreamConfig;
 use crate::flow::Start;
@@ -120,7 +121,7 @@ pub fn serve(ctx: &SessionCtx, req: &StreamRequest) -> Result<(), EngineError> {
     let received: u64 = conns.iter().filter(|c| !c.sending).map(|c| c.bytes).sum();
     let sent: u64 = conns.iter().filter(|c| c.sending).map(|c| c.bytes).sum();
     let wall = t0.elapsed();
-    let direction = crate::agent::wire_name(&req.direction);
+    let direction = wire_name(&req.direction);
     ctx.log_fields(
         "stream",
         format!(
