@@ -108,7 +108,7 @@ pub fn run(cli: Cli) -> CmdResult {
         Command::Report(a) => cmd::report::run(g, a),
         Command::Export(a) => cmd::export::run(g, a),
         Command::Keygen(a) => cmd::keygen::run(&a),
-        Command::Completions(a) => cmd::completions::run(g, a),
-        Command::Man(a) => cmd::man::run(g, a),
+        Command::Completions(a) => cmd::completions::run(g, a, command()),
+        Command::Man(a) => cmd::man::run(g, a, command()),
     }
 }

@@ -10,6 +10,7 @@ use std::time::Duration;
 use anyhow::Context;
 use mtuperf_engine::client::ConnectOptions;
 use mtuperf_engine::compare::PathSpec;
+use mtuperf_engine::config::bounds;
 use mtuperf_engine::doctor::Profile;
 use mtuperf_engine::EngineError;
 use mtuperf_proto::auth::Key;
@@ -48,38 +49,54 @@ fn duration_in(s: &str, min: Duration, max: Duration) -> Result<Duration, String
 
 /// --block: 1 byte to 16 MiB.
 pub fn parse_block(s: &str) -> Result<u32, String> {
-    size_in(s, 1, 16 << 20, " (e.g. 8K, 128K, 9000)").map(|v| v as u32)
+    size_in(s, 1, bounds::MAX_BLOCK, " (e.g. 8K, 128K, 9000)").map(|v| v as u32)
 }
 
 /// --window: 1 KiB to 1 GiB.
 pub fn parse_window(s: &str) -> Result<u32, String> {
-    size_in(s, 1024, 1 << 30, " (e.g. 256K, 4M)").map(|v| v as u32)
+    size_in(
+        s,
+        bounds::MIN_WINDOW,
+        bounds::MAX_WINDOW,
+        " (e.g. 256K, 4M)",
+    )
+    .map(|v| v as u32)
 }
 
 /// --bytes: 1 byte to 1 PiB.
 pub fn parse_total(s: &str) -> Result<u64, String> {
-    size_in(s, 1, 1 << 50, " (e.g. 1G, 500M)")
+    size_in(s, 1, bounds::MAX_TOTAL, " (e.g. 1G, 500M)")
 }
 
 /// --time: 100 ms to 24 h.
 pub fn parse_test_time(s: &str) -> Result<Duration, String> {
-    duration_in(s, Duration::from_millis(100), Duration::from_hours(24))
+    duration_in(s, bounds::MIN_TIME, bounds::MAX_TIME)
 }
 
 /// --interval: 10 ms to 1 h.
 pub fn parse_interval(s: &str) -> Result<Duration, String> {
-    duration_in(s, Duration::from_millis(10), Duration::from_hours(1))
+    duration_in(s, bounds::MIN_INTERVAL, bounds::MAX_INTERVAL)
 }
 
 /// --rx-coalesce: 0 to the agent's maximum (10 ms).
 pub fn parse_rx_coalesce(s: &str) -> Result<Duration, String> {
-    let max = Duration::from_micros(mtuperf_proto::msg::MAX_RX_COALESCE_US.into());
+    let max = Duration::from_micros(bounds::MAX_RX_COALESCE_US.into());
     duration_in(s, Duration::ZERO, max)
 }
 
 /// Durations from 0 up to 24 h (--omit, agent limits).
 pub fn parse_any_duration(s: &str) -> Result<Duration, String> {
-    duration_in(s, Duration::ZERO, Duration::from_hours(24))
+    duration_in(s, Duration::ZERO, bounds::MAX_TIME)
+}
+
+/// A count with SI suffixes (10k, 2.5k, 1M) from `min` to `max`.
+pub fn count_in(s: &str, min: u64, max: u64, hint: &str) -> Result<u64, String> {
+    let v = mtuperf_proto::units::parse_count(s)
+        .map_err(|e| format!("{e}; allowed {min} to {max}{hint}"))?;
+    if v < min || v > max {
+        return Err(format!("{v} is out of range: allowed {min} to {max}{hint}"));
+    }
+    Ok(v)
 }
 
 /// The warning for a key file that others than its owner may read, if it is one.
@@ -249,7 +266,14 @@ pub fn engine_failure(e: EngineError) -> Failure {
     } else {
         exit::FAILED
     };
-    Failure::new(code, e)
+    Failure::new(code, engine_error(e))
+}
+
+/// An engine error as one message. Its text already carries its cause (it is also
+/// what the engine writes into reasons and logs), so the cause is not chained again:
+/// `main` prints the chain, and would print "Connection refused" twice.
+pub fn engine_error(e: EngineError) -> anyhow::Error {
+    anyhow::Error::msg(e.to_string())
 }
 
 /// `--ci-width`: a percentage from 0.1 to 50.
@@ -332,8 +356,39 @@ pub fn parse_bandwidth(s: &str) -> Result<f64, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::key_mode_warning;
+    use super::{count_in, engine_error, key_mode_warning, parse_test_time};
+    use mtuperf_engine::EngineError;
     use std::path::Path;
+
+    #[test]
+    fn counts_take_si_suffixes_and_name_the_range() {
+        assert_eq!(
+            count_in("10k", 1, 100, ""),
+            Err("10000 is out of range: allowed 1 to 100".into())
+        );
+        assert_eq!(count_in("2.5k", 1, 1_000_000, ""), Ok(2500));
+        let e = count_in("1.5", 1, 100, " requests/s").unwrap_err();
+        assert!(
+            e.contains("\"1.5\"") && e.contains("allowed 1 to 100 requests/s"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_zero_maximum_duration_is_refused() {
+        assert!(parse_test_time("0s").is_err());
+        assert!(parse_test_time("2s").is_ok());
+    }
+
+    #[test]
+    fn an_engine_error_names_its_cause_once() {
+        let e = EngineError::Connect {
+            addr: "127.0.0.1:1".parse().unwrap(),
+            source: std::io::ErrorKind::ConnectionRefused.into(),
+        };
+        let text = format!("{:#}", engine_error(e));
+        assert_eq!(text.matches("refused").count(), 1, "{text}");
+    }
 
     #[test]
     fn key_files_others_can_read_are_warned_about() {

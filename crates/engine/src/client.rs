@@ -6,11 +6,12 @@ use std::time::Duration;
 
 use mtuperf_proto::auth::{self, Key};
 use mtuperf_proto::codec::Codec;
-use mtuperf_proto::msg::{AgentInfo, AgentMsg, ClientMsg, Hello, Refusal, Role};
+use mtuperf_proto::msg::{AgentInfo, AgentMsg, ClientMsg, Hello, Refusal, Role, Welcome};
 use mtuperf_proto::{DEFAULT_PORT, PROTOCOL_VERSION};
 use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::control::Control;
+use crate::flow::{AuthOk, Expected};
 use crate::{random_bytes, EngineError};
 
 /// How to reach the agent.
@@ -80,10 +81,12 @@ pub fn connect_tcp(
     setup(&sock);
     sock.connect_timeout(&addr.into(), timeout)
         .map_err(|source| match source.kind() {
-            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => EngineError::Timeout {
-                what: format!("connect to {addr}"),
-                secs: timeout.as_secs(),
-            },
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => {
+                EngineError::ConnectTimeout {
+                    addr,
+                    secs: timeout.as_secs(),
+                }
+            }
             _ => EngineError::Connect { addr, source },
         })?;
     Ok(sock.into())
@@ -109,16 +112,12 @@ impl Session {
         let nc: auth::Nonce = random_bytes();
         control.send(&ClientMsg::Hello(Hello::new(nc, Role::Control)))?;
         crate::sniff::expect_agent(control.socket(), agent, opts.reply_timeout)?;
-        let welcome =
-            match control.recv::<AgentMsg>(Some(opts.reply_timeout), "the agent's welcome")? {
-                AgentMsg::Welcome(w) => *w,
-                AgentMsg::Refused(r) => return Err(EngineError::Refused(r)),
-                other => {
-                    return Err(EngineError::Protocol(format!(
-                        "expected welcome, got {other:?}"
-                    )))
-                }
-            };
+        let welcome: Welcome = control
+            .expect(Some(opts.reply_timeout), "the agent's welcome")
+            .map_err(|e| match e {
+                EngineError::Timeout { secs, .. } => EngineError::NoWelcome { secs },
+                e => e,
+            })?;
         if welcome.version != PROTOCOL_VERSION {
             return Err(EngineError::Refused(Refusal::VersionMismatch {
                 agent: welcome.version,
@@ -154,15 +153,8 @@ impl Session {
                 })?;
                 let session = auth::session_key(key, &nc, &na);
                 control.authenticate(session.clone());
-                match control.recv::<AgentMsg>(Some(opts.reply_timeout), "authentication")? {
-                    AgentMsg::AuthOk { cookie, info } => (cookie, *info, Some(session)),
-                    AgentMsg::Refused(r) => return Err(EngineError::Refused(r)),
-                    other => {
-                        return Err(EngineError::Protocol(format!(
-                            "expected auth result, got {other:?}"
-                        )))
-                    }
-                }
+                let ok: AuthOk = control.expect(Some(opts.reply_timeout), "authentication")?;
+                (ok.cookie, ok.info, Some(session))
             }
         };
         Ok(Session {
@@ -210,6 +202,16 @@ impl Session {
         std::io::Write::write_all(&mut &stream, &frame)
             .map_err(|e| EngineError::io("opening data connection", e))?;
         Ok(stream)
+    }
+
+    /// Sends a request and waits for the answer `T`; a refusal is an error.
+    pub fn ask<T: Expected<Msg = AgentMsg>>(
+        &self,
+        msg: &ClientMsg,
+        what: &str,
+    ) -> Result<T, EngineError> {
+        self.control.send(msg)?;
+        self.control.expect(Some(self.opts.reply_timeout), what)
     }
 
     /// Sends a request and waits for one answer, turning refusals into errors.

@@ -86,6 +86,16 @@ impl Control {
         self.recv_by(timeout.map(|t| Instant::now() + t), what)
     }
 
+    /// Receives the one message variant `T` the protocol's state waits for (see
+    /// [`crate::flow`]), waiting at most `timeout` for it.
+    pub fn expect<T: crate::flow::Expected>(
+        &self,
+        timeout: Option<Duration>,
+        what: &str,
+    ) -> Result<T, EngineError> {
+        crate::flow::take(self.recv::<T::Msg>(timeout, what)?)
+    }
+
     /// Receives one message whose last byte must arrive before `deadline` (None:
     /// no deadline). The deadline is on the whole frame, not on each read: a peer
     /// that trickles a byte now and then cannot stretch it.
@@ -100,9 +110,9 @@ impl Control {
                 what: what.to_string(),
                 secs: started.elapsed().as_secs(),
             },
-            std::io::ErrorKind::UnexpectedEof => {
-                EngineError::Protocol(format!("connection closed while waiting for {what}"))
-            }
+            std::io::ErrorKind::UnexpectedEof => EngineError::Closed {
+                what: what.to_string(),
+            },
             _ => EngineError::io(format!("receiving {what}"), e),
         };
         let mut header = [0u8; 4];

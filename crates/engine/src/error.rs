@@ -24,6 +24,18 @@ pub enum EngineError {
     },
     #[error("timed out after {secs} s waiting for {what}")]
     Timeout { what: String, secs: u64 },
+    /// The agent's address did not accept a connection in time.
+    #[error("timed out after {secs} s waiting for connect to {addr}")]
+    ConnectTimeout { addr: SocketAddr, secs: u64 },
+    /// Something accepted the connection but sent no welcome in time.
+    #[error("timed out after {secs} s waiting for the agent's welcome")]
+    NoWelcome { secs: u64 },
+    /// The peer closed the control connection while a message was awaited.
+    #[error("protocol error: connection closed while waiting for {what}")]
+    Closed { what: String },
+    /// The peer sent a well-formed message, but not the one the protocol's state expects.
+    #[error("protocol error: expected {expected}, got {got}")]
+    Unexpected { expected: &'static str, got: String },
     #[error("{0}")]
     Refused(Refusal),
     #[error("protocol error: {0}")]
@@ -34,6 +46,9 @@ pub enum EngineError {
     Agent(String),
     #[error("{op}: {source}")]
     Io { op: String, source: std::io::Error },
+    /// A test's config outside what the protocol allows (caught before asking).
+    #[error("{0}")]
+    Config(#[from] crate::config::ConfigError),
     /// What answered the hello is something else (an SSH or HTTP server, iperf3).
     #[error("{addr} is not an mtuperf agent ({detail})")]
     NotAgent { addr: SocketAddr, detail: String },
@@ -63,7 +78,9 @@ impl EngineError {
             EngineError::Connect { .. }
                 | EngineError::Resolve { .. }
                 | EngineError::NotAgent { .. }
-        ) || matches!(self, EngineError::Timeout { what, .. } if what.contains("connect") || what.contains("welcome"))
+                | EngineError::ConnectTimeout { .. }
+                | EngineError::NoWelcome { .. }
+        )
     }
 
     pub fn is_refusal(&self) -> bool {

@@ -6,9 +6,11 @@
 pub mod agent;
 pub mod client;
 pub mod compare;
+pub mod config;
 pub mod control;
 pub mod doctor;
 pub mod error;
+pub mod flow;
 pub mod path;
 pub mod payload;
 pub mod rr;
@@ -16,6 +18,7 @@ pub mod sampler;
 mod sniff;
 pub mod stall;
 pub mod stream;
+mod tick;
 
 pub use error::EngineError;
 

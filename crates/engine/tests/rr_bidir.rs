@@ -11,10 +11,11 @@ use std::time::Duration;
 
 use mtuperf_engine::agent::{Agent, AgentConfig};
 use mtuperf_engine::client::{ConnectOptions, Session};
-use mtuperf_engine::rr::{self, Quiet, RrObserver, RrParams, RrResult};
+use mtuperf_engine::config::RrConfig;
+use mtuperf_engine::rr::{self, Quiet, RrObserver, RrResult};
 use mtuperf_proto::dgram::{Header, Kind};
-use mtuperf_proto::msg::rr::{RrBidir, RrHooks, RrProto};
-use mtuperf_proto::msg::{Limits, RrRequest};
+use mtuperf_proto::msg::rr::{RrHooks, RrProto};
+use mtuperf_proto::msg::Limits;
 
 fn agent(hooks: bool) -> SocketAddr {
     let mut cfg = AgentConfig::new(vec!["127.0.0.1:0".parse().unwrap()]);
@@ -27,20 +28,17 @@ fn agent(hooks: bool) -> SocketAddr {
     addr
 }
 
-fn params(proto: RrProto, clients: u32) -> RrParams {
-    RrParams {
-        request: RrRequest {
-            proto,
-            block: 8192,
-            request: 128,
-            workers: 2,
-            clients,
-            duration_ms: 700,
-            rate: None,
-            udp_ports: Vec::new(),
-            hooks: None,
-            bidir: Some(RrBidir::default()),
-        },
+fn params(proto: RrProto, clients: u32) -> RrConfig {
+    RrConfig {
+        proto,
+        block: 8192,
+        request: 128,
+        workers: Some(2),
+        clients,
+        time: Duration::from_millis(700),
+        rate: None,
+        hooks: None,
+        bidir: true,
         timeout: Duration::from_millis(200),
         verify: true,
         threads: None,
@@ -48,7 +46,7 @@ fn params(proto: RrProto, clients: u32) -> RrParams {
     }
 }
 
-fn run(addr: SocketAddr, p: &RrParams, obs: &dyn RrObserver) -> RrResult {
+fn run(addr: SocketAddr, p: &RrConfig, obs: &dyn RrObserver) -> RrResult {
     let session = Session::connect(&addr.to_string(), &ConnectOptions::default()).unwrap();
     let r = rr::run(&session, p, &Arc::new(AtomicBool::new(false)), obs).unwrap();
     session.close();
@@ -105,7 +103,7 @@ fn tcp_bidir_closes_in_both_directions() {
 #[test]
 fn bidir_verify_catches_corruption_in_the_forward_direction() {
     let mut p = params(RrProto::Udp, 2);
-    p.request.hooks = Some(RrHooks {
+    p.hooks = Some(RrHooks {
         corrupt_response: 20,
         ..RrHooks::default()
     });

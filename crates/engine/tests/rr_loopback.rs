@@ -10,7 +10,8 @@ use std::time::Duration;
 
 use mtuperf_engine::agent::{Agent, AgentConfig};
 use mtuperf_engine::client::{ConnectOptions, Session};
-use mtuperf_engine::rr::{self, Quiet, RrParams, RrResult};
+use mtuperf_engine::config::RrConfig;
+use mtuperf_engine::rr::{self, Quiet, RrResult};
 use mtuperf_engine::EngineError;
 use mtuperf_proto::dgram::{Header, Kind};
 use mtuperf_proto::msg::rr::{RrHooks, RrProto};
@@ -42,17 +43,17 @@ fn request(proto: RrProto, clients: u32, ms: u64) -> RrRequest {
     }
 }
 
-fn params(request: RrRequest) -> RrParams {
-    RrParams {
-        request,
+fn params(request: RrRequest) -> RrConfig {
+    RrConfig {
         timeout: Duration::from_millis(100),
         verify: true,
         threads: None,
         interval: Duration::from_millis(100),
+        ..RrConfig::from_request(&request)
     }
 }
 
-fn run(addr: SocketAddr, p: &RrParams) -> Result<RrResult, EngineError> {
+fn run(addr: SocketAddr, p: &RrConfig) -> Result<RrResult, EngineError> {
     let session = Session::connect(&addr.to_string(), &ConnectOptions::default()).unwrap();
     let r = rr::run(&session, p, &Arc::new(AtomicBool::new(false)), &Quiet);
     session.close();
@@ -100,7 +101,7 @@ fn many_clients_on_few_threads() {
     let addr = agent(Limits::default(), false);
     let mut p = params(request(RrProto::Udp, 256, 800));
     p.threads = Some(2);
-    p.request.block = 2048;
+    p.block = 2048;
     let r = run(addr, &p).unwrap();
     assert_eq!(r.client.threads, 2);
     assert_eq!(r.client.counts.requests_sent, r.agent.requests);
@@ -139,7 +140,7 @@ fn open_loop_stall_shows_in_the_tail_closed_loop_hides_it() {
             open.client.counts
         );
         assert!(l.p50 < 20_000_000, "{proto:?} p50 {}", l.p50);
-        p.request.rate = None;
+        p.rate = None;
         let closed = run(addr, &p).unwrap();
         assert!(
             closed.client.latency.max >= 50_000_000,

@@ -12,9 +12,9 @@ use std::time::{Duration, Instant};
 
 use mtuperf_engine::agent::{Agent, AgentConfig};
 use mtuperf_engine::client::{ConnectOptions, Session};
-use mtuperf_engine::rr::{self, Quiet, RrParams, RrResult};
+use mtuperf_engine::config::RrConfig;
+use mtuperf_engine::rr::{self, Quiet, RrResult};
 use mtuperf_proto::msg::rr::RrProto;
-use mtuperf_proto::msg::RrRequest;
 
 const CLIENTS: u32 = 4096;
 
@@ -41,23 +41,18 @@ fn settle(base: (usize, usize)) -> (usize, usize) {
 }
 
 fn run(addr: SocketAddr, proto: RrProto) -> RrResult {
-    let p = RrParams {
-        request: RrRequest {
-            proto,
-            block: 8192,
-            request: 128,
-            workers: 2,
-            clients: CLIENTS,
-            duration_ms: 1500,
-            rate: None,
-            udp_ports: Vec::new(),
-            hooks: None,
-            bidir: None,
-        },
+    let p = RrConfig {
+        proto,
+        block: 8192,
+        request: 128,
+        workers: Some(2),
+        clients: CLIENTS,
+        time: Duration::from_millis(1500),
         timeout: Duration::from_millis(200),
         verify: true,
         threads: Some(2),
         interval: Duration::from_millis(250),
+        ..RrConfig::default()
     };
     let session = Session::connect(&addr.to_string(), &ConnectOptions::default()).unwrap();
     let r = rr::run(&session, &p, &Arc::new(AtomicBool::new(false)), &Quiet).unwrap();

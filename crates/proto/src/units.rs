@@ -188,6 +188,32 @@ pub fn format_duration(d: Duration) -> String {
     }
 }
 
+/// A whole count with an optional SI suffix (k = 1000, M, G): "5000", "10k",
+/// "2.5k", "1M" (request rates). A fraction that leaves no whole count is refused.
+pub fn parse_count(s: &str) -> Result<u64, UnitError> {
+    let err = || UnitError {
+        value: s.to_string(),
+        expected: "a whole count such as 5000, 10k, 2.5k or 1M",
+    };
+    let (num, unit) = split_number(s.trim());
+    let mult: u64 = match unit.trim() {
+        "" => 1,
+        "k" | "K" => 1000,
+        "M" | "m" => 1_000_000,
+        "G" | "g" => 1_000_000_000,
+        _ => return Err(err()),
+    };
+    if let Ok(n) = num.parse::<u64>() {
+        return n.checked_mul(mult).ok_or_else(err);
+    }
+    let f: f64 = num.parse().map_err(|_| err())?;
+    let v = f * mult as f64;
+    if !v.is_finite() || v < 0.0 || v > u64::MAX as f64 || v.fract() != 0.0 {
+        return Err(err());
+    }
+    Ok(v as u64)
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -242,5 +268,21 @@ mod tests {
         assert_eq!(format_duration(Duration::from_millis(1_500)), "1500ms");
         assert_eq!(format_duration(Duration::from_micros(1_500_001)), "1.500s");
         assert_eq!(format_duration(Duration::from_millis(200)), "200ms");
+    }
+
+    #[test]
+    fn counts_take_si_suffixes_and_whole_decimals() {
+        for (text, want) in [
+            ("5000", 5000),
+            ("10k", 10_000),
+            ("2.5k", 2500),
+            ("1M", 1_000_000),
+            ("3 G", 3_000_000_000),
+        ] {
+            assert_eq!(super::parse_count(text), Ok(want), "{text}");
+        }
+        for bad in ["1.5", "", "k", "10x", "-1", "1e3"] {
+            assert!(super::parse_count(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -55,6 +55,18 @@ pub fn micros(us: f64) -> String {
     }
 }
 
+/// Nanoseconds as "24.8 µs", "1.25 ms", "2.000 s".
+pub fn latency_ns(ns: f64) -> String {
+    let us = ns / 1000.0;
+    if us >= 1e6 {
+        format!("{:.3} s", us / 1e6)
+    } else if us >= 1e3 {
+        format!("{:.2} ms", us / 1e3)
+    } else {
+        format!("{us:.1} µs")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,8 +12,8 @@ pub struct Args {
 }
 
 #[allow(clippy::needless_pass_by_value, clippy::unnecessary_wraps)] // every subcommand has this signature
-pub fn run(_g: &Global, a: Args) -> CmdResult {
-    let mut cmd = crate::cli::command();
+/// `cmd` is the whole command line's definition (the dispatcher hands it over).
+pub fn run(_g: &Global, a: Args, mut cmd: clap::Command) -> CmdResult {
     let mut buf = Vec::new();
     clap_complete::generate(a.shell, &mut cmd, "mtuperf", &mut buf);
     out!("{}", String::from_utf8_lossy(&buf));

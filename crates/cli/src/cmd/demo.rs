@@ -13,9 +13,9 @@ use std::time::Duration;
 use anyhow::{anyhow, Context};
 use mtuperf_engine::agent::{Agent, AgentConfig};
 use mtuperf_engine::client::Session;
-use mtuperf_engine::stream::{self, client::Quiet, StreamParams};
+use mtuperf_engine::config::StreamConfig;
+use mtuperf_engine::stream::{self, client::Quiet};
 use mtuperf_lab::{Lab, LabOptions, Scenario};
-use mtuperf_proto::msg::{Direction, StreamLimit, StreamRequest};
 use mtuperf_report::compare::CompareDoc;
 use mtuperf_report::stream::{self as rs, RunDoc};
 
@@ -69,22 +69,7 @@ fn loopback_demo(g: &Global, a: &Args) -> CmdResult {
     for block in [8192u32, 131_072] {
         let session = Session::connect(&addr.to_string(), &common::connect_options(g, None)?)
             .map_err(common::engine_failure)?;
-        let params = StreamParams {
-            request: StreamRequest {
-                streams: 1,
-                direction: Direction::Forward,
-                block,
-                limit: StreamLimit::Time {
-                    ms: a.time.as_millis() as u64,
-                },
-                window: None,
-                mss: None,
-                interval_ms: 0,
-                omit_ms: 0,
-                rx_coalesce_us: mtuperf_proto::msg::DEFAULT_RX_COALESCE_US,
-            },
-            file: None,
-        };
+        let params = StreamConfig::timed(block, a.time).params();
         let result =
             stream::run(&session, &params, &stop, &Quiet).map_err(common::engine_failure)?;
         session.close();

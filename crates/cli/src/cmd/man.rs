@@ -13,8 +13,8 @@ pub struct Args {
 }
 
 #[allow(clippy::needless_pass_by_value)] // the dispatcher hands every subcommand its Args by value
-pub fn run(_g: &Global, a: Args) -> CmdResult {
-    let root = crate::cli::command();
+/// `root` is the whole command line's definition (the dispatcher hands it over).
+pub fn run(_g: &Global, a: Args, root: clap::Command) -> CmdResult {
     let (cmd, title) = match &a.subcommand {
         None => (root, "mtuperf".to_string()),
         Some(name) => {

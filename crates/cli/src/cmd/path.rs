@@ -5,6 +5,7 @@ use std::io::IsTerminal;
 use std::net::IpAddr;
 
 use mtuperf_engine::client::{self, Session};
+use mtuperf_engine::config::{bounds, PathConfig};
 use mtuperf_engine::path;
 use mtuperf_report::path::{self as rp, Document};
 
@@ -30,7 +31,7 @@ pub struct Args {
     hops: bool,
     /// IP packet size the path must carry in both directions for exit 0, 576 to 65535
     /// (default: the local interface MTU toward HOST).
-    #[arg(long, value_name = "MTU", value_parser = clap::value_parser!(u32).range(576..=65535))]
+    #[arg(long, value_name = "MTU", value_parser = clap::value_parser!(u32).range(i64::from(bounds::MIN_EXPECT_MTU)..=i64::from(bounds::MAX_EXPECT_MTU)))]
     expect: Option<u32>,
     /// Print one JSON document (schema mtuperf.path/1) instead of text.
     #[arg(long)]
@@ -66,7 +67,12 @@ fn measure(g: &Global, a: &Args) -> CmdResult {
         let opts = common::connect_options(g, a.bind)?;
         let session = Session::connect(&a.target, &opts).map_err(common::engine_failure)?;
         let mut live = Live::new();
-        let result = path::run_observed(&session, &a.target, a.expect, &mut |s| live.step(s));
+        let result = path::run_observed(
+            &session,
+            &a.target,
+            &PathConfig { expect: a.expect },
+            &mut |s| live.step(s),
+        );
         live.finish();
         session.close();
         Document::agent(result.map_err(common::engine_failure)?)

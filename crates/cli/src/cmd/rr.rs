@@ -4,9 +4,10 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use mtuperf_engine::client::Session;
-use mtuperf_engine::rr::{self, RrInterval, RrObserver, RrParams, MAX_UDP_BLOCK};
-use mtuperf_proto::msg::rr::{RrBidir, RrHooks, RrProto};
-use mtuperf_proto::msg::{RrReady, RrRequest};
+use mtuperf_engine::config::{bounds, RrConfig};
+use mtuperf_engine::rr::{self, RrInterval, RrObserver, MAX_UDP_BLOCK};
+use mtuperf_proto::msg::rr::{RrHooks, RrProto};
+use mtuperf_proto::msg::RrReady;
 use mtuperf_report::rr::{self as rep, Document, StepDoc};
 
 use crate::common::{self, parse_any_duration, parse_interval, parse_test_time};
@@ -40,18 +41,18 @@ pub struct Args {
     request: u32,
     /// Concurrent clients; a comma-separated list runs a sweep (e.g. 1,2,4,8,16,32,64,128,256).
     /// Default 1 (closed loop) or 16 (with --rate).
-    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..=4096))]
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..=i64::from(bounds::MAX_CLIENTS)))]
     clients: Vec<u32>,
     /// Open loop: requests per second across all clients, latency measured from each
     /// request's due time. Without it, each client asks again as soon as its block arrives.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    #[arg(long, value_parser = parse_rate)]
     rate: Option<u64>,
     /// Agent serving threads (the "LMS processes"); default: the agent's core count.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=i64::from(bounds::MAX_WORKERS)))]
     workers: Option<u32>,
     /// Client threads, each owning its share of the clients; default: one per core. Add
     /// threads when rr warns that the client's threads were busy.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=256))]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=i64::from(bounds::MAX_THREADS)))]
     threads: Option<u32>,
     /// Length of each load step.
     #[arg(long, default_value = "10s", value_parser = parse_test_time)]
@@ -84,9 +85,19 @@ pub struct Args {
     hook_corrupt: Option<u64>,
 }
 
+/// --rate: 1 to 100M requests/s, SI suffixes allowed.
+fn parse_rate(s: &str) -> Result<u64, String> {
+    common::count_in(
+        s,
+        1,
+        bounds::MAX_RATE,
+        " requests/s (e.g. 5000, 10k, 2.5k, 1M)",
+    )
+}
+
 fn parse_rr_block(s: &str) -> Result<u32, String> {
     let v = common::parse_block(s)?;
-    if v > 1 << 20 {
+    if u64::from(v) > bounds::MAX_RR_BLOCK {
         return Err(format!("{v} is out of range: allowed 1 B to 1.0 MiB"));
     }
     Ok(v)
@@ -96,9 +107,10 @@ fn parse_request(s: &str) -> Result<u32, String> {
     let v = mtuperf_proto::units::Bytes::parse(s)
         .map_err(|e| e.to_string())?
         .0;
-    if v > u64::from(MAX_UDP_BLOCK) {
+    if v > u64::from(bounds::MAX_REQUEST) {
         return Err(format!(
-            "{v} is out of range: allowed 0 to {MAX_UDP_BLOCK} B"
+            "{v} is out of range: allowed 0 to {} B",
+            bounds::MAX_REQUEST
         ));
     }
     Ok(v as u32)
@@ -106,7 +118,7 @@ fn parse_request(s: &str) -> Result<u32, String> {
 
 fn parse_timeout(s: &str) -> Result<Duration, String> {
     let d = mtuperf_proto::units::parse_duration(s).map_err(|e| e.to_string())?;
-    if d < Duration::from_millis(1) || d > Duration::from_mins(1) {
+    if d < bounds::MIN_RR_TIMEOUT || d > bounds::MAX_RR_TIMEOUT {
         return Err(format!("{s} is out of range: allowed 1ms to 60s"));
     }
     Ok(d)
@@ -183,26 +195,23 @@ pub fn run(g: &Global, a: &Args) -> CmdResult {
     };
     let mut steps: Vec<StepDoc> = Vec::new();
     for &clients in &loads {
-        let params = RrParams {
-            request: RrRequest {
-                proto: match a.proto {
-                    Proto::Udp => RrProto::Udp,
-                    Proto::Tcp => RrProto::Tcp,
-                },
-                block: a.block,
-                request: a.request,
-                workers: a.workers.unwrap_or(0),
-                clients,
-                duration_ms: a.time.as_millis() as u64,
-                rate: a.rate,
-                udp_ports: Vec::new(),
-                hooks: hooks(a),
-                bidir: a.bidir.then(RrBidir::default),
+        let params = RrConfig {
+            proto: match a.proto {
+                Proto::Udp => RrProto::Udp,
+                Proto::Tcp => RrProto::Tcp,
             },
+            block: a.block,
+            request: a.request,
+            workers: a.workers,
+            clients,
+            time: a.time,
+            rate: a.rate,
             timeout: a.timeout,
             verify: a.verify,
             threads: a.threads,
             interval: a.interval.unwrap_or(Duration::from_secs(1)),
+            bidir: a.bidir,
+            hooks: hooks(a),
         };
         printer.clients.store(clients, Ordering::Relaxed);
         if printer.live {

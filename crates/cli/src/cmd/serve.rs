@@ -10,7 +10,7 @@ use mtuperf_engine::agent::{Agent, AgentConfig, LogLine};
 use mtuperf_proto::msg::Limits;
 use mtuperf_proto::units::BitsPerSec;
 
-use crate::common::{load_key, parse_any_duration};
+use crate::common::{self, load_key};
 use crate::exit::{self, CmdResult, Failure};
 use crate::global::Global;
 
@@ -29,22 +29,23 @@ pub struct Args {
     #[arg(long, default_value_t = mtuperf_proto::DEFAULT_PORT)]
     port: u16,
     /// Sessions served at once; one more is answered "busy".
-    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=256))]
+    #[arg(long, default_value_t = Limits::default().max_sessions, value_parser = clap::value_parser!(u32).range(1..=256))]
     max_sessions: u32,
-    /// Longest test a client may ask for.
-    #[arg(long, default_value = "1h", value_parser = parse_any_duration)]
+    /// Longest test a client may ask for (100ms to 24h: a shorter one would refuse
+    /// every test).
+    #[arg(long, default_value = "1h", value_parser = common::parse_test_time)]
     max_duration: Duration,
     /// Most parallel streams one test may open.
-    #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    #[arg(long, default_value_t = Limits::default().max_streams, value_parser = clap::value_parser!(u32).range(1..=1024))]
     max_streams: u32,
     /// Highest offered load a client may ask for (bits per second, e.g. 10gbit).
     #[arg(long, default_value = "400gbit", value_parser = |s: &str| BitsPerSec::parse(s).map_err(|e| e.to_string()))]
     max_rate: BitsPerSec,
     /// Most serving threads one rr test may ask for.
-    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    #[arg(long, default_value_t = Limits::default().max_workers, value_parser = clap::value_parser!(u32).range(1..=1024))]
     max_workers: u32,
     /// Most concurrent rr clients one test may run.
-    #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u32).range(1..=65536))]
+    #[arg(long, default_value_t = Limits::default().max_clients, value_parser = clap::value_parser!(u32).range(1..=65536))]
     max_clients: u32,
     /// Only accept clients from this network (repeatable), e.g. 10.0.0.0/24.
     #[arg(long, value_name = "CIDR")]
@@ -111,7 +112,7 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
         // A host without IPv6 still serves IPv4 when no address was given.
         Err(_) if defaults => {
             config.binds.truncate(1);
-            Agent::bind(config).map_err(|e| Failure::new(exit::FAILED, e))?
+            Agent::bind(config).map_err(|e| Failure::new(exit::FAILED, common::engine_error(e)))?
         }
         Err(e) => return Err(Failure::new(exit::FAILED, e)),
     };

@@ -7,9 +7,10 @@ use std::time::Duration;
 
 use anyhow::Context;
 use mtuperf_engine::client::Session;
+use mtuperf_engine::config::{bounds, StreamConfig};
 use mtuperf_engine::sampler::Sampler;
 use mtuperf_engine::stream::{self, End, StreamObserver, StreamParams};
-use mtuperf_proto::msg::{Direction, IntervalSample, StreamLimit, StreamReady, StreamRequest};
+use mtuperf_proto::msg::{Direction, IntervalSample, StreamLimit, StreamReady};
 use mtuperf_report::stream::{self as rs, Document, RunDoc};
 
 use crate::common::{
@@ -38,7 +39,7 @@ pub struct Args {
     #[arg(long, value_name = "PATH", conflicts_with_all = ["reverse", "bidir"])]
     file: Option<PathBuf>,
     /// Parallel TCP connections per direction.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=128))]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=i64::from(bounds::MAX_STREAMS)))]
     streams: u32,
     /// The agent sends, this end receives.
     #[arg(long, conflicts_with = "bidir")]
@@ -99,7 +100,7 @@ impl StreamObserver for Printer {
     }
 }
 
-fn request(a: &Args) -> Result<StreamRequest, Failure> {
+fn config(a: &Args) -> Result<StreamConfig, Failure> {
     if let Some(ms) = a.bytes.map(|_| 0).or(Some(a.time.as_millis() as u64)) {
         if a.bytes.is_none() && a.file.is_none() && a.omit.as_millis() as u64 >= ms {
             return Err(Failure::usage(
@@ -110,7 +111,7 @@ fn request(a: &Args) -> Result<StreamRequest, Failure> {
             ));
         }
     }
-    Ok(StreamRequest {
+    Ok(StreamConfig {
         streams: a.streams,
         direction: if a.bidir {
             Direction::Bidir
@@ -128,9 +129,9 @@ fn request(a: &Args) -> Result<StreamRequest, Failure> {
         },
         window: a.window,
         mss: a.mss,
-        interval_ms: a.interval.map_or(0, |d| d.as_millis() as u64),
-        omit_ms: a.omit.as_millis() as u64,
-        rx_coalesce_us: a.rx_coalesce.as_micros() as u32,
+        interval: a.interval,
+        omit: a.omit,
+        rx_coalesce: a.rx_coalesce,
     })
 }
 
@@ -152,8 +153,8 @@ fn load_file(path: &PathBuf) -> Result<(String, Arc<[u8]>), Failure> {
 pub fn run(g: &Global, a: Args) -> CmdResult {
     crate::output::json_flag(a.json);
     let params = StreamParams {
-        request: request(&a)?,
         file: a.file.as_ref().map(load_file).transpose()?,
+        ..config(&a)?.params()
     };
     let store = common::open_store(g)?;
     let opts = common::connect_options(g, a.bind)?;

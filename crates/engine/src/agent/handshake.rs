@@ -11,10 +11,10 @@ use mtuperf_proto::codec::Codec;
 use mtuperf_proto::msg::{AgentInfo, AgentMsg, ClientMsg, Hello, Refusal, Role, Welcome, MAGIC};
 use mtuperf_proto::PROTOCOL_VERSION;
 
+use super::config::AgentConfig;
 use super::conns::ConnGuard;
+use super::ctx::SessionCtx;
 use super::registry::{DataHello, DataRejection, Registry};
-use super::session::SessionCtx;
-use super::AgentConfig;
 use crate::control::Control;
 use crate::{random_bytes, SOFTWARE};
 

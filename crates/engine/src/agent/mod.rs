@@ -3,6 +3,7 @@
 //! never blocks a legitimate session on a slow, silent or hostile one (every read has
 //! a timeout, connections in handshake are capped, each runs on its own thread).
 
+pub mod config;
 mod conns;
 mod handshake;
 mod logrl;
@@ -10,149 +11,21 @@ mod pending;
 mod registry;
 mod session;
 
-use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
+pub mod ctx;
+
+use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
-use ipnet::IpNet;
-use mtuperf_proto::auth::Key;
-use mtuperf_proto::msg::Limits;
 use socket2::{Domain, Socket, Type};
 
+pub use config::{wire_name, AgentConfig, LogFn, LogLine};
+pub use ctx::SessionCtx;
 pub use registry::Registry;
-pub use session::SessionCtx;
 
 use crate::EngineError;
-
-/// One line of the agent's log, formatted by the caller (text or JSON).
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct LogLine {
-    pub level: &'static str,
-    pub peer: Option<SocketAddr>,
-    pub event: &'static str,
-    pub message: String,
-    /// The message's figures as named values (for JSON logs), with human names for
-    /// enumerations ("udp", not "Udp").
-    pub fields: serde_json::Map<String, serde_json::Value>,
-}
-
-/// The wire name of a serialisable enumeration value ("udp", "forward").
-pub fn wire_name<T: serde::Serialize>(v: &T) -> String {
-    match serde_json::to_value(v) {
-        Ok(serde_json::Value::String(s)) => s,
-        Ok(other) => other.to_string(),
-        Err(_) => String::new(),
-    }
-}
-
-pub type LogFn = Arc<dyn Fn(&LogLine) + Send + Sync>;
-
-#[derive(Clone)]
-pub struct AgentConfig {
-    pub binds: Vec<SocketAddr>,
-    pub key: Option<Key>,
-    pub limits: Limits,
-    /// Clients allowed to connect; empty means everyone.
-    pub allow: Vec<IpNet>,
-    /// Bound on the handshake (Hello, Auth) and on a data connection's Hello.
-    pub handshake_timeout: Duration,
-    /// Bound on a control session's silence between tests.
-    pub idle_timeout: Duration,
-    /// Connections accepted but not yet through their handshake; more are closed at once.
-    pub max_pending: usize,
-    /// Honour fault-injection hooks in requests (tests of the measurement only).
-    pub test_hooks: bool,
-    pub log: LogFn,
-    /// Warnings per event are rate-limited (see `logrl`).
-    limiter: Arc<logrl::LogLimiter>,
-}
-
-impl std::fmt::Debug for AgentConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AgentConfig")
-            .field("binds", &self.binds)
-            .field("limits", &self.limits)
-            .field("allow", &self.allow)
-            .finish_non_exhaustive()
-    }
-}
-
-impl AgentConfig {
-    pub fn new(binds: Vec<SocketAddr>) -> AgentConfig {
-        AgentConfig {
-            binds,
-            key: None,
-            limits: Limits::default(),
-            allow: Vec::new(),
-            handshake_timeout: Duration::from_secs(5),
-            idle_timeout: Duration::from_mins(2),
-            max_pending: 1024,
-            test_hooks: false,
-            log: Arc::new(|_| {}),
-            limiter: Arc::default(),
-        }
-    }
-
-    pub fn allows(&self, ip: IpAddr) -> bool {
-        let ip = match ip {
-            IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
-            v4 @ IpAddr::V4(_) => v4,
-        };
-        self.allow.is_empty() || self.allow.iter().any(|n| n.contains(&ip))
-    }
-
-    /// Logs one line. Control characters in the message (which may quote what a peer
-    /// sent) are escaped so no line can be forged; warnings are rate-limited per event.
-    pub(crate) fn log(
-        &self,
-        level: &'static str,
-        peer: Option<SocketAddr>,
-        event: &'static str,
-        message: String,
-    ) {
-        self.log_fields(level, peer, event, message, serde_json::Map::new());
-    }
-
-    /// [`Self::log`] with the message's figures as named fields.
-    pub(crate) fn log_fields(
-        &self,
-        level: &'static str,
-        peer: Option<SocketAddr>,
-        event: &'static str,
-        message: String,
-        fields: serde_json::Map<String, serde_json::Value>,
-    ) {
-        if level == "warn" {
-            match self.limiter.check(event, std::time::Instant::now()) {
-                logrl::Verdict::Drop => return,
-                logrl::Verdict::Emit { suppressed: 0 } => {}
-                logrl::Verdict::Emit { suppressed } => (self.log)(&LogLine {
-                    level,
-                    peer: None,
-                    event,
-                    message: format!(
-                        "{suppressed} more {event:?} warnings suppressed in the last {} s",
-                        logrl::WINDOW.as_secs()
-                    ),
-                    fields: serde_json::Map::new(),
-                }),
-            }
-        }
-        let message = match mtuperf_proto::text::escape_control(&message) {
-            std::borrow::Cow::Borrowed(_) => message,
-            std::borrow::Cow::Owned(m) => m,
-        };
-        (self.log)(&LogLine {
-            level,
-            peer,
-            event,
-            message,
-            fields,
-        });
-    }
-}
 
 /// A bound agent, ready to run.
 pub struct Agent {

@@ -8,14 +8,15 @@
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+use std::time::Duration;
 
-use mtuperf_proto::msg::{Direction, StreamLimit, StreamRequest};
 use serde::{Deserialize, Serialize};
 
 use super::probe::{self, Answer};
 use super::PathSpec;
 use crate::client::{ConnectOptions, Session};
-use crate::stream::{self, metrics, StreamParams};
+use crate::config::{PathConfig, StreamConfig};
+use crate::stream::{self, metrics};
 
 /// Length of the probe.
 pub const PROBE_MS: u64 = 1000;
@@ -80,7 +81,7 @@ pub fn check_path(spec: &PathSpec, opts: &ConnectOptions, stop: &Arc<AtomicBool>
             return c;
         }
     };
-    match crate::path::run(&session, &spec.target, None) {
+    match crate::path::run(&session, &spec.target, &PathConfig::default()) {
         Ok(r) => {
             session.close();
             from_path(&mut c, &r);
@@ -100,20 +101,7 @@ pub fn check_path(spec: &PathSpec, opts: &ConnectOptions, stop: &Arc<AtomicBool>
             return c;
         }
     };
-    let params = StreamParams {
-        request: StreamRequest {
-            streams: 1,
-            direction: Direction::Forward,
-            block: 64 * 1024,
-            limit: StreamLimit::Time { ms: PROBE_MS },
-            window: None,
-            mss: None,
-            interval_ms: 0,
-            omit_ms: 0,
-            rx_coalesce_us: mtuperf_proto::msg::DEFAULT_RX_COALESCE_US,
-        },
-        file: None,
-    };
+    let params = StreamConfig::timed(64 * 1024, Duration::from_millis(PROBE_MS)).params();
     let res = stream::run(&session, &params, stop, &stream::client::Quiet);
     let agent_ip = session.agent.ip();
     session.close();

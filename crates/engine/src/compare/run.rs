@@ -5,13 +5,11 @@ use std::sync::Arc;
 
 use std::time::Duration;
 
-use mtuperf_proto::msg::rr::{RrProto, RrRequest};
-use mtuperf_proto::msg::{Direction, StreamLimit, StreamRequest};
-
 use super::check::{check_path, PathCheck, Verdict};
 use super::{Cell, CompareObserver, Plan, Repeat, Repetition, TestKind, MIN_REPEAT_FOR_CI};
 use crate::client::{ConnectOptions, Session};
-use crate::stream::{self, metrics, StreamParams};
+use crate::config::{RrConfig, StreamConfig};
+use crate::stream::{self, metrics};
 use crate::EngineError;
 
 /// What a comparison ended with.
@@ -79,20 +77,7 @@ fn one(
             rr: Some(res?),
         });
     }
-    let params = StreamParams {
-        request: StreamRequest {
-            streams: 1,
-            direction: Direction::Forward,
-            block: cell.block,
-            limit: StreamLimit::Time { ms: plan.time_ms },
-            window: None,
-            mss: None,
-            interval_ms: 0,
-            omit_ms: 0,
-            rx_coalesce_us: mtuperf_proto::msg::DEFAULT_RX_COALESCE_US,
-        },
-        file: None,
-    };
+    let params = StreamConfig::timed(cell.block, Duration::from_millis(plan.time_ms)).params();
     let res = stream::run(&session, &params, stop, &stream::client::Quiet);
     session.close();
     Ok(Repetition {
@@ -104,24 +89,13 @@ fn one(
     })
 }
 
-fn rr_params(plan: &Plan, cell: Cell) -> crate::rr::RrParams {
-    crate::rr::RrParams {
-        request: RrRequest {
-            proto: RrProto::Udp,
-            block: cell.block,
-            request: 64,
-            workers: 0,
-            clients: cell.clients,
-            duration_ms: plan.time_ms,
-            rate: None,
-            udp_ports: Vec::new(),
-            hooks: None,
-            bidir: None,
-        },
-        timeout: Duration::from_millis(100),
-        verify: false,
-        threads: None,
-        interval: Duration::from_secs(1),
+fn rr_params(plan: &Plan, cell: Cell) -> RrConfig {
+    RrConfig {
+        block: cell.block,
+        request: 64,
+        clients: cell.clients,
+        time: Duration::from_millis(plan.time_ms),
+        ..RrConfig::default()
     }
 }
 

@@ -7,7 +7,7 @@ use mtuperf_proto::msg::doctor::{DoctorReply, DoctorRequest};
 use mtuperf_proto::msg::{AgentMsg, Refusal};
 
 use super::{check_host, facts, Options, Profile};
-use crate::agent::SessionCtx;
+use crate::agent::ctx::SessionCtx;
 use crate::EngineError;
 
 /// Longest counter sample the agent accepts (ms).

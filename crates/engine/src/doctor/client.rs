@@ -22,19 +22,7 @@ pub fn ask_peer(
     });
     session.control.send(&msg)?;
     let wait = session.reply_timeout() + sample;
-    match session
-        .control
-        .recv::<AgentMsg>(Some(wait), "doctor reply")?
-    {
-        AgentMsg::DoctorReply(r) => Ok(*r),
-        AgentMsg::Refused(r) => Err(EngineError::Refused(r)),
-        AgentMsg::Error { message } => {
-            Err(EngineError::Protocol(format!("agent failed: {message}")))
-        }
-        other => Err(EngineError::Protocol(format!(
-            "unexpected answer to doctor: {other:?}"
-        ))),
-    }
+    session.control.expect(Some(wait), "doctor reply")
 }
 
 /// Round-trip time to the agent, the smaller of two estimates: the kernel's smoothed

@@ -16,7 +16,7 @@ use mtuperf_proto::msg::{
 use mtuperf_sys::sockopt::{self, ErrQueueEntry, Origin, PmtuMode};
 
 use super::probe::{dgram, overhead};
-use crate::agent::SessionCtx;
+use crate::agent::ctx::SessionCtx;
 use crate::{random_bytes, EngineError};
 
 /// What the responder thread answered and ignored, read when the session ends.

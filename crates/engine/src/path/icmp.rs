@@ -2,12 +2,14 @@
 //! smaller of the two directions and cannot tell them apart.
 
 use std::net::{IpAddr, SocketAddr, UdpSocket};
+use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
 
-use mtuperf_sys::sockopt::{self, Origin, PmtuMode};
+use mtuperf_sys::sockopt::{self, PmtuMode};
 use serde::{Deserialize, Serialize};
 use socket2::{Domain, Protocol, Socket, Type};
 
+use super::recv;
 use super::search::{self, DirResult, Outcome, Prober};
 use super::{base_size, LocalView};
 use crate::EngineError;
@@ -86,18 +88,7 @@ impl Echo {
     }
 
     fn errors(&self) -> Option<Outcome> {
-        let mut out = None;
-        while let Ok(Some(e)) = sockopt::recv_err(&self.sock, self.v6) {
-            if e.errno == libc::EMSGSIZE {
-                let from = if e.origin == Origin::Local {
-                    None
-                } else {
-                    e.offender
-                };
-                out = Some(Outcome::TooBig { mtu: e.info, from });
-            }
-        }
-        out
+        recv::error_outcome(&self.sock, self.v6)
     }
 }
 
@@ -119,46 +110,34 @@ impl Prober for Echo {
             return self.errors().unwrap_or(Outcome::Lost);
         }
         let deadline = Instant::now() + self.timeout;
-        let mut got = [0u8; 2048];
-        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
-            let _ = self
-                .sock
-                .set_read_timeout(Some(left.max(Duration::from_micros(100))));
-            match self.sock.recv(&mut got) {
-                Ok(n) => {
-                    let got = got.get(..n).unwrap_or_default();
-                    let skip = if self.raw && !self.v6 {
-                        usize::from(got.first().copied().unwrap_or(0) & 0x0f) * 4
-                    } else {
-                        0
-                    };
-                    let icmp = got.get(skip..).unwrap_or_default();
-                    let reply = if self.v6 { 129 } else { 0 };
-                    let seq = icmp.get(6..8).map(|s| u16::from_be_bytes([s[0], s[1]]));
-                    let id_ok = !self.raw
-                        || icmp
-                            .get(4..6)
-                            .is_some_and(|s| u16::from_be_bytes([s[0], s[1]]) == self.id);
-                    if icmp.first() == Some(&reply) && seq == Some(self.seq) && id_ok {
-                        return Outcome::Passed;
-                    }
+        let mut buf = [0u8; 2048];
+        recv::until(
+            &self.sock,
+            deadline,
+            &mut buf,
+            |got| {
+                let skip = if self.raw && !self.v6 {
+                    usize::from(got.first().copied().unwrap_or(0) & 0x0f) * 4
+                } else {
+                    0
+                };
+                let icmp = got.get(skip..).unwrap_or_default();
+                let reply = if self.v6 { 129 } else { 0 };
+                let seq = icmp.get(6..8).map(|s| u16::from_be_bytes([s[0], s[1]]));
+                let id_ok = !self.raw
+                    || icmp
+                        .get(4..6)
+                        .is_some_and(|s| u16::from_be_bytes([s[0], s[1]]) == self.id);
+                if icmp.first() == Some(&reply) && seq == Some(self.seq) && id_ok {
+                    ControlFlow::Break(Outcome::Passed)
+                } else {
+                    ControlFlow::Continue(())
                 }
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                    ) =>
-                {
-                    break
-                }
-                Err(_) => {
-                    if let Some(o) = self.errors() {
-                        return o;
-                    }
-                }
-            }
-        }
-        self.errors().unwrap_or(Outcome::Lost)
+            },
+            || recv::break_on_error(&self.sock, self.v6),
+        )
+        .or_else(|| self.errors())
+        .unwrap_or(Outcome::Lost)
     }
 }
 

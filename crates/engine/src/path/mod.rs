@@ -7,6 +7,7 @@ pub mod hops;
 pub mod icmp;
 pub mod local;
 pub mod probe;
+mod recv;
 pub mod search;
 pub mod verdict;
 
@@ -14,7 +15,7 @@ use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
 use mtuperf_proto::msg::path::MAX_PROBE_SIZE;
-use mtuperf_proto::msg::{AgentMsg, AgentPathInfo, ClientMsg, PathOpen};
+use mtuperf_proto::msg::{AgentMsg, AgentPathInfo, ClientMsg, PathOpen, PathReady};
 use serde::{Deserialize, Serialize};
 
 pub use local::LocalView;
@@ -22,6 +23,7 @@ pub use search::{DirResult, Limit, Outcome, Prober};
 pub use verdict::{Verdict, LINK_SLACK};
 
 use crate::client::Session;
+use crate::config::PathConfig;
 use crate::EngineError;
 
 /// Safe base sizes: every IPv6 link carries 1280; IPv4 paths almost always 576+.
@@ -116,18 +118,20 @@ impl<P: Prober> Prober for Observed<'_, P> {
 pub fn run(
     session: &Session,
     target: &str,
-    expect: Option<u32>,
+    config: &PathConfig,
 ) -> Result<PathResult, EngineError> {
-    run_observed(session, target, expect, &mut |_| {})
+    run_observed(session, target, config, &mut |_| {})
 }
 
 /// [`run`], reporting every probe of both searches to `observer` as it completes.
 pub fn run_observed(
     session: &Session,
     target: &str,
-    expect: Option<u32>,
+    config: &PathConfig,
     observer: &mut dyn FnMut(Step),
 ) -> Result<PathResult, EngineError> {
+    config.validate()?;
+    let expect = config.expect;
     let t0 = Instant::now();
     let started_unix_ms = crate::unix_ms();
     let agent = session.agent;
@@ -142,15 +146,8 @@ pub fn run_observed(
         .local_addr()
         .map_err(|e| EngineError::io("probe socket", e))?
         .port();
-    let ready =
-        match session.request(&ClientMsg::PathOpen(PathOpen { client_port }), "path ready")? {
-            AgentMsg::PathReady(r) => r,
-            other => {
-                return Err(EngineError::Protocol(format!(
-                    "expected path_ready, got {other:?}"
-                )))
-            }
-        };
+    let ready: PathReady =
+        session.ask(&ClientMsg::PathOpen(PathOpen { client_port }), "path ready")?;
     sock.connect((agent.ip(), ready.port))
         .map_err(|e| EngineError::io("connecting the probe socket", e))?;
     let base = base_size(v6);

@@ -3,12 +3,14 @@
 //! IP_PMTUDISC_PROBE and errors read from the error queue.
 
 use std::net::{SocketAddr, UdpSocket};
+use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
 
 use mtuperf_proto::dgram::{Header, Kind, HEADER_LEN};
 use mtuperf_proto::msg::{AgentMsg, ClientMsg, PathReverseProbe};
-use mtuperf_sys::sockopt::{self, Origin, PmtuMode};
+use mtuperf_sys::sockopt::{self, PmtuMode};
 
+use super::recv::{self, error_outcome};
 use super::search::{Outcome, Prober};
 use crate::client::Session;
 use crate::EngineError;
@@ -46,24 +48,6 @@ pub fn open_socket(local: SocketAddr, agent: SocketAddr) -> Result<UdpSocket, En
     Ok(sock)
 }
 
-/// Reads the error queue after a send or receive failed.
-fn error_outcome(sock: &UdpSocket, v6: bool) -> Option<Outcome> {
-    let mut out = None;
-    while let Ok(Some(e)) = sockopt::recv_err(sock, v6) {
-        if e.errno == libc::EMSGSIZE {
-            out = Some(Outcome::TooBig {
-                mtu: e.info,
-                from: if e.origin == Origin::Local {
-                    None
-                } else {
-                    e.offender
-                },
-            });
-        }
-    }
-    out
-}
-
 pub struct Forward<'a> {
     pub sock: &'a UdpSocket,
     pub token: u64,
@@ -86,34 +70,21 @@ impl Prober for Forward<'_> {
         }
         let deadline = Instant::now() + self.timeout;
         let mut rb = [0u8; 2048];
-        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
-            let _ = self
-                .sock
-                .set_read_timeout(Some(left.max(Duration::from_micros(100))));
-            match self.sock.recv(&mut rb) {
-                Ok(n) => {
-                    if let Ok(h) = Header::read(rb.get(..n).unwrap_or_default()) {
-                        if h.kind == Kind::PathAck && h.seq == self.seq && h.token == self.token {
-                            return Outcome::Passed;
-                        }
-                    }
+        let (seq, token) = (self.seq, self.token);
+        recv::until(
+            self.sock,
+            deadline,
+            &mut rb,
+            |d| match Header::read(d) {
+                Ok(h) if h.kind == Kind::PathAck && h.seq == seq && h.token == token => {
+                    ControlFlow::Break(Outcome::Passed)
                 }
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                    ) =>
-                {
-                    break
-                }
-                Err(_) => {
-                    if let Some(o) = error_outcome(self.sock, v6) {
-                        return o;
-                    }
-                }
-            }
-        }
-        error_outcome(self.sock, v6).unwrap_or(Outcome::Lost)
+                _ => ControlFlow::Continue(()),
+            },
+            || recv::break_on_error(self.sock, v6),
+        )
+        .or_else(|| error_outcome(self.sock, v6))
+        .unwrap_or(Outcome::Lost)
     }
 }
 
@@ -144,31 +115,20 @@ impl Prober for Reverse<'_> {
         }
         let deadline = Instant::now() + self.timeout;
         let mut rb = vec![0u8; 65_536];
-        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
-            let _ = self
-                .sock
-                .set_read_timeout(Some(left.max(Duration::from_micros(100))));
-            match self.sock.recv(&mut rb) {
-                Ok(n) => {
-                    let Ok(h) = Header::read(rb.get(..n).unwrap_or_default()) else {
-                        continue;
-                    };
-                    if h.kind == Kind::PathProbe && h.seq == self.seq && h.token == self.token {
-                        let _ = self.sock.send(&dgram(Kind::PathAck, self.token, h.seq, 0));
-                        break;
-                    }
+        let (sock, seq, token) = (self.sock, self.seq, self.token);
+        recv::until(
+            sock,
+            deadline,
+            &mut rb,
+            |d| match Header::read(d) {
+                Ok(h) if h.kind == Kind::PathProbe && h.seq == seq && h.token == token => {
+                    let _ = sock.send(&dgram(Kind::PathAck, token, h.seq, 0));
+                    ControlFlow::Break(())
                 }
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                    ) =>
-                {
-                    break
-                }
-                Err(_) => {}
-            }
-        }
+                _ => ControlFlow::Continue(()),
+            },
+            || ControlFlow::Continue(()),
+        );
         let wait = self.timeout + self.session.reply_timeout();
         match self
             .session
@@ -194,9 +154,10 @@ impl Prober for Reverse<'_> {
                 Outcome::Lost
             }
             Ok(other) => {
-                self.failure = Some(EngineError::Protocol(format!(
-                    "expected a probe result, got {other:?}"
-                )));
+                self.failure = Some(EngineError::Unexpected {
+                    expected: "a probe result",
+                    got: format!("{other:?}"),
+                });
                 Outcome::Lost
             }
             Err(e) => {

@@ -14,16 +14,17 @@ use mtuperf_proto::msg::{
 };
 
 use super::responder::Serving;
-use super::wire::{MAX_REQUEST, MAX_UDP_BLOCK};
-use crate::agent::SessionCtx;
+use crate::agent::config::wire_name;
+use crate::agent::ctx::SessionCtx;
+use crate::config::bounds::{MAX_RR_TIMEOUT, MAX_UDP_PORTS, MIN_RR_TIMEOUT};
+use crate::config::RrConfig;
+use crate::flow::Start;
 use crate::sampler::Sampler;
 use crate::EngineError;
 
 /// The agent ends a test on its own this long after its planned end if the client's
 /// Stop never comes.
 const GRACE: Duration = Duration::from_secs(10);
-/// Most UDP source ports a client may register.
-const MAX_UDP_PORTS: usize = 256;
 
 fn bad(ctx: &SessionCtx, detail: String) -> Result<bool, EngineError> {
     ctx.refuse(Refusal::BadRequest { detail })?;
@@ -31,21 +32,9 @@ fn bad(ctx: &SessionCtx, detail: String) -> Result<bool, EngineError> {
 }
 
 fn check(ctx: &SessionCtx, req: &RrRequest, workers: u32) -> Result<bool, EngineError> {
-    let l = &ctx.config.limits;
-    if req.block == 0 || req.clients == 0 {
-        return bad(ctx, "block and clients must be at least 1".into());
-    }
-    if req.request > MAX_REQUEST {
-        return bad(
-            ctx,
-            format!("request size {} above {MAX_REQUEST} bytes", req.request),
-        );
-    }
-    if req.proto == RrProto::Udp && req.block > MAX_UDP_BLOCK {
-        return bad(
-            ctx,
-            format!("block {} B does not fit one UDP datagram (at most {MAX_UDP_BLOCK} B after the 40-byte header; UDP carries at most 65507 B); use tcp", req.block),
-        );
+    let config = RrConfig::from_request(req);
+    if let Err(e) = config.check_shape() {
+        return ctx.refuse(e.into()).map(|()| false);
     }
     if req.proto == RrProto::Udp
         && (req.udp_ports.is_empty() || req.udp_ports.len() > MAX_UDP_PORTS)
@@ -56,10 +45,8 @@ fn check(ctx: &SessionCtx, req: &RrRequest, workers: u32) -> Result<bool, Engine
         );
     }
     if let Some(b) = &req.bidir {
-        if b.port == 0
-            || b.timeout_ns < 1_000_000
-            || b.timeout_ns > super::bidir_requester::MAX_TIMEOUT_NS
-        {
+        let timeout = Duration::from_nanos(b.timeout_ns);
+        if b.port == 0 || timeout < MIN_RR_TIMEOUT || timeout > MAX_RR_TIMEOUT {
             return bad(
                 ctx,
                 format!("bidir needs the client's responder port (1 to 65535, got {}) and a timeout of 1 ms to 60 s (got {} ns)", b.port, b.timeout_ns),
@@ -72,34 +59,8 @@ fn check(ctx: &SessionCtx, req: &RrRequest, workers: u32) -> Result<bool, Engine
             "test hooks asked for, but the agent was not started with --test-hooks".into(),
         );
     }
-    let checks: [(&str, u64, u64); 5] = [
-        ("max-workers", req.workers.into(), l.max_workers.into()),
-        ("max-clients", req.clients.into(), l.max_clients.into()),
-        ("max-block", req.block.into(), l.max_block.into()),
-        (
-            "max-duration",
-            req.duration_ms / 1000,
-            l.max_duration_ms / 1000,
-        ),
-        (
-            "max-rate",
-            req.rate
-                .unwrap_or(0)
-                .saturating_mul(u64::from(req.block) + 40)
-                .saturating_mul(8),
-            l.max_rate_bps,
-        ),
-    ];
-    for (flag, asked, allowed) in checks {
-        let over = if flag == "max-duration" {
-            req.duration_ms > l.max_duration_ms
-        } else {
-            asked > allowed
-        };
-        if over {
-            ctx.refuse_limit(flag, asked, allowed)?;
-            return Ok(false);
-        }
+    if let Err(e) = config.validate(&ctx.config.limits) {
+        return ctx.refuse(e.into()).map(|()| false);
     }
     Ok(workers > 0)
 }
@@ -182,13 +143,12 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
         )),
         None => None,
     };
-    match ctx
+    if ctx
         .control
-        .recv::<ClientMsg>(Some(ctx.config.handshake_timeout * 2), "go")?
+        .expect::<Start>(Some(ctx.config.handshake_timeout * 2), "go")?
+        == Start::Stop
     {
-        ClientMsg::Go => {}
-        ClientMsg::Stop => return Ok(()),
-        other => return Err(EngineError::Protocol(format!("expected go, got {other:?}"))),
+        return Ok(());
     }
     let t0 = Instant::now();
     let before = sampler.snapshot(t0);
@@ -237,7 +197,7 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
             secs: GRACE.as_secs(),
         });
     }
-    let proto = crate::agent::wire_name(&req.proto);
+    let proto = wire_name(&req.proto);
     ctx.log_fields(
         "rr",
         format!(

@@ -20,9 +20,6 @@ use super::observer::Quiet;
 use super::requester::{self, Drive, Transport};
 use crate::EngineError;
 
-/// Longest `--timeout` the agent's requester accepts (the client's flag range).
-pub const MAX_TIMEOUT_NS: u64 = 60_000_000_000;
-
 /// The requester's threads: one per core, at most one per client.
 pub fn threads(clients: u32) -> u32 {
     let cores = thread::available_parallelism().map_or(1, |n| n.get() as u32);

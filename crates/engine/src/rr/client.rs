@@ -10,75 +10,54 @@ use std::time::{Duration, Instant};
 
 use mtuperf_proto::msg::rr::RrProto;
 use mtuperf_proto::msg::rr::RrReverse;
-use mtuperf_proto::msg::{AgentMsg, ClientMsg, RrReady, RrRequest, RrServed};
+use mtuperf_proto::msg::{ClientMsg, RrReady, RrServed};
 
 use super::bidir_responder::{self, Responder};
 use super::observer::RrObserver;
 use super::requester::{self, udp_socket, Drive};
 use super::{RrBidirResult, RrClientEnd, RrResult};
 use crate::client::Session;
+use crate::config::RrConfig;
+use crate::flow::DataReady;
 use crate::sampler::Sampler;
 use crate::stall::{self, Span};
 use crate::{unix_ms, EngineError};
 
-/// What to run (one load step).
-#[derive(Debug, Clone)]
-pub struct RrParams {
-    /// `udp_ports` is filled in by `run`, and so is `bidir` when it is `Some` (any
-    /// value asks for `--bidir`).
-    pub request: RrRequest,
-    /// A UDP request unanswered this long is counted lost and re-sent.
-    pub timeout: Duration,
-    pub verify: bool,
-    /// Client threads (None: one per core, at most one per client).
-    pub threads: Option<u32>,
-    pub interval: Duration,
-}
-
-fn expect_ready(m: AgentMsg) -> Result<RrReady, EngineError> {
-    match m {
-        AgentMsg::RrReady(r) => Ok(r),
-        other => Err(EngineError::Protocol(format!(
-            "expected rr ready, got {other:?}"
-        ))),
-    }
-}
-
 /// Runs one rr step on an open session. `stop` (Ctrl-C) ends it early.
 pub fn run(
     session: &Session,
-    params: &RrParams,
+    params: &RrConfig,
     stop: &Arc<AtomicBool>,
     obs: &dyn RrObserver,
 ) -> Result<RrResult, EngineError> {
-    let mut req = params.request.clone();
     let cores = thread::available_parallelism().map_or(1, |n| n.get() as u32);
-    let nthreads = params.threads.unwrap_or(cores).clamp(1, req.clients.max(1));
+    let nthreads = params
+        .threads
+        .unwrap_or(cores)
+        .clamp(1, params.clients.max(1));
     let local_ip = session.bind().unwrap_or(session.agent.ip());
-    requester::ensure_nofile(&req)?;
-    let udp = if req.proto == RrProto::Udp {
-        let socks = (0..requester::udp_socket_count(req.clients, nthreads))
+    requester::ensure_nofile(params)?;
+    let udp = if params.proto == RrProto::Udp {
+        (0..requester::udp_socket_count(params.clients, nthreads))
             .map(|_| udp_socket(local_ip))
-            .collect::<Result<Vec<_>, _>>()?;
-        req.udp_ports = socks
-            .iter()
-            .filter_map(|s| s.local_addr().ok().map(|a| a.port()))
-            .collect();
-        socks
+            .collect::<Result<Vec<_>, _>>()?
     } else {
-        req.udp_ports = Vec::new();
         Vec::new()
     };
-    let listen = match req.bidir {
-        Some(_) => {
-            let (l, b) = bidir_responder::bind(local_ip, req.proto, params.timeout, params.verify)?;
-            req.bidir = Some(b);
-            Some(l)
-        }
-        None => None,
+    let udp_ports = udp
+        .iter()
+        .filter_map(|s| s.local_addr().ok().map(|a| a.port()))
+        .collect();
+    let (listen, bidir) = if params.bidir {
+        let (l, b) = bidir_responder::bind(local_ip, params.proto, params.timeout, params.verify)?;
+        (Some(l), Some(b))
+    } else {
+        (None, None)
     };
+    // The wire request, whole: the config with the ports just bound.
+    let req = params.wire(udp_ports, bidir);
     let started_unix_ms = unix_ms();
-    let ready = expect_ready(session.request(&ClientMsg::Rr(req.clone()), "rr ready")?)?;
+    let ready: RrReady = session.ask(&ClientMsg::Rr(req.clone()), "rr ready")?;
     obs.ready(&ready);
     // Serves the agent's reverse requests from before Go until its report arrived.
     let responder = match (listen, &req.bidir) {
@@ -112,19 +91,9 @@ pub fn run(
                 .map_err(|e| EngineError::io("data connection", e))?;
             conns.push(c);
         }
-        match session
+        let DataReady = session
             .control
-            .recv::<AgentMsg>(Some(session.reply_timeout()), "data ready")?
-        {
-            AgentMsg::DataReady => {}
-            AgentMsg::Refused(r) => return Err(EngineError::Refused(r)),
-            AgentMsg::Error { message } => return Err(EngineError::Agent(message)),
-            other => {
-                return Err(EngineError::Protocol(format!(
-                    "expected data ready, got {other:?}"
-                )))
-            }
-        }
+            .expect(Some(session.reply_timeout()), "data ready")?;
         requester::tcp_transports(conns, nthreads)
     } else {
         requester::udp_transports(
@@ -156,24 +125,23 @@ pub fn run(
         wait += Duration::from_secs(10);
     }
     let asked = Instant::now();
-    let answer = session.control.send(&ClientMsg::Stop).and_then(|()| {
-        session
-            .control
-            .recv::<AgentMsg>(Some(wait), "the agent's rr report")
-    });
+    let answer: Result<RrServed, EngineError> = session
+        .control
+        .send(&ClientMsg::Stop)
+        .and_then(|()| session.control.expect(Some(wait), "the agent's rr report"));
     let mut agent = match answer {
-        Ok(AgentMsg::RrDone(r)) => *r,
-        other => {
+        Ok(r) => r,
+        Err(e) => {
             let at = t0.elapsed().as_secs_f64();
-            reasons.push(match other {
-                Ok(AgentMsg::Error { message }) => format!("the agent failed: {message}"),
-                Ok(m) => format!("protocol error: expected the rr report, got {m:?}"),
-                Err(EngineError::Timeout { .. }) => format!(
+            reasons.push(match e {
+                EngineError::Agent(message) => format!("the agent failed: {message}"),
+                e @ (EngineError::Unexpected { .. } | EngineError::Refused(_)) => e.to_string(),
+                EngineError::Timeout { .. } => format!(
                     "no report from the agent within {} s of this end's finish at {:.1} s",
                     asked.elapsed().as_secs(),
                     asked.saturating_duration_since(t0).as_secs_f64()
                 ),
-                Err(e) => format!(
+                e => format!(
                     "the agent went away at {at:.1} s ({e}); only this end's figures are complete"
                 ),
             });

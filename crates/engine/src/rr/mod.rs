@@ -23,7 +23,7 @@ use mtuperf_proto::host::{HostIdentity, HostSnapshot, IfaceInfo, ThreadsCpu};
 use mtuperf_proto::msg::{RrRequest, RrServed};
 use serde::{Deserialize, Serialize};
 
-pub use client::{run, RrParams};
+pub use client::run;
 pub use hist::from_histogram;
 pub use mtuperf_proto::msg::rr::{Latency, RrCounts, RrReverse};
 pub use observer::{Quiet, RrObserver};

@@ -4,12 +4,7 @@
 
 use mtuperf_proto::dgram::{Header, Kind, HEADER_LEN};
 
-/// Largest UDP payload over IPv4 (65535 - 20 IP - 8 UDP).
-pub const UDP_MAX_PAYLOAD: u32 = 65_507;
-/// Largest `--block` over UDP: the datagram also carries mtuperf's 40-byte header.
-pub const MAX_UDP_BLOCK: u32 = UDP_MAX_PAYLOAD - HEADER_LEN as u32;
-/// Largest `--request` (any protocol).
-pub const MAX_REQUEST: u32 = MAX_UDP_BLOCK;
+pub use crate::config::bounds::{MAX_UDP_BLOCK, UDP_MAX_PAYLOAD};
 
 /// Writes a request header into `buf` (at least 40 bytes).
 pub fn request_header(buf: &mut [u8], client: u32, token: u64, seq: u64, stamp: u64, size: u32) {

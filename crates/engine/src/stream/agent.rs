@@ -6,78 +6,23 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use mtuperf_proto::msg::{
-    AgentMsg, AgentPathInfo, ClientMsg, EndReport, Refusal, StreamLimit, StreamReady,
-    StreamRequest, MAX_RX_COALESCE_US, MIN_INTERVAL_MS,
+    AgentMsg, AgentPathInfo, ClientMsg, EndReport, StreamLimit, StreamReady, StreamRequest,
 };
 
-use super::data::SendPlan;
-use super::phase::{self, DataConn, Phase};
-use crate::agent::SessionCtx;
+use super::phase::{self, DataConn, Phase, END_GRACE, IDLE};
+use crate::agent::config::wire_name;
+use crate::agent::ctx::SessionCtx;
+use crate::config::StreamConfig;
+use crate::flow::Start;
 use crate::payload::incompressible;
 use crate::sampler::Sampler;
 use crate::EngineError;
 
-/// Receivers give up on a sender that sends nothing for this long, and senders on a
-/// receiver that takes nothing (the write timeout).
-pub const IDLE: Duration = Duration::from_secs(10);
-
-/// A sender still blocked in a write this long after the test's planned end is cut.
-/// A blocked write that has copied nothing yet is normal flow control: the kernel
-/// wakes a writer only once a good part of the send buffer is free, which at a slow
-/// rate takes a while; two seconds of it is a stall, not a slow link.
-pub const SEND_GRACE: Duration = Duration::from_secs(2);
-
-/// A receiver still reading this long after the test's planned end is cut: beyond
-/// the sender's own grace and the two ends' clock offset (the client starts its
-/// clock before the agent sees Go), the last bytes are late by far more than any
-/// queue explains.
-pub const END_GRACE: Duration = Duration::from_secs(5);
-
-/// After a stop (Ctrl-C, a deadline), senders still blocked this long, and receivers
-/// that received nothing in such a span, are cut.
-pub const HALT_GRACE: Duration = Duration::from_secs(2);
-
 fn check_limits(ctx: &SessionCtx, req: &StreamRequest) -> Result<bool, EngineError> {
-    let l = &ctx.config.limits;
-    if req.streams == 0 || req.block == 0 {
-        ctx.refuse(Refusal::BadRequest {
-            detail: "streams and block must be at least 1".into(),
-        })?;
-        return Ok(false);
+    match StreamConfig::from_request(req).validate(&ctx.config.limits) {
+        Ok(()) => Ok(true),
+        Err(e) => ctx.refuse(e.into()).map(|()| false),
     }
-    if req.streams > l.max_streams {
-        ctx.refuse_limit("max-streams", req.streams.into(), l.max_streams.into())?;
-        return Ok(false);
-    }
-    if req.block > l.max_block {
-        ctx.refuse_limit("max-block", req.block.into(), l.max_block.into())?;
-        return Ok(false);
-    }
-    if req.rx_coalesce_us > MAX_RX_COALESCE_US {
-        ctx.refuse(Refusal::BadRequest {
-            detail: format!(
-                "receive coalescing of {} µs is above the protocol's maximum of {MAX_RX_COALESCE_US} µs",
-                req.rx_coalesce_us
-            ),
-        })?;
-        return Ok(false);
-    }
-    if req.interval_ms != 0 && req.interval_ms < MIN_INTERVAL_MS {
-        ctx.refuse(Refusal::BadRequest {
-            detail: format!(
-                "interval of {} ms is below the protocol's minimum of {MIN_INTERVAL_MS} ms",
-                req.interval_ms
-            ),
-        })?;
-        return Ok(false);
-    }
-    if let StreamLimit::Time { ms } = req.limit {
-        if ms > l.max_duration_ms {
-            ctx.refuse_limit("max-duration", ms / 1000, l.max_duration_ms / 1000)?;
-            return Ok(false);
-        }
-    }
-    Ok(true)
 }
 
 pub fn serve(ctx: &SessionCtx, req: &StreamRequest) -> Result<(), EngineError> {
@@ -100,26 +45,16 @@ pub fn serve(ctx: &SessionCtx, req: &StreamRequest) -> Result<(), EngineError> {
     }))?;
     let socks = ctx.accept_data(n)?;
     for s in &socks {
-        let r = socket2::SockRef::from(s);
-        if let Some(w) = req.window {
-            let _ = r.set_send_buffer_size(w as usize);
-            let _ = r.set_recv_buffer_size(w as usize);
-        }
-        if let Some(m) = req.mss {
-            let _ = r.set_tcp_mss(m);
-        }
+        phase::socket_options(&socket2::SockRef::from(s), req);
         let _ = s.set_write_timeout(Some(IDLE));
     }
     ctx.control.send(&AgentMsg::DataReady)?;
-    match ctx
+    if ctx
         .control
-        .recv::<ClientMsg>(Some(ctx.config.handshake_timeout * 2), "go")?
+        .expect::<Start>(Some(ctx.config.handshake_timeout * 2), "go")?
+        == Start::Stop
     {
-        ClientMsg::Go => {}
-        ClientMsg::Stop => return Ok(()),
-        other => {
-            return Err(EngineError::Protocol(format!("expected go, got {other:?}")));
-        }
+        return Ok(());
     }
     let t0 = Instant::now();
     let max = Duration::from_millis(ctx.config.limits.max_duration_ms);
@@ -149,40 +84,18 @@ pub fn serve(ctx: &SessionCtx, req: &StreamRequest) -> Result<(), EngineError> {
             StreamLimit::Time { ms } => Duration::from_millis(ms).min(max),
             StreamLimit::Bytes { .. } => max,
         };
-    let plan = SendPlan {
-        deadline: Some(end),
-        bytes: match req.limit {
-            StreamLimit::Bytes { total } => Some(total / u64::from(req.streams)),
-            StreamLimit::Time { .. } => None,
-        },
-        block: req.block as usize,
-        cycle: true,
-        peer: "the client",
-    };
-    let phase = Phase {
+    // The limit bounds what the client may send; what it sent before the limit is
+    // still drained (bounded by the same grace as any test's end), so a run ended at
+    // the limit balances its bytes.
+    let phase = Phase::new(
+        req,
         conns,
-        data: &payload,
-        block: req.block as usize,
-        plan,
-        idle: IDLE,
-        // The limit bounds what the client may send; what it sent before the limit
-        // is still drained (bounded by the same grace as any test's end), so a run
-        // ended at the limit balances its bytes.
-        recv_deadline: t0 + max + END_GRACE,
-        interval: Duration::from_millis(if req.interval_ms == 0 {
-            1000
-        } else {
-            req.interval_ms
-        }),
-        omit: Duration::from_millis(req.omit_ms),
-        rx_coalesce: Duration::from_micros(req.rx_coalesce_us.into()),
-        cut: phase::Cut {
-            send_at: Some(end + SEND_GRACE),
-            recv_at: Some(end + END_GRACE),
-            after_halt: HALT_GRACE,
-        },
-        peer: "the client",
-    };
+        &payload,
+        end,
+        t0 + max + END_GRACE,
+        true,
+        "the client",
+    );
     let control = ctx.control.clone();
     // A client that takes no live interval within the send timeout gets no more: the
     // ticker also watches the data threads and must not block on it.
@@ -208,7 +121,7 @@ pub fn serve(ctx: &SessionCtx, req: &StreamRequest) -> Result<(), EngineError> {
     let received: u64 = conns.iter().filter(|c| !c.sending).map(|c| c.bytes).sum();
     let sent: u64 = conns.iter().filter(|c| c.sending).map(|c| c.bytes).sum();
     let wall = t0.elapsed();
-    let direction = crate::agent::wire_name(&req.direction);
+    let direction = wire_name(&req.direction);
     ctx.log_fields(
         "stream",
         format!(

@@ -13,11 +13,10 @@ use mtuperf_proto::msg::{
     StreamRequest,
 };
 
-use super::agent::{END_GRACE, HALT_GRACE, IDLE, SEND_GRACE};
-use super::data::SendPlan;
-use super::phase::{self, Cut, DataConn, Phase};
+use super::phase::{self, DataConn, Phase, END_GRACE, IDLE};
 use super::{End, StreamResult};
 use crate::client::Session;
+use crate::flow::DataReady;
 use crate::payload::incompressible;
 use crate::sampler::Sampler;
 use crate::stall::{self, Span};
@@ -61,27 +60,12 @@ pub fn run(
 ) -> Result<StreamResult, EngineError> {
     let req = data_phase_request(params);
     let started_unix_ms = unix_ms();
-    let ready = match session.request(&ClientMsg::Stream(req.clone()), "stream ready")? {
-        AgentMsg::StreamReady(r) => r,
-        other => {
-            return Err(EngineError::Protocol(format!(
-                "expected stream ready, got {other:?}"
-            )))
-        }
-    };
+    let ready: StreamReady = session.ask(&ClientMsg::Stream(req.clone()), "stream ready")?;
     let sampler = Sampler::toward(session.agent.ip());
     obs.ready(&ready, &sampler);
     let mut conns = Vec::new();
     for i in 0..req.connections() {
-        let sock = session.open_data(i, |s| {
-            if let Some(w) = req.window {
-                let _ = s.set_send_buffer_size(w as usize);
-                let _ = s.set_recv_buffer_size(w as usize);
-            }
-            if let Some(m) = req.mss {
-                let _ = s.set_tcp_mss(m);
-            }
-        })?;
+        let sock = session.open_data(i, |s| phase::socket_options(s, &req))?;
         let _ = sock.set_write_timeout(Some(IDLE));
         conns.push(DataConn {
             index: i,
@@ -89,19 +73,9 @@ pub fn run(
             sending: req.client_sends_on(i),
         });
     }
-    match session
+    session
         .control
-        .recv::<AgentMsg>(Some(session.reply_timeout()), "data ready")?
-    {
-        AgentMsg::DataReady => {}
-        AgentMsg::Refused(r) => return Err(EngineError::Refused(r)),
-        AgentMsg::Error { message } => return Err(EngineError::Agent(message)),
-        other => {
-            return Err(EngineError::Protocol(format!(
-                "expected data ready, got {other:?}"
-            )))
-        }
-    }
+        .expect::<DataReady>(Some(session.reply_timeout()), "data ready")?;
 
     let generated;
     let data: &[u8] = if let Some((_, d)) = &params.file {
@@ -140,38 +114,16 @@ pub fn run(
 
     let before = sampler.snapshot(t0);
     session.control.send(&ClientMsg::Go)?;
-    let plan = SendPlan {
-        deadline: Some(end),
-        bytes: match req.limit {
-            StreamLimit::Bytes { total } => Some(total / u64::from(req.streams)),
-            StreamLimit::Time { .. } => None,
-        },
-        block: req.block as usize,
-        cycle: params.file.is_none(),
-        peer: "the agent",
-    };
-    let interval = Duration::from_millis(if req.interval_ms == 0 {
-        1000
-    } else {
-        req.interval_ms
-    });
-    let phase = Phase {
+    let interval = phase::interval(&req);
+    let phase = Phase::new(
+        &req,
         conns,
         data,
-        block: req.block as usize,
-        plan,
-        idle: IDLE,
-        recv_deadline: end + END_GRACE,
-        interval,
-        omit: Duration::from_millis(req.omit_ms),
-        rx_coalesce: Duration::from_micros(req.rx_coalesce_us.into()),
-        cut: Cut {
-            send_at: Some(end + SEND_GRACE),
-            recv_at: Some(end + END_GRACE),
-            after_halt: HALT_GRACE,
-        },
-        peer: "the agent",
-    };
+        end,
+        end + END_GRACE,
+        params.file.is_none(),
+        "the agent",
+    );
 
     // Relay the agent's live intervals, watch for Ctrl-C and the deadlines while our
     // threads run. `halt` stops our side early: Ctrl-C, or the agent gone silent.
@@ -410,7 +362,10 @@ fn relay_loop(
             }
             Ok(AgentMsg::StreamDone(r)) => Ok(*r),
             Ok(AgentMsg::Error { message }) => Err(EngineError::Agent(message)),
-            Ok(other) => Err(EngineError::Protocol(format!("unexpected {other:?}"))),
+            Ok(other) => Err(EngineError::Unexpected {
+                expected: "an interval or the stream report",
+                got: format!("{other:?}"),
+            }),
             Err(e) => Err(e),
         };
         out.report = Some((at, done));

@@ -12,10 +12,11 @@
 //! * frames per block: interface packets in the data direction (sender tx, receiver
 //!   rx) per block-sized write. With TSO/GSO/GRO on, these are super-packets.
 
-use mtuperf_proto::host::{HostSnapshot, IfaceInfo, Offloads, TcpInfo};
+use mtuperf_proto::host::{HostSnapshot, IfaceInfo, TcpInfo};
 use mtuperf_proto::msg::{ConnReport, EndReport, IntervalSample};
 use serde::{Deserialize, Serialize};
 
+pub use super::ends::{EndMetrics, IfaceMetrics};
 use super::limits::shares;
 use super::verdict::{decide, Evidence, LimitVerdict};
 use super::{End, StreamResult};
@@ -62,45 +63,6 @@ pub struct DirectionMetrics {
     /// the verdict existed.
     #[serde(default)]
     pub limit: Option<LimitVerdict>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct IfaceMetrics {
-    pub name: String,
-    pub mtu: u32,
-    pub kind: String,
-    pub tx_packets: u64,
-    pub rx_packets: u64,
-    pub tx_bytes: u64,
-    pub rx_bytes: u64,
-    pub errors: u64,
-    pub drops: u64,
-    pub frames_per_block: Option<f64>,
-    pub avg_frame_bytes: Option<f64>,
-    pub offloads: Offloads,
-    /// Segmentation offloads are on: counters count super-packets, not wire frames.
-    pub counts_super_packets: bool,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct EndMetrics {
-    pub end: End,
-    pub wall_s: f64,
-    pub process_user_pct: f64,
-    pub process_sys_pct: f64,
-    /// Process user+sys as % of one core.
-    pub process_pct: f64,
-    pub system_user_pct: f64,
-    pub system_sys_pct: f64,
-    pub system_irq_pct: f64,
-    pub system_softirq_pct: f64,
-    /// System-wide busy time of all CPUs as % of one core.
-    pub system_busy_pct: f64,
-    pub ncpu: u32,
-    pub bytes_moved: u64,
-    pub service_demand_us_per_mib: Option<f64>,
-    pub process_us_per_mib: Option<f64>,
-    pub iface: Option<IfaceMetrics>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -363,7 +325,12 @@ pub fn compute(res: &StreamResult) -> StreamMetrics {
         .iter()
         .map(|d| d.goodput_first_last_bps.unwrap_or(d.goodput_wall_bps))
         .sum();
-    let mut advice = advice(&directions, &ends, agent_report_missing(res));
+    let mut advice = advice(
+        &directions,
+        &ends,
+        agent_report_missing(res),
+        res.request.streams,
+    );
     if agent_report_missing(res) {
         advice.insert(
             0,
@@ -384,12 +351,19 @@ pub fn agent_report_missing(res: &StreamResult) -> bool {
     res.agent.conns.is_empty() && !res.client.conns.is_empty()
 }
 
-fn advice(dirs: &[DirectionMetrics], ends: &[EndMetrics], agent_missing: bool) -> Vec<String> {
+fn advice(
+    dirs: &[DirectionMetrics],
+    ends: &[EndMetrics],
+    agent_missing: bool,
+    streams: u32,
+) -> Vec<String> {
     let mut out = Vec::new();
+    let more =
+        super::verdict_fmt::more_streams(streams).map_or(String::new(), |s| format!("{s} or "));
     for e in ends {
         if e.process_pct > 90.0 {
             out.push(format!(
-                "{:?} process at {:.0}% of a core: the result is CPU-bound, not network-bound; try --streams 2 or a larger --block",
+                "{:?} process at {:.0}% of a core: the result is CPU-bound, not network-bound; try {more}a larger --block",
                 e.end, e.process_pct
             ));
         }

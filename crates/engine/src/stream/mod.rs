@@ -5,6 +5,7 @@
 pub mod agent;
 pub mod client;
 mod data;
+mod ends;
 pub mod limits;
 pub mod metrics;
 mod phase;

@@ -7,11 +7,53 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use mtuperf_proto::msg::{ConnReport, IntervalSample};
+use mtuperf_proto::msg::{ConnReport, IntervalSample, StreamLimit, StreamRequest};
 
 use super::data::{recv_loop, send_loop, RecvPlan, SendPlan};
 pub use super::ticker::Cut;
 use super::ticker::{self, Tracked, Watch};
+
+/// Receivers give up on a sender that sends nothing for this long, and senders on a
+/// receiver that takes nothing (the write timeout).
+pub const IDLE: Duration = Duration::from_secs(10);
+
+/// A sender still blocked in a write this long after the test's planned end is cut.
+/// A blocked write that has copied nothing yet is normal flow control: the kernel
+/// wakes a writer only once a good part of the send buffer is free, which at a slow
+/// rate takes a while; two seconds of it is a stall, not a slow link.
+pub const SEND_GRACE: Duration = Duration::from_secs(2);
+
+/// A receiver still reading this long after the test's planned end is cut: beyond
+/// the sender's own grace and the two ends' clock offset (the client starts its
+/// clock before the agent sees Go), the last bytes are late by far more than any
+/// queue explains.
+pub const END_GRACE: Duration = Duration::from_secs(5);
+
+/// After a stop (Ctrl-C, a deadline), senders still blocked this long, and receivers
+/// that received nothing in such a span, are cut.
+pub const HALT_GRACE: Duration = Duration::from_secs(2);
+
+/// Requests `req`'s socket buffers (`--window`) and segment size (`--mss`) on a
+/// data socket; both ends do, and report what the kernel granted.
+pub fn socket_options(s: &socket2::Socket, req: &StreamRequest) {
+    if let Some(w) = req.window {
+        let _ = s.set_send_buffer_size(w as usize);
+        let _ = s.set_recv_buffer_size(w as usize);
+    }
+    if let Some(m) = req.mss {
+        let _ = s.set_tcp_mss(m);
+    }
+}
+
+/// The live interval a request asks for (one second when it asks for none: the
+/// agent still reports per second).
+pub fn interval(req: &StreamRequest) -> Duration {
+    Duration::from_millis(if req.interval_ms == 0 {
+        1000
+    } else {
+        req.interval_ms
+    })
+}
 
 pub struct DataConn {
     pub index: u32,
@@ -38,6 +80,48 @@ pub struct Phase<'a> {
     pub cut: Cut,
     /// The other end, for messages: "the agent" or "the client".
     pub peer: &'static str,
+}
+
+impl<'a> Phase<'a> {
+    /// The phase `req` asks of this end: senders write `data` until `end` (or their
+    /// share of the bytes), receivers give up at `recv_deadline`; `cycle` repeats
+    /// `data` (generated payload) rather than sending it once (a file).
+    pub fn new(
+        req: &StreamRequest,
+        conns: Vec<DataConn>,
+        data: &'a [u8],
+        end: Instant,
+        recv_deadline: Instant,
+        cycle: bool,
+        peer: &'static str,
+    ) -> Phase<'a> {
+        Phase {
+            conns,
+            data,
+            block: req.block as usize,
+            plan: SendPlan {
+                deadline: Some(end),
+                bytes: match req.limit {
+                    StreamLimit::Bytes { total } => Some(total / u64::from(req.streams)),
+                    StreamLimit::Time { .. } => None,
+                },
+                block: req.block as usize,
+                cycle,
+                peer,
+            },
+            idle: IDLE,
+            recv_deadline,
+            interval: interval(req),
+            omit: Duration::from_millis(req.omit_ms),
+            rx_coalesce: Duration::from_micros(req.rx_coalesce_us.into()),
+            cut: Cut {
+                send_at: Some(end + SEND_GRACE),
+                recv_at: Some(end + END_GRACE),
+                after_halt: HALT_GRACE,
+            },
+            peer,
+        }
+    }
 }
 
 /// Runs the phase; `t0` is this end's Go instant; `stop` ends it early (senders stop

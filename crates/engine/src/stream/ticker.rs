@@ -5,12 +5,12 @@
 use std::net::{Shutdown, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::thread;
 use std::time::{Duration, Instant};
 
 use mtuperf_proto::msg::{IntervalSample, MAX_INTERVALS};
 
 use super::limits::LimitClock;
+use crate::tick::{wait_boundary, Woke};
 
 /// One connection as the ticker sees it.
 pub struct Tracked {
@@ -48,11 +48,6 @@ fn next_boundary(now_ns: u64, interval_ns: u64, omit_ns: u64) -> u64 {
     }
     next
 }
-
-/// A wakeup this much later than its interval boundary (on top of an interval) means
-/// this process was stopped: the gap becomes one sample. Ordinary scheduling delays
-/// on a busy host stay far below it.
-const LATE_NS: u64 = 1_000_000_000;
 
 /// When the ticker, which also watches over the data threads, cuts a connection
 /// whose thread is blocked in a call that would outlast the test.
@@ -179,33 +174,22 @@ pub fn run(
     let mut halted_at: Option<(Instant, Vec<u64>)> = None;
     loop {
         let target = next_boundary(start_ns, interval_ns, omit_ns);
-        // Sleep in short steps so the end of the test is noticed promptly.
-        let finished = loop {
-            if done.load(Ordering::Acquire) {
-                break true;
-            }
-            let now_i = Instant::now();
-            if halted_at.is_none() && w.halt.load(Ordering::Relaxed) {
-                let seen = conns
-                    .iter()
-                    .map(|c| c.bytes.load(Ordering::Relaxed))
-                    .collect();
-                halted_at = Some((now_i, seen));
-            }
-            watch(conns, w, halted_at.as_mut(), now_i);
-            let now = now_i.saturating_duration_since(t0).as_nanos() as u64;
-            if now >= target {
-                break false;
-            }
-            thread::sleep(Duration::from_nanos((target - now).min(20_000_000)));
-        };
-        let now_ns = t0.elapsed().as_nanos() as u64;
-        // Woken more than an interval and a second late: this process was stopped.
-        let end_ns = if finished || now_ns > target + interval_ns.max(LATE_NS) {
-            now_ns
-        } else {
-            target
-        };
+        let Woke { finished, end_ns } = wait_boundary(
+            t0,
+            target,
+            interval_ns,
+            || done.load(Ordering::Acquire),
+            |now_i| {
+                if halted_at.is_none() && w.halt.load(Ordering::Relaxed) {
+                    let seen = conns
+                        .iter()
+                        .map(|c| c.bytes.load(Ordering::Relaxed))
+                        .collect();
+                    halted_at = Some((now_i, seen));
+                }
+                watch(conns, w, halted_at.as_mut(), now_i);
+            },
+        );
         let (sent, recv, retrans) = totals(conns, &mut limits);
         let (busy_us, rwnd_limited_us, sndbuf_limited_us) = limits.interval();
         let s = IntervalSample {

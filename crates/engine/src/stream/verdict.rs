@@ -4,9 +4,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::ends::EndMetrics;
 use super::limits::LimitShares;
-use super::metrics::EndMetrics;
-use super::verdict_fmt::{line, name, needs, pct, rate, size, small_pct, window_fix};
+use super::verdict_fmt::{line, more_streams, name, needs, pct, rate, size, small_pct, window_fix};
 use super::window_eq::{self, WindowBound};
 use super::End;
 
@@ -204,12 +204,14 @@ pub fn decide(ev: &Evidence<'_>) -> LimitVerdict {
     let cpu = cpu_saturation(ev);
     let dir = format!("{}→{}", name(ev.sender), name(ev.receiver));
     let idle = s.busy_of_lifetime.map(|b| 1.0 - b);
+    let streams = more_streams(u32::try_from(ev.conns).unwrap_or(u32::MAX))
+        .map_or(String::new(), |s| format!("{s}, "));
     let cpu_verdict = |c: &CpuLoad, why: String| {
         (
             LimitCause::Cpu,
             Some(c.pct / 100.0),
             Some(c.what.clone()),
-            line(&dir, "CPU: ", &format!("{}{why}; try --streams 2, a larger --block or jumbo frames (fewer packets per byte)", c.what)),
+            line(&dir, "CPU: ", &format!("{}{why}; try {streams}a larger --block or jumbo frames (fewer packets per byte)", c.what)),
         )
     };
     let mut by_equation: Option<WindowBound> = None;

@@ -71,3 +71,10 @@ pub(super) fn needs(link_bps: Option<f64>, min_rtt_us: Option<u32>, buffer: Opti
 pub(super) fn line(dir: &str, cause: &str, rest: &str) -> String {
     format!("{dir}: {cause}{rest}")
 }
+
+/// "--streams N" with twice the connections a direction ran (more threads to
+/// spread a CPU-bound end over), or nothing when that is beyond what the tool allows.
+pub(crate) fn more_streams(conns: u32) -> Option<String> {
+    let next = conns.max(1).saturating_mul(2);
+    (next <= crate::config::bounds::MAX_STREAMS).then(|| format!("--streams {next}"))
+}

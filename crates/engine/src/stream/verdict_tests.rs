@@ -148,6 +148,15 @@ fn a_buffer_above_the_bdp_is_not_called_too_small() {
     );
 }
 
+#[test]
+fn cpu_advice_asks_for_more_streams_than_were_run() {
+    // `--bidir --streams 4` runs four connections a direction: advising 2 would be fewer.
+    assert_eq!(more_streams(4).as_deref(), Some("--streams 8"));
+    assert_eq!(more_streams(1).as_deref(), Some("--streams 2"));
+    assert_eq!(more_streams(64).as_deref(), Some("--streams 128"));
+    assert_eq!(more_streams(128), None);
+}
+
 /// The window equation (rate ≤ window ÷ RTT) as evidence when the kernel's clocks
 /// do not dominate: (shares, min RTT µs, send buffer, receive buffer, goodput bit/s,
 /// link bit/s, cause, evidence, text that must appear).

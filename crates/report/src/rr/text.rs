@@ -8,18 +8,7 @@ use mtuperf_proto::msg::rr::RrProto;
 
 use super::text_bidir::{direction_lines, DirView};
 use super::{Direction, Document, EndFigures, StepDoc, Sweep};
-
-/// Nanoseconds as "24.8 µs", "1.25 ms", "2.000 s".
-pub(super) fn lat(ns: f64) -> String {
-    let us = ns / 1000.0;
-    if us >= 1e6 {
-        format!("{:.3} s", us / 1e6)
-    } else if us >= 1e3 {
-        format!("{:.2} ms", us / 1e3)
-    } else {
-        format!("{us:.1} µs")
-    }
-}
+use crate::fmt::latency_ns as lat;
 
 fn iface(i: Option<&IfaceInfo>) -> String {
     i.map_or_else(

@@ -6,8 +6,8 @@ use std::fmt::Write as _;
 
 use mtuperf_engine::rr::{Latency, RrBidirResult, RrCounts, RrResult};
 
-use super::text::lat;
 use super::Direction;
+use crate::fmt::latency_ns as lat;
 
 /// One direction: who requested, who served, and what each counted.
 pub struct DirView<'a> {

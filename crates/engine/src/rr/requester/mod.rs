@@ -24,6 +24,7 @@ use self::hot::{Live, Plan, Shape};
 use super::hist::{from_histogram, new_histogram};
 use super::observer::RrObserver;
 use super::RrInterval;
+use crate::config::RrConfig;
 use crate::EngineError;
 
 /// Descriptors a client keeps besides its data connections (standard streams, the
@@ -33,11 +34,11 @@ const FD_HEADROOM: u64 = 128;
 /// Raises this process's soft RLIMIT_NOFILE far enough for `req`'s TCP connections
 /// (one per client, twice that under `--bidir`, whose responder accepts as many).
 /// Fails, naming the limit, when the hard limit does not allow it.
-pub fn ensure_nofile(req: &RrRequest) -> Result<(), EngineError> {
+pub fn ensure_nofile(req: &RrConfig) -> Result<(), EngineError> {
     if req.proto == RrProto::Udp {
         return Ok(());
     }
-    let per_client = if req.bidir.is_some() { 2 } else { 1 };
+    let per_client = if req.bidir { 2 } else { 1 };
     let want = u64::from(req.clients) * per_client + FD_HEADROOM;
     let (soft, hard) = mtuperf_sys::limits::raise_nofile(want)
         .map_err(|e| EngineError::io("raising RLIMIT_NOFILE", e))?;
@@ -67,8 +68,8 @@ pub fn udp_socket(ip: IpAddr) -> Result<UdpSocket, EngineError> {
 /// socket's receive buffer together: 128 × 8 KiB blocks fit a 4 MiB buffer, where
 /// 1024 overflow it and turn into timeouts (the knee would be the socket's).
 const CLIENTS_PER_UDP_SOCKET: u32 = 128;
-/// At most this many sockets (the responder accepts 256 registered ports).
-const MAX_UDP_SOCKETS: u32 = 256;
+/// At most this many sockets: the responder accepts as many registered ports.
+const MAX_UDP_SOCKETS: u32 = crate::config::bounds::MAX_UDP_PORTS as u32;
 
 /// How many UDP sockets `clients` need on `threads` threads: at least one per
 /// thread, and one per `CLIENTS_PER_UDP_SOCKET` clients.

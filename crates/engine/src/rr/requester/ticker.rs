@@ -2,16 +2,12 @@
 //! threads' counters; boundaries fall on multiples of the interval since Go.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::thread;
 use std::time::{Duration, Instant};
 
 use super::hot::Live;
 use crate::rr::observer::RrObserver;
 use crate::rr::RrInterval;
-
-/// See the stream ticker: a wakeup this much later than its boundary (on top of an
-/// interval) means this process was stopped.
-const LATE_NS: u64 = 1_000_000_000;
+use crate::tick::{wait_boundary, Woke};
 
 /// Samples until no client thread remains, then emits the last partial interval.
 pub fn run(
@@ -27,24 +23,13 @@ pub fn run(
     let mut start_ns = 0u64;
     loop {
         let target = (start_ns / interval_ns + 1) * interval_ns;
-        let finished = loop {
-            if remaining.load(Ordering::Acquire) == 0 {
-                break true;
-            }
-            let now = t0.elapsed().as_nanos() as u64;
-            if now >= target {
-                break false;
-            }
-            thread::sleep(Duration::from_nanos((target - now).min(20_000_000)));
-        };
-        // Woken more than an interval and a second late: this process was stopped,
-        // and the gap becomes one sample (a stall), not a burst of made-up ones.
-        let now_ns = t0.elapsed().as_nanos() as u64;
-        let end_ns = if finished || now_ns > target + interval_ns.max(LATE_NS) {
-            now_ns
-        } else {
-            target
-        };
+        let Woke { finished, end_ns } = wait_boundary(
+            t0,
+            target,
+            interval_ns,
+            || remaining.load(Ordering::Acquire) == 0,
+            |_| {},
+        );
         let (mut blocks, mut lost, mut sum, mut max) = (0u64, 0u64, 0u64, 0u64);
         for l in lives {
             blocks += l.blocks.load(Ordering::Relaxed);

@@ -1,0 +1,107 @@
+//! What a test handler gets from its session: kept apart from the session loop so
+//! the handlers (stream, rr, path, doctor) import this and the loop imports them.
+
+use std::net::{SocketAddr, TcpStream};
+use std::sync::mpsc::Receiver;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use mtuperf_proto::msg::{AgentMsg, Refusal};
+
+use super::config::AgentConfig;
+use super::conns::ConnGuard;
+use super::registry::{DataConn, Registry};
+use crate::control::Control;
+use crate::EngineError;
+
+/// What a test handler gets: the control connection, the peer, the agent's
+/// configuration and limits, and the data connections addressed to this session.
+pub struct SessionCtx {
+    pub control: Control,
+    pub peer: SocketAddr,
+    pub config: Arc<AgentConfig>,
+    pub(super) registry: Arc<Registry>,
+    pub(super) cookie: String,
+    pub(super) data_rx: Receiver<DataConn>,
+    /// This control connection's share of the agent's connection cap.
+    pub(super) _conn: ConnGuard,
+    /// The shares of the last test's data connections (released at the next test).
+    pub(super) data_conns: Mutex<Vec<ConnGuard>>,
+}
+
+impl SessionCtx {
+    /// Refuses a request beyond a limit, naming the limit.
+    pub fn refuse_limit(
+        &self,
+        limit: &str,
+        requested: u64,
+        allowed: u64,
+    ) -> Result<(), EngineError> {
+        self.control.send(&AgentMsg::Refused(Refusal::Limit {
+            limit: limit.into(),
+            requested,
+            allowed,
+        }))
+    }
+
+    pub fn refuse(&self, refusal: Refusal) -> Result<(), EngineError> {
+        self.control.send(&AgentMsg::Refused(refusal))
+    }
+
+    /// Waits for `n` data connections (any order); bounded by the handshake timeout
+    /// per connection. Returns them sorted by index. Only while this waits does the
+    /// registry take data connections for the session, each Hello once, `n` at most.
+    pub fn accept_data(&self, n: u32) -> Result<Vec<TcpStream>, EngineError> {
+        let mut guards = match self.data_conns.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        guards.clear();
+        // Left over from a test that gave up waiting: never handed to this one.
+        while self.data_rx.try_recv().is_ok() {}
+        self.registry.open_window(&self.cookie, n);
+        let r = self.collect_data(n, &mut guards);
+        self.registry.close_window(&self.cookie);
+        r
+    }
+
+    fn collect_data(
+        &self,
+        n: u32,
+        guards: &mut Vec<ConnGuard>,
+    ) -> Result<Vec<TcpStream>, EngineError> {
+        let mut got: Vec<Option<TcpStream>> = (0..n).map(|_| None).collect();
+        let deadline = Instant::now() + self.config.handshake_timeout * 2;
+        let mut count = 0;
+        while count < n {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let (index, stream, guard) =
+                self.data_rx
+                    .recv_timeout(left)
+                    .map_err(|_| EngineError::Timeout {
+                        what: "data connections".into(),
+                        secs: (self.config.handshake_timeout * 2).as_secs(),
+                    })?;
+            if let Some(slot @ None) = got.get_mut(index as usize) {
+                *slot = Some(stream);
+                guards.push(guard);
+                count += 1;
+            }
+        }
+        Ok(got.into_iter().flatten().collect())
+    }
+
+    pub fn log(&self, event: &'static str, message: String) {
+        self.config.log("info", Some(self.peer), event, message);
+    }
+
+    /// [`Self::log`] with the message's figures as named fields (a JSON object).
+    pub fn log_fields(&self, event: &'static str, message: String, fields: serde_json::Value) {
+        let fields = match fields {
+            serde_json::Value::Object(m) => m,
+            _ => serde_json::Map::new(),
+        };
+        self.config
+            .log_fields("info", Some(self.peer), event, message, fields);
+    }
+}
