@@ -280,3 +280,30 @@ fn threads_flag_is_range_checked_by_name() {
         "{err}"
     );
 }
+
+#[test]
+fn label_is_stored_with_every_step_and_defaults_to_the_client_count() {
+    let agent = AgentProc::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    for label in [Some("jumbo"), None] {
+        let mut cmd = mtuperf(&db);
+        cmd.args(["rr", &agent.target(), "--time", "300ms", "--clients", "1,2"]);
+        if let Some(l) = label {
+            cmd.args(["--label", l]);
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+    }
+    let h = mtuperf(&db).args(["history", "--json"]).output().unwrap();
+    let rows: serde_json::Value = serde_json::from_slice(&h.stdout).unwrap();
+    let mut labels: Vec<&str> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["kind"] == "rr")
+        .map(|r| r["label"].as_str().unwrap())
+        .collect();
+    labels.sort_unstable();
+    assert_eq!(labels, ["clients=1", "clients=2", "jumbo", "jumbo"]);
+}

@@ -74,6 +74,10 @@ pub struct Args {
     /// Print one JSON document (schema mtuperf.rr/1) instead of text.
     #[arg(long)]
     json: bool,
+    /// Label stored with every step in the history (e.g. the path's name; a report
+    /// draws one curve per label). Default: `clients=N`.
+    #[arg(long)]
+    label: Option<String>,
     /// Test hook (agent needs --test-hooks): stall every agent worker once for this long.
     #[arg(long, hide = true, value_parser = parse_any_duration)]
     hook_stall: Option<Duration>,
@@ -229,7 +233,11 @@ pub fn run(g: &Global, a: &Args) -> CmdResult {
             common::Place {
                 target: &a.target,
                 group,
-                label: Some(&format!("clients={clients}")),
+                label: Some(
+                    &a.label
+                        .clone()
+                        .unwrap_or_else(|| format!("clients={clients}")),
+                ),
             },
         )?;
         if !a.json {

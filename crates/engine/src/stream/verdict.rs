@@ -396,9 +396,7 @@ fn equation(ev: &Evidence<'_>) -> Option<(bool, WindowBound, End)> {
 }
 
 /// "send buffer limited the sender: the client's socket buffer of 4096 B per 14.6 ms
-/// round trip (min RTT) allows ≈ 2.3 Mbit/s (window ÷ RTT) and the run got 7.0
-/// Mbit/s, …; evidence: the window equation; the kernel's sndbuf clock read 36% (…);
-/// raise …".
+/// round trip allows ≈ 2.3 Mbit/s …; evidence: the window equation; … raise …".
 fn equation_line(ev: &Evidence<'_>, dir: &str, send: bool, b: &WindowBound, end: End) -> String {
     let s = &ev.shares;
     let (what, clock, sysctl) = if send {
