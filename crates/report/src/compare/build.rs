@@ -85,8 +85,14 @@ fn offloads(i: &IfaceInfo) -> String {
     .join(", ")
 }
 
-fn ends(path: &str, s: &StreamResult) -> [EndEnv; 2] {
-    let e = |end: &str, h: &mtuperf_proto::host::HostIdentity, i: Option<&IfaceInfo>| EndEnv {
+/// One end's environment row.
+fn end_env(
+    path: &str,
+    end: &str,
+    h: &mtuperf_proto::host::HostIdentity,
+    i: Option<&IfaceInfo>,
+) -> EndEnv {
+    EndEnv {
         path: path.to_string(),
         end: end.to_string(),
         hostname: h.hostname.clone(),
@@ -94,26 +100,20 @@ fn ends(path: &str, s: &StreamResult) -> [EndEnv; 2] {
         iface: i.map(|i| i.name.clone()),
         mtu: i.map(|i| i.mtu),
         offloads: i.map(offloads).unwrap_or_default(),
-    };
+    }
+}
+
+fn ends(path: &str, s: &StreamResult) -> [EndEnv; 2] {
     [
-        e("client", &s.client_host, s.client.iface.as_ref()),
-        e("agent", &s.agent_host, s.agent.iface.as_ref()),
+        end_env(path, "client", &s.client_host, s.client.iface.as_ref()),
+        end_env(path, "agent", &s.agent_host, s.agent.iface.as_ref()),
     ]
 }
 
 fn rr_ends(path: &str, r: &mtuperf_engine::rr::RrResult) -> [EndEnv; 2] {
-    let e = |end: &str, h: &mtuperf_proto::host::HostIdentity, i: Option<&IfaceInfo>| EndEnv {
-        path: path.to_string(),
-        end: end.to_string(),
-        hostname: h.hostname.clone(),
-        kernel: h.kernel.clone(),
-        iface: i.map(|i| i.name.clone()),
-        mtu: i.map(|i| i.mtu),
-        offloads: i.map(offloads).unwrap_or_default(),
-    };
     [
-        e("client", &r.client_host, r.client.iface.as_ref()),
-        e("agent", &r.agent_host, r.agent.iface.as_ref()),
+        end_env(path, "client", &r.client_host, r.client.iface.as_ref()),
+        end_env(path, "agent", &r.agent_host, r.agent.iface.as_ref()),
     ]
 }
 

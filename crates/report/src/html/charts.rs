@@ -235,14 +235,7 @@ pub fn bars(d: &CompareDoc, cell: Cell, f: Figure) -> String {
             .configure_mesh()
             .disable_x_mesh()
             .x_labels(n * 2 + 1)
-            .x_label_formatter(&|x| {
-                let i = x.floor() as usize;
-                if (x - i as f64 - 0.5).abs() < 0.01 {
-                    names.get(i).cloned().unwrap_or_default()
-                } else {
-                    String::new()
-                }
-            })
+            .x_label_formatter(&|x| category_at(&names, *x))
             .y_desc(axis(f))
             .y_label_formatter(&|v| tick(unit(f), *v))
             .draw();
@@ -338,4 +331,18 @@ pub fn rounds(d: &CompareDoc, cell: Cell) -> String {
         points,
         &format!("{title} (interleaved: drift shows as a slope in every path)"),
     )
+}
+
+/// The label of a category axis at `x`: category i's name at its middle (i + 0.5),
+/// nothing between categories.
+pub(super) fn category_at<S: AsRef<str>>(names: &[S], x: f64) -> String {
+    let i = x.floor() as usize;
+    if (x - i as f64 - 0.5).abs() < 0.01 {
+        names
+            .get(i)
+            .map(|n| n.as_ref().to_string())
+            .unwrap_or_default()
+    } else {
+        String::new()
+    }
 }

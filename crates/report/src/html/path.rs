@@ -72,14 +72,7 @@ fn chart(ds: &[Dir<'_>], expect: u32) -> String {
             .configure_mesh()
             .disable_x_mesh()
             .x_labels(n * 2 + 1)
-            .x_label_formatter(&|x| {
-                let i = x.floor() as usize;
-                if (x - i as f64 - 0.5).abs() < 0.01 {
-                    names.get(i).map(ToString::to_string).unwrap_or_default()
-                } else {
-                    String::new()
-                }
-            })
+            .x_label_formatter(&|x| super::charts::category_at(&names, *x))
             .y_desc("IP packet size, bytes")
             .y_label_formatter(&|v| tick(Unit::Count, *v))
             .draw();

@@ -193,23 +193,34 @@ fn cdfs(d: &CompareDoc, block: u32, clients: u32) -> Vec<Cdf> {
         .collect()
 }
 
+/// How many points the series hold, and the largest value of `axis` among them.
+fn extent(series: &[Cdf], axis: fn(&(f64, f64)) -> f64) -> (usize, f64) {
+    let points = series.iter().map(|s| s.2.len()).sum();
+    let max = series
+        .iter()
+        .flat_map(|s| s.2.iter().map(axis))
+        .fold(1e-9_f64, f64::max);
+    (points, max)
+}
+
+/// "rr 8K, 4 clients: WHAT".
+fn load_title(block: u32, clients: u32, what: &str) -> String {
+    format!(
+        "rr {}, {clients} client{}: {what}",
+        block_label(block),
+        if clients == 1 { "" } else { "s" }
+    )
+}
+
 /// Block-latency CDF per path for one block size and client count.
 pub fn cdf(d: &CompareDoc, block: u32, clients: u32) -> String {
     let series = cdfs(d, block, clients);
-    let points: usize = series.iter().map(|s| s.2.len()).sum();
+    let (points, xmax) = extent(&series, |p| p.0);
     if points == 0 {
         return String::new();
     }
-    let xmax = series
-        .iter()
-        .flat_map(|s| s.2.iter().map(|p| p.0))
-        .fold(1e-9_f64, f64::max)
-        * 1.05;
-    let title = format!(
-        "rr {}, {clients} client{}: block latency CDF",
-        block_label(block),
-        if clients == 1 { "" } else { "s" }
-    );
+    let xmax = xmax * 1.05;
+    let title = load_title(block, clients, "block latency CDF");
     let lines = plain_lines(&series);
     let frame = Frame {
         title: &title,
@@ -243,20 +254,12 @@ pub fn spectrum(d: &CompareDoc, block: u32, clients: u32) -> String {
             (i, name, pts)
         })
         .collect();
-    let points: usize = series.iter().map(|s| s.2.len()).sum();
+    let (points, ymax) = extent(&series, |p| p.1);
     if points == 0 {
         return String::new();
     }
-    let ymax = series
-        .iter()
-        .flat_map(|s| s.2.iter().map(|p| p.1))
-        .fold(1e-9_f64, f64::max)
-        * 1.1;
-    let title = format!(
-        "rr {}, {clients} client{}: latency by percentile",
-        block_label(block),
-        if clients == 1 { "" } else { "s" }
-    );
+    let ymax = ymax * 1.1;
+    let title = load_title(block, clients, "latency by percentile");
     let lines = plain_lines(&series);
     let frame = Frame {
         title: &title,
