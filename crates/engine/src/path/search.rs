@@ -165,8 +165,14 @@ pub fn search<P: Prober>(p: &mut P, base: u32, top: u32) -> Result<DirResult, Se
     if lo > base && !s.passes(lo) {
         return search_again(s.p, base, lo, top);
     }
-    if lo < top {
-        let _ = s.passes(lo + 1);
+    if lo < top && s.passes(lo + 1) {
+        // One byte more passes now: its earlier failure was random loss (every attempt
+        // of it lost), not a limit. Search again above it.
+        let (probes, lost) = (s.probes, s.lost);
+        let mut r = search(s.p, lo + 1, top)?;
+        r.probes += probes;
+        r.lost += lost;
+        return Ok(r);
     }
     let limit = if lo >= top {
         Limit::Top

@@ -137,3 +137,31 @@ fn a_dead_base_is_an_error_not_a_limit() {
         Err(SearchError::BaseFails(1280))
     );
 }
+
+/// A path whose top size loses its first `lose` probes (a burst of random loss), then
+/// carries everything.
+struct Burst {
+    top: u32,
+    lose: u32,
+}
+
+impl Prober for Burst {
+    fn probe(&mut self, size: u32) -> Outcome {
+        if size == self.top && self.lose > 0 {
+            self.lose -= 1;
+            return Outcome::Lost;
+        }
+        Outcome::Passed
+    }
+}
+
+#[test]
+fn a_top_size_lost_by_chance_is_found_when_its_confirmation_passes() {
+    let mut p = Burst {
+        top: 9000,
+        lose: ATTEMPTS,
+    };
+    let r = search(&mut p, 1280, 9000).unwrap();
+    assert_eq!((r.largest_ok, &r.limit), (9000, &Limit::Top), "{r:?}");
+    assert!(r.lost >= ATTEMPTS, "{r:?}");
+}
