@@ -233,7 +233,7 @@ icmp = struct.pack("!BBHHH", 3, 4, 0, 0, 1500) + inner + struct.pack("!HHHH", 40
 icmp = icmp[:2] + struct.pack("!H", csum(icmp)) + icmp[4:]
 socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP).sendto(icmp, (client, 0))
 "#;
-const HOLD: &str = "import socket,time; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(('0.0.0.0',40000)); time.sleep(2)";
+const HOLD: &str = "import socket,time; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(('0.0.0.0',40000)); time.sleep(5)";
 
 #[test]
 fn a_stale_cached_pmtu_does_not_change_the_live_verdict_and_is_reported() {
@@ -250,7 +250,17 @@ fn a_stale_cached_pmtu_does_not_change_the_live_verdict_and_is_reported() {
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(500));
+    // The kernel records the ICMP's path MTU only for a bound socket: wait until
+    // the holder has bound (python can take seconds to start on a loaded host).
+    let bound = (0..100).any(|_| {
+        let ss = exec(&lab, "client", &["ss", "-Hlun", "sport = :40000"]);
+        let up = !String::from_utf8_lossy(&ss.stdout).trim().is_empty();
+        if !up {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        up
+    });
+    assert!(bound, "the UDP holder never bound port 40000");
     assert!(
         exec(&lab, "jumbo", &["python3", "-c", PLANT, "198.18.2.1", &t])
             .status
