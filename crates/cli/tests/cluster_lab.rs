@@ -18,6 +18,19 @@ const BIG_V6: &[&str] = &[
 ];
 const SMALL: &[&str] = &["ping", "-q", "-c", "1", "-W", "2"];
 
+/// Validates `doc` against `schemas/NAME.schema.json`.
+fn assert_schema(name: &str, doc: &serde_json::Value) {
+    let path = format!(
+        "{}/../../schemas/{name}.schema.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let v = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = v.iter_errors(doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{name}: {errors:?}\n{doc:#}");
+}
+
 fn v4(net: u8, node: u8) -> String {
     format!("198.19.{net}.{node}")
 }
@@ -193,6 +206,7 @@ fn cluster_routed_blackhole_and_loss_faults() {
     );
     let st = mtuperf(&["lab", "status", "--name", &lab.name, "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&st.stdout).expect("status JSON");
+    assert_schema("lab-status", &v);
     let specs: Vec<&str> = v["cluster"]["faults"]
         .as_array()
         .unwrap()
@@ -223,7 +237,11 @@ fn cluster_serve_starts_agents_reachable_from_other_nodes() {
     let out = mtuperf(&["lab", "serve", "--name", &lab.name, "--json"]);
     assert!(out.status.success(), "lab serve: {}", text(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("serve JSON");
-    assert_eq!(v["schema"], "mtuperf.lab.serve/1");
+    assert_schema("lab-serve", &v);
+    let st = mtuperf(&["lab", "status", "--name", &lab.name, "--json"]);
+    let status: serde_json::Value = serde_json::from_slice(&st.stdout).expect("status JSON");
+    assert_schema("lab-status", &status);
+    assert_eq!(status["hosts"][0]["agent"]["alive"], true, "{status:#}");
     let key = v["key_file"].as_str().expect("key file");
     assert!(std::path::Path::new(key).is_file(), "{key}");
     let agents = v["agents"].as_array().unwrap();

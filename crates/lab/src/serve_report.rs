@@ -87,8 +87,8 @@ impl ServeReport {
             for n in &a.nets {
                 let _ = writeln!(
                     s,
-                    "         net{} {:<6} {:<15} {:<22} mtu {}",
-                    n.net, n.ifname, n.v4, n.v6, n.mtu
+                    "         {:<5} {:<15} {:<22} mtu {}",
+                    n.ifname, n.v4, n.v6, n.mtu
                 );
             }
         }
