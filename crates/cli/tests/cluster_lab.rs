@@ -330,3 +330,28 @@ fn cluster_refuses_bad_sizes_and_faults() {
         text(&out)
     );
 }
+
+/// The library entry the mesh tests use: `LabOptions::cluster` through a `LabGuard`,
+/// then the nodes' addresses from `Lab::cluster_status`; the guard removes the lab.
+#[test]
+fn cluster_builds_through_the_library_api() {
+    require_lab!(false);
+    let faults = ["port-mtu=n2:1:1500".to_string()];
+    let spec = mtuperf_lab::cluster::parse(3, 1, &faults).unwrap();
+    let prefix;
+    {
+        let lab = mtuperf_lab::LabGuard::up(mtuperf_lab::LabOptions::cluster("x", spec)).unwrap();
+        prefix = format!("mtlab-{}-", lab.name);
+        let st = lab.cluster_status().expect("a cluster lab");
+        let addrs: Vec<String> = st
+            .members
+            .iter()
+            .map(|m| format!("{} {}", m.name, m.addresses[0].v4))
+            .collect();
+        assert_eq!(addrs, ["n1 198.19.1.1", "n2 198.19.1.2", "n3 198.19.1.3"]);
+        assert_eq!(st.faults[0].spec, "port-mtu=n2:1:1500");
+        assert_eq!(lab_netns(&prefix).len(), 4);
+        assert!(lab.scenarios.is_empty() && lab.agent_hosts().len() == 3);
+    }
+    assert!(lab_netns(&prefix).is_empty(), "{:?}", lab_netns(&prefix));
+}
