@@ -355,3 +355,26 @@ fn cluster_builds_through_the_library_api() {
     }
     assert!(lab_netns(&prefix).is_empty(), "{:?}", lab_netns(&prefix));
 }
+
+/// A cluster build cut short (no state file yet) leaves namespaces only: `lab down`
+/// still finds every host name a cluster can have and removes them.
+#[test]
+fn down_removes_an_interrupted_cluster_without_state() {
+    require_lab!(false);
+    let name = mtuperf_lab::unique_name();
+    // Removes them even if an assertion fails first.
+    let _guard = TestLab { name: name.clone() };
+    let prefix = format!("mtlab-{name}-");
+    for host in ["n7", "sw2", "n3-net2-rt", "n64"] {
+        let ns = format!("{prefix}{host}");
+        let out = Command::new("ip")
+            .args(["netns", "add", &ns])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out));
+    }
+    assert_eq!(lab_netns(&prefix).len(), 4);
+    let out = mtuperf(&["lab", "down", "--name", &name]);
+    assert!(text(&out).contains("removed"), "{}", text(&out));
+    assert!(lab_netns(&prefix).is_empty(), "{:?}", lab_netns(&prefix));
+}
