@@ -2,7 +2,8 @@
 //!
 //! A lab is one client host with one interface per scenario, one server host per
 //! scenario, a router for `routed`, `blackhole` and `asym`, a bridge (L2 switch) for
-//! `switchport`, joined by veth pairs created
+//! `switchport` — or, for the `cluster` scenario ([`cluster`]), N node hosts on K
+//! bridged networks with injected faults — joined by veth pairs created
 //! directly inside the namespaces (nothing appears in the host's own namespace).
 //! Addresses come from 198.18.0.0/15 (RFC 2544) and fd6d:7475::/48; see
 //! [`scenario::Topology`]. Namespaces (kept in `/run/netns` as iproute2 keeps them),
@@ -20,6 +21,7 @@
 //! TCP, ICMP errors and neighbour discovery are never dropped, so agent control
 //! connections and PMTU discovery keep working.
 mod build;
+pub mod cluster;
 mod cmd;
 mod down;
 pub mod env;
@@ -27,6 +29,7 @@ mod error;
 mod key;
 pub mod scenario;
 mod serve;
+mod serve_report;
 mod state;
 mod status;
 #[cfg(test)]
@@ -34,9 +37,11 @@ mod tests;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
+pub use cluster::{Cluster, Fault};
 pub use env::check_environment;
 pub use error::LabError;
 pub use scenario::{Iface, Link, Role, Route, Scenario, Topology};
+pub use serve_report::{ServeReport, ServedAgent};
 pub use state::{Agent, Host, Lab, STATE_ROOT};
 pub use status::{AgentStatus, HostStatus, IfaceStatus, LabStatus, Offloads, TargetStatus};
 
@@ -56,6 +61,8 @@ pub struct LabOptions {
     pub rate: Option<u64>,
     /// Drop this percentage of UDP datagrams and ICMP echoes (see the crate docs).
     pub loss_pct: Option<f64>,
+    /// Build the `cluster` scenario instead of `scenarios`.
+    pub cluster: Option<Cluster>,
     /// Print every command as a shell line on stderr.
     pub verbose: bool,
 }
@@ -68,7 +75,20 @@ impl Default for LabOptions {
             offload: true,
             rate: None,
             loss_pct: None,
+            cluster: None,
             verbose: false,
+        }
+    }
+}
+
+impl LabOptions {
+    /// A cluster lab named `name` (scenario `cluster` alone, offloads on).
+    pub fn cluster(name: &str, cluster: Cluster) -> LabOptions {
+        LabOptions {
+            name: name.into(),
+            scenarios: vec![Scenario::Cluster],
+            cluster: Some(cluster),
+            ..LabOptions::default()
         }
     }
 }
