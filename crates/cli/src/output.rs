@@ -71,12 +71,3 @@ impl Output {
         }
     }
 }
-
-/// For a command whose only machine format is its own `--json` flag: remembers the
-/// choice (so its errors come as JSON too) and hands it back.
-pub fn json_flag(json: bool) -> bool {
-    if json {
-        crate::out::choose_json();
-    }
-    json
-}

@@ -12,6 +12,7 @@ use mtuperf_report::path::{self as rp, Document};
 use crate::common;
 use crate::exit::{CmdResult, Failure};
 use crate::global::Global;
+use crate::output::{Format, Output};
 
 /// Path's error exit code (any error, usage and unreachable agent included).
 const PATH_ERROR: u8 = 2;
@@ -33,25 +34,24 @@ pub struct Args {
     /// (default: the local interface MTU toward HOST).
     #[arg(long, value_name = "MTU", value_parser = clap::value_parser!(u32).range(i64::from(bounds::MIN_EXPECT_MTU)..=i64::from(bounds::MAX_EXPECT_MTU)))]
     expect: Option<u32>,
-    /// Print one JSON document (schema mtuperf.path/1) instead of text.
-    #[arg(long)]
-    json: bool,
+    /// text, or json (one document, schema mtuperf.path/1).
+    #[command(flatten)]
+    output: Output,
 }
 
 // The dispatcher hands every subcommand its Args by value.
 #[allow(clippy::needless_pass_by_value)]
 pub fn run(g: &Global, a: Args) -> CmdResult {
-    crate::output::json_flag(a.json);
-    match measure(g, &a) {
-        Ok(code) => Ok(code),
-        Err(f) => Err(Failure {
+    a.output
+        .pick(Format::Text, &[Format::Text, Format::Json])
+        .and_then(|f| measure(g, &a, f == Format::Json))
+        .map_err(|f| Failure {
             code: PATH_ERROR,
             error: f.error,
-        }),
-    }
+        })
 }
 
-fn measure(g: &Global, a: &Args) -> CmdResult {
+fn measure(g: &Global, a: &Args, json: bool) -> CmdResult {
     let store = common::open_store(g)?;
     let started_unix_ms = mtuperf_engine::unix_ms();
     let mut doc = if a.icmp || a.hops {
@@ -86,7 +86,7 @@ fn measure(g: &Global, a: &Args) -> CmdResult {
             ..common::Place::default()
         },
     )?;
-    if a.json {
+    if json {
         crate::out::json(&doc);
     } else {
         out!("{}", rp::text(&doc));

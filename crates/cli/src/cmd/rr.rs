@@ -13,6 +13,7 @@ use mtuperf_report::rr::{self as rep, Document, StepDoc};
 use crate::common::{self, parse_any_duration, parse_interval, parse_test_time};
 use crate::exit::{self, CmdResult, Failure};
 use crate::global::Global;
+use crate::output::{Format, Output};
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 enum Proto {
@@ -71,9 +72,9 @@ pub struct Args {
     /// Print live per-interval lines.
     #[arg(long, value_parser = parse_interval)]
     interval: Option<Duration>,
-    /// Print one JSON document (schema mtuperf.rr/1) instead of text.
-    #[arg(long)]
-    json: bool,
+    /// text, or json (one document, schema mtuperf.rr/1).
+    #[command(flatten)]
+    output: Output,
     /// Label stored with every step in the history (e.g. the path's name; a report
     /// draws one curve per label). Default: `clients=N`.
     #[arg(long)]
@@ -178,12 +179,12 @@ fn validate(a: &Args) -> Result<Vec<u32>, Failure> {
 }
 
 pub fn run(g: &Global, a: &Args) -> CmdResult {
-    crate::output::json_flag(a.json);
+    let json = a.output.pick(Format::Text, &[Format::Text, Format::Json])? == Format::Json;
     let loads = validate(a)?;
     let store = common::open_store(g)?;
     let opts = common::connect_options(g, a.bind)?;
     let stop = common::interrupt_flag();
-    let live = a.interval.is_some() && !a.json;
+    let live = a.interval.is_some() && !json;
     let printer = Printer {
         live,
         tty: !live && crate::progress::stderr_is_terminal(),
@@ -240,7 +241,7 @@ pub fn run(g: &Global, a: &Args) -> CmdResult {
                 ),
             },
         )?;
-        if !a.json {
+        if !json {
             out!("{}", rep::header(&step.result));
             out!("{}", rep::step_text(&step));
             if let Some(id) = step.run_id {
@@ -257,7 +258,7 @@ pub fn run(g: &Global, a: &Args) -> CmdResult {
     if let (Some(s), Some(id)) = (&store, group) {
         let _ = s.finish_group(id, &serde_json::to_string(&doc.sweep).unwrap_or_default());
     }
-    if a.json {
+    if json {
         crate::out::json(&doc);
     } else if let Some(sw) = &doc.sweep {
         out!("{}", rep::sweep_text(sw));

@@ -18,6 +18,7 @@ use crate::common::{
 };
 use crate::exit::{self, CmdResult, Failure};
 use crate::global::Global;
+use crate::output::{Format, Output};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -68,9 +69,9 @@ pub struct Args {
     /// Repeat the whole run N times and summarise (mean, median, stddev, min, max, 95% CI).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
     repeat: u32,
-    /// Print one JSON document (schema mtuperf.stream/1) instead of text.
-    #[arg(long)]
-    json: bool,
+    /// text, or json (one document, schema mtuperf.stream/1).
+    #[command(flatten)]
+    output: Output,
     /// Label stored with the run in the history (e.g. the path's name).
     #[arg(long)]
     label: Option<String>,
@@ -151,7 +152,7 @@ fn load_file(path: &PathBuf) -> Result<(String, Arc<[u8]>), Failure> {
 }
 
 pub fn run(g: &Global, a: Args) -> CmdResult {
-    crate::output::json_flag(a.json);
+    let json = a.output.pick(Format::Text, &[Format::Text, Format::Json])? == Format::Json;
     let params = StreamParams {
         file: a.file.as_ref().map(load_file).transpose()?,
         ..config(&a)?.params()
@@ -160,14 +161,14 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
     let opts = common::connect_options(g, a.bind)?;
     let stop = common::interrupt_flag();
     let printer = Printer {
-        live: a.interval.is_some() && !a.json,
+        live: a.interval.is_some() && !json,
         omit_ns: params.request.omit_ms * 1_000_000,
         bar: std::sync::Mutex::new(indicatif::ProgressBar::hidden()),
     };
     let mut runs = Vec::new();
     for i in 0..a.repeat {
         let session = Session::connect(&a.target, &opts).map_err(common::engine_failure)?;
-        let progress = crate::progress::timed(&params.request, a.json || printer.live);
+        let progress = crate::progress::timed(&params.request, json || printer.live);
         if let Ok(mut bar) = printer.bar.lock() {
             *bar = progress.clone();
         }
@@ -185,7 +186,7 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
                 label: a.label.as_deref(),
             },
         )?;
-        if !a.json {
+        if !json {
             if a.repeat == 1 {
                 out!("{}", rs::header(&run.result));
                 out!("{}", rs::summary_text(&run));
@@ -202,7 +203,7 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
         }
     }
     let doc = Document::new(runs);
-    if a.json {
+    if json {
         crate::out::json(&doc);
     } else if doc.runs.len() > 1 {
         if let Some(s) = &doc.summary {
