@@ -140,22 +140,21 @@ pub fn html(doc: &Document) -> String {
             .iter()
             .map(|(name, d, _)| {
                 let n = |fig: &str| dir_figure(&figs, fig, name);
+                let cell = |fig: &str| n(fig).map_or(String::new(), |v| v.to_string());
+                let vs = if n("path_mtu") >= Some(u64::from(expect)) {
+                    "ok"
+                } else {
+                    "BELOW"
+                };
                 vec![
                     dir_title(name).to_string(),
-                    n("path_mtu").map(|v| v.to_string()).unwrap_or_default(),
-                    n("largest_passing")
-                        .map(|v| v.to_string())
-                        .unwrap_or_default(),
-                    n("search_top").map(|v| v.to_string()).unwrap_or_default(),
+                    cell("path_mtu"),
+                    cell("largest_passing"),
+                    cell("search_top"),
                     stopped_by(d),
-                    n("probes").map(|v| v.to_string()).unwrap_or_default(),
-                    n("unanswered").map(|v| v.to_string()).unwrap_or_default(),
-                    if n("path_mtu") >= Some(u64::from(expect)) {
-                        "ok"
-                    } else {
-                        "BELOW"
-                    }
-                    .to_string(),
+                    cell("probes"),
+                    cell("unanswered"),
+                    vs.to_string(),
                 ]
             })
             .collect();
