@@ -46,3 +46,47 @@ pub fn figures(step: &StepDoc) -> Vec<Figure> {
     }
     f.into_iter().map(|x| x.label("proto", proto)).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::figure::figure;
+    use crate::rr::Document;
+
+    /// A stored one-step document of a real rr run over loopback (udp, 8K, 1 client).
+    fn step() -> StepDoc {
+        let d: Document =
+            serde_json::from_str(include_str!("../../tests/fixtures/rr_step_loopback.json"))
+                .unwrap();
+        d.steps.into_iter().next().unwrap()
+    }
+
+    #[test]
+    fn figures_are_the_steps_numbers_labelled_with_the_protocol() {
+        let s = step();
+        let f = figures(&s);
+        let v = |name: &str| figure(&f, name).map(|x| x.value);
+        assert_eq!(v("block"), Some(8192.0));
+        assert_eq!(v("clients"), Some(1.0));
+        assert_eq!(v("p50"), Some(s.result.client.latency.p50 as f64));
+        assert_eq!(v("p999"), Some(s.result.client.latency.p999 as f64));
+        assert_eq!(v("blocks_per_s"), Some(s.metrics.blocks_per_s));
+        assert_eq!(v("client_cpu_per_block"), s.metrics.client.cpu_us_per_block);
+        assert_eq!(
+            v("client_frames_per_block"),
+            s.metrics.client.frames_per_block
+        );
+        assert!(f.iter().all(|x| x.labels == [("proto", "udp".to_string())]));
+    }
+
+    #[test]
+    fn a_step_with_no_answered_block_has_no_latency_figures() {
+        let mut s = step();
+        s.result.client.latency.count = 0;
+        let f = figures(&s);
+        for p in ["p50", "p99", "p999"] {
+            assert!(figure(&f, p).is_none(), "{p} of no blocks");
+        }
+        assert!(figure(&f, "blocks_per_s").is_some());
+    }
+}
