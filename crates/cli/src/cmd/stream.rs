@@ -84,17 +84,15 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
     let doc = Document::new(runs);
     if json {
         crate::out::json(&doc);
-    } else if doc.runs.len() > 1 {
-        if let Some(s) = &doc.summary {
-            let _ = s;
-            out!(
-                "{}",
-                rs::text(&Document {
-                    runs: Vec::new(),
-                    ..doc.clone()
-                })
-            );
-        }
+    } else if doc.runs.len() > 1 && doc.summary.is_some() {
+        // The repetitions' summary alone: each run was printed as it finished.
+        out!(
+            "{}",
+            rs::text(&Document {
+                runs: Vec::new(),
+                ..doc.clone()
+            })
+        );
     }
     let why = doc
         .runs
