@@ -5,12 +5,14 @@ use clap::FromArgMatches;
 
 #[macro_use]
 mod out;
+mod args;
 mod cli;
 mod cmd;
 mod common;
 mod exit;
 mod global;
 mod groups;
+mod live;
 mod output;
 mod progress;
 mod stored;

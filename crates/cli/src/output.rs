@@ -39,8 +39,10 @@ impl Format {
 
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct Output {
-    /// Output format (each command says which it has).
-    #[arg(long, value_enum, value_name = "FORMAT")]
+    /// Output format: text (the default) or json; compare also legacy; export csv (the
+    /// default) or json; report html (the default) or md. Another is refused, naming
+    /// those the command has.
+    #[arg(long, value_enum, value_name = "FORMAT", hide_possible_values = true)]
     format: Option<Format>,
     /// Same as --format json: one JSON document with a versioned `schema` field.
     #[arg(long, conflicts_with = "format")]
@@ -70,13 +72,4 @@ impl Output {
             ))
         }
     }
-}
-
-/// For a command whose only machine format is its own `--json` flag: remembers the
-/// choice (so its errors come as JSON too) and hands it back.
-pub fn json_flag(json: bool) -> bool {
-    if json {
-        crate::out::choose_json();
-    }
-    json
 }

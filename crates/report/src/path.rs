@@ -7,6 +7,8 @@ use mtuperf_engine::path::icmp::IcmpResult;
 use mtuperf_engine::path::{DirResult, Limit, LocalView, PathResult};
 use serde::{Deserialize, Serialize};
 
+use crate::figure::Figure;
+
 pub const SCHEMA: &str = "mtuperf.path/1";
 
 /// One `path` run in one of its three modes (exactly one of the results is set).
@@ -89,6 +91,55 @@ impl Document {
         d.hops = Some(r);
         d
     }
+}
+
+/// A measured direction: its name ("forward", "reverse", or "both" for ICMP echo,
+/// which measures the smaller of the two), its search, and the MTU it reads as.
+pub type Dir<'a> = (&'static str, &'a DirResult, u32);
+
+impl Document {
+    /// The directions this run searched and the MTU they were held against (none for
+    /// `--hops`, whose probes are not a search of each direction).
+    pub fn directions(&self) -> (Vec<Dir<'_>>, u32) {
+        if let Some(r) = &self.agent {
+            let f = r.forward_mtu.unwrap_or(r.forward.largest_ok);
+            let b = r.reverse_mtu.unwrap_or(r.reverse.largest_ok);
+            (
+                vec![("forward", &r.forward, f), ("reverse", &r.reverse, b)],
+                r.expect,
+            )
+        } else if let Some(r) = &self.icmp {
+            (vec![("both", &r.both, r.both.largest_ok)], r.expect)
+        } else {
+            (Vec::new(), 0)
+        }
+    }
+}
+
+/// Whether the path carries what was expected, the expected MTU, and per searched
+/// direction: the MTU it reads as, the largest size that passed, the search's top
+/// (the sender's interface MTU), probes sent and probes left unanswered. Sizes are IP
+/// packet bytes.
+pub fn figures(doc: &Document) -> Vec<Figure> {
+    let mut f =
+        vec![Figure::new("ok", "bool", f64::from(u8::from(doc.ok))).label("mode", &doc.mode)];
+    let (dirs, expect) = doc.directions();
+    if !dirs.is_empty() {
+        f.push(Figure::new("expect", "bytes", f64::from(expect)));
+    }
+    for (name, d, mtu) in dirs {
+        f.extend(
+            [
+                Figure::new("path_mtu", "bytes", f64::from(mtu)),
+                Figure::new("largest_passing", "bytes", f64::from(d.largest_ok)),
+                Figure::new("search_top", "bytes", f64::from(d.top)),
+                Figure::new("probes", "probes", f64::from(d.probes)),
+                Figure::new("unanswered", "probes", f64::from(d.lost)),
+            ]
+            .map(|x| x.label("direction", name)),
+        );
+    }
+    f
 }
 
 fn local_text(out: &mut String, l: &LocalView) {
@@ -264,5 +315,39 @@ mod tests {
         let h = hops.hops.as_ref().unwrap();
         assert!(h.black_hole.is_none() && h.hops.iter().all(|h| h.probe_size.is_none()));
         assert!(text(&hops).contains("  1  no reply\n"));
+    }
+
+    /// The figures are the searches' numbers, per direction, with the expected MTU
+    /// (the HTML table reads them); hops runs have only the ok figure.
+    #[test]
+    fn figures_carry_each_directions_search() {
+        let agent: Document = serde_json::from_str(include_str!(
+            "../tests/fixtures/path_agent_v1_before_slack.json"
+        ))
+        .unwrap();
+        let f = figures(&agent);
+        let get = |name: &str, dir: &str| {
+            f.iter()
+                .find(|x| x.name == name && x.labels.contains(&("direction", dir.to_string())))
+                .map(|x| x.value)
+        };
+        assert_eq!(crate::figure::figure(&f, "ok").map(|x| x.value), Some(0.0));
+        assert_eq!(
+            crate::figure::figure(&f, "expect").map(|x| x.value),
+            Some(9000.0)
+        );
+        assert_eq!(get("path_mtu", "forward"), Some(1504.0));
+        assert_eq!(get("largest_passing", "forward"), Some(1504.0));
+        assert_eq!(get("search_top", "forward"), Some(9000.0));
+        assert_eq!(get("probes", "forward"), Some(53.0));
+        assert_eq!(get("unanswered", "forward"), Some(27.0));
+        assert_eq!(get("path_mtu", "reverse"), Some(1500.0));
+        assert_eq!(get("unanswered", "reverse"), Some(0.0));
+        let hops: Document = serde_json::from_str(include_str!(
+            "../tests/fixtures/path_hops_v1_before_slack.json"
+        ))
+        .unwrap();
+        let names: Vec<&str> = figures(&hops).iter().map(|x| x.name).collect();
+        assert_eq!(names, ["ok"]);
     }
 }

@@ -5,23 +5,17 @@
 //! compact `compare` (8K stream and 8K UDP rr, interleaved repetitions) from the lab's
 //! client host, prints the verdict, writes report.html and removes the lab.
 //! Otherwise it says why and runs stream over loopback against an in-process agent.
+//! The orchestration is in [`crate::groups::demo`].
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{anyhow, Context};
-use mtuperf_engine::agent::{Agent, AgentConfig};
-use mtuperf_engine::client::Session;
-use mtuperf_engine::config::StreamConfig;
-use mtuperf_engine::stream::{self, client::Quiet};
-use mtuperf_lab::{Lab, LabOptions, Scenario};
-use mtuperf_report::compare::CompareDoc;
+use anyhow::Context;
 use mtuperf_report::stream::{self as rs, RunDoc};
 
 use crate::common;
-use crate::exit::{self, CmdResult, Failure};
+use crate::exit::{self, CmdResult};
 use crate::global::Global;
+use crate::groups::demo::{self, DemoObserver};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -39,6 +33,20 @@ pub struct Args {
     output: PathBuf,
 }
 
+struct Printer;
+
+impl DemoObserver for Printer {
+    fn say(&mut self, line: &str) {
+        outln!("{line}");
+    }
+    fn stream_run(&mut self, run: &RunDoc) {
+        out!("{}", rs::header(&run.result));
+        outln!("{}", rs::summary_text(run));
+    }
+}
+
+// The dispatcher hands every subcommand its Args by value.
+#[allow(clippy::needless_pass_by_value)]
 pub fn run(g: &Global, a: Args) -> CmdResult {
     if !a.loopback {
         match mtuperf_lab::check_environment() {
@@ -48,129 +56,17 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
             ),
         }
     }
-    loopback_demo(g, &a)
-}
-
-fn loopback_demo(g: &Global, a: &Args) -> CmdResult {
-    let agent = Agent::bind(AgentConfig::new(vec!["127.0.0.1:0"
-        .parse()
-        .map_err(|e| anyhow!("{e}"))?]))
-    .map_err(|e| Failure::new(exit::FAILED, e))?;
-    let addr = agent
-        .local_addrs()
-        .first()
-        .copied()
-        .ok_or_else(|| anyhow!("agent has no address"))?;
-    let shutdown = Arc::new(AtomicBool::new(false));
-    let s = shutdown.clone();
-    std::thread::spawn(move || agent.run(&s));
-    let stop = common::interrupt_flag();
-    let store = common::open_store(g)?;
-    for block in [8192u32, 131_072] {
-        let session = Session::connect(&addr.to_string(), &common::connect_options(g, None)?)
-            .map_err(common::engine_failure)?;
-        let params = StreamConfig::timed(block, a.time).params();
-        let result =
-            stream::run(&session, &params, &stop, &Quiet).map_err(common::engine_failure)?;
-        session.close();
-        let mut run = RunDoc::new(result);
-        run.run_id = common::store_record(
-            store.as_ref(),
-            &run,
-            common::Place {
-                target: &addr.to_string(),
-                group: None,
-                label: Some("loopback"),
-            },
-        )?;
-        out!("{}", rs::header(&run.result));
-        outln!("{}", rs::summary_text(&run));
-        if stop.load(Ordering::Relaxed) {
-            break;
-        }
-    }
-    shutdown.store(true, Ordering::Relaxed);
+    demo::loopback(g, a.time, &mut Printer)?;
     Ok(0)
 }
 
-/// Removes the demo lab however the demo ends.
-struct DemoLab(Lab);
-impl Drop for DemoLab {
-    fn drop(&mut self) {
-        let _ = Lab::down(&self.0.name, false);
-    }
-}
-
 fn lab_demo(g: &Global, a: &Args) -> CmdResult {
-    let opts = LabOptions {
-        name: format!("demo{}", std::process::id()),
-        scenarios: vec![Scenario::Std, Scenario::Jumbo],
-        offload: false,
-        ..LabOptions::default()
-    };
-    outln!(
-        "demo: building lab {:?}: client ↔ std (MTU 1500) and client ↔ jumbo (MTU 9000), offloads off",
-        opts.name
-    );
-    let mut lab = DemoLab(Lab::up(&opts).map_err(|e| Failure::new(exit::ENVIRONMENT, e))?);
-    lab.0
-        .serve(&[])
-        .map_err(|e| Failure::new(exit::FAILED, e))?;
-    let target = |sc: Scenario| {
-        lab.0
-            .target(sc)
-            .map(|ip| ip.to_string())
-            .ok_or_else(|| anyhow!("lab has no {sc} target"))
-    };
-    let exe = std::env::current_exe().context("locating the mtuperf binary")?;
-    let mut argv = vec![exe.display().to_string()];
-    match (&g.db, g.no_store) {
-        (_, true) => argv.push("--no-store".into()),
-        (Some(p), false) => argv.extend(["--db".into(), p.display().to_string()]),
-        (None, false) => {}
-    }
-    argv.extend([
-        "compare".into(),
-        "--path".into(),
-        format!("std={}", target(Scenario::Std)?),
-        "--path".into(),
-        format!("jumbo={}", target(Scenario::Jumbo)?),
-        "--tests".into(),
-        "stream,rr".into(),
-        "--block".into(),
-        "8K".into(),
-        "--repeat".into(),
-        a.repeat.max(2).to_string(),
-        "--time".into(),
-        format!("{}ms", a.time.as_millis()),
-        "--json".into(),
-    ]);
-    outln!(
-        "demo: comparing 8K stream and 8K UDP rr over std and jumbo, {} repetitions of {} each, interleaved",
-        a.repeat.max(2),
-        humantime::format_duration(a.time)
-    );
-    let out = lab
-        .0
-        .exec_command("client", &argv)
-        .stderr(std::process::Stdio::inherit())
-        .output()
-        .context("running compare in the lab's client host")?;
-    // A failed compare prints its document when it measured something, else an error
-    // document (mtuperf.error/1), whose message is on stderr already.
-    let doc = serde_json::from_slice::<CompareDoc>(&out.stdout);
-    if !out.status.success() && doc.is_err() {
-        return Err(Failure::new(
-            exit::FAILED,
-            anyhow!("compare in the lab failed"),
-        ));
-    }
-    let doc = doc.context("reading the compare document")?;
+    // The lab is removed by the time the comparison comes back.
+    let doc = demo::lab(g, a.repeat, a.time, &mut Printer)?;
     outln!();
     out!("{}", mtuperf_report::compare::text(&doc));
     std::fs::write(&a.output, mtuperf_report::html::html(&doc))
         .with_context(|| format!("writing {}", a.output.display()))?;
-    drop(lab);
     outln!(
         "demo: report written to {} (open it in a browser); lab removed. Reproduce by hand: README, \"Reproduce the documents' experiments on one machine\".",
         a.output.display()

@@ -1,7 +1,6 @@
 //! `mtuperf path`: prove that a path carries its MTU in both directions, and name
 //! what breaks it. Exit codes of its own (docs/path.md): 0 the path carries --expect,
 //! 1 it does not (the verdict says why), 2 any error, an unreachable agent included.
-use std::io::IsTerminal;
 use std::net::IpAddr;
 
 use mtuperf_engine::client::{self, Session};
@@ -12,6 +11,8 @@ use mtuperf_report::path::{self as rp, Document};
 use crate::common;
 use crate::exit::{CmdResult, Failure};
 use crate::global::Global;
+use crate::live::path::Live;
+use crate::output::{Format, Output};
 
 /// Path's error exit code (any error, usage and unreachable agent included).
 const PATH_ERROR: u8 = 2;
@@ -33,25 +34,24 @@ pub struct Args {
     /// (default: the local interface MTU toward HOST).
     #[arg(long, value_name = "MTU", value_parser = clap::value_parser!(u32).range(i64::from(bounds::MIN_EXPECT_MTU)..=i64::from(bounds::MAX_EXPECT_MTU)))]
     expect: Option<u32>,
-    /// Print one JSON document (schema mtuperf.path/1) instead of text.
-    #[arg(long)]
-    json: bool,
+    /// text, or json (one document, schema mtuperf.path/1).
+    #[command(flatten)]
+    output: Output,
 }
 
 // The dispatcher hands every subcommand its Args by value.
 #[allow(clippy::needless_pass_by_value)]
 pub fn run(g: &Global, a: Args) -> CmdResult {
-    crate::output::json_flag(a.json);
-    match measure(g, &a) {
-        Ok(code) => Ok(code),
-        Err(f) => Err(Failure {
+    a.output
+        .pick(Format::Text, &[Format::Text, Format::Json])
+        .and_then(|f| measure(g, &a, f == Format::Json))
+        .map_err(|f| Failure {
             code: PATH_ERROR,
             error: f.error,
-        }),
-    }
+        })
 }
 
-fn measure(g: &Global, a: &Args) -> CmdResult {
+fn measure(g: &Global, a: &Args, json: bool) -> CmdResult {
     let store = common::open_store(g)?;
     let started_unix_ms = mtuperf_engine::unix_ms();
     let mut doc = if a.icmp || a.hops {
@@ -86,7 +86,7 @@ fn measure(g: &Global, a: &Args) -> CmdResult {
             ..common::Place::default()
         },
     )?;
-    if a.json {
+    if json {
         crate::out::json(&doc);
     } else {
         out!("{}", rp::text(&doc));
@@ -95,77 +95,4 @@ fn measure(g: &Global, a: &Args) -> CmdResult {
         }
     }
     Ok(u8::from(!doc.ok))
-}
-
-/// Each direction's search as it goes, on stderr when it is a terminal: the size just
-/// tried (IP packet bytes), its fate, the largest size that passed and the smallest
-/// that failed so far, the probes sent; each direction's last state stays as a line.
-struct Live {
-    bar: indicatif::ProgressBar,
-    direction: Option<path::Direction>,
-    passed: u32,
-    failed: Option<u32>,
-    probes: u32,
-}
-
-impl Live {
-    fn new() -> Live {
-        let tty =
-            std::io::stderr().is_terminal() && std::env::var_os("TERM").is_none_or(|t| t != "dumb");
-        Live {
-            bar: if tty {
-                indicatif::ProgressBar::new_spinner()
-            } else {
-                indicatif::ProgressBar::hidden()
-            },
-            direction: None,
-            passed: 0,
-            failed: None,
-            probes: 0,
-        }
-    }
-
-    /// Leaves the finished direction's last state as a line above the spinner.
-    fn done(&self) {
-        if self.direction.is_some() {
-            self.bar.println(format!("  {}", self.bar.message()));
-        }
-    }
-
-    fn finish(&self) {
-        self.done();
-        self.bar.finish_and_clear();
-    }
-
-    fn step(&mut self, s: path::Step) {
-        if self.direction != Some(s.direction) {
-            self.done();
-            self.direction = Some(s.direction);
-            (self.passed, self.failed, self.probes) = (0, None, 0);
-        }
-        self.probes += 1;
-        let fate = match s.outcome {
-            path::Outcome::Passed => {
-                self.passed = self.passed.max(s.size);
-                "passed".to_string()
-            }
-            path::Outcome::TooBig { mtu, .. } => format!("too big (MTU {mtu})"),
-            path::Outcome::Lost => "no answer".to_string(),
-        };
-        if s.outcome != path::Outcome::Passed && s.size > self.passed {
-            self.failed = Some(self.failed.map_or(s.size, |f| f.min(s.size)));
-        }
-        let name = match s.direction {
-            path::Direction::Forward => "forward",
-            path::Direction::Reverse => "reverse",
-        };
-        let failed = self
-            .failed
-            .map_or(String::new(), |f| format!(", fails {f}"));
-        self.bar.set_message(format!(
-            "{name}: {} {fate}; passes {}{failed} ({} probes)",
-            s.size, self.passed, self.probes
-        ));
-        self.bar.tick();
-    }
 }

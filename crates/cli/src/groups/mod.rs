@@ -12,6 +12,7 @@ use mtuperf_store::Store;
 
 use crate::exit::{self, Failure};
 
+pub mod demo;
 mod reports;
 mod run;
 

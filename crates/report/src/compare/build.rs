@@ -3,9 +3,10 @@
 use std::collections::BTreeMap;
 
 use mtuperf_engine::compare::{Cell, PathCheck, Plan, Repetition, Verdict};
-use mtuperf_engine::stream::metrics;
 use mtuperf_engine::stream::StreamResult;
 use mtuperf_proto::host::IfaceInfo;
+
+use crate::figure::{figure, Figure as Fig};
 
 use super::{
     verdict_line, CellSummary, CompareDoc, Diff, EndEnv, Environment, Figure, LatencyCdf, RepRow,
@@ -17,6 +18,10 @@ use super::{
 pub struct Rep {
     pub run_id: Option<i64>,
     pub rep: Repetition,
+}
+
+fn value_of(figs: &[Fig], name: &str) -> Option<f64> {
+    figure(figs, name).map(|f| f.value)
 }
 
 fn row(r: &Rep) -> RepRow {
@@ -40,28 +45,27 @@ fn row(r: &Rep) -> RepRow {
         limited_by: None,
         limit_shares: None,
     };
+    // The numbers come from each repetition's record figures, the same ones `export`
+    // and the metrics read; only perl-sockets' labelled figures and the limit verdict
+    // (words for the legacy format and the verdict note) come from the run's metrics.
     if let Some(rr) = &r.rep.rr {
-        let m = crate::rr::compute(rr);
-        row.started = crate::timestamp(rr.started_unix_ms);
-        let l = &rr.client.latency;
-        if l.count > 0 {
-            row.p50_ns = Some(l.p50 as f64);
-            row.p99_ns = Some(l.p99 as f64);
-        }
-        row.blocks_per_s = Some(m.blocks_per_s);
-        row.cpu_us_per_block = m.client.cpu_us_per_block;
-        row.frames_per_block = m.client.frames_per_block;
+        let step = crate::rr::StepDoc::new(rr.clone());
+        let f = crate::rr::figures(&step);
+        row.started = step.started;
+        row.p50_ns = value_of(&f, "p50");
+        row.p99_ns = value_of(&f, "p99");
+        row.blocks_per_s = value_of(&f, "blocks_per_s");
+        row.cpu_us_per_block = value_of(&f, "client_cpu_per_block");
+        row.frames_per_block = value_of(&f, "client_frames_per_block");
     }
     if let Some(s) = &r.rep.stream {
-        let m = metrics::compute(s);
-        row.started = crate::timestamp(s.started_unix_ms);
-        row.goodput_bps = Some(m.headline_bps);
-        if let Some(d) = m.directions.first() {
-            let recv = m.ends.iter().find(|e| e.end == d.receiver);
-            row.cpu_us_per_mib = recv.and_then(|e| e.service_demand_us_per_mib);
-            row.frames_per_block = recv
-                .and_then(|e| e.iface.as_ref())
-                .and_then(|i| i.frames_per_block);
+        let run = crate::stream::RunDoc::new(s.clone());
+        let f = crate::stream::figures(&run);
+        row.started = run.started;
+        row.goodput_bps = value_of(&f, "goodput");
+        row.cpu_us_per_mib = value_of(&f, "receiver_cpu");
+        row.frames_per_block = value_of(&f, "frames_per_block");
+        if let Some(d) = run.metrics.directions.first() {
             row.perl = Some(d.perl.clone());
             row.limited_by = d.limit.as_ref().map(|v| v.cause);
             row.limit_shares = d.limit.as_ref().map(|v| v.shares.clone());

@@ -10,28 +10,8 @@ use plotters::prelude::*;
 use super::axis::{legend, tick, Unit, LEGEND_W};
 use super::charts::{color, wrap, SIZE};
 use super::{esc, table, CSS};
-use crate::path::Document;
-
-/// (direction name, its search, the MTU it reads as).
-type Dir<'a> = (&'static str, &'a DirResult, u32);
-
-fn dirs(doc: &Document) -> (Vec<Dir<'_>>, u32) {
-    if let Some(r) = &doc.agent {
-        let f = r.forward_mtu.unwrap_or(r.forward.largest_ok);
-        let b = r.reverse_mtu.unwrap_or(r.reverse.largest_ok);
-        (
-            vec![("forward", &r.forward, f), ("reverse", &r.reverse, b)],
-            r.expect,
-        )
-    } else if let Some(r) = &doc.icmp {
-        (
-            vec![("both (ICMP echo)", &r.both, r.both.largest_ok)],
-            r.expect,
-        )
-    } else {
-        (Vec::new(), 0)
-    }
-}
+use crate::figure::Figure;
+use crate::path::{Dir, Document};
 
 /// One bar per direction (the largest size that passed, labelled), a red line at the
 /// expected MTU and a grey one at the sender's interface MTU (the search's top).
@@ -59,7 +39,7 @@ fn chart(ds: &[Dir<'_>], expect: u32) -> String {
                 (RGBColor(150, 150, 150), format!("iface MTU {top}")),
             ],
         );
-        let names: Vec<&str> = ds.iter().map(|d| d.0).collect();
+        let names: Vec<&str> = ds.iter().map(|d| dir_title(d.0)).collect();
         let Ok(mut chart) = ChartBuilder::on(&plot)
             .margin(10)
             .x_label_area_size(30)
@@ -100,6 +80,22 @@ fn chart(ds: &[Dir<'_>], expect: u32) -> String {
     wrap(&svg, n, title)
 }
 
+/// A direction's figure `name` (whole bytes or probes).
+fn dir_figure(figs: &[Figure], name: &str, dir: &str) -> Option<u64> {
+    figs.iter()
+        .find(|f| f.name == name && f.labels.iter().any(|(k, v)| *k == "direction" && v == dir))
+        .map(|f| f.value as u64)
+}
+
+/// How the report names a direction.
+fn dir_title(dir: &str) -> &str {
+    if dir == "both" {
+        "both (ICMP echo)"
+    } else {
+        dir
+    }
+}
+
 fn stopped_by(d: &DirResult) -> String {
     match &d.limit {
         Limit::Top => "reached the top".into(),
@@ -135,21 +131,30 @@ pub fn html(doc: &Document) -> String {
     let class = if doc.ok { "verdict" } else { "flag" };
     o.push_str("<h2>Verdict</h2>\n");
     let _ = writeln!(o, "<p class=\"{class}\">{}</p>", esc(&doc.verdict));
-    let (ds, expect) = dirs(doc);
+    let (ds, expect) = doc.directions();
     if !ds.is_empty() {
         o.push_str("<h2>Searches</h2>\n");
+        // The numbers are the run's figures; "stopped by" is the search's own words.
+        let figs = crate::path::figures(doc);
         let rows: Vec<Vec<String>> = ds
             .iter()
-            .map(|(name, d, mtu)| {
+            .map(|(name, d, _)| {
+                let n = |fig: &str| dir_figure(&figs, fig, name);
+                let cell = |fig: &str| n(fig).map_or(String::new(), |v| v.to_string());
+                let vs = if n("path_mtu") >= Some(u64::from(expect)) {
+                    "ok"
+                } else {
+                    "BELOW"
+                };
                 vec![
-                    (*name).to_string(),
-                    mtu.to_string(),
-                    d.largest_ok.to_string(),
-                    d.top.to_string(),
+                    dir_title(name).to_string(),
+                    cell("path_mtu"),
+                    cell("largest_passing"),
+                    cell("search_top"),
                     stopped_by(d),
-                    d.probes.to_string(),
-                    d.lost.to_string(),
-                    if *mtu >= expect { "ok" } else { "BELOW" }.to_string(),
+                    cell("probes"),
+                    cell("unanswered"),
+                    vs.to_string(),
                 ]
             })
             .collect();

@@ -1,6 +1,4 @@
 //! One [`RunRecord`] implementation per [`RunKind`], and [`decode`] from the history.
-use mtuperf_proto::msg::rr::RrProto;
-
 use super::{Figure, RunKind, RunRecord};
 use crate::{compare, doctor, path, rr, stream};
 
@@ -50,33 +48,7 @@ impl RunRecord for stream::RunDoc {
         json(&stream::Document::new(vec![self.clone()]))
     }
     fn figures(&self) -> Vec<Figure> {
-        let mut f = vec![
-            Figure::new("block", "bytes", f64::from(self.result.request.block)),
-            Figure::new("goodput", "bit/s", self.metrics.headline_bps),
-        ];
-        if let Some(v) = stream::receiver_demand(self) {
-            f.push(Figure::new("receiver_cpu", "us/MiB", v));
-        }
-        let recv = self.metrics.directions.first().map(|d| d.receiver);
-        let fpb = self
-            .metrics
-            .ends
-            .iter()
-            .find(|e| Some(e.end) == recv)
-            .and_then(|e| e.iface.as_ref())
-            .and_then(|i| i.frames_per_block);
-        if let Some(v) = fpb {
-            f.push(Figure::new("frames_per_block", "frames", v));
-        }
-        for (end, iface) in [
-            ("client", &self.result.client.iface),
-            ("agent", &self.result.agent.iface),
-        ] {
-            if let Some(i) = iface {
-                f.push(Figure::new("mtu", "bytes", f64::from(i.mtu)).label("end", end));
-            }
-        }
-        f
+        stream::figures(self)
     }
     fn text(&self) -> String {
         stream::text(&stream::Document::new(vec![self.clone()]))
@@ -105,26 +77,7 @@ impl RunRecord for rr::StepDoc {
         json(&rr::Document::new(vec![self.clone()]))
     }
     fn figures(&self) -> Vec<Figure> {
-        let q = &self.result.request;
-        let lat = &self.result.client.latency;
-        let proto = match q.proto {
-            RrProto::Udp => "udp",
-            RrProto::Tcp => "tcp",
-        };
-        let mut f = vec![
-            Figure::new("block", "bytes", f64::from(q.block)),
-            Figure::new("request", "bytes", f64::from(q.request)),
-            Figure::new("clients", "clients", f64::from(q.clients)),
-            Figure::new("p50", "ns", lat.p50 as f64),
-            Figure::new("p99", "ns", lat.p99 as f64),
-            Figure::new("p999", "ns", lat.p999 as f64),
-            Figure::new("blocks_per_s", "blocks/s", self.metrics.blocks_per_s),
-            Figure::new("lost", "%", self.metrics.lost_pct),
-        ];
-        if let Some(rate) = q.rate {
-            f.push(Figure::new("rate", "blocks/s", rate as f64));
-        }
-        f.into_iter().map(|x| x.label("proto", proto)).collect()
+        rr::figures(self)
     }
     fn text(&self) -> String {
         rr::text(&rr::Document::new(vec![self.clone()]))
@@ -212,7 +165,7 @@ impl RunRecord for path::Document {
         json(self)
     }
     fn figures(&self) -> Vec<Figure> {
-        vec![Figure::new("ok", "bool", f64::from(u8::from(self.ok))).label("mode", &self.mode)]
+        path::figures(self)
     }
     fn text(&self) -> String {
         path::text(self)

@@ -12,6 +12,7 @@ mod kinds;
 use std::fmt;
 use std::str::FromStr;
 
+pub use crate::figure::{figure, Figure};
 pub use kinds::decode;
 
 /// What a stored run measured.
@@ -64,39 +65,6 @@ impl FromStr for RunKind {
             .find(|k| k.name() == s)
             .ok_or_else(|| format!("unknown run kind {s:?}; one of {}", RunKind::allowed()))
     }
-}
-
-/// One number a run yields, with what it counts: `value` in `unit`, told apart from
-/// its siblings by `labels` (e.g. `proto=udp`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Figure {
-    pub name: &'static str,
-    pub unit: &'static str,
-    pub value: f64,
-    pub labels: Vec<(&'static str, String)>,
-}
-
-impl Figure {
-    pub fn new(name: &'static str, unit: &'static str, value: f64) -> Figure {
-        Figure {
-            name,
-            unit,
-            value,
-            labels: Vec::new(),
-        }
-    }
-
-    /// The same figure with one more label.
-    #[must_use]
-    pub fn label(mut self, key: &'static str, value: impl Into<String>) -> Figure {
-        self.labels.push((key, value.into()));
-        self
-    }
-}
-
-/// Looks a figure up by name.
-pub fn figure<'a>(figs: &'a [Figure], name: &str) -> Option<&'a Figure> {
-    figs.iter().find(|f| f.name == name)
 }
 
 /// A measured result as the history keeps it.

@@ -1,6 +1,7 @@
 //! rr results: the `mtuperf.rr/1` JSON document (one step or a load sweep) and the
 //! human text.
 
+mod figures;
 mod metrics;
 mod text;
 mod text_bidir;
@@ -8,6 +9,7 @@ mod text_bidir;
 use mtuperf_engine::rr::RrResult;
 use serde::{Deserialize, Serialize};
 
+pub use figures::figures;
 pub use metrics::{compute, Direction, EndFigures, RrMetrics};
 pub use text::{header, headline, interval_header, interval_line, step_text, sweep_text, text};
 

@@ -1,5 +1,6 @@
 //! Stream results: the `mtuperf.stream/1` JSON document and the human text.
 
+mod figures;
 mod text;
 
 use mtuperf_engine::stream::metrics::{self, StreamMetrics};
@@ -8,6 +9,7 @@ use mtuperf_engine::stream::StreamResult;
 use mtuperf_stats::Summary;
 use serde::{Deserialize, Serialize};
 
+pub use figures::figures;
 pub use text::{header, interval_header, interval_line, run_line, summary_text, text};
 
 pub const SCHEMA: &str = "mtuperf.stream/1";

@@ -1,0 +1,119 @@
+//! The flags of one bulk TCP stream test (`stream`), turned into the engine's
+//! [`StreamConfig`].
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use mtuperf_engine::config::{bounds, StreamConfig};
+use mtuperf_engine::stream::StreamParams;
+use mtuperf_proto::msg::{Direction, StreamLimit};
+
+use crate::common::{
+    self, parse_block, parse_interval, parse_test_time, parse_total, parse_window,
+};
+use crate::exit::{self, Failure};
+
+#[derive(Debug, clap::Args)]
+pub struct StreamArgs {
+    /// Bytes per write() and read(): 8K, 8KiB, 9000, 128K ...
+    #[arg(long, default_value = "128K", value_parser = parse_block)]
+    pub block: u32,
+    /// Test length.
+    #[arg(long, default_value = "10s", value_parser = parse_test_time, conflicts_with_all = ["bytes", "file"])]
+    pub time: Duration,
+    /// Send this many bytes per direction instead of running for a time.
+    #[arg(long, value_parser = parse_total, conflicts_with = "file")]
+    pub bytes: Option<u64>,
+    /// Send this file's content (as perl-sockets does); client → agent only.
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["reverse", "bidir"])]
+    pub file: Option<PathBuf>,
+    /// Parallel TCP connections per direction.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=i64::from(bounds::MAX_STREAMS)))]
+    pub streams: u32,
+    /// The agent sends, this end receives.
+    #[arg(long, conflicts_with = "bidir")]
+    pub reverse: bool,
+    /// Both directions at once.
+    #[arg(long)]
+    pub bidir: bool,
+    /// Socket buffer size to request (SO_SNDBUF/SO_RCVBUF); the granted size is reported.
+    #[arg(long, value_parser = parse_window)]
+    pub window: Option<u32>,
+    /// TCP maximum segment size to request (TCP_MAXSEG), 88 to 65495.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(88..=65495))]
+    pub mss: Option<u32>,
+    /// Print live per-interval lines of both ends.
+    #[arg(long, value_parser = parse_interval)]
+    pub interval: Option<Duration>,
+    /// Warm-up excluded from the summary goodput (still reported).
+    #[arg(long, default_value = "0s", value_parser = common::parse_any_duration)]
+    pub omit: Duration,
+    /// Receive coalescing: after a read that drained the socket, wait up to this long
+    /// before reading again (0 reads again at once, like a plain blocking loop). Never
+    /// waits while data is queued nor in the first 100 ms, and never pauses longer than
+    /// a quarter of the receive buffer takes to fill. 0 to 10ms.
+    #[arg(long, default_value = "200us", value_parser = common::parse_rx_coalesce)]
+    pub rx_coalesce: Duration,
+}
+
+impl StreamArgs {
+    /// The engine's parameters: the config and, with --file, the file's content.
+    pub fn params(&self) -> Result<StreamParams, Failure> {
+        Ok(StreamParams {
+            file: self.file.as_ref().map(load_file).transpose()?,
+            ..self.config()?.params()
+        })
+    }
+
+    fn config(&self) -> Result<StreamConfig, Failure> {
+        let a = self;
+        if let Some(ms) = a.bytes.map(|_| 0).or(Some(a.time.as_millis() as u64)) {
+            if a.bytes.is_none() && a.file.is_none() && a.omit.as_millis() as u64 >= ms {
+                return Err(Failure::usage(
+                    "--omit",
+                    &humantime::format_duration(a.omit).to_string(),
+                    "less than --time",
+                    "the warm-up must leave part of the run to summarise",
+                ));
+            }
+        }
+        Ok(StreamConfig {
+            streams: a.streams,
+            direction: if a.bidir {
+                Direction::Bidir
+            } else if a.reverse {
+                Direction::Reverse
+            } else {
+                Direction::Forward
+            },
+            block: a.block,
+            limit: match a.bytes {
+                Some(total) => StreamLimit::Bytes { total },
+                None => StreamLimit::Time {
+                    ms: a.time.as_millis() as u64,
+                },
+            },
+            window: a.window,
+            mss: a.mss,
+            interval: a.interval,
+            omit: a.omit,
+            rx_coalesce: a.rx_coalesce,
+        })
+    }
+}
+
+fn load_file(path: &PathBuf) -> Result<(String, Arc<[u8]>), Failure> {
+    let data = std::fs::read(path)
+        .with_context(|| format!("reading --file {}", path.display()))
+        .map_err(|e| Failure::new(exit::USAGE, e))?;
+    if data.is_empty() {
+        return Err(Failure::usage(
+            "--file",
+            &path.display().to_string(),
+            "a non-empty file",
+            "",
+        ));
+    }
+    Ok((path.display().to_string(), Arc::from(data)))
+}

@@ -1,0 +1,153 @@
+//! The demo's orchestration, apart from its printing: on loopback, an in-process agent
+//! and two stream runs (8K and 128K blocks), each stored; in a lab, a two-path lab
+//! (MTU 1500 and 9000, offloads off) built through netlink, a compact `compare` run
+//! from the lab's client host, and the lab removed however the demo ends. What the
+//! user sees comes through [`DemoObserver`].
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{anyhow, Context};
+use mtuperf_engine::agent::{Agent, AgentConfig};
+use mtuperf_engine::client::Session;
+use mtuperf_engine::config::StreamConfig;
+use mtuperf_engine::stream::{self, client::Quiet};
+use mtuperf_lab::{Lab, LabOptions, Scenario};
+use mtuperf_report::compare::CompareDoc;
+use mtuperf_report::stream::RunDoc;
+
+use crate::common;
+use crate::exit::{self, Failure};
+use crate::global::Global;
+
+/// What the demo tells the user as it goes.
+pub trait DemoObserver {
+    /// A line saying what happens next.
+    fn say(&mut self, line: &str);
+    /// A loopback run, measured and stored.
+    fn stream_run(&mut self, run: &RunDoc);
+}
+
+/// Stream over loopback against an in-process agent, 8K then 128K blocks.
+pub fn loopback(g: &Global, time: Duration, obs: &mut dyn DemoObserver) -> Result<(), Failure> {
+    let agent = Agent::bind(AgentConfig::new(vec!["127.0.0.1:0"
+        .parse()
+        .map_err(|e| anyhow!("{e}"))?]))
+    .map_err(|e| Failure::new(exit::FAILED, e))?;
+    let addr = agent
+        .local_addrs()
+        .first()
+        .copied()
+        .ok_or_else(|| anyhow!("agent has no address"))?;
+    let shutdown = Arc::new(AtomicBool::new(false));
+    let s = shutdown.clone();
+    std::thread::spawn(move || agent.run(&s));
+    let stop = common::interrupt_flag();
+    let store = common::open_store(g)?;
+    for block in [8192u32, 131_072] {
+        let session = Session::connect(&addr.to_string(), &common::connect_options(g, None)?)
+            .map_err(common::engine_failure)?;
+        let params = StreamConfig::timed(block, time).params();
+        let result =
+            stream::run(&session, &params, &stop, &Quiet).map_err(common::engine_failure)?;
+        session.close();
+        let mut run = RunDoc::new(result);
+        run.run_id = common::store_record(
+            store.as_ref(),
+            &run,
+            common::Place {
+                target: &addr.to_string(),
+                group: None,
+                label: Some("loopback"),
+            },
+        )?;
+        obs.stream_run(&run);
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+    }
+    shutdown.store(true, Ordering::Relaxed);
+    Ok(())
+}
+
+/// Removes the demo lab however the demo ends.
+struct DemoLab(Lab);
+impl Drop for DemoLab {
+    fn drop(&mut self) {
+        let _ = Lab::down(&self.0.name, false);
+    }
+}
+
+/// Builds the two-path lab, compares 8K stream and 8K UDP rr over both paths
+/// (`repeat` interleaved repetitions of `time` each) and removes the lab.
+pub fn lab(
+    g: &Global,
+    repeat: u32,
+    time: Duration,
+    obs: &mut dyn DemoObserver,
+) -> Result<CompareDoc, Failure> {
+    let opts = LabOptions {
+        name: format!("demo{}", std::process::id()),
+        scenarios: vec![Scenario::Std, Scenario::Jumbo],
+        offload: false,
+        ..LabOptions::default()
+    };
+    obs.say(&format!(
+        "demo: building lab {:?}: client ↔ std (MTU 1500) and client ↔ jumbo (MTU 9000), offloads off",
+        opts.name
+    ));
+    let mut lab = DemoLab(Lab::up(&opts).map_err(|e| Failure::new(exit::ENVIRONMENT, e))?);
+    lab.0
+        .serve(&[])
+        .map_err(|e| Failure::new(exit::FAILED, e))?;
+    let target = |sc: Scenario| {
+        lab.0
+            .target(sc)
+            .map(|ip| ip.to_string())
+            .ok_or_else(|| anyhow!("lab has no {sc} target"))
+    };
+    let exe = std::env::current_exe().context("locating the mtuperf binary")?;
+    let mut argv = vec![exe.display().to_string()];
+    match (&g.db, g.no_store) {
+        (_, true) => argv.push("--no-store".into()),
+        (Some(p), false) => argv.extend(["--db".into(), p.display().to_string()]),
+        (None, false) => {}
+    }
+    argv.extend([
+        "compare".into(),
+        "--path".into(),
+        format!("std={}", target(Scenario::Std)?),
+        "--path".into(),
+        format!("jumbo={}", target(Scenario::Jumbo)?),
+        "--tests".into(),
+        "stream,rr".into(),
+        "--block".into(),
+        "8K".into(),
+        "--repeat".into(),
+        repeat.max(2).to_string(),
+        "--time".into(),
+        format!("{}ms", time.as_millis()),
+        "--json".into(),
+    ]);
+    obs.say(&format!(
+        "demo: comparing 8K stream and 8K UDP rr over std and jumbo, {} repetitions of {} each, interleaved",
+        repeat.max(2),
+        humantime::format_duration(time)
+    ));
+    let out = lab
+        .0
+        .exec_command("client", &argv)
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .context("running compare in the lab's client host")?;
+    // A failed compare prints its document when it measured something, else an error
+    // document (mtuperf.error/1), whose message is on stderr already.
+    let doc = serde_json::from_slice::<CompareDoc>(&out.stdout);
+    if !out.status.success() && doc.is_err() {
+        return Err(Failure::new(
+            exit::FAILED,
+            anyhow!("compare in the lab failed"),
+        ));
+    }
+    Ok(doc.context("reading the compare document")?)
+}
