@@ -2,7 +2,6 @@
 //! offload settings (netlink and ioctls from mtuperf itself), plus tc and nftables
 //! commands for the options that need them. On any failure, everything created so far
 //! is removed and the failing step is reported as the command that does it by hand.
-use std::fmt::Write as _;
 use std::net::IpAddr;
 use std::os::fd::AsFd;
 
@@ -12,13 +11,10 @@ use mtuperf_sys::{ethtool, netns};
 use crate::cmd::{in_ns, shell_line, Runner};
 use crate::down::{namespace_exists, remove_namespaces};
 use crate::env::{check_tools, tools_needed};
+use crate::rules::{blackhole_rules, loss_rules, loss_threshold, sysctl};
 use crate::scenario::{Role, Topology, BRIDGE};
 use crate::state::{netns_name, state_dir, validate_name, Host, Lab};
 use crate::{check_environment, LabError, LabOptions, Scenario};
-
-/// nftables table names used inside the namespaces.
-pub(crate) const BLACKHOLE_TABLE: &str = "mtlab_blackhole";
-pub(crate) const LOSS_TABLE: &str = "mtlab_loss";
 
 impl Lab {
     /// Builds the lab described by `opts` and saves its state.
@@ -125,19 +121,6 @@ fn validate_options(opts: &LabOptions) -> Result<(), LabError> {
 /// most 16 MiB (tc refuses larger values).
 pub(crate) fn tbf_burst(rate: u64) -> u64 {
     (rate / 8 / 1000).clamp(32 * 1024, 16 * 1024 * 1024)
-}
-
-/// The threshold out of 10000 for `numgen random mod 10000 < T` (0.01% steps).
-pub(crate) fn loss_threshold(pct: f64) -> u32 {
-    (pct * 100.0).round().clamp(1.0, 10_000.0) as u32
-}
-
-/// Writes sysctl `key` (dotted, as `sysctl -w` takes it) in namespace `ns`: the
-/// `/proc/sys/net` files a thread opens are those of its network namespace.
-pub(crate) fn sysctl(run: Runner, ns: &str, key: &str, value: &str) -> Result<(), LabError> {
-    let file = format!("/proc/sys/{}", key.replace('.', "/"));
-    let line = shell_line(&in_ns(ns, &["sysctl", "-qw", &format!("{key}={value}")]));
-    run.kernel(ns, &line, || std::fs::write(&file, value))
 }
 
 /// "198.18.13.0/24" → (address, prefix length).
@@ -307,31 +290,4 @@ fn build(run: Runner, lab: &Lab, created: &mut Vec<String>) -> Result<(), LabErr
         }
     }
     Ok(())
-}
-
-/// The router's own frag-needed / packet-too-big errors leave through `output`;
-/// `forward` catches ones passing through.
-pub(crate) fn blackhole_rules() -> String {
-    let drops = "    icmp type destination-unreachable icmp code frag-needed drop\n    \
-                 icmpv6 type packet-too-big drop\n";
-    let mut s = format!("table inet {BLACKHOLE_TABLE} {{\n");
-    for hook in ["output", "forward"] {
-        let _ = write!(
-            s,
-            "  chain {hook} {{\n    type filter hook {hook} priority 0; policy accept;\n{drops}  }}\n"
-        );
-    }
-    s + "}\n"
-}
-
-/// Random loss of UDP datagrams and ICMP echoes at input (see the crate docs).
-pub(crate) fn loss_rules(threshold: u32) -> String {
-    let drop = format!("numgen random mod 10000 < {threshold} drop");
-    format!(
-        "table inet {LOSS_TABLE} {{\n  chain input {{\n    \
-         type filter hook input priority 0; policy accept;\n    \
-         meta l4proto udp {drop}\n    \
-         icmp type {{ echo-request, echo-reply }} {drop}\n    \
-         icmpv6 type {{ echo-request, echo-reply }} {drop}\n  }}\n}}\n"
-    )
 }

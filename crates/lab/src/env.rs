@@ -101,7 +101,7 @@ pub fn tools_needed(opts: &LabOptions) -> Vec<&'static str> {
         tools.push("nft");
     }
     if let Some(c) = &opts.cluster {
-        tools.extend(crate::cluster::build::tools(c));
+        tools.extend(crate::cluster::tools::tools(c));
         tools.sort_unstable();
         tools.dedup();
     }

@@ -27,6 +27,7 @@ mod down;
 pub mod env;
 mod error;
 mod key;
+mod rules;
 pub mod scenario;
 mod serve;
 mod serve_report;

@@ -1,7 +1,8 @@
 //! Unit tests of the topology data and of the generated rules (no privilege needed).
 use std::collections::HashSet;
 
-use crate::build::{blackhole_rules, loss_rules, loss_threshold, tbf_burst};
+use crate::build::tbf_burst;
+use crate::rules::{blackhole_rules, loss_rules, loss_threshold};
 use crate::scenario::{Role, Topology, CLIENT};
 use crate::state::{netns_name, validate_name};
 use crate::{unique_name, Scenario};

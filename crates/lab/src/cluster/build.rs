@@ -9,23 +9,13 @@ use mtuperf_sys::rtnl::{self, RouteSpec};
 
 use super::topo::{v4, v6};
 use super::{Cluster, Fault};
-use crate::build::{blackhole_rules, loss_threshold, sysctl};
 use crate::cmd::Runner;
+use crate::rules::{blackhole_rules, loss_threshold, sysctl};
 use crate::state::Lab;
 use crate::LabError;
 
 /// nftables table of `loss` faults inside a node.
 pub(crate) const FAULT_LOSS_TABLE: &str = "mtlab_fault_loss";
-
-/// The programs a cluster needs: `nft` for a black hole's ICMP drops and for loss.
-pub(crate) fn tools(c: &Cluster) -> Vec<&'static str> {
-    let mut t = Vec::new();
-    let nft = |f: &Fault| matches!(f, Fault::Blackhole { .. } | Fault::Loss { .. });
-    if c.faults.iter().any(nft) {
-        t.push("nft");
-    }
-    t
-}
 
 pub(crate) fn build(run: Runner, lab: &Lab, c: &Cluster) -> Result<(), LabError> {
     let ns = |host: &str| lab.netns(host).expect("cluster hosts are lab hosts");

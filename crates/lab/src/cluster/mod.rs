@@ -11,6 +11,7 @@
 //! so the node keeps its address in the network's subnet.
 pub(crate) mod build;
 mod fault;
+pub(crate) mod tools;
 mod topo;
 pub mod view;
 

@@ -1,0 +1,12 @@
+//! What a cluster lab needs from the host, read by the environment check.
+use super::{Cluster, Fault};
+
+/// The programs a cluster needs: `nft` for a black hole's ICMP drops and for loss.
+pub(crate) fn tools(c: &Cluster) -> Vec<&'static str> {
+    let mut t = Vec::new();
+    let nft = |f: &Fault| matches!(f, Fault::Blackhole { .. } | Fault::Loss { .. });
+    if c.faults.iter().any(nft) {
+        t.push("nft");
+    }
+    t
+}
