@@ -10,11 +10,14 @@ use mtuperf_sys::{ethtool, netns};
 
 use crate::cmd::{in_ns, shell_line, Runner};
 use crate::down::{namespace_exists, remove_namespaces};
+use crate::env::check_environment;
 use crate::env::{check_tools, tools_needed};
+use crate::error::LabError;
+use crate::options::LabOptions;
 use crate::rules::{blackhole_rules, loss_rules, loss_threshold, sysctl};
+use crate::scenario::Scenario;
 use crate::scenario::{Role, Topology, BRIDGE};
 use crate::state::{netns_name, state_dir, validate_name, Host, Lab};
-use crate::{check_environment, LabError, LabOptions, Scenario};
 
 impl Lab {
     /// Builds the lab described by `opts` and saves its state.
@@ -66,7 +69,7 @@ impl Lab {
         let mut created = Vec::new();
         let built = build(run, &lab, &mut created)
             .and_then(|()| match &lab.cluster {
-                Some(c) => crate::cluster::build::build(run, &lab, c),
+                Some(c) => crate::build_cluster::build(run, &lab, c),
                 None => Ok(()),
             })
             .and_then(|()| lab.save());

@@ -5,7 +5,7 @@
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use crate::LabError;
+use crate::error::LabError;
 
 /// Runs commands, echoing them on stderr when `verbose`.
 #[derive(Debug, Clone, Copy)]

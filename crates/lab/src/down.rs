@@ -8,9 +8,10 @@ use nix::unistd::Pid;
 
 use crate::cmd::Runner;
 use crate::env::check_privilege;
+use crate::error::LabError;
+use crate::scenario::Scenario;
 use crate::scenario::Topology;
 use crate::state::{netns_name, state_dir, validate_name, Lab};
-use crate::{LabError, Scenario};
 
 pub(crate) fn namespace_exists(ns: &str) -> bool {
     netns::exists(ns)
@@ -83,7 +84,7 @@ impl Lab {
             .hosts
             .into_iter()
             .map(|(h, _)| h)
-            .chain(crate::Cluster::all_host_names())
+            .chain(crate::cluster::Cluster::all_host_names())
             .collect();
         if let Some(lab) = &lab {
             hosts.extend(lab.host_names());

@@ -5,7 +5,9 @@
 //! and the nftables rules of `blackhole` and `--loss` (`nft`) run programs.
 use std::path::Path;
 
-use crate::{LabError, LabOptions, Scenario};
+use crate::error::LabError;
+use crate::options::LabOptions;
+use crate::scenario::Scenario;
 
 /// Capability bit numbers (linux/capability.h).
 pub const CAP_NET_ADMIN: u32 = 12;

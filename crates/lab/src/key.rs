@@ -9,8 +9,8 @@ use std::path::PathBuf;
 
 use mtuperf_proto::auth::Key;
 
+use crate::error::LabError;
 use crate::state::Lab;
-use crate::LabError;
 
 /// Whether the agent arguments already name a key file (then the lab adds none).
 pub(crate) fn names_key_file(extra: &[String]) -> bool {

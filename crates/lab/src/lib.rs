@@ -21,12 +21,16 @@
 //! TCP, ICMP errors and neighbour discovery are never dropped, so agent control
 //! connections and PMTU discovery keep working.
 mod build;
+mod build_cluster;
 pub mod cluster;
+pub mod cluster_view;
 mod cmd;
 mod down;
 pub mod env;
 mod error;
+mod guard;
 mod key;
+mod options;
 mod rules;
 pub mod scenario;
 mod serve;
@@ -36,102 +40,12 @@ mod status;
 #[cfg(test)]
 mod tests;
 
-use std::sync::atomic::{AtomicU32, Ordering};
-
 pub use cluster::{Cluster, Fault};
 pub use env::check_environment;
 pub use error::LabError;
+pub use guard::{unique_name, LabGuard};
+pub use options::{LabOptions, DEFAULT_NAME};
 pub use scenario::{Iface, Link, Role, Route, Scenario, Topology};
 pub use serve_report::{ServeReport, ServedAgent};
 pub use state::{Agent, Host, Lab, STATE_ROOT};
 pub use status::{AgentStatus, HostStatus, IfaceStatus, LabStatus, Offloads, TargetStatus};
-
-/// The lab used when no `--name` is given.
-pub const DEFAULT_NAME: &str = "default";
-
-/// What `Lab::up` builds.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LabOptions {
-    /// Lab name: letters, digits, `-` and `_`, at most 32 characters.
-    pub name: String,
-    /// Scenarios to build; empty means all of them.
-    pub scenarios: Vec<Scenario>,
-    /// `false` turns TSO/GSO/GRO off on every lab interface.
-    pub offload: bool,
-    /// Shape every link to this rate (bit/s) on both ends' egress (tc tbf).
-    pub rate: Option<u64>,
-    /// Drop this percentage of UDP datagrams and ICMP echoes (see the crate docs).
-    pub loss_pct: Option<f64>,
-    /// Build the `cluster` scenario instead of `scenarios`.
-    pub cluster: Option<Cluster>,
-    /// Print every command as a shell line on stderr.
-    pub verbose: bool,
-}
-
-impl Default for LabOptions {
-    fn default() -> Self {
-        LabOptions {
-            name: DEFAULT_NAME.into(),
-            scenarios: Scenario::ALL.to_vec(),
-            offload: true,
-            rate: None,
-            loss_pct: None,
-            cluster: None,
-            verbose: false,
-        }
-    }
-}
-
-impl LabOptions {
-    /// A cluster lab named `name` (scenario `cluster` alone, offloads on).
-    pub fn cluster(name: &str, cluster: Cluster) -> LabOptions {
-        LabOptions {
-            name: name.into(),
-            scenarios: vec![Scenario::Cluster],
-            cluster: Some(cluster),
-            ..LabOptions::default()
-        }
-    }
-}
-
-/// A lab name unique to this process and call ("t<pid>-<counter>"), for tests that
-/// run in parallel.
-pub fn unique_name() -> String {
-    static COUNTER: AtomicU32 = AtomicU32::new(0);
-    format!(
-        "t{}-{}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    )
-}
-
-/// For tests: a lab removed on drop, even when the test panics.
-#[derive(Debug)]
-pub struct LabGuard(pub Lab);
-
-impl LabGuard {
-    /// Builds a lab from `opts` under a [`unique_name`] (the name in `opts` is ignored).
-    pub fn up(mut opts: LabOptions) -> Result<LabGuard, LabError> {
-        opts.name = unique_name();
-        Lab::up(&opts).map(LabGuard)
-    }
-}
-
-impl std::ops::Deref for LabGuard {
-    type Target = Lab;
-    fn deref(&self) -> &Lab {
-        &self.0
-    }
-}
-
-impl std::ops::DerefMut for LabGuard {
-    fn deref_mut(&mut self) -> &mut Lab {
-        &mut self.0
-    }
-}
-
-impl Drop for LabGuard {
-    fn drop(&mut self) {
-        let _ = Lab::down(&self.0.name, false);
-    }
-}

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use crate::cmd::{in_ns, shell_line, Runner};
-use crate::LabError;
+use crate::error::LabError;
 
 /// nftables table names used inside the namespaces.
 pub(crate) const BLACKHOLE_TABLE: &str = "mtlab_blackhole";

@@ -6,7 +6,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::LabError;
+use crate::error::LabError;
 
 /// One test network shape. Every scenario has its own server host and its own
 /// interface on the shared client host, so runs from the client can be compared.
@@ -31,7 +31,7 @@ pub enum Scenario {
     /// has MTU 1500: forward carries 9000, the return path 1500 (the router answers
     /// frag-needed / packet too big for the return direction only).
     Asym,
-    /// N nodes, K networks, one bridge per network, faults: see [`crate::cluster`].
+    /// N nodes, K networks, one bridge per network, faults: see the `cluster` module.
     /// Not in [`Scenario::ALL`]: it is built alone, from `LabOptions::cluster`.
     Cluster,
 }

@@ -12,9 +12,9 @@ use mtuperf_sys::netns;
 use crate::cmd::{in_ns, shell_line, Runner};
 use crate::down::{agent_alive, process_running};
 use crate::env::check_privilege;
+use crate::error::LabError;
 use crate::scenario::Role;
 use crate::state::{Agent, Lab};
-use crate::LabError;
 
 /// How long an agent may take to listen.
 const LISTEN_WAIT: Duration = Duration::from_secs(5);

@@ -6,7 +6,7 @@ use std::net::IpAddr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::cluster::view::NodeAddr;
+use crate::cluster_view::NodeAddr;
 use crate::down::agent_alive;
 use crate::state::Lab;
 

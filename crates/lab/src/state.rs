@@ -6,8 +6,9 @@ use std::process::Command;
 
 use serde::{Deserialize, Serialize};
 
+use crate::cluster::Cluster;
+use crate::error::LabError;
 use crate::scenario::{Iface, Link, Role, Route, Scenario, CLIENT};
-use crate::{Cluster, LabError};
 
 /// Where lab state lives (tmpfs: gone after a reboot, as the namespaces are).
 pub const STATE_ROOT: &str = "/run/mtuperf/lab";

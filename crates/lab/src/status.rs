@@ -8,11 +8,11 @@ use serde::{Deserialize, Serialize};
 
 use mtuperf_sys::{ethtool, netns, rtnl};
 
-use crate::cluster::view::ClusterStatus;
+use crate::cluster_view::ClusterStatus;
 use crate::down::{agent_alive, namespace_exists};
+use crate::scenario::Scenario;
 use crate::scenario::{Iface, Role, BRIDGE};
 use crate::state::Lab;
-use crate::Scenario;
 
 const SCHEMA: &str = "mtuperf.lab.status/1";
 

@@ -2,10 +2,11 @@
 use std::collections::HashSet;
 
 use crate::build::tbf_burst;
+use crate::guard::unique_name;
 use crate::rules::{blackhole_rules, loss_rules, loss_threshold};
+use crate::scenario::Scenario;
 use crate::scenario::{Role, Topology, CLIENT};
 use crate::state::{netns_name, validate_name};
-use crate::{unique_name, Scenario};
 
 #[test]
 fn scenario_names_round_trip() {

@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use crate::summary::mean_var;
-use crate::t_quantile;
+use crate::tdist::t_quantile;
 
 /// Fewest values per sample for which any 95% interval is given: with 2 the t
 /// quantile is 12.7 and the interval says nothing but "too few runs".

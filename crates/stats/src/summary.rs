@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::t_quantile;
+use crate::tdist::t_quantile;
 
 /// Summary statistics of a sample, with a 95% confidence interval of its centre when
 /// the sample allows one (see [`summarize`] for the method).

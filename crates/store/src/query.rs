@@ -3,7 +3,7 @@
 use rusqlite::types::Value;
 use rusqlite::Row;
 
-use crate::{Filter, Group, StoredRun};
+use crate::model::{Filter, Group, StoredRun};
 
 pub(crate) const RUN_COLUMNS: &str = "id, kind, target, started_unix_ms, headline, \
      headline_value, interrupted, document, group_id, label";

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use rusqlite::{Connection, TransactionBehavior};
 
-use crate::StoreError;
+use crate::error::StoreError;
 
 const MIGRATIONS: &[&str] = &[
     // 0 -> 1: runs and comparison groups.

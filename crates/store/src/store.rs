@@ -6,8 +6,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rusqlite::{params, Connection, OptionalExtension};
 
+use crate::error::StoreError;
+use crate::model::{Filter, Group, NewRun, StoredRun};
 use crate::query::{group_from_row, run_from_row, GROUP_COLUMNS, RUN_COLUMNS};
-use crate::{query, schema, Filter, Group, NewRun, StoreError, StoredRun};
+use crate::{query, schema};
 
 /// How long a writer waits for another process's lock before failing.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);

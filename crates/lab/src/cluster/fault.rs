@@ -18,7 +18,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 use super::{Cluster, CLUSTER_MTU};
-use crate::LabError;
+use crate::error::LabError;
 
 /// One injected fault.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

@@ -9,17 +9,15 @@
 //! `blackhole` fault in front of node I on network K has `198.19.K.(100+I)` on the
 //! switch side and reaches the node over its own segment by proxy ARP / proxy NDP,
 //! so the node keeps its address in the network's subnet.
-pub(crate) mod build;
 mod fault;
 pub(crate) mod tools;
-mod topo;
-pub mod view;
+pub(crate) mod topo;
 
 use serde::{Deserialize, Serialize};
 
 pub use fault::Fault;
 
-use crate::LabError;
+use crate::error::LabError;
 
 /// Node count allowed by `--nodes`.
 pub const NODES: std::ops::RangeInclusive<u8> = 2..=64;

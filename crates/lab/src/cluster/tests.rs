@@ -1,10 +1,10 @@
 //! Unit tests of the cluster's faults, topology and generated rules.
 use std::collections::HashSet;
 
-use super::build::{fault_loss_rules, proxy_ndp_entries};
 use super::{parse, Cluster, Fault};
+use crate::build_cluster::{fault_loss_rules, proxy_ndp_entries};
+use crate::error::LabError;
 use crate::scenario::{Role, Topology};
-use crate::LabError;
 
 fn specs(v: &[&str]) -> Vec<String> {
     v.iter().map(ToString::to_string).collect()

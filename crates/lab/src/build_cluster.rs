@@ -7,12 +7,12 @@ use std::net::Ipv6Addr;
 
 use mtuperf_sys::rtnl::{self, RouteSpec};
 
-use super::topo::{v4, v6};
-use super::{Cluster, Fault};
+use crate::cluster::topo::{v4, v6};
+use crate::cluster::{Cluster, Fault};
 use crate::cmd::Runner;
+use crate::error::LabError;
 use crate::rules::{blackhole_rules, loss_threshold, sysctl};
 use crate::state::Lab;
-use crate::LabError;
 
 /// nftables table of `loss` faults inside a node.
 pub(crate) const FAULT_LOSS_TABLE: &str = "mtlab_fault_loss";

@@ -5,8 +5,8 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 
 use serde::{Deserialize, Serialize};
 
-use super::topo::{v4, v6};
-use super::{Cluster, CLUSTER_MTU};
+use crate::cluster::topo::{v4, v6};
+use crate::cluster::{Cluster, CLUSTER_MTU};
 use crate::state::Lab;
 
 /// The cluster part of `lab status --json` (`cluster`).
