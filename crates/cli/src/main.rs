@@ -12,6 +12,7 @@ mod exit;
 mod global;
 mod groups;
 mod output;
+mod placement_args;
 mod progress;
 mod stored;
 mod unsaved;

@@ -13,6 +13,7 @@ pub mod error;
 pub mod flow;
 pub mod path;
 pub mod payload;
+pub mod placement;
 pub mod rr;
 pub mod sampler;
 mod sniff;

@@ -87,6 +87,8 @@ pub struct Args {
     /// Test hook: flip one byte of response number N (1-based).
     #[arg(long, hide = true)]
     hook_corrupt: Option<u64>,
+    #[command(flatten)]
+    placement: crate::placement_args::PlacementArgs,
 }
 
 /// --rate: 1 to 100M requests/s, SI suffixes allowed.
@@ -216,6 +218,8 @@ pub fn run(g: &Global, a: &Args) -> CmdResult {
             interval: a.interval.unwrap_or(Duration::from_secs(1)),
             bidir: a.bidir,
             hooks: hooks(a),
+            cpus: a.placement.cpus(),
+            agent_cpus: a.placement.agent_cpus(),
         };
         printer.clients.store(clients, Ordering::Relaxed);
         if printer.live {

@@ -203,6 +203,13 @@ pub fn step_text(step: &StepDoc) -> String {
     } else {
         let _ = writeln!(out, "  agent  unknown (the agent's report never came)");
     }
+    if let Some(l) = crate::placement::line(
+        r.client.placement.as_ref(),
+        r.agent.placement.as_ref(),
+        step.placement.as_ref(),
+    ) {
+        let _ = writeln!(out, "{l}");
+    }
     for w in &m.warnings {
         let _ = writeln!(out, "  warning: {w}");
     }
