@@ -29,6 +29,25 @@ impl PlacementArgs {
     }
 }
 
+/// `compare --placement`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PlacementArg {
+    Same,
+    Split,
+    Free,
+}
+
+impl PlacementArg {
+    pub fn policy(self) -> mtuperf_engine::placement::PlacementPolicy {
+        use mtuperf_engine::placement::PlacementPolicy as P;
+        match self {
+            PlacementArg::Same => P::Same,
+            PlacementArg::Split => P::Split,
+            PlacementArg::Free => P::Free,
+        }
+    }
+}
+
 /// The hint every refused list carries.
 const HINT: &str = "write CPU numbers and ranges as the kernel does, e.g. 0 or 0-3,6";
 

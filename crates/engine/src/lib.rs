@@ -11,6 +11,8 @@ pub mod control;
 pub mod doctor;
 pub mod error;
 pub mod flow;
+#[doc(hidden)]
+pub mod hotpath;
 pub mod path;
 pub mod payload;
 pub mod placement;

@@ -139,6 +139,10 @@ fn lab_demo(g: &Global, a: &Args) -> CmdResult {
         "stream,rr".into(),
         "--block".into(),
         "8K".into(),
+        // One placement for every repetition, so the MTU effect is not mixed with
+        // where the scheduler happened to put the threads.
+        "--placement".into(),
+        "same".into(),
         "--repeat".into(),
         a.repeat.max(2).to_string(),
         "--time".into(),
@@ -146,7 +150,7 @@ fn lab_demo(g: &Global, a: &Args) -> CmdResult {
         "--json".into(),
     ]);
     outln!(
-        "demo: comparing 8K stream and 8K UDP rr over std and jumbo, {} repetitions of {} each, interleaved",
+        "demo: comparing 8K stream and 8K UDP rr over std and jumbo, {} repetitions of {} each, interleaved; rr with client and agent pinned to CPU 0",
         a.repeat.max(2),
         humantime::format_duration(a.time)
     );

@@ -90,7 +90,10 @@ fn one(
 }
 
 fn rr_params(plan: &Plan, cell: Cell) -> RrConfig {
+    let (cpus, agent_cpus) = plan.placement.cpus();
     RrConfig {
+        cpus,
+        agent_cpus,
         block: cell.block,
         request: 64,
         clients: cell.clients,

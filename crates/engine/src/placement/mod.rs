@@ -10,6 +10,7 @@
 //! one small file per test thread; it is not pinned.
 
 mod check;
+mod policy;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -19,6 +20,7 @@ use std::time::{Duration, Instant};
 use mtuperf_proto::placement::{Placement, ThreadPlacement};
 
 pub use check::{check_agent_cpus, check_cpus};
+pub use policy::PlacementPolicy;
 
 /// How often a [`Watch`] samples where the test threads run.
 pub const SAMPLE_MS: u32 = 10;

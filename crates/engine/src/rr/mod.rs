@@ -13,11 +13,11 @@ pub mod agent;
 mod bidir_requester;
 mod bidir_responder;
 pub mod client;
-mod hist;
+pub(crate) mod hist;
 mod observer;
 mod requester;
 mod responder;
-mod wire;
+pub(crate) mod wire;
 
 use mtuperf_proto::host::{HostIdentity, HostSnapshot, IfaceInfo, ThreadsCpu};
 use mtuperf_proto::msg::{RrRequest, RrServed};

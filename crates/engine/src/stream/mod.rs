@@ -4,7 +4,7 @@
 
 pub mod agent;
 pub mod client;
-mod data;
+pub(crate) mod data;
 mod ends;
 pub mod limits;
 pub mod metrics;

@@ -39,6 +39,7 @@ fn row(r: &Rep) -> RepRow {
         cpu_us_per_block: None,
         limited_by: None,
         limit_shares: None,
+        placement: None,
     };
     if let Some(rr) = &r.rep.rr {
         let m = crate::rr::compute(rr);
@@ -51,6 +52,12 @@ fn row(r: &Rep) -> RepRow {
         row.blocks_per_s = Some(m.blocks_per_s);
         row.cpu_us_per_block = m.client.cpu_us_per_block;
         row.frames_per_block = m.client.frames_per_block;
+        row.placement = crate::placement::summarize(
+            rr.client.placement.as_ref(),
+            rr.agent.placement.as_ref(),
+            &rr.client_host,
+            &rr.agent_host,
+        );
     }
     if let Some(s) = &r.rep.stream {
         let m = metrics::compute(s);
@@ -296,7 +303,11 @@ pub fn build(
         })
         .collect();
     let latency = latency_cdfs(plan, reps);
+    let placement = super::placement::per_path(plan, &runs);
+    let placement_warning = super::placement::warning(&placement);
     CompareDoc {
+        placement,
+        placement_warning,
         latency,
         schema: SCHEMA.into(),
         group_id,
