@@ -3,12 +3,26 @@
 
 use mtuperf_proto::placement::{format_cpu_list, parse_cpu_list};
 
+/// `--cpu` alone (stream: the agent's data threads are not pinned yet).
 #[derive(Debug, Clone, Default, clap::Args)]
-pub struct PlacementArgs {
+pub struct CpuArgs {
     /// Pin this end's test threads to these CPUs (kernel list syntax: 0, 0-3, 0,2);
     /// each thread may run on any CPU of the list. Default: not pinned.
     #[arg(long = "cpu", value_name = "LIST", value_parser = parse_local_cpus)]
     pub cpu: Option<CpuList>,
+}
+
+impl CpuArgs {
+    pub fn cpus(&self) -> Option<Vec<u32>> {
+        self.cpu.as_ref().map(|c| c.0.clone())
+    }
+}
+
+/// `--cpu` and `--agent-cpu` (rr).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct PlacementArgs {
+    #[command(flatten)]
+    pub client: CpuArgs,
     /// Ask the agent to pin the threads serving this test to these CPUs; refused when
     /// outside the agent's processor set (`serve --cpus`). Default: not pinned.
     #[arg(long = "agent-cpu", value_name = "LIST", value_parser = parse_any_cpus)]
@@ -21,7 +35,7 @@ pub struct CpuList(pub Vec<u32>);
 
 impl PlacementArgs {
     pub fn cpus(&self) -> Option<Vec<u32>> {
-        self.cpu.as_ref().map(|c| c.0.clone())
+        self.client.cpus()
     }
 
     pub fn agent_cpus(&self) -> Option<Vec<u32>> {

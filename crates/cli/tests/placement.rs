@@ -157,3 +157,39 @@ fn compare_fixes_one_placement_for_every_path_and_reports_it_per_path() {
         "{html}"
     );
 }
+
+#[test]
+fn stream_pins_the_clients_data_threads_and_records_where_they_ran() {
+    let agent = AgentProc::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let doc = json_of(mtuperf(&db).args([
+        "stream",
+        &agent.target(),
+        "--time",
+        "500ms",
+        "--cpu",
+        "0",
+        "--json",
+    ]));
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("../../../schemas/stream.schema.json")).unwrap();
+    let v = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = v.iter_errors(&doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    let p = &doc["runs"][0]["result"]["client_placement"];
+    assert_eq!(p["pinned"], serde_json::json!([0]), "{p}");
+    let threads = p["threads"].as_array().unwrap();
+    assert!(!threads.is_empty(), "{p}");
+    for t in threads {
+        assert!(
+            t["cpus"].as_array().unwrap().iter().all(|c| c[0] == 0),
+            "{p}"
+        );
+    }
+    let cpu = &doc["runs"][0]["metrics"]["ends"][0]["cpu_resolution"];
+    assert!(
+        cpu["ticks"].as_u64().is_some() && cpu["plus_minus_ticks"].as_u64() >= Some(1),
+        "{cpu}"
+    );
+}

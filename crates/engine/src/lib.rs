@@ -8,6 +8,7 @@ pub mod client;
 pub mod compare;
 pub mod config;
 pub mod control;
+pub mod cpu_res;
 pub mod doctor;
 pub mod error;
 pub mod flow;

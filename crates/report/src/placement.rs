@@ -57,7 +57,8 @@ pub fn summarize(
     })
 }
 
-fn end(p: Option<&Placement>) -> String {
+/// One end's placement: `threads on CPU 0 (pinned 0), NET_RX mostly CPU 1`.
+pub fn end(p: Option<&Placement>) -> String {
     let Some(p) = p else {
         return "not recorded".into();
     };

@@ -80,15 +80,27 @@ pub fn parse_softirqs(text: &str, row: &str) -> Option<Vec<u64>> {
         .collect::<Option<Vec<u64>>>()
 }
 
-/// The IRQs whose /proc/interrupts name is `iface` or starts with `iface-` or
-/// `iface@` (the names drivers give their queues), with their affinity lists.
-/// Empty for interfaces without interrupts (veth, loopback, bridges).
+/// The IRQs of `iface`'s queues, with their affinity lists: those whose
+/// /proc/interrupts name is the interface's (`eth0-TxRx-0`) or its device's
+/// (`virtio2-input.0`, the device being /sys/class/net/IF/device). Empty for
+/// interfaces without interrupts (veth, loopback, bridges).
 pub fn iface_irqs(iface: &str) -> Vec<IrqAffinity> {
     let Ok(text) = fs::read_to_string(INTERRUPTS) else {
         return Vec::new();
     };
-    parse_interrupts(&text, iface)
-        .into_iter()
+    if iface.contains('/') || iface.starts_with('.') {
+        return Vec::new();
+    }
+    let device = fs::read_link(format!("/sys/class/net/{iface}/device"))
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()));
+    let mut irqs = parse_interrupts(&text, iface);
+    if let Some(dev) = device.filter(|d| d != iface) {
+        irqs.extend(parse_interrupts(&text, &dev));
+    }
+    irqs.sort_unstable();
+    irqs.dedup();
+    irqs.into_iter()
         .map(|(irq, name)| {
             let cpus = fs::read_to_string(format!("/proc/irq/{irq}/smp_affinity_list"))
                 .map(|s| s.trim().to_string())
@@ -116,6 +128,52 @@ pub fn parse_interrupts(text: &str, iface: &str) -> Vec<(u32, String)> {
             ours.then(|| (irq, name.to_string()))
         })
         .collect()
+}
+
+/// Receive packet steering of each rx queue of `iface`, in queue order:
+/// `(rps_cpus mask as the kernel writes it, rps_flow_cnt)` from
+/// /sys/class/net/IF/queues/rx-N/. Empty when the interface has no queue directory.
+pub fn rx_steering(iface: &str) -> Vec<(String, u32)> {
+    if iface.contains('/') || iface.starts_with('.') {
+        return Vec::new();
+    }
+    let dir = format!("/sys/class/net/{iface}/queues");
+    let Ok(entries) = fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut queues: Vec<(u32, String, u32)> = entries
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let n: u32 = name.strip_prefix("rx-")?.parse().ok()?;
+            let read = |f: &str| fs::read_to_string(e.path().join(f)).ok();
+            let mask = read("rps_cpus").map_or_else(String::new, |s| s.trim().to_string());
+            let flows = read("rps_flow_cnt")
+                .and_then(|s| s.trim().parse().ok())
+                .unwrap_or(0);
+            Some((n, mask, flows))
+        })
+        .collect();
+    queues.sort_unstable();
+    queues.into_iter().map(|(_, m, f)| (m, f)).collect()
+}
+
+/// Whether a process named `irqbalance` runs (any /proc/PID/comm); None when /proc
+/// cannot be listed.
+pub fn irqbalance_running() -> Option<bool> {
+    let entries = fs::read_dir("/proc").ok()?;
+    Some(entries.filter_map(Result::ok).any(|e| {
+        e.file_name()
+            .to_string_lossy()
+            .bytes()
+            .all(|b| b.is_ascii_digit())
+            && fs::read_to_string(e.path().join("comm")).is_ok_and(|c| c.trim() == "irqbalance")
+    }))
+}
+
+/// Whether a kernel CPU mask (`00000000,00000003`, as rps_cpus holds it) is all zero.
+pub fn mask_is_empty(mask: &str) -> bool {
+    mask.chars().all(|c| c == '0' || c == ',')
 }
 
 #[cfg(test)]
@@ -153,6 +211,15 @@ mod tests {
             ]
         );
         assert!(parse_interrupts(t, "").is_empty());
+    }
+
+    #[test]
+    fn steering_of_loopback_and_masks() {
+        // lo has one rx queue with RPS off by default; a bad name reads nothing.
+        assert!(rx_steering("../etc").is_empty());
+        assert!(mask_is_empty("00000000,00000000"));
+        assert!(!mask_is_empty("00000000,00000003"));
+        assert!(irqbalance_running().is_some());
     }
 
     #[test]

@@ -46,10 +46,10 @@ impl PlacementPolicy {
                 "free: threads not pinned, placed by the kernel in each repetition (recorded, not fixed)"
             }
             PlacementPolicy::Same => {
-                "same: every rr repetition of every path with client and agent test threads on CPU 0"
+                "same: every rr repetition of every path with client and agent test threads on CPU 0 (stream: the client's data threads on CPU 0, the agent's unpinned)"
             }
             PlacementPolicy::Split => {
-                "split: every rr repetition of every path with client test threads on CPU 0, the agent's on CPU 1"
+                "split: every rr repetition of every path with client test threads on CPU 0, the agent's on CPU 1 (stream: the client's data threads on CPU 0, the agent's unpinned)"
             }
         }
     }

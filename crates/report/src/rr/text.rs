@@ -124,6 +124,9 @@ fn end_lines(out: &mut String, name: &str, e: &EndFigures, what: &str) {
         e.nic_util_pct
             .map_or_else(String::new, |u| format!(", NIC {u:.1}% of link speed"))
     );
+    if let Some(r) = &e.cpu_resolution {
+        let _ = writeln!(out, "         host CPU from /proc/stat: {}", r.text());
+    }
     if let Some(t) = e.tool_threads {
         let _ = writeln!(
             out,
