@@ -10,6 +10,7 @@
 #
 #   BIN=target/release/mtuperf bench/placement_sweep.sh
 #   CLIENTS=1,2,4,8,16,32 T=2s OUT=/tmp/placement bench/placement_sweep.sh
+#   LOOPBACK=1 bench/placement_sweep.sh   # an agent on 127.0.0.1 instead of the lab
 set -euo pipefail
 
 BIN=$(realpath "${BIN:-target/release/mtuperf}")
@@ -21,17 +22,28 @@ mkdir -p "$OUT"
 DB="$OUT/history.db"
 rm -f "$DB"
 
-"$BIN" lab up --name "$LAB" --scenario jumbo --offload off >/dev/null
-trap '"$BIN" lab down --name "$LAB" >/dev/null 2>&1 || true' EXIT
-"$BIN" lab serve --name "$LAB" >/dev/null
-TARGET=198.18.2.2
+if [ "${LOOPBACK:-0}" = 1 ]; then
+  # One agent on loopback (no lab): when namespaces cannot be used.
+  PORT=${PORT:-17990}
+  "$BIN" serve --bind 127.0.0.1 --port "$PORT" 2>/dev/null &
+  AGENT=$!
+  trap 'kill "$AGENT" 2>/dev/null || true' EXIT
+  sleep 1
+  TARGET=127.0.0.1:$PORT
+  run() { "$@"; }
+else
+  "$BIN" lab up --name "$LAB" --scenario jumbo --offload off >/dev/null
+  trap '"$BIN" lab down --name "$LAB" >/dev/null 2>&1 || true' EXIT
+  "$BIN" lab serve --name "$LAB" >/dev/null
+  TARGET=198.18.2.2
+  run() { "$BIN" lab exec --name "$LAB" client -- "$@"; }
+fi
 
 echo "# $(date -u +%FT%TZ) $(uname -r), $(nproc) CPUs, load: $(cut -d' ' -f1-3 /proc/loadavg)"
 for workers in 1 2; do
   for set in 0 0-1; do
     label="workers=$workers agent-cpu=$set"
-    "$BIN" lab exec --name "$LAB" client -- \
-      "$BIN" --db "$DB" rr "$TARGET" --clients "$CLIENTS" --time "$T" \
+    run "$BIN" --db "$DB" rr "$TARGET" --clients "$CLIENTS" --time "$T" \
       --workers "$workers" --agent-cpu "$set" --label "$label" --json >"$OUT/w$workers-cpu$set.json"
     python3 - "$OUT/w$workers-cpu$set.json" "$label" <<'PY'
 import json, sys
@@ -44,7 +56,7 @@ for p, s in zip(sw["points"], d["steps"]):
     pl = s.get("placement") or {}
     print(f"| {p['clients']} | {p['blocks_per_s']:.0f} | {p['p50_ns']/1e3:.1f} | {p['p99_ns']/1e3:.1f} "
           f"| {','.join(map(str, pl.get('agent_cpus', [])))} | {pl.get('shared_cpu')} |")
-open(sys.argv[1] + ".ids", "w").write(" ".join(str(s["run_id"]) for s in d["steps"]))
+open(sys.argv[1] + ".ids", "w").write(" ".join(str(s["run_id"]) for s in d["steps"]) + "\n")
 k = sw.get("knee")
 print(f"knee: {sw['points'][k]['clients']} clients" if k is not None else "knee: none (still scaling at the last step)")
 PY
