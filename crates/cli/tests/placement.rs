@@ -84,6 +84,8 @@ fn bad_cpu_lists_are_refused_with_flag_value_online_cpus_and_hint() {
         (&["rr", "127.0.0.1:1", "--cpu", "4096"], "not online"),
         (&["rr", "127.0.0.1:1", "--agent-cpu", "x"], "not a CPU"),
         (&["serve", "--cpus", "0,,1"], "empty item"),
+        (&["path", "127.0.0.1:1", "--cpu", "9-"], "not a CPU"),
+        (&["stream", "127.0.0.1:1", "--cpu", "0-4095"], "not online"),
     ];
     for (args, why) in cases {
         let out = mtuperf(&db).args(*args).output().unwrap();
@@ -191,5 +193,20 @@ fn stream_pins_the_clients_data_threads_and_records_where_they_ran() {
     assert!(
         cpu["ticks"].as_u64().is_some() && cpu["plus_minus_ticks"].as_u64() >= Some(1),
         "{cpu}"
+    );
+}
+
+#[test]
+fn path_runs_with_its_probing_thread_pinned() {
+    let agent = AgentProc::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let doc = json_of(
+        mtuperf(&dir.path().join("h.db"))
+            .args(["--no-store", "path", "--cpu", "0", "--json"])
+            .arg(agent.target()),
+    );
+    assert!(
+        doc["agent"]["forward"]["largest_ok"].as_u64().is_some(),
+        "{doc:#}"
     );
 }
