@@ -14,6 +14,7 @@ mod global;
 mod groups;
 mod live;
 mod output;
+mod placement_args;
 mod progress;
 mod stored;
 mod unsaved;

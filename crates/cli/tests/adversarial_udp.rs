@@ -114,6 +114,7 @@ fn rr_udp_answers_only_the_registered_source() {
         udp_ports: vec![port],
         hooks: None,
         bidir: None,
+        cpus: None,
     }));
     let ready = match s.recv() {
         Some(AgentMsg::RrReady(r)) => r,

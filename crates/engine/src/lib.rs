@@ -8,11 +8,15 @@ pub mod client;
 pub mod compare;
 pub mod config;
 pub mod control;
+pub mod cpu_res;
 pub mod doctor;
 pub mod error;
 pub mod flow;
+#[doc(hidden)]
+pub mod hotpath;
 pub mod path;
 pub mod payload;
+pub mod placement;
 pub mod rr;
 pub mod sampler;
 mod sniff;

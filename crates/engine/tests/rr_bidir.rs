@@ -43,6 +43,8 @@ fn params(proto: RrProto, clients: u32) -> RrConfig {
         verify: true,
         threads: None,
         interval: Duration::from_millis(100),
+        cpus: None,
+        agent_cpus: None,
     }
 }
 

@@ -40,6 +40,7 @@ fn request(proto: RrProto, clients: u32, ms: u64) -> RrRequest {
         udp_ports: Vec::new(),
         hooks: None,
         bidir: None,
+        cpus: None,
     }
 }
 

@@ -21,6 +21,7 @@ pub mod codec;
 pub mod dgram;
 pub mod host;
 pub mod msg;
+pub mod placement;
 pub mod text;
 pub mod units;
 
@@ -30,6 +31,8 @@ pub mod units;
 /// 3: a data connection's tag covers its Hello's nonce (each accepted once), and a
 /// busy refusal before authentication carries no counts.
 /// 4: rr reports carry the CPU of the threads that carried the traffic (`cpu`).
-pub const PROTOCOL_VERSION: u16 = 4;
+/// 5: rr requests may ask the agent to pin its serving threads (`cpus`), and rr
+/// reports carry where the agent's threads and receive softirqs ran (`placement`).
+pub const PROTOCOL_VERSION: u16 = 5;
 /// Default TCP port of the agent (control and TCP data connections).
 pub const DEFAULT_PORT: u16 = 7878;

@@ -110,6 +110,7 @@ pub fn doc(runs: &[StoredRun<'_>]) -> Result<CompareDoc, String> {
         repeat: Repeat::Fixed { n: 1 },
         force: false,
         sysctls: compare::local_sysctls(),
+        placement: mtuperf_engine::placement::PlacementPolicy::Free,
     };
     Ok(build(&plan, &[], &reps, None, None, false))
 }

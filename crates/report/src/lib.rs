@@ -14,6 +14,7 @@ pub mod html;
 pub mod live;
 pub mod md;
 pub mod path;
+pub mod placement;
 pub mod record;
 pub mod rr;
 pub mod stream;

@@ -11,6 +11,7 @@
 // Every `unsafe` block carries a `// SAFETY:` comment explaining why it is sound.
 #![allow(unsafe_code)]
 
+pub mod affinity;
 pub mod cpu;
 mod error;
 pub mod ethtool;

@@ -110,6 +110,8 @@ impl RrArgs {
             interval: a.interval.unwrap_or(Duration::from_secs(1)),
             bidir: a.bidir,
             hooks: self.hooks(),
+            cpus: None,
+            agent_cpus: None,
         }
     }
 

@@ -47,6 +47,10 @@ pub struct Args {
     /// Continue an interrupted comparison (its group id, see `mtuperf history --kind stream`).
     #[arg(long, value_name = "ID", conflicts_with = "paths")]
     resume: Option<i64>,
+    /// CPU placement of every rr repetition, the same for every path: same (client and
+    /// agent threads on CPU 0), split (client CPU 0, agent CPU 1) or free (not pinned).
+    #[arg(long, value_enum, default_value = "free")]
+    placement: crate::placement_args::PlacementArg,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -97,6 +101,7 @@ fn plan(a: &Args) -> Result<Plan, Failure> {
         },
         force: a.force,
         sysctls: compare::local_sysctls(),
+        placement: a.placement.policy(),
     })
 }
 

@@ -37,6 +37,10 @@ pub struct Args {
     /// text, or json (one document, schema mtuperf.path/1).
     #[command(flatten)]
     output: Output,
+    /// Pins the probing thread (and the threads it starts) to these CPUs; not recorded
+    /// in the path document.
+    #[command(flatten)]
+    placement: crate::placement_args::CpuArgs,
 }
 
 // The dispatcher hands every subcommand its Args by value.
@@ -52,6 +56,11 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
 }
 
 fn measure(g: &Global, a: &Args, json: bool) -> CmdResult {
+    if let Some(cpus) = a.placement.cpus() {
+        mtuperf_sys::affinity::pin_current_thread(&cpus).map_err(|e| {
+            Failure::new(crate::exit::FAILED, anyhow::Error::new(e).context("--cpu"))
+        })?;
+    }
     let store = common::open_store(g)?;
     let started_unix_ms = mtuperf_engine::unix_ms();
     let mut doc = if a.icmp || a.hops {

@@ -3,6 +3,7 @@ use std::net::IpAddr;
 use std::sync::atomic::Ordering;
 
 use mtuperf_engine::client::Session;
+use mtuperf_engine::config::RrConfig;
 use mtuperf_engine::rr;
 use mtuperf_report::rr::{self as rep, Document, StepDoc};
 
@@ -29,6 +30,8 @@ pub struct Args {
     /// draws one curve per label). Default: `clients=N`.
     #[arg(long)]
     label: Option<String>,
+    #[command(flatten)]
+    placement: crate::placement_args::PlacementArgs,
 }
 
 pub fn run(g: &Global, a: &Args) -> CmdResult {
@@ -53,7 +56,11 @@ pub fn run(g: &Global, a: &Args) -> CmdResult {
     };
     let mut steps: Vec<StepDoc> = Vec::new();
     for &clients in &loads {
-        let params = a.test.config(clients);
+        let params = RrConfig {
+            cpus: a.placement.cpus(),
+            agent_cpus: a.placement.agent_cpus(),
+            ..a.test.config(clients)
+        };
         printer.clients.store(clients, Ordering::Relaxed);
         if printer.live {
             outln!(

@@ -56,6 +56,10 @@ pub struct Args {
     /// Honour fault-injection hooks in requests (for mtuperf's own tests).
     #[arg(long, hide = true)]
     test_hooks: bool,
+    /// The processor set: CPUs a client's `rr --agent-cpu` may pin serving threads to
+    /// (kernel list syntax, e.g. 0-3). Default: every online CPU.
+    #[arg(long, value_name = "LIST", value_parser = crate::placement_args::parse_local_cpus)]
+    cpus: Option<crate::placement_args::CpuList>,
 }
 
 fn logger(format: LogFormat) -> mtuperf_engine::agent::LogFn {
@@ -106,6 +110,7 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
     };
     config.allow.clone_from(&a.allow);
     config.test_hooks = a.test_hooks;
+    config.cpus = a.cpus.as_ref().map(|c| c.0.clone());
     config.log = logger(a.log_format);
     let agent = match Agent::bind(config.clone()) {
         Ok(agent) => agent,

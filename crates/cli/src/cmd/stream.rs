@@ -31,6 +31,8 @@ pub struct Args {
     /// Label stored with the run in the history (e.g. the path's name).
     #[arg(long)]
     label: Option<String>,
+    #[command(flatten)]
+    placement: crate::placement_args::CpuArgs,
 }
 
 pub fn run(g: &Global, a: Args) -> CmdResult {
@@ -52,7 +54,8 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
             *bar = progress.clone();
         }
         let result =
-            stream::run(&session, &params, &stop, &printer).map_err(common::engine_failure);
+            stream::client::run_pinned(&session, &params, a.placement.cpus(), &stop, &printer)
+                .map_err(common::engine_failure);
         progress.finish_and_clear();
         session.close();
         let mut run = RunDoc::new(result?);

@@ -123,6 +123,10 @@ pub fn lab(
         "stream,rr".into(),
         "--block".into(),
         "8K".into(),
+        // One placement for every repetition, so the MTU effect is not mixed with
+        // where the scheduler happened to put the threads.
+        "--placement".into(),
+        "same".into(),
         "--repeat".into(),
         repeat.max(2).to_string(),
         "--time".into(),
@@ -130,7 +134,7 @@ pub fn lab(
         "--json".into(),
     ]);
     obs.say(&format!(
-        "demo: comparing 8K stream and 8K UDP rr over std and jumbo, {} repetitions of {} each, interleaved",
+        "demo: comparing 8K stream and 8K UDP rr over std and jumbo, {} repetitions of {} each, interleaved; rr with client and agent pinned to CPU 0",
         repeat.max(2),
         humantime::format_duration(time)
     ));

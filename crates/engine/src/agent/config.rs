@@ -48,6 +48,9 @@ pub struct AgentConfig {
     pub max_pending: usize,
     /// Honour fault-injection hooks in requests (tests of the measurement only).
     pub test_hooks: bool,
+    /// `serve --cpus`: the processor set rr's `--agent-cpu` may pin serving threads
+    /// to (None: every online CPU).
+    pub cpus: Option<Vec<u32>>,
     pub log: LogFn,
     /// Warnings per event are rate-limited (see `logrl`).
     limiter: Arc<logrl::LogLimiter>,
@@ -74,6 +77,7 @@ impl AgentConfig {
             idle_timeout: Duration::from_mins(2),
             max_pending: 1024,
             test_hooks: false,
+            cpus: None,
             log: Arc::new(|_| {}),
             limiter: Arc::default(),
         }

@@ -16,6 +16,7 @@ use std::net::IpAddr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::placement::PlacementPolicy;
 use crate::stream::StreamResult;
 
 pub use check::{check_path, PathCheck, Verdict};
@@ -94,6 +95,10 @@ pub struct Plan {
     pub force: bool,
     /// This host's relevant sysctls when the comparison was planned.
     pub sysctls: BTreeMap<String, String>,
+    /// `--placement`: where every rr repetition's threads run (absent in plans stored
+    /// before it existed: free).
+    #[serde(default, skip_serializing_if = "PlacementPolicy::is_free")]
+    pub placement: PlacementPolicy,
 }
 
 /// One measured combination: a test at one block size (and, for rr, a client count).

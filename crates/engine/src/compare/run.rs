@@ -78,7 +78,9 @@ fn one(
         });
     }
     let params = StreamConfig::timed(cell.block, Duration::from_millis(plan.time_ms)).params();
-    let res = stream::run(&session, &params, stop, &stream::client::Quiet);
+    // Only the client's data threads can be pinned in stream (the agent's are not).
+    let cpus = plan.placement.cpus().0;
+    let res = stream::client::run_pinned(&session, &params, cpus, stop, &stream::client::Quiet);
     session.close();
     Ok(Repetition {
         path: path.name.clone(),
@@ -90,7 +92,10 @@ fn one(
 }
 
 fn rr_params(plan: &Plan, cell: Cell) -> RrConfig {
+    let (cpus, agent_cpus) = plan.placement.cpus();
     RrConfig {
+        cpus,
+        agent_cpus,
         block: cell.block,
         request: 64,
         clients: cell.clients,

@@ -33,6 +33,10 @@ pub struct RrConfig {
     /// Both ends request and serve at once.
     pub bidir: bool,
     pub hooks: Option<RrHooks>,
+    /// `--cpu`: pin the client's requester threads to these CPUs.
+    pub cpus: Option<Vec<u32>>,
+    /// `--agent-cpu`: ask the agent to pin its serving threads to these CPUs.
+    pub agent_cpus: Option<Vec<u32>>,
 }
 
 impl Default for RrConfig {
@@ -51,6 +55,8 @@ impl Default for RrConfig {
             interval: Duration::from_secs(1),
             bidir: false,
             hooks: None,
+            cpus: None,
+            agent_cpus: None,
         }
     }
 }
@@ -70,6 +76,7 @@ impl RrConfig {
             udp_ports,
             hooks: self.hooks,
             bidir,
+            cpus: self.agent_cpus.clone(),
         }
     }
 
@@ -85,6 +92,7 @@ impl RrConfig {
             rate: req.rate,
             bidir: req.bidir.is_some(),
             hooks: req.hooks,
+            agent_cpus: req.cpus.clone(),
             ..RrConfig::default()
         }
     }

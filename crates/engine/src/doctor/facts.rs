@@ -102,6 +102,7 @@ pub fn snapshot_at(roots: &Roots, ifaces: &[String]) -> HostFacts {
                 )
                 .ok()
                 .and_then(|v| v.trim().parse().ok()),
+                steering: None,
             }),
             Err(e) => {
                 facts
@@ -153,7 +154,13 @@ pub fn gather(ifaces: &[String], selection: &str, sample: Duration) -> HostFacts
             rx,
             tx,
         });
+        f.steering = Some(super::steering::read(&f.info.name));
     }
+    facts.irqbalance = mtuperf_sys::affinity::irqbalance_running();
+    facts.rps_sock_flow_entries =
+        sysctl::read_at(&roots.proc_sys, "net.core.rps_sock_flow_entries")
+            .ok()
+            .and_then(|v| v.trim().parse().ok());
     if !sample.is_zero() {
         std::thread::sleep(sample);
         let later = snapshot_at(&roots, ifaces);

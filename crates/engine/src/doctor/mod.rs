@@ -12,6 +12,7 @@ pub mod facts;
 mod finding;
 pub mod iface;
 pub mod run;
+mod steering;
 pub mod sysctl;
 
 use std::fmt;
@@ -127,6 +128,7 @@ pub fn check_host(facts: &HostFacts, opts: &Options) -> Vec<Finding> {
     out.extend(iface::check(facts, opts));
     out.extend(sysctl::check(facts, opts));
     out.extend(counters::check(facts));
+    out.extend(steering::check(facts));
     out
 }
 

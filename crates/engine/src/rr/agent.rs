@@ -19,6 +19,7 @@ use crate::agent::ctx::SessionCtx;
 use crate::config::bounds::{MAX_RR_TIMEOUT, MAX_UDP_PORTS, MIN_RR_TIMEOUT};
 use crate::config::RrConfig;
 use crate::flow::Start;
+use crate::placement::{check_agent_cpus, Pinning, Watch};
 use crate::sampler::Sampler;
 use crate::EngineError;
 
@@ -61,6 +62,12 @@ fn check(ctx: &SessionCtx, req: &RrRequest, workers: u32) -> Result<bool, Engine
     }
     if let Err(e) = config.validate(&ctx.config.limits) {
         return ctx.refuse(e.into()).map(|()| false);
+    }
+    if let Some(cpus) = &req.cpus {
+        let online = mtuperf_sys::affinity::online_cpus();
+        if let Err(detail) = check_agent_cpus(cpus, ctx.config.cpus.as_deref(), &online) {
+            return bad(ctx, detail);
+        }
     }
     Ok(workers > 0)
 }
@@ -153,12 +160,13 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
     let t0 = Instant::now();
     let before = sampler.snapshot(t0);
     let requester = rev.map(|(t, b)| super::bidir_requester::Requester::start(t, req, b));
-    let shared = Arc::new(Serving::new(
-        token,
-        req.block,
-        req.request,
-        req.hooks.unwrap_or_default(),
-    ));
+    let mut serving = Serving::new(token, req.block, req.request, req.hooks.unwrap_or_default());
+    serving.pin = Pinning::new(req.cpus.clone());
+    let watch = Watch::start(
+        &serving.pin,
+        sampler.iface.as_ref().map(|i| i.name.as_str()),
+    );
+    let shared = Arc::new(serving);
     let max = Duration::from_millis(req.duration_ms.min(ctx.config.limits.max_duration_ms)) + GRACE;
     let reader = {
         let (control, shared) = (ctx.control.clone(), shared.clone());
@@ -181,6 +189,7 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
     // The reverse direction ends on its own schedule: its duration, then the drain.
     let drain =
         Duration::from_nanos(req.bidir.map_or(0, |b| b.timeout_ns)).max(Duration::from_secs(1));
+    let placement = watch.finish();
     let reverse = requester.map(|r| r.finish(t0 + max + drain));
     let after = sampler.snapshot(t0);
     let wall = t0.elapsed();
@@ -226,5 +235,6 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
         wall_ns: wall.as_nanos() as u64,
         reverse,
         cpu,
+        placement: Some(placement),
     })))
 }

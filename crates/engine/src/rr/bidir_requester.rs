@@ -103,6 +103,9 @@ impl Requester {
                 verify: b.verify,
                 stop: &ab,
                 interval_ns: 1_000_000_000,
+                // The reverse direction's threads are not pinned (--agent-cpu pins
+                // the serving threads).
+                pin: None,
             };
             requester::run(transports, &d, Instant::now(), &Quiet).0
         });

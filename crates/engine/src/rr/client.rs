@@ -19,6 +19,7 @@ use super::{RrBidirResult, RrClientEnd, RrResult};
 use crate::client::Session;
 use crate::config::RrConfig;
 use crate::flow::DataReady;
+use crate::placement::{Pinning, Watch};
 use crate::sampler::Sampler;
 use crate::stall::{self, Span};
 use crate::{unix_ms, EngineError};
@@ -102,6 +103,8 @@ pub fn run(
             nthreads,
         )?
     };
+    let pin = Pinning::new(params.cpus.clone());
+    let watch = Watch::start(&pin, sampler.iface.as_ref().map(|i| i.name.as_str()));
     let t0 = Instant::now();
     let before = sampler.snapshot(t0);
     session.control.send(&ClientMsg::Go)?;
@@ -112,8 +115,10 @@ pub fn run(
         verify: params.verify,
         stop,
         interval_ns: params.interval.as_nanos() as u64,
+        pin: Some(&pin),
     };
     let (mine, intervals) = requester::run(transports, &drive, t0, obs);
+    let placement = watch.finish();
     let after = sampler.snapshot(t0);
     let mut reasons = Vec::new();
     if stop.load(Ordering::Relaxed) {
@@ -208,6 +213,7 @@ pub fn run(
             iface: sampler.iface.clone(),
             wall_ns: mine.wall_ns,
             intervals,
+            placement: Some(placement),
         },
         agent,
         reverse,

@@ -13,14 +13,15 @@ pub mod agent;
 mod bidir_requester;
 mod bidir_responder;
 pub mod client;
-mod hist;
+pub(crate) mod hist;
 mod observer;
 mod requester;
 mod responder;
-mod wire;
+pub(crate) mod wire;
 
 use mtuperf_proto::host::{HostIdentity, HostSnapshot, IfaceInfo, ThreadsCpu};
 use mtuperf_proto::msg::{RrRequest, RrServed};
+use mtuperf_proto::placement::Placement;
 use serde::{Deserialize, Serialize};
 
 pub use client::run;
@@ -66,6 +67,10 @@ pub struct RrClientEnd {
     /// Measured phase: Go → the last thread finished (ns).
     pub wall_ns: u64,
     pub intervals: Vec<RrInterval>,
+    /// Where this end's requester threads and receive softirqs ran (absent in runs
+    /// stored before it existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<Placement>,
 }
 
 /// Everything both ends measured in one rr run (one load step).

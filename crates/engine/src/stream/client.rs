@@ -58,6 +58,19 @@ pub fn run(
     stop: &Arc<AtomicBool>,
     obs: &dyn StreamObserver,
 ) -> Result<StreamResult, EngineError> {
+    run_pinned(session, params, None, stop, obs)
+}
+
+/// [`run`], with this end's data threads pinned to `cpus` (`--cpu`; None: not
+/// pinned). Where they ran is recorded either way.
+pub fn run_pinned(
+    session: &Session,
+    params: &StreamParams,
+    cpus: Option<Vec<u32>>,
+    stop: &Arc<AtomicBool>,
+    obs: &dyn StreamObserver,
+) -> Result<StreamResult, EngineError> {
+    let pin = crate::placement::Pinning::new(cpus);
     let req = data_phase_request(params);
     let started_unix_ms = unix_ms();
     let ready: StreamReady = session.ask(&ClientMsg::Stream(req.clone()), "stream ready")?;
@@ -115,7 +128,7 @@ pub fn run(
     let before = sampler.snapshot(t0);
     session.control.send(&ClientMsg::Go)?;
     let interval = phase::interval(&req);
-    let phase = Phase::new(
+    let mut phase = Phase::new(
         &req,
         conns,
         data,
@@ -124,6 +137,9 @@ pub fn run(
         params.file.is_none(),
         "the agent",
     );
+    phase.pin = Some(pin.clone());
+    let watch =
+        crate::placement::Watch::start(&pin, sampler.iface.as_ref().map(|i| i.name.as_str()));
 
     // Relay the agent's live intervals, watch for Ctrl-C and the deadlines while our
     // threads run. `halt` stops our side early: Ctrl-C, or the agent gone silent.
@@ -156,6 +172,7 @@ pub fn run(
         out
     });
     let after = sampler.snapshot(t0);
+    let client_placement = Some(watch.finish());
     let wall_ns = t0.elapsed().as_nanos() as u64;
     if !stop_sent.load(Ordering::Relaxed) {
         let _ = session.control.send(&ClientMsg::Stop);
@@ -248,6 +265,7 @@ pub fn run(
             .file
             .as_ref()
             .map_or_else(|| "generated".to_string(), |(p, _)| p.clone()),
+        client_placement,
     })
 }
 

@@ -286,6 +286,10 @@ fn end_metrics(end: End, r: &EndReport, block: u64) -> EndMetrics {
         ncpu: r.after.cpu.ncpu,
         bytes_moved: moved,
         service_demand_us_per_mib: (mib > 0.0).then(|| sys.busy_ns() as f64 / 1e3 / mib),
+        cpu_resolution: Some(crate::cpu_res::CpuResolution::of(
+            sys.busy_ns(),
+            r.after.cpu.ncpu,
+        )),
         process_us_per_mib: (mib > 0.0).then(|| (pu + ps) as f64 / 1e3 / mib),
         iface: r
             .iface

@@ -4,7 +4,7 @@
 
 pub mod agent;
 pub mod client;
-mod data;
+pub(crate) mod data;
 mod ends;
 pub mod limits;
 pub mod metrics;
@@ -49,4 +49,8 @@ pub struct StreamResult {
     pub interrupt_reason: Option<String>,
     /// Where the payload came from: "generated" or the file's path.
     pub source: String,
+    /// Where the client's data threads and receive softirqs ran (absent in runs
+    /// stored before it existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_placement: Option<mtuperf_proto::placement::Placement>,
 }

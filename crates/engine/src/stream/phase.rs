@@ -80,6 +80,8 @@ pub struct Phase<'a> {
     pub cut: Cut,
     /// The other end, for messages: "the agent" or "the client".
     pub peer: &'static str,
+    /// Pins the data threads and registers them for placement sampling.
+    pub pin: Option<std::sync::Arc<crate::placement::Pinning>>,
 }
 
 impl<'a> Phase<'a> {
@@ -120,6 +122,7 @@ impl<'a> Phase<'a> {
                 after_halt: HALT_GRACE,
             },
             peer,
+            pin: None,
         }
     }
 }
@@ -160,7 +163,11 @@ pub fn run(
         let mut handles = Vec::new();
         for (conn, t) in phase.conns.iter().zip(&tracked) {
             let (remaining, done) = (&remaining, &done);
+            let pin = phase.pin.as_deref();
             handles.push(s.spawn(move || {
+                if let Some(p) = pin {
+                    p.enter(if conn.sending { "sender" } else { "receiver" });
+                }
                 let r = if conn.sending {
                     send_loop(&conn.sock, conn.index, data, plan, stop, t, t0)
                 } else {

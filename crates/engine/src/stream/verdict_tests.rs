@@ -17,6 +17,7 @@ fn end(end: End, process: f64, softirq: f64, busy: f64) -> EndMetrics {
         ncpu: 2,
         bytes_moved: 0,
         service_demand_us_per_mib: None,
+        cpu_resolution: None,
         process_us_per_mib: None,
         iface: None,
     }

@@ -78,6 +78,22 @@ pub struct IfaceFacts {
     pub counters_delta: Option<IfaceCounters>,
     /// net.ipv4.conf.IF.rp_filter.
     pub rp_filter: Option<u32>,
+    /// Where the interface's receive work runs: queue IRQs and RPS/RFS (absent from
+    /// agents before protocol 5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steering: Option<Steering>,
+}
+
+/// Interrupt and receive-packet steering of one interface.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Steering {
+    /// The interface's queue IRQs and their smp_affinity_list (empty: none, as veth).
+    pub irqs: Vec<crate::placement::IrqAffinity>,
+    /// Per rx queue: the rps_cpus mask (all zero: RPS off).
+    pub rps_cpus: Vec<String>,
+    /// Per rx queue: rps_flow_cnt (0: RFS off on that queue).
+    pub rps_flow_cnt: Vec<u32>,
 }
 
 /// Everything the checks look at on one host (one network namespace).
@@ -99,6 +115,12 @@ pub struct HostFacts {
     pub snmp_delta: Option<SnmpCounters>,
     /// Length of the counter sample in ms (0: none taken).
     pub sample_ms: u64,
+    /// Whether irqbalance runs (absent: unknown, or an agent before protocol 5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub irqbalance: Option<bool>,
+    /// net.core.rps_sock_flow_entries (0: RFS off host-wide).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rps_sock_flow_entries: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use super::AgentPathInfo;
 use crate::host::{HostSnapshot, IfaceInfo, ThreadsCpu};
+use crate::placement::Placement;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -46,6 +47,10 @@ pub struct RrRequest {
     /// `--bidir`: the agent also requests blocks from the client (absent: one way).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bidir: Option<RrBidir>,
+    /// `--agent-cpu`: pin the agent's serving threads to these CPUs (each thread may
+    /// run on any of them); the agent refuses CPUs outside its `serve --cpus`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<Vec<u32>>,
 }
 
 /// The reverse direction of a `--bidir` run: the agent requests blocks of the same
@@ -99,6 +104,9 @@ pub struct RrServed {
     /// CPU of the agent's threads that served (and, under `--bidir`, requested).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu: Option<ThreadsCpu>,
+    /// Where the agent's serving threads and receive softirqs ran (protocol 5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<Placement>,
 }
 
 /// A requester's side of one direction (the agent's, in a `--bidir` run).

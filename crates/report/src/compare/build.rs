@@ -44,6 +44,7 @@ fn row(r: &Rep) -> RepRow {
         cpu_us_per_block: None,
         limited_by: None,
         limit_shares: None,
+        placement: None,
     };
     // The numbers come from each repetition's record figures, the same ones `export`
     // and the metrics read; only perl-sockets' labelled figures and the limit verdict
@@ -57,6 +58,12 @@ fn row(r: &Rep) -> RepRow {
         row.blocks_per_s = value_of(&f, "blocks_per_s");
         row.cpu_us_per_block = value_of(&f, "client_cpu_per_block");
         row.frames_per_block = value_of(&f, "client_frames_per_block");
+        row.placement = crate::placement::summarize(
+            rr.client.placement.as_ref(),
+            rr.agent.placement.as_ref(),
+            &rr.client_host,
+            &rr.agent_host,
+        );
     }
     if let Some(s) = &r.rep.stream {
         let run = crate::stream::RunDoc::new(s.clone());
@@ -300,7 +307,11 @@ pub fn build(
         })
         .collect();
     let latency = latency_cdfs(plan, reps);
+    let placement = super::placement::per_path(plan, &runs);
+    let placement_warning = super::placement::warning(&placement);
     CompareDoc {
+        placement,
+        placement_warning,
         latency,
         schema: SCHEMA.into(),
         group_id,

@@ -3,6 +3,7 @@
 //! Markdown renderings.
 
 mod build;
+pub mod placement;
 pub(crate) mod text;
 mod verdict;
 
@@ -53,6 +54,9 @@ pub struct RepRow {
     pub limited_by: Option<LimitCause>,
     #[serde(default)]
     pub limit_shares: Option<LimitShares>,
+    /// rr: both ends' placement (absent for stream and in runs from before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<crate::placement::PlacementSummary>,
 }
 
 /// A figure the comparison summarises, with its unit and which direction is better.
@@ -206,6 +210,12 @@ pub struct CompareDoc {
     #[serde(default)]
     pub latency: Vec<LatencyCdf>,
     pub environment: Environment,
+    /// rr: placement per path (absent when no repetition recorded one).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub placement: Vec<placement::PathPlacement>,
+    /// Set when the paths' rr repetitions differ in placement.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement_warning: Option<String>,
 }
 
 /// "8K" for 8192, "9000" otherwise.

@@ -45,6 +45,30 @@ pub fn plan_line(d: &CompareDoc) -> String {
     )
 }
 
+/// The placement policy and, per path, how its rr repetitions were placed.
+fn placement_lines(s: &mut String, d: &CompareDoc) {
+    if d.placement.is_empty() && d.plan.placement.is_free() {
+        return;
+    }
+    let _ = writeln!(s, "placement ({}):", d.plan.placement.describe());
+    for p in &d.placement {
+        let cpus = |c: &[u32]| mtuperf_proto::placement::format_cpu_list(c);
+        let _ = writeln!(
+            s,
+            "  {:<10} rr: {} of {} repetitions cross-CPU, {} same CPU; client threads on CPU {}, agent's on CPU {}",
+            p.path,
+            p.cross_cpu,
+            p.repetitions,
+            p.shared_cpu,
+            cpus(&p.client_cpus),
+            cpus(&p.agent_cpus)
+        );
+    }
+    if let Some(w) = &d.placement_warning {
+        let _ = writeln!(s, "WARNING: {w}");
+    }
+}
+
 /// The comparison as text: checks, per-path summaries, verdict.
 pub fn text(d: &CompareDoc) -> String {
     let mut s = plan_line(d);
@@ -97,6 +121,7 @@ pub fn text(d: &CompareDoc) -> String {
             m.n
         );
     }
+    placement_lines(&mut s, d);
     s.push_str("verdict (relative difference against the first path; 95% CI of the ratio of means on a log scale, Welch df; none below 3 runs per path):\n");
     for v in &d.verdicts {
         let _ = writeln!(s, "  {v}");

@@ -4,6 +4,7 @@
 mod axis;
 mod charts;
 pub mod path;
+mod placement;
 
 pub use rr_charts::knee_lines;
 mod rr_charts;
@@ -173,6 +174,7 @@ pub fn html(d: &CompareDoc) -> String {
             &rows,
         );
     }
+    o.push_str(&placement::section(d));
     if !d.environment.ends.is_empty() || !d.environment.sysctls.is_empty() {
         o.push_str("<h2>Environment</h2>\n");
     }

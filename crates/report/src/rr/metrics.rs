@@ -16,6 +16,10 @@ pub struct EndFigures {
     /// System-wide CPU busy time per block (µs of CPU per block served or received;
     /// under `--bidir` per block received plus served, since each end does both).
     pub cpu_us_per_block: Option<f64>,
+    /// What `cpu_pct` and `cpu_us_per_block` rest on: /proc/stat ticks counted and
+    /// their uncertainty (± one tick per CPU).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_resolution: Option<mtuperf_engine::cpu_res::CpuResolution>,
     /// The tool's own CPU per block: user + system time of the mtuperf threads that
     /// carried the traffic on this end (client: requester threads; agent: serving
     /// threads; plus the other role's threads under `--bidir`), each over its life
@@ -142,6 +146,8 @@ fn end_figures(
         } else {
             None
         },
+        cpu_resolution: cpu_ok
+            .then(|| mtuperf_engine::cpu_res::CpuResolution::of(cpu.busy_ns(), after.cpu.ncpu)),
         tool_cpu_us_per_block: tool.and_then(|t| per_block(t.busy_ns() as f64 / 1000.0)),
         tool_cpu_pct: tool
             .filter(|t| t.life_ns > 0)
@@ -174,6 +180,9 @@ fn both(a: Option<ThreadsCpu>, b: Option<ThreadsCpu>) -> Option<ThreadsCpu> {
 /// The warnings for ends whose own threads were nearly saturated.
 fn tool_warnings(client: &EndFigures, agent: &EndFigures) -> Vec<String> {
     let mut out = Vec::new();
+    for (end, f) in [("client", client), ("agent", agent)] {
+        out.extend(f.cpu_resolution.and_then(|r| r.warning(end)));
+    }
     if let Some(p) = client.tool_cpu_pct.filter(|p| *p >= TOOL_BUSY_WARN_PCT) {
         out.push(format!(
             "the client used {p:.0}% of its threads' CPU: the knee may be the client's; add --threads or a second client host"

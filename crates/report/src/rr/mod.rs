@@ -27,6 +27,9 @@ pub struct StepDoc {
     pub started: String,
     pub result: RrResult,
     pub metrics: RrMetrics,
+    /// Both ends' placement summarised (absent in runs stored before it existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<crate::placement::PlacementSummary>,
 }
 
 impl StepDoc {
@@ -35,6 +38,12 @@ impl StepDoc {
             run_id: None,
             started: crate::timestamp(result.started_unix_ms),
             metrics: compute(&result),
+            placement: crate::placement::summarize(
+                result.client.placement.as_ref(),
+                result.agent.placement.as_ref(),
+                &result.client_host,
+                &result.agent_host,
+            ),
             result,
         }
     }

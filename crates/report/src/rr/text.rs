@@ -124,6 +124,9 @@ fn end_lines(out: &mut String, name: &str, e: &EndFigures, what: &str) {
         e.nic_util_pct
             .map_or_else(String::new, |u| format!(", NIC {u:.1}% of link speed"))
     );
+    if let Some(r) = &e.cpu_resolution {
+        let _ = writeln!(out, "         host CPU from /proc/stat: {}", r.text());
+    }
     if let Some(t) = e.tool_threads {
         let _ = writeln!(
             out,
@@ -202,6 +205,13 @@ pub fn step_text(step: &StepDoc) -> String {
         );
     } else {
         let _ = writeln!(out, "  agent  unknown (the agent's report never came)");
+    }
+    if let Some(l) = crate::placement::line(
+        r.client.placement.as_ref(),
+        r.agent.placement.as_ref(),
+        step.placement.as_ref(),
+    ) {
+        let _ = writeln!(out, "{l}");
     }
     for w in &m.warnings {
         let _ = writeln!(out, "  warning: {w}");

@@ -263,6 +263,19 @@ fn ends_text(out: &mut String, ends: &[EndMetrics], agent_missing: bool) {
         );
     }
     for e in ends {
+        if let Some(r) = &e.cpu_resolution {
+            let why = r
+                .warning("")
+                .map_or("", |_| ": too short a run for that resolution");
+            let _ = writeln!(
+                out,
+                "  {} system CPU from /proc/stat: {}{why}",
+                end_name(e.end),
+                r.text()
+            );
+        }
+    }
+    for e in ends {
         if let Some(i) = e.iface.as_ref().filter(|i| i.counts_super_packets) {
             let _ = writeln!(
                 out,
@@ -314,6 +327,13 @@ pub fn summary_text(run: &RunDoc) -> String {
         &run.metrics.ends,
         mtuperf_engine::stream::metrics::agent_report_missing(&run.result),
     );
+    if let Some(p) = &run.result.client_placement {
+        let _ = writeln!(
+            out,
+            "placement: client {} (the agent's data threads are not sampled)",
+            crate::placement::end(Some(p))
+        );
+    }
     for a in &run.metrics.advice {
         let _ = writeln!(out, "advice: {a}");
     }

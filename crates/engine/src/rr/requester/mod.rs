@@ -128,6 +128,8 @@ pub struct Drive<'a> {
     /// Ends the run early (Ctrl-C, or the far end gone).
     pub stop: &'a AtomicBool,
     pub interval_ns: u64,
+    /// Pins the requester threads and registers them for placement sampling.
+    pub pin: Option<&'a crate::placement::Pinning>,
 }
 
 /// Runs the requester from `t0` (the caller's Go) until its end and drain; returns the
@@ -166,6 +168,9 @@ pub fn run(
         for ((base, clients, transport), live) in metas.into_iter().zip(&lives) {
             let remaining = &remaining;
             handles.push(s.spawn(move || {
+                if let Some(pin) = d.pin {
+                    pin.enter("requester");
+                }
                 let plan = Plan {
                     base,
                     clients,

@@ -9,6 +9,7 @@ pub(super) mod udp;
 
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -17,6 +18,7 @@ use mtuperf_proto::host::ThreadsCpu;
 use mtuperf_proto::msg::rr::RrHooks;
 
 use crate::payload::incompressible;
+use crate::placement::Pinning;
 
 /// What every serving thread shares.
 pub struct Serving {
@@ -28,6 +30,8 @@ pub struct Serving {
     pub hooks: RrHooks,
     /// Responses sent so far, across workers (numbers responses for the corrupt hook).
     pub responses: AtomicU64,
+    /// Where serving threads are pinned and registered for placement sampling.
+    pub pin: Arc<Pinning>,
 }
 
 /// Per-worker tallies, summed at the end.
@@ -71,6 +75,7 @@ impl Serving {
             stop: AtomicBool::new(false),
             hooks,
             responses: AtomicU64::new(0),
+            pin: Pinning::new(None),
         }
     }
 }
@@ -89,13 +94,18 @@ impl Tally {
 
 /// Runs one serving thread per item of `work`, each measuring its own CPU over its
 /// life, and sums their tallies.
-pub(super) fn fan_out<W: Send>(work: Vec<W>, serve: impl Fn(W) -> Tally + Sync) -> Tally {
+pub(super) fn fan_out<W: Send>(
+    pin: &Pinning,
+    work: Vec<W>,
+    serve: impl Fn(W) -> Tally + Sync,
+) -> Tally {
     let serve = &serve;
     thread::scope(|s| {
         let handles: Vec<_> = work
             .into_iter()
             .map(|w| {
                 s.spawn(move || {
+                    pin.enter("responder");
                     let born = Instant::now();
                     let mut t = serve(w);
                     t.cpu = mtuperf_sys::cpu::thread_cpu().ok().map(|c| ThreadsCpu {

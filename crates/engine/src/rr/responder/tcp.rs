@@ -48,7 +48,7 @@ pub(in crate::rr) fn serve(
         }
     }
     let block = &block;
-    fan_out(groups, |g| worker(g, shared, deadline, block))
+    fan_out(&shared.pin, groups, |g| worker(g, shared, deadline, block))
 }
 
 fn worker(mut conns: Vec<Conn>, shared: &Serving, deadline: Instant, block: &Block) -> Tally {

@@ -66,7 +66,7 @@ pub(in crate::rr) fn serve(
         expect_len: HEADER_LEN + shared.request as usize,
     };
     let (allowed, block) = (&allowed, &block);
-    fan_out((0..workers.max(1)).collect(), |_| {
+    fan_out(&shared.pin, (0..workers.max(1)).collect(), |_| {
         worker(sock, allowed, deadline, block)
     })
 }

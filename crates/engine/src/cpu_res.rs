@@ -1,0 +1,87 @@
+//! The resolution of system-wide CPU figures. /proc/stat counts CPU time in USER_HZ
+//! ticks of 10 ms (USER_HZ is 100 in the kernel's ABI on every mainstream
+//! architecture), per CPU: a delta over a run is a whole number of ticks, and each
+//! CPU's counter may have been up to one tick into its next tick at either reading,
+//! so a system-wide busy delta is uncertain by ± one tick per CPU. On a short run
+//! that is several percent: two runs of the same file can read exactly the same
+//! µs/MiB because both counted the same 35 ticks.
+//!
+//! The tool's own CPU (its threads, getrusage RUSAGE_THREAD) has no such quantum:
+//! the kernel scales it to the scheduler's nanosecond runtime, reported in µs.
+
+use serde::{Deserialize, Serialize};
+
+/// One /proc/stat tick (1 / USER_HZ), ns.
+pub const TICK_NS: u64 = 10_000_000;
+/// Above this uncertainty (± % of the measured busy time) a figure gets a warning.
+pub const WARN_PCT: f64 = 5.0;
+
+/// What a system-wide CPU busy figure rests on.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CpuResolution {
+    /// Busy ticks counted over the interval, all CPUs.
+    pub ticks: u64,
+    pub tick_ms: f64,
+    /// ± this many ticks (one per CPU).
+    pub plus_minus_ticks: u64,
+    /// That uncertainty as ± % of the busy time (absent when nothing was counted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uncertainty_pct: Option<f64>,
+}
+
+impl CpuResolution {
+    pub fn of(busy_ns: u64, ncpu: u32) -> CpuResolution {
+        let ticks = (busy_ns + TICK_NS / 2) / TICK_NS;
+        let pm = u64::from(ncpu.max(1));
+        CpuResolution {
+            ticks,
+            tick_ms: TICK_NS as f64 / 1e6,
+            plus_minus_ticks: pm,
+            uncertainty_pct: (ticks > 0).then(|| pm as f64 / ticks as f64 * 100.0),
+        }
+    }
+
+    /// "35 ticks of 10 ms ± 2 (± 5.7%)".
+    pub fn text(&self) -> String {
+        let pct = self
+            .uncertainty_pct
+            .map_or_else(|| "no tick counted".to_string(), |p| format!("± {p:.1}%"));
+        format!(
+            "{} ticks of {} ms ± {} ({pct})",
+            self.ticks, self.tick_ms, self.plus_minus_ticks
+        )
+    }
+
+    /// A warning when the figure is coarser than [`WARN_PCT`] (or counted nothing).
+    pub fn warning(&self, end: &str) -> Option<String> {
+        let coarse = self.uncertainty_pct.is_none_or(|p| p > WARN_PCT);
+        coarse.then(|| {
+            format!(
+                "{end}: system-wide CPU rests on {}: the run is too short for /proc/stat's resolution; a longer --time narrows it (the tool's own thread CPU is finer)",
+                self.text()
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_and_one_tick_per_cpu() {
+        let r = CpuResolution::of(350_000_000, 2);
+        assert_eq!((r.ticks, r.plus_minus_ticks), (35, 2));
+        assert!((r.uncertainty_pct.unwrap() - 5.714).abs() < 0.01);
+        assert!(
+            r.text().starts_with("35 ticks of 10 ms ± 2 (± 5.7%)"),
+            "{}",
+            r.text()
+        );
+        assert!(r.warning("client").unwrap().contains("too short"));
+        let long = CpuResolution::of(20_000_000_000, 2);
+        assert_eq!(long.warning("client"), None);
+        assert!(CpuResolution::of(0, 4).warning("agent").is_some());
+    }
+}

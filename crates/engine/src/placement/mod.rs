@@ -1,0 +1,232 @@
+//! CPU placement of one end's test threads: pinning them (`--cpu`, `--agent-cpu`)
+//! and recording where they, and the receive softirqs, actually ran.
+//!
+//! Each test thread calls [`Pinning::enter`] first: it is pinned to the asked CPUs
+//! (all of them: a processor set, not one CPU per thread) and registers its thread
+//! id. A [`Watch`] started before Go samples the CPU each registered thread last ran
+//! on every [`SAMPLE_MS`] ms (/proc/self/task/TID/stat field 39: sampled, not
+//! assumed from the pinning) and takes the per-CPU NET_RX softirq counts at its start
+//! and end. The sampling thread itself wakes 1000/SAMPLE_MS times a second and reads
+//! one small file per test thread; it is not pinned.
+
+mod check;
+mod policy;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use mtuperf_proto::placement::{Placement, ThreadPlacement};
+
+pub use check::{check_agent_cpus, check_cpus};
+pub use policy::PlacementPolicy;
+
+/// How often a [`Watch`] samples where the test threads run.
+pub const SAMPLE_MS: u32 = 10;
+
+/// The CPUs one end's test threads are pinned to, and the threads that entered.
+#[derive(Debug, Default)]
+pub struct Pinning {
+    cpus: Option<Vec<u32>>,
+    threads: Mutex<Vec<(&'static str, i32)>>,
+    errors: Mutex<Vec<String>>,
+}
+
+impl Pinning {
+    /// Threads that enter are pinned to `cpus` (None: left where the kernel puts them).
+    pub fn new(cpus: Option<Vec<u32>>) -> Arc<Pinning> {
+        Arc::new(Pinning {
+            cpus,
+            ..Pinning::default()
+        })
+    }
+
+    pub fn cpus(&self) -> Option<&[u32]> {
+        self.cpus.as_deref()
+    }
+
+    /// Called first by every test thread: pins it (a failure is recorded, and the
+    /// thread runs unpinned) and registers it for sampling.
+    pub fn enter(&self, role: &'static str) {
+        if let Some(cpus) = &self.cpus {
+            if let Err(e) = mtuperf_sys::affinity::pin_current_thread(cpus) {
+                let mut errs = self.errors.lock().unwrap_or_else(PoisonError::into_inner);
+                let why = std::error::Error::source(&e).map(ToString::to_string);
+                errs.push(format!("{role}: {e}: {}", why.unwrap_or_default()));
+            }
+        }
+        let tid = mtuperf_sys::affinity::current_tid();
+        self.threads
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push((role, tid));
+    }
+
+    fn registered(&self) -> Vec<(&'static str, i32)> {
+        self.threads
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+}
+
+/// Per thread id: `[cpu, samples]`.
+type Seen = Vec<(i32, Vec<[u32; 2]>)>;
+
+/// Samples where a [`Pinning`]'s threads run, from `start` to `finish`.
+pub struct Watch {
+    pin: Arc<Pinning>,
+    stop: Arc<AtomicBool>,
+    handle: Option<JoinHandle<Seen>>,
+    rx_before: Option<Vec<u64>>,
+    iface: Option<String>,
+}
+
+impl Watch {
+    /// Starts sampling; `iface` is the test interface (for its queue IRQs).
+    pub fn start(pin: &Arc<Pinning>, iface: Option<&str>) -> Watch {
+        let stop = Arc::new(AtomicBool::new(false));
+        let handle = {
+            let (pin, stop) = (pin.clone(), stop.clone());
+            thread::Builder::new()
+                .name("placement".into())
+                .spawn(move || sample_loop(&pin, &stop))
+                .ok()
+        };
+        Watch {
+            pin: pin.clone(),
+            stop,
+            handle,
+            rx_before: mtuperf_sys::affinity::net_rx_softirqs().ok(),
+            iface: iface.map(str::to_string),
+        }
+    }
+
+    /// Stops sampling and returns what was seen.
+    pub fn finish(mut self) -> Placement {
+        let rx_after = mtuperf_sys::affinity::net_rx_softirqs().ok();
+        self.stop.store(true, Ordering::Relaxed);
+        let seen = self
+            .handle
+            .take()
+            .and_then(|h| h.join().ok())
+            .unwrap_or_default();
+        let registered = self.pin.registered();
+        let threads = registered
+            .iter()
+            .map(|(role, tid)| ThreadPlacement {
+                role: (*role).to_string(),
+                cpus: seen
+                    .iter()
+                    .find(|(t, _)| t == tid)
+                    .map(|(_, c)| c.clone())
+                    .unwrap_or_default(),
+            })
+            .collect();
+        let mut errors = self
+            .pin
+            .errors
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let net_rx = if let (Some(b), Some(a)) = (&self.rx_before, &rx_after) {
+            a.iter()
+                .enumerate()
+                .map(|(cpu, n)| {
+                    [
+                        cpu as u64,
+                        n.saturating_sub(b.get(cpu).copied().unwrap_or(0)),
+                    ]
+                })
+                .filter(|c| c[1] > 0)
+                .collect()
+        } else {
+            errors.push("/proc/softirqs could not be read".into());
+            Vec::new()
+        };
+        Placement {
+            pinned: self.pin.cpus.clone(),
+            online: mtuperf_sys::affinity::online_cpus(),
+            threads,
+            sample_ms: SAMPLE_MS,
+            net_rx,
+            irqs: self
+                .iface
+                .as_deref()
+                .map(mtuperf_sys::affinity::iface_irqs)
+                .unwrap_or_default(),
+            errors,
+        }
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Every SAMPLE_MS until `stop`: the CPU each registered thread last ran on, counted.
+/// Threads that have exited (their stat file gone) are skipped.
+fn sample_loop(pin: &Pinning, stop: &AtomicBool) -> Seen {
+    let mut seen: Seen = Vec::new();
+    let period = Duration::from_millis(u64::from(SAMPLE_MS));
+    let mut next = Instant::now();
+    while !stop.load(Ordering::Relaxed) {
+        for (_, tid) in pin.registered() {
+            let Ok(cpu) = mtuperf_sys::affinity::thread_last_cpu(tid) else {
+                continue;
+            };
+            let slot = if let Some(i) = seen.iter().position(|(t, _)| *t == tid) {
+                i
+            } else {
+                seen.push((tid, Vec::new()));
+                seen.len() - 1
+            };
+            if let Some((_, cpus)) = seen.get_mut(slot) {
+                match cpus.iter_mut().find(|c| c[0] == cpu) {
+                    Some(c) => c[1] += 1,
+                    None => cpus.push([cpu, 1]),
+                }
+            }
+        }
+        next += period;
+        thread::sleep(next.saturating_duration_since(Instant::now()));
+    }
+    for (_, cpus) in &mut seen {
+        cpus.sort_unstable();
+    }
+    seen
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_watch_sees_a_pinned_thread_on_its_cpu_only() {
+        let online = mtuperf_sys::affinity::online_cpus();
+        let cpu = *online.last().unwrap_or(&0);
+        let pin = Pinning::new(Some(vec![cpu]));
+        let watch = Watch::start(&pin, Some("lo"));
+        let p2 = pin.clone();
+        thread::spawn(move || {
+            p2.enter("spinner");
+            let t = Instant::now();
+            while t.elapsed() < Duration::from_millis(80) {
+                std::hint::black_box(0);
+            }
+        })
+        .join()
+        .unwrap_or_default();
+        let placed = watch.finish();
+        assert_eq!(placed.pinned, Some(vec![cpu]));
+        assert_eq!(placed.threads.len(), 1);
+        assert!(placed.errors.is_empty(), "{:?}", placed.errors);
+        let samples: u32 = placed.threads[0].cpus.iter().map(|c| c[1]).sum();
+        assert!(samples >= 1, "{placed:?}");
+        assert_eq!(placed.thread_cpus(), vec![cpu]);
+        assert!(placed.irqs.is_empty(), "lo has no queue IRQs");
+    }
+}
