@@ -26,9 +26,10 @@ pub struct Args {
     /// Local address to send from (chooses the interface).
     #[arg(long, value_name = "LOCAL_ADDR")]
     bind: Option<IpAddr>,
-    /// Bytes per write() and read(): 8K, 8KiB, 9000, 128K ...
-    #[arg(long, default_value = "128K", value_parser = parse_block)]
-    block: u32,
+    /// Bytes per write() and read(): 8K, 8KiB, 9000, 128K ... [default: 128K; 8K
+    /// with --udp, where it is the datagram size]
+    #[arg(long, value_parser = parse_block)]
+    block: Option<u32>,
     /// Test length.
     #[arg(long, default_value = "10s", value_parser = parse_test_time, conflicts_with_all = ["bytes", "file"])]
     time: Duration,
@@ -74,6 +75,8 @@ pub struct Args {
     /// Label stored with the run in the history (e.g. the path's name).
     #[arg(long)]
     label: Option<String>,
+    #[command(flatten)]
+    udp: super::stream_udp::UdpArgs,
 }
 
 struct Printer {
@@ -120,7 +123,7 @@ fn config(a: &Args) -> Result<StreamConfig, Failure> {
         } else {
             Direction::Forward
         },
-        block: a.block,
+        block: a.block.unwrap_or(128 * 1024),
         limit: match a.bytes {
             Some(total) => StreamLimit::Bytes { total },
             None => StreamLimit::Time {
@@ -133,6 +136,24 @@ fn config(a: &Args) -> Result<StreamConfig, Failure> {
         omit: a.omit,
         rx_coalesce: a.rx_coalesce,
     })
+}
+
+fn udp_common(a: &Args) -> super::stream_udp::Common<'_> {
+    super::stream_udp::Common {
+        target: &a.target,
+        bind: a.bind,
+        block: a.block,
+        time: a.time,
+        bytes: a.bytes,
+        streams: a.streams,
+        reverse: a.reverse,
+        bidir: a.bidir,
+        window: a.window,
+        interval: a.interval,
+        repeat: a.repeat,
+        json: a.json,
+        label: a.label.as_deref(),
+    }
 }
 
 fn load_file(path: &PathBuf) -> Result<(String, Arc<[u8]>), Failure> {
@@ -151,6 +172,9 @@ fn load_file(path: &PathBuf) -> Result<(String, Arc<[u8]>), Failure> {
 }
 
 pub fn run(g: &Global, a: Args) -> CmdResult {
+    if a.udp.udp {
+        return super::stream_udp::run(g, &udp_common(&a), &a.udp);
+    }
     crate::output::json_flag(a.json);
     let params = StreamParams {
         file: a.file.as_ref().map(load_file).transpose()?,

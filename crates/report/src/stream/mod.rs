@@ -1,6 +1,7 @@
 //! Stream results: the `mtuperf.stream/1` JSON document and the human text.
 
 mod text;
+pub mod udp;
 
 use mtuperf_engine::stream::metrics::{self, StreamMetrics};
 use mtuperf_engine::stream::verdict::{LimitCause, LimitVerdict};

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 /// The longest backlog a sender catches up on at once.
-const MAX_BACKLOG: Duration = Duration::from_millis(5);
+const MAX_BACKLOG: Duration = Duration::from_millis(20);
 /// Sleeping shorter than this costs more than it saves: send the next one early.
 pub const MIN_SLEEP: Duration = Duration::from_micros(50);
 /// At most this many datagrams in one batch.
