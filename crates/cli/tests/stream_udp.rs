@@ -161,3 +161,70 @@ fn bad_udp_flags_are_usage_errors() {
         assert!(err.contains(needle), "{needle:?} in {err}");
     }
 }
+
+#[test]
+fn compare_runs_udp_cells_and_the_report_includes_them() {
+    let agent = AgentProc::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.db");
+    let text = include_str!("../../../schemas/compare.schema.json");
+    let schema: serde_json::Value = serde_json::from_str(text).unwrap();
+    let v = jsonschema::validator_for(&schema).unwrap();
+    // Both "paths" are the same loopback agent: bookkeeping, not speed.
+    let doc = json_of(mtuperf(&db).args([
+        "compare",
+        "--path",
+        &format!("a={}", agent.target()),
+        "--path",
+        &format!("b={}", agent.target()),
+        "--tests",
+        "udp",
+        "--time",
+        "200ms",
+        "--repeat",
+        "2",
+        "--force",
+        "--json",
+    ]));
+    let errors: Vec<String> = v
+        .iter_errors(&doc)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect();
+    assert!(errors.is_empty(), "schema: {errors:?}");
+    let rows = doc["runs"].as_array().unwrap();
+    assert_eq!(rows.len(), 4);
+    for r in rows {
+        assert_eq!(r["test"], "udp");
+        assert!(r["goodput_bps"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["loss_pct"].as_f64().is_some(), "{r}");
+        assert!(r["run_id"].as_i64().is_some(), "{r}");
+    }
+    let figures: Vec<&str> = doc["summaries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["figure"].as_str())
+        .collect();
+    assert!(figures.contains(&"goodput"), "{figures:?}");
+    // The stored repetitions are udp runs; the group's report renders them.
+    let group = doc["group_id"].as_i64().expect("group id");
+    let h = mtuperf(&db)
+        .args(["history", "--kind", "udp", "--json"])
+        .output()
+        .unwrap();
+    let listed: serde_json::Value = serde_json::from_slice(&h.stdout).unwrap();
+    assert_eq!(listed.as_array().unwrap().len(), 4, "{listed}");
+    let html = dir.path().join("r.html");
+    let out = mtuperf(&db)
+        .args(["report", "--compare", &group.to_string(), "-o"])
+        .arg(&html)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("udp"), "the report names the udp cells");
+}

@@ -39,7 +39,21 @@ fn row(r: &Rep) -> RepRow {
         cpu_us_per_block: None,
         limited_by: None,
         limit_shares: None,
+        loss_pct: None,
+        fragments_per_datagram: None,
     };
+    if let Some(u) = &r.rep.udp {
+        let run = crate::stream::udp::RunDoc::new(u.clone());
+        row.started = crate::timestamp(u.started_unix_ms);
+        row.goodput_bps = Some(run.metrics.goodput_bps);
+        row.loss_pct = Some(run.loss_pct());
+        if let Some(d) = run.metrics.directions.first() {
+            let recv = run.metrics.ends.iter().find(|e| e.end == d.receiver);
+            row.cpu_us_per_mib = recv.and_then(|e| e.service_demand_us_per_mib);
+            row.frames_per_block = d.rx_frames_per_datagram;
+            row.fragments_per_datagram = d.fragments_per_datagram;
+        }
+    }
     if let Some(rr) = &r.rep.rr {
         let m = crate::rr::compute(rr);
         row.started = crate::timestamp(rr.started_unix_ms);

@@ -119,7 +119,7 @@ fn direction_text(out: &mut String, d: &UdpDirection) {
     let c = &d.loss_causes;
     let _ = writeln!(
         out,
-        "  loss causes  socket buffer full {} ({rcv}'s Udp RcvbufErrors)  reassembly failed {} ({rcv}'s Ip ReasmFails)  never arrived {} (dropped on the way, or fragments still awaiting reassembly)",
+        "  loss causes  socket buffer full {} ({rcv}'s Udp RcvbufErrors)  reassembly failed {} ({rcv}'s Ip ReasmFails)  never reached the socket {} (dropped on the way or by a firewall, or fragments still awaiting reassembly)",
         c.socket_buffer, c.reassembly, c.never_arrived
     );
     let _ = writeln!(
