@@ -64,7 +64,8 @@ pub struct UdpDirection {
     /// Frames the sender's interface sent per datagram sent (None in bidir, where
     /// the interface carries both directions).
     pub tx_frames_per_datagram: Option<f64>,
-    /// Frames the receiver's interface received per datagram received.
+    /// Frames the receiver's interface received per datagram that reached the
+    /// receiving host (received, or dropped at its full socket buffer).
     pub rx_frames_per_datagram: Option<f64>,
 }
 
@@ -186,7 +187,9 @@ fn direction(
         rx_frames_per_datagram: if bidir {
             None
         } else {
-            iface(rcv).and_then(|d| per(d.rx_packets, received))
+            // Datagrams that reached the receiving host: received, or dropped at
+            // its full socket buffer after their frames arrived.
+            iface(rcv).and_then(|d| per(d.rx_packets, received + rcvbuf.unwrap_or(0)))
         },
     })
 }

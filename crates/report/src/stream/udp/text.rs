@@ -156,7 +156,7 @@ fn direction_text(out: &mut String, d: &UdpDirection) {
     if d.tx_frames_per_datagram.is_some() || d.rx_frames_per_datagram.is_some() {
         let _ = writeln!(
             out,
-            "  frames       {} per datagram sent ({snd}'s interface tx packets)  {} per datagram received ({rcv}'s interface rx packets)",
+            "  frames       {} per datagram sent ({snd}'s interface tx packets)  {} per datagram that reached {rcv} ({rcv}'s interface rx packets ÷ received + socket-buffer drops)",
             opt(d.tx_frames_per_datagram.map(|v| format!("{v:.2}"))),
             opt(d.rx_frames_per_datagram.map(|v| format!("{v:.2}"))),
         );
