@@ -212,3 +212,52 @@ pub fn receive(sock: &UdpSocket, index: u32, plan: &Plan, live: &Live) -> UdpCon
     rep.jitter_ns = t.jitter_ns();
     rep
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan() -> Plan {
+        let now = Instant::now();
+        Plan {
+            token: 0xfeed,
+            block: 100,
+            rate_bps: 0,
+            count: None,
+            t0: now,
+            end: now,
+            hard_end: now,
+            halt: AtomicBool::new(false),
+            abort: AtomicBool::new(false),
+        }
+    }
+
+    fn datagram(kind: Kind, token: u64, index: u32, len: usize) -> Vec<u8> {
+        let mut b = vec![0u8; len];
+        let h = Header {
+            kind,
+            client: 0,
+            token,
+            seq: 7,
+            stamp: 1,
+            aux: index,
+            len: 100,
+        };
+        h.write(&mut b);
+        b
+    }
+
+    #[test]
+    fn only_this_tests_datagrams_are_accepted() {
+        let p = plan();
+        let ok = datagram(Kind::StreamData, 0xfeed, 3, 100);
+        assert_eq!(accept(&ok, 100, &p, 3).map(|h| h.seq), Some(7));
+        // Another session's token, another index, another kind, a wrong size, garbage.
+        assert!(accept(&datagram(Kind::StreamData, 0xbeef, 3, 100), 100, &p, 3).is_none());
+        assert!(accept(&ok, 100, &p, 4).is_none());
+        assert!(accept(&datagram(Kind::RrRequest, 0xfeed, 3, 100), 100, &p, 3).is_none());
+        assert!(accept(&datagram(Kind::StreamData, 0xfeed, 3, 101), 101, &p, 3).is_none());
+        assert!(accept(&[0xff; 100], 100, &p, 3).is_none());
+        assert!(accept(&ok, 30, &p, 3).is_none());
+    }
+}
