@@ -10,6 +10,7 @@ use mtuperf_proto::msg::doctor::DoctorReply;
 use mtuperf_proto::msg::path::PathReady;
 use mtuperf_proto::msg::rr::{RrReady, RrServed};
 use mtuperf_proto::msg::stream::StreamReady;
+use mtuperf_proto::msg::udp::UdpStreamReady;
 use mtuperf_proto::msg::{AgentInfo, AgentMsg, ClientMsg, Welcome};
 use serde::de::DeserializeOwned;
 
@@ -88,6 +89,7 @@ expected!(PathReady, AgentMsg, "path_ready", AgentMsg::PathReady(r) => r);
 expected!(RrServed, AgentMsg, "rr report", AgentMsg::RrDone(r) => *r);
 expected!(DataReady, AgentMsg, "data ready", AgentMsg::DataReady => DataReady);
 expected!(DoctorReply, AgentMsg, "doctor reply", AgentMsg::DoctorReply(r) => *r);
+expected!(UdpStreamReady, AgentMsg, "udp stream ready", AgentMsg::UdpStreamReady(r) => r);
 
 impl Expected for Start {
     type Msg = ClientMsg;

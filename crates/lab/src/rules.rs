@@ -40,7 +40,8 @@ pub(crate) fn blackhole_rules() -> String {
 
 /// Random loss of UDP datagrams and ICMP echoes at input (see the crate docs).
 pub(crate) fn loss_rules(threshold: u32) -> String {
-    let drop = format!("numgen random mod 10000 < {threshold} drop");
+    // `counter`: tests read how many the rule dropped (`nft list table`).
+    let drop = format!("numgen random mod 10000 < {threshold} counter drop");
     format!(
         "table inet {LOSS_TABLE} {{\n  chain input {{\n    \
          type filter hook input priority 0; policy accept;\n    \

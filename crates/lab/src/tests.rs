@@ -159,7 +159,7 @@ fn generated_rules_and_shaping() {
     assert_eq!(loss_threshold(100.0), 10_000);
     let loss = loss_rules(500);
     assert!(
-        loss.contains("meta l4proto udp numgen random mod 10000 < 500 drop"),
+        loss.contains("meta l4proto udp numgen random mod 10000 < 500 counter drop"),
         "{loss}"
     );
     assert!(!loss.contains("tcp"), "{loss}");

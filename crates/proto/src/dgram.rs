@@ -1,4 +1,5 @@
-//! Binary headers of UDP datagrams (rr requests/responses, path probes/acks).
+//! Binary headers of UDP datagrams (rr requests/responses, path probes/acks, UDP
+//! stream data).
 //!
 //! Fixed 40-byte layout, big endian, written into and read from caller-owned buffers
 //! so the hot path never allocates:
@@ -22,6 +23,8 @@ pub enum Kind {
     RrResponse = 2,
     PathProbe = 3,
     PathAck = 4,
+    /// A datagram of a UDP stream (`aux`: the index, `len`: the block).
+    StreamData = 5,
 }
 
 impl Kind {
@@ -31,6 +34,7 @@ impl Kind {
             2 => Kind::RrResponse,
             3 => Kind::PathProbe,
             4 => Kind::PathAck,
+            5 => Kind::StreamData,
             _ => return None,
         })
     }

@@ -32,7 +32,9 @@ pub mod units;
 /// busy refusal before authentication carries no counts.
 /// 4: rr reports carry the CPU of the threads that carried the traffic (`cpu`).
 /// 5: rr requests may ask the agent to pin its serving threads (`cpus`), and rr
-/// reports carry where the agent's threads and receive softirqs ran (`placement`).
+/// reports carry where the agent's threads and receive softirqs ran (`placement`);
+/// and UDP streams (`stream --udp`): `UdpStream`, `UdpSent`, their replies, and the
+/// `StreamData` datagram kind.
 pub const PROTOCOL_VERSION: u16 = 5;
 /// Default TCP port of the agent (control and TCP data connections).
 pub const DEFAULT_PORT: u16 = 7878;

@@ -59,6 +59,7 @@ pub fn doc(runs: &[StoredRun<'_>]) -> Result<CompareDoc, String> {
                     round,
                     stream,
                     rr,
+                    udp: None,
                 },
             });
         };

@@ -16,9 +16,10 @@ use crate::exit::{self, Failure};
 
 #[derive(Debug, clap::Args)]
 pub struct StreamArgs {
-    /// Bytes per write() and read(): 8K, 8KiB, 9000, 128K ...
-    #[arg(long, default_value = "128K", value_parser = parse_block)]
-    pub block: u32,
+    /// Bytes per write() and read(): 8K, 8KiB, 9000, 128K ... [default: 128K; 8K
+    /// with --udp, where it is the datagram size]
+    #[arg(long, value_parser = parse_block)]
+    pub block: Option<u32>,
     /// Test length.
     #[arg(long, default_value = "10s", value_parser = parse_test_time, conflicts_with_all = ["bytes", "file"])]
     pub time: Duration,
@@ -87,7 +88,7 @@ impl StreamArgs {
             } else {
                 Direction::Forward
             },
-            block: a.block,
+            block: a.block.unwrap_or(128 * 1024),
             limit: match a.bytes {
                 Some(total) => StreamLimit::Bytes { total },
                 None => StreamLimit::Time {

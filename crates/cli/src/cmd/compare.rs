@@ -57,6 +57,7 @@ pub struct Args {
 pub enum TestArg {
     Stream,
     Rr,
+    Udp,
 }
 
 fn plan(a: &Args) -> Result<Plan, Failure> {
@@ -87,6 +88,7 @@ fn plan(a: &Args) -> Result<Plan, Failure> {
             .map(|t| match t {
                 TestArg::Stream => TestKind::Stream,
                 TestArg::Rr => TestKind::Rr,
+                TestArg::Udp => TestKind::Udp,
             })
             .collect(),
         blocks: a.block.clone(),

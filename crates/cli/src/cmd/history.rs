@@ -20,7 +20,7 @@ pub struct Args {
     /// Only runs whose target contains this text.
     #[arg(long)]
     target: Option<String>,
-    /// Only runs of this kind (stream, rr, path, doctor, compare: the comparisons).
+    /// Only runs of this kind (stream, rr, path, doctor, udp, compare: the comparisons).
     #[arg(long, value_parser = common::parse_kind)]
     kind: Option<RunKind>,
     /// At most this many runs.

@@ -14,3 +14,4 @@ pub mod rr;
 pub mod serve;
 pub mod show;
 pub mod stream;
+pub mod stream_udp;

@@ -33,10 +33,34 @@ pub struct Args {
     label: Option<String>,
     #[command(flatten)]
     placement: crate::placement_args::CpuArgs,
+    #[command(flatten)]
+    udp: super::stream_udp::UdpArgs,
+}
+
+fn udp_common(a: &Args, json: bool) -> super::stream_udp::Common<'_> {
+    let t = &a.test;
+    super::stream_udp::Common {
+        target: &a.target,
+        bind: a.bind,
+        block: t.block,
+        time: t.time,
+        bytes: t.bytes,
+        streams: t.streams,
+        reverse: t.reverse,
+        bidir: t.bidir,
+        window: t.window,
+        interval: t.interval,
+        repeat: a.repeat,
+        json,
+        label: a.label.as_deref(),
+    }
 }
 
 pub fn run(g: &Global, a: Args) -> CmdResult {
     let json = a.output.pick(Format::Text, &[Format::Text, Format::Json])? == Format::Json;
+    if a.udp.udp {
+        return super::stream_udp::run(g, &udp_common(&a, json), &a.udp);
+    }
     let params = a.test.params()?;
     let store = common::open_store(g)?;
     let opts = common::connect_options(g, a.bind)?;

@@ -49,7 +49,7 @@ pub fn load_group(store: &Store, id: i64) -> anyhow::Result<(Plan, Vec<Rep>, Opt
         let Some(path) = r.label.clone() else {
             continue;
         };
-        let (cell, stream, rr) = if r.kind.parse() == Ok(RunKind::Rr) {
+        let (cell, stream, rr, udp) = if r.kind.parse() == Ok(RunKind::Rr) {
             let Some(step) = serde_json::from_str::<mtuperf_report::rr::Document>(&r.document)
                 .ok()
                 .and_then(|d| d.steps.into_iter().next())
@@ -62,7 +62,21 @@ pub fn load_group(store: &Store, id: i64) -> anyhow::Result<(Plan, Vec<Rep>, Opt
                 block: q.block,
                 clients: q.clients,
             };
-            (cell, None, Some(step.result))
+            (cell, None, Some(step.result), None)
+        } else if r.kind.parse() == Ok(RunKind::Udp) {
+            let Some(run) =
+                serde_json::from_str::<mtuperf_report::stream::udp::Document>(&r.document)
+                    .ok()
+                    .and_then(|d| d.runs.into_iter().next())
+            else {
+                continue;
+            };
+            let cell = Cell {
+                test: TestKind::Udp,
+                block: run.result.request.block,
+                clients: 1,
+            };
+            (cell, None, None, Some(run.result))
         } else {
             let Some(run) = serde_json::from_str::<Document>(&r.document)
                 .ok()
@@ -75,7 +89,7 @@ pub fn load_group(store: &Store, id: i64) -> anyhow::Result<(Plan, Vec<Rep>, Opt
                 block: run.result.request.block,
                 clients: 1,
             };
-            (cell, Some(run.result), None)
+            (cell, Some(run.result), None, None)
         };
         let round = reps
             .iter()
@@ -89,6 +103,7 @@ pub fn load_group(store: &Store, id: i64) -> anyhow::Result<(Plan, Vec<Rep>, Opt
                 round,
                 stream,
                 rr,
+                udp,
             },
         });
     }

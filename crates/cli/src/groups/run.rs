@@ -61,6 +61,12 @@ impl Observer<'_> {
         } else if let Some(res) = rep.stream.clone() {
             let target = res.target.clone();
             (Box::new(RunDoc::new(res)), target)
+        } else if let Some(res) = rep.udp.clone() {
+            let target = res.target.clone();
+            (
+                Box::new(mtuperf_report::stream::udp::RunDoc::new(res)),
+                target,
+            )
         } else {
             return Ok(None);
         };

@@ -45,16 +45,21 @@ pub(super) fn run(ctx: SessionCtx, shutdown: &Arc<AtomicBool>) {
         };
         let test = matches!(
             msg,
-            ClientMsg::Stream(_) | ClientMsg::PathOpen(_) | ClientMsg::Rr(_) | ClientMsg::Doctor(_)
+            ClientMsg::Stream(_)
+                | ClientMsg::PathOpen(_)
+                | ClientMsg::Rr(_)
+                | ClientMsg::Doctor(_)
+                | ClientMsg::UdpStream(_)
         );
         let outcome = match msg {
             ClientMsg::Stream(req) => crate::stream::agent::serve(&ctx, &req),
             ClientMsg::PathOpen(req) => crate::path::agent::serve(&ctx, &req),
             ClientMsg::Rr(req) => crate::rr::agent::serve(&ctx, &req),
             ClientMsg::Doctor(req) => crate::doctor::agent::serve(&ctx, &req),
+            ClientMsg::UdpStream(req) => crate::stream::udp::agent::serve(&ctx, &req),
             ClientMsg::Ping => ctx.control.send(&AgentMsg::Ack),
             // A Stop that arrives after its test ended (a race with the end) is harmless.
-            ClientMsg::Stop => Ok(()),
+            ClientMsg::Stop | ClientMsg::UdpSent(_) => Ok(()),
             ClientMsg::Bye => break,
             other => ctx.refuse(Refusal::BadRequest {
                 detail: format!("unexpected message {}", message_name(&other)),
@@ -88,6 +93,8 @@ fn message_name(m: &ClientMsg) -> &'static str {
         ClientMsg::PathOpen(_) => "path_open",
         ClientMsg::PathReverseProbe(_) => "path_reverse_probe",
         ClientMsg::Doctor(_) => "doctor",
+        ClientMsg::UdpStream(_) => "udp_stream",
+        ClientMsg::UdpSent(_) => "udp_sent",
         ClientMsg::Go => "go",
         ClientMsg::Stop => "stop",
         ClientMsg::Ping => "ping",

@@ -43,6 +43,9 @@ pub enum TestKind {
     Stream,
     /// UDP request/response, closed loop; headline: p50 block latency (ns).
     Rr,
+    /// UDP datagram stream at the agent's maximum rate, client → agent; headline:
+    /// received goodput (bit/s), with loss and fragments per datagram.
+    Udp,
 }
 
 impl TestKind {
@@ -50,6 +53,7 @@ impl TestKind {
         match self {
             TestKind::Stream => "stream",
             TestKind::Rr => "rr",
+            TestKind::Udp => "udp",
         }
     }
 }
@@ -153,12 +157,16 @@ pub struct Repetition {
     /// UDP request/response, closed loop (rr cells).
     #[serde(default)]
     pub rr: Option<crate::rr::RrResult>,
+    /// UDP datagram stream (udp cells).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub udp: Option<crate::stream::udp::UdpStreamResult>,
 }
 
 impl Repetition {
     pub fn interrupted(&self) -> bool {
         self.stream.as_ref().is_some_and(|s| s.interrupted)
             || self.rr.as_ref().is_some_and(|r| r.interrupted)
+            || self.udp.as_ref().is_some_and(|u| u.interrupted)
     }
 
     /// Why the repetition was interrupted, if it says.
@@ -167,6 +175,11 @@ impl Repetition {
             .as_ref()
             .and_then(|s| s.interrupt_reason.as_deref())
             .or_else(|| self.rr.as_ref().and_then(|r| r.interrupt_reason.as_deref()))
+            .or_else(|| {
+                self.udp
+                    .as_ref()
+                    .and_then(|u| u.interrupt_reason.as_deref())
+            })
     }
 }
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 use super::check::{check_path, PathCheck, Verdict};
 use super::{Cell, CompareObserver, Plan, Repeat, Repetition, TestKind, MIN_REPEAT_FOR_CI};
 use crate::client::{ConnectOptions, Session};
-use crate::config::{RrConfig, StreamConfig};
+use crate::config::{RrConfig, StreamConfig, UdpStreamConfig};
 use crate::stream::{self, metrics};
 use crate::EngineError;
 
@@ -31,6 +31,9 @@ pub struct Outcome {
 pub fn headline(rep: &Repetition) -> Option<f64> {
     if let Some(r) = &rep.rr {
         return (r.client.latency.count > 0).then_some(r.client.latency.p50 as f64);
+    }
+    if let Some(u) = &rep.udp {
+        return Some(crate::stream::udp::metrics::compute(u).goodput_bps);
     }
     rep.stream
         .as_ref()
@@ -75,6 +78,26 @@ fn one(
             round,
             stream: None,
             rr: Some(res?),
+            udp: None,
+        });
+    }
+    if cell.test == TestKind::Udp {
+        let config = UdpStreamConfig {
+            block: cell.block,
+            limit: mtuperf_proto::msg::StreamLimit::Time { ms: plan.time_ms },
+            rate_bps: 0,
+            ..UdpStreamConfig::default()
+        };
+        let res =
+            crate::stream::udp::run(&session, &config, stop, &crate::stream::udp::client::Quiet);
+        session.close();
+        return Ok(Repetition {
+            path: path.name.clone(),
+            cell,
+            round,
+            stream: None,
+            rr: None,
+            udp: Some(res?),
         });
     }
     let params = StreamConfig::timed(cell.block, Duration::from_millis(plan.time_ms)).params();
@@ -88,6 +111,7 @@ fn one(
         round,
         stream: Some(res?),
         rr: None,
+        udp: None,
     })
 }
 

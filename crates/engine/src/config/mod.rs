@@ -8,12 +8,14 @@ pub mod bounds;
 mod path;
 mod rr;
 mod stream;
+mod udp_stream;
 
 use mtuperf_proto::msg::Refusal;
 
 pub use path::PathConfig;
 pub use rr::RrConfig;
 pub use stream::StreamConfig;
+pub use udp_stream::UdpStreamConfig;
 
 /// Why a config is refused: beyond an agent's limit (named by the agent flag that
 /// sets it), or outside what the protocol allows.

@@ -10,6 +10,7 @@ pub mod limits;
 pub mod metrics;
 mod phase;
 mod ticker;
+pub mod udp;
 pub mod verdict;
 mod verdict_fmt;
 pub mod window_eq;

@@ -7,6 +7,7 @@ pub mod doctor;
 pub mod path;
 pub mod rr;
 pub mod stream;
+pub mod udp;
 
 use serde::{Deserialize, Serialize};
 
@@ -227,6 +228,10 @@ pub enum ClientMsg {
     PathOpen(PathOpen),
     PathReverseProbe(PathReverseProbe),
     Doctor(DoctorRequest),
+    /// A UDP datagram stream (`stream --udp`).
+    UdpStream(udp::UdpStreamRequest),
+    /// The client's senders are done: what they sent on each index.
+    UdpSent(udp::UdpSent),
     /// Start the accepted test now.
     Go,
     /// Stop the running test early (Ctrl-C); the agent still sends its report.
@@ -260,6 +265,12 @@ pub enum AgentMsg {
     /// End of a path session: what the responder answered and ignored.
     PathServed(PathServed),
     DoctorReply(Box<DoctorReply>),
+    UdpStreamReady(udp::UdpStreamReady),
+    /// The agent's senders are done: what they sent on each index.
+    UdpSent(udp::UdpSent),
+    /// One live interval of the agent's side of a UDP stream.
+    UdpInterval(Box<udp::UdpInterval>),
+    UdpStreamDone(Box<udp::UdpEndReport>),
     /// Acknowledges a message that needs no other answer.
     Ack,
     /// The agent failed while running an accepted test.

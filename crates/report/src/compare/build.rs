@@ -45,10 +45,24 @@ fn row(r: &Rep) -> RepRow {
         limited_by: None,
         limit_shares: None,
         placement: None,
+        loss_pct: None,
+        fragments_per_datagram: None,
     };
     // The numbers come from each repetition's record figures, the same ones `export`
     // and the metrics read; only perl-sockets' labelled figures and the limit verdict
     // (words for the legacy format and the verdict note) come from the run's metrics.
+    if let Some(u) = &r.rep.udp {
+        let run = crate::stream::udp::RunDoc::new(u.clone());
+        row.started = crate::timestamp(u.started_unix_ms);
+        row.goodput_bps = Some(run.metrics.goodput_bps);
+        row.loss_pct = Some(run.loss_pct());
+        if let Some(d) = run.metrics.directions.first() {
+            let recv = run.metrics.ends.iter().find(|e| e.end == d.receiver);
+            row.cpu_us_per_mib = recv.and_then(|e| e.service_demand_us_per_mib);
+            row.frames_per_block = d.rx_frames_per_datagram;
+            row.fragments_per_datagram = d.fragments_per_datagram;
+        }
+    }
     if let Some(rr) = &r.rep.rr {
         let step = crate::rr::StepDoc::new(rr.clone());
         let f = crate::rr::figures(&step);

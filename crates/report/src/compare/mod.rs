@@ -57,6 +57,13 @@ pub struct RepRow {
     /// rr: both ends' placement (absent for stream and in runs from before it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub placement: Option<crate::placement::PlacementSummary>,
+    /// udp: datagrams lost as % of sent (`goodput_bps` is then the received goodput,
+    /// `frames_per_block` the receiver's frames per datagram).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss_pct: Option<f64>,
+    /// udp: the sender's IP fragments created per datagram.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fragments_per_datagram: Option<f64>,
 }
 
 /// A figure the comparison summarises, with its unit and which direction is better.

@@ -23,6 +23,7 @@ pub fn decode(kind: RunKind, document: &str) -> Result<Box<dyn RunRecord>, serde
         RunKind::Path => Box::new(serde_json::from_str::<path::Document>(document)?),
         RunKind::Doctor => Box::new(serde_json::from_str::<doctor::Document>(document)?),
         RunKind::Compare => Box::new(serde_json::from_str::<compare::CompareDoc>(document)?),
+        RunKind::Udp => stream::udp::decode(document)?,
     })
 }
 

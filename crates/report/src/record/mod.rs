@@ -23,15 +23,18 @@ pub enum RunKind {
     Path,
     Doctor,
     Compare,
+    /// `stream --udp`.
+    Udp,
 }
 
 impl RunKind {
-    pub const ALL: [RunKind; 5] = [
+    pub const ALL: [RunKind; 6] = [
         RunKind::Stream,
         RunKind::Rr,
         RunKind::Path,
         RunKind::Doctor,
         RunKind::Compare,
+        RunKind::Udp,
     ];
 
     /// The name stored in the history and typed on the command line.
@@ -42,10 +45,11 @@ impl RunKind {
             RunKind::Path => "path",
             RunKind::Doctor => "doctor",
             RunKind::Compare => "compare",
+            RunKind::Udp => "udp",
         }
     }
 
-    /// "stream, rr, path, doctor, compare": for error messages.
+    /// "stream, rr, path, doctor, compare, udp": for error messages.
     pub fn allowed() -> String {
         RunKind::ALL.map(RunKind::name).join(", ")
     }

@@ -2,6 +2,7 @@
 
 mod figures;
 mod text;
+pub mod udp;
 
 use mtuperf_engine::stream::metrics::{self, StreamMetrics};
 use mtuperf_engine::stream::verdict::{LimitCause, LimitVerdict};

@@ -1,0 +1,182 @@
+//! The agent's side of a UDP stream: checks the request against its limits
+//! (--max-streams, --max-block, --max-rate, --max-duration), opens one socket per
+//! index connected to the client's registered port of that index on the control
+//! connection's address (it sends to nothing else), paces its senders at the
+//! request's rate (the agent's --max-rate for "max"), and reports both its ends.
+
+use std::thread;
+use std::time::{Duration, Instant};
+
+use mtuperf_proto::msg::udp::{UdpEndReport, UdpSent, UdpStreamReady, UdpStreamRequest};
+use mtuperf_proto::msg::{AgentMsg, AgentPathInfo, ClientMsg, Refusal, StreamLimit};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+
+use super::data::{Live, Plan, DRAIN};
+use super::phase::{self, Conn};
+use super::{datagrams_per_index, sockets, IDLE, LIVE_DEFAULT};
+use crate::agent::config::wire_name;
+use crate::agent::ctx::SessionCtx;
+use crate::config::UdpStreamConfig;
+use crate::flow::Start;
+use crate::sampler::Sampler;
+use crate::EngineError;
+
+pub fn serve(ctx: &SessionCtx, req: &UdpStreamRequest) -> Result<(), EngineError> {
+    let config = UdpStreamConfig::from_request(req);
+    if let Err(e) = config.validate(&ctx.config.limits) {
+        return ctx.refuse(e.into());
+    }
+    let n = req.connections();
+    if req.ports.len() != n as usize || req.ports.contains(&0) {
+        return ctx.refuse(Refusal::BadRequest {
+            detail: format!(
+                "udp stream needs the client's port of each of its {n} sockets, got {} ports",
+                req.ports.len()
+            ),
+        });
+    }
+    let sampler = Sampler::toward(ctx.peer.ip());
+    let local = ctx
+        .control
+        .local()
+        .map_or(std::net::IpAddr::from([0u8; 4]), |a| a.ip());
+    let socks = sockets::bind(local, n, req.window)?;
+    sockets::connect(&socks, ctx.peer.ip(), &req.ports)?;
+    let token = u64::from_be_bytes(crate::random_bytes());
+    let rate = config.paced_rate(&ctx.config.limits);
+    ctx.control.send(&AgentMsg::UdpStreamReady(UdpStreamReady {
+        path: AgentPathInfo {
+            iface: sampler.iface.clone(),
+            addr: local.to_string(),
+        },
+        ports: sockets::ports(&socks)?,
+        token,
+        rate_bps: rate,
+    }))?;
+    if ctx
+        .control
+        .expect::<Start>(Some(ctx.config.handshake_timeout * 2), "go")?
+        == Start::Stop
+    {
+        return Ok(());
+    }
+    let t0 = Instant::now();
+    let max = Duration::from_millis(ctx.config.limits.max_duration_ms);
+    let planned = match req.limit {
+        StreamLimit::Time { ms } => Duration::from_millis(ms).min(max),
+        StreamLimit::Bytes { .. } => max,
+    };
+    let before = sampler.snapshot(t0);
+    let plan = Plan {
+        token,
+        block: req.block,
+        rate_bps: rate / u64::from(req.streams),
+        count: datagrams_per_index(req),
+        t0,
+        end: t0 + planned,
+        hard_end: t0 + planned + DRAIN + IDLE,
+        halt: AtomicBool::new(false),
+        abort: AtomicBool::new(false),
+    };
+    let lives: Vec<Live> = (0..n).map(|_| Live::new()).collect();
+    let conns: Vec<Conn> = socks
+        .into_iter()
+        .enumerate()
+        .map(|(i, sock)| Conn {
+            index: i as u32,
+            sock,
+            sending: !req.client_sends_on(i as u32),
+        })
+        .collect();
+    let has_senders = conns.iter().any(|c| c.sending);
+    let every = match req.interval_ms {
+        0 => LIVE_DEFAULT,
+        ms => Duration::from_millis(ms),
+    };
+    let reader_done = AtomicBool::new(false);
+    let (plan_r, lives_r, done_r, control) = (&plan, &lives, &reader_done, ctx.control.clone());
+    let (conns, intervals) = thread::scope(|s| {
+        // The client's UdpSent gives our receivers their counts; its Stop (Ctrl-C,
+        // or its side finished) halts our senders and ends this reader.
+        s.spawn(move || {
+            let (plan, lives, reader_done) = (plan_r, lives_r, done_r);
+            loop {
+                match control.recv_by::<ClientMsg>(Some(plan.hard_end + IDLE), "stop") {
+                    Ok(ClientMsg::UdpSent(sent)) => {
+                        for (i, c) in sent.sent.iter().enumerate() {
+                            if req.client_sends_on(i as u32) {
+                                if let Some(l) = lives.get(i) {
+                                    l.expected.store(*c, Relaxed);
+                                }
+                            }
+                        }
+                    }
+                    Ok(ClientMsg::Stop) => {
+                        plan.halt.store(true, Relaxed);
+                        break;
+                    }
+                    Ok(_) | Err(_) => {
+                        plan.halt.store(true, Relaxed);
+                        plan.abort.store(true, Relaxed);
+                        break;
+                    }
+                }
+            }
+            reader_done.store(true, Relaxed);
+        });
+        let out = phase::run(
+            conns,
+            &plan,
+            &lives,
+            &sampler,
+            every,
+            |i| {
+                let _ = ctx.control.send(&AgentMsg::UdpInterval(Box::new(*i)));
+            },
+            |sent| {
+                if has_senders {
+                    let _ = ctx.control.send(&AgentMsg::UdpSent(UdpSent { sent }));
+                }
+            },
+        );
+        // Wait (bounded) for the client's end-of-test Stop.
+        let until = Instant::now() + IDLE;
+        while !reader_done.load(Relaxed) && Instant::now() < until {
+            thread::sleep(Duration::from_millis(5));
+        }
+        if !reader_done.load(Relaxed) {
+            ctx.control.shutdown();
+        }
+        out
+    });
+    let after = sampler.snapshot(t0);
+    let wall = t0.elapsed();
+    let sent: u64 = conns.iter().map(|c| c.sent).sum();
+    let received: u64 = conns.iter().map(|c| c.received).sum();
+    let direction = wire_name(&req.direction);
+    ctx.log_fields(
+        "udp_stream",
+        format!(
+            "udp stream {direction} {} x {} B at {rate} bit/s: sent {sent}, received {received} datagrams in {:.2} s",
+            req.streams,
+            req.block,
+            wall.as_secs_f64()
+        ),
+        serde_json::json!({
+            "direction": direction, "streams": req.streams, "block_bytes": req.block,
+            "rate_bps": rate, "datagrams_sent": sent, "datagrams_received": received,
+            "wall_s": wall.as_secs_f64(),
+        }),
+    );
+    let interrupted = conns.iter().any(|c| c.error.is_some());
+    ctx.control
+        .send(&AgentMsg::UdpStreamDone(Box::new(UdpEndReport {
+            conns,
+            before,
+            after,
+            iface: sampler.iface,
+            intervals,
+            wall_ns: wall.as_nanos() as u64,
+            interrupted,
+        })))
+}

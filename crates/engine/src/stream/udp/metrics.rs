@@ -1,0 +1,238 @@
+//! Figures of a UDP stream run, per direction: what the sender sent, what the
+//! receiver got, loss by cause as far as the kernel tells it, and each end's kernel
+//! counters and CPU over the run.
+
+use mtuperf_proto::host::SnmpCounters;
+use mtuperf_proto::msg::udp::{UdpConnReport, UdpEndReport};
+use serde::{Deserialize, Serialize};
+
+use super::UdpStreamResult;
+use crate::stream::End;
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// Loss of one direction split by cause. `socket_buffer` is the receiving
+/// namespace's Udp RcvbufErrors, `reassembly` its Ip ReasmFails, both over the run
+/// and capped at what was lost; `never_arrived` is the rest: dropped on the way
+/// (a link, a queue, a firewall), or fragments still waiting for reassembly (the
+/// kernel counts those as ReasmTimeout only after net.ipv4.ipfrag_time, 30 s).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LossCauses {
+    pub socket_buffer: u64,
+    pub reassembly: u64,
+    pub never_arrived: u64,
+}
+
+/// One direction's figures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UdpDirection {
+    pub sender: End,
+    pub receiver: End,
+    /// Datagrams the sender handed to its kernel (sender's count).
+    pub sent: u64,
+    /// Distinct datagrams the receiver got, copies of one it had, and arrivals
+    /// below the highest sequence seen (receiver's count).
+    pub received: u64,
+    pub duplicated: u64,
+    pub reordered: u64,
+    /// sent - received: exact when the sender's count reached the receiver.
+    pub lost: u64,
+    pub loss_pct: f64,
+    pub loss_causes: LossCauses,
+    /// The sender's count reached the receiver for every index (else `lost` is
+    /// what the receiver could infer from sequence gaps, a lower bound).
+    pub exact: bool,
+    /// Send calls that failed on the sender (not counted as sent).
+    pub send_errors: u64,
+    /// UDP payload bit/s offered: sent bytes over the sender's first→last send.
+    pub offered_bps: f64,
+    /// Received UDP payload bits over the sender's first→last send.
+    pub goodput_bps: f64,
+    /// RFC 3550 interarrival jitter at the end, largest over the indexes, µs.
+    pub jitter_us: f64,
+    /// The sending namespace's Ip FragCreates over the run per datagram sent.
+    pub fragments_per_datagram: Option<f64>,
+    /// Receiving namespace's /proc/net/snmp over the run.
+    pub reasm_oks: Option<u64>,
+    pub reasm_fails: Option<u64>,
+    pub reasm_timeout: Option<u64>,
+    pub rcvbuf_errors: Option<u64>,
+    /// Udp InErrors other than RcvbufErrors (checksum errors and the like).
+    pub other_in_errors: Option<u64>,
+    /// Sending namespace's Udp SndbufErrors (a full qdisc or buffer dropped it).
+    pub sndbuf_errors: Option<u64>,
+    /// Frames the sender's interface sent per datagram sent (None in bidir, where
+    /// the interface carries both directions).
+    pub tx_frames_per_datagram: Option<f64>,
+    /// Frames the receiver's interface received per datagram that reached the
+    /// receiving host (received, or dropped at its full socket buffer).
+    pub rx_frames_per_datagram: Option<f64>,
+}
+
+/// One end's CPU over its run (as for TCP streams).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UdpEndCpu {
+    pub end: End,
+    pub wall_s: f64,
+    /// This process's user+sys as % of one core.
+    pub process_pct: f64,
+    /// All CPUs' busy time as % of one core.
+    pub system_busy_pct: f64,
+    /// UDP payload this end sent plus received.
+    pub bytes_moved: u64,
+    /// System busy µs per MiB moved (service demand), and this process's.
+    pub service_demand_us_per_mib: Option<f64>,
+    pub process_us_per_mib: Option<f64>,
+    /// This process's CPU per GiB received (receivers), ms.
+    pub process_ms_per_gib_received: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UdpMetrics {
+    pub directions: Vec<UdpDirection>,
+    pub ends: Vec<UdpEndCpu>,
+    /// Received goodput summed over the directions.
+    pub goodput_bps: f64,
+}
+
+fn snmp_delta(r: &UdpEndReport) -> Option<SnmpCounters> {
+    r.after.snmp.zip(r.before.snmp).map(|(a, b)| a.delta(&b))
+}
+
+fn span_s(conns: &[&UdpConnReport]) -> f64 {
+    let first = conns.iter().filter_map(|c| c.first_ns).min();
+    let last = conns.iter().filter_map(|c| c.last_ns).max();
+    match (first, last) {
+        (Some(f), Some(l)) if l > f => (l - f) as f64 / 1e9,
+        _ => 0.0,
+    }
+}
+
+fn per(a: u64, b: u64) -> Option<f64> {
+    (b > 0).then(|| a as f64 / b as f64)
+}
+
+fn direction(
+    sender: End,
+    snd: &UdpEndReport,
+    rcv: &UdpEndReport,
+    bidir: bool,
+) -> Option<UdpDirection> {
+    let s: Vec<&UdpConnReport> = snd.conns.iter().filter(|c| c.sending).collect();
+    let r: Vec<&UdpConnReport> = rcv.conns.iter().filter(|c| !c.sending).collect();
+    if s.is_empty() && r.is_empty() {
+        return None;
+    }
+    let sent_by_sender: u64 = s.iter().map(|c| c.sent).sum();
+    // A sender whose report is missing: the receiver's count of it.
+    let sent = if s.is_empty() {
+        r.iter().map(|c| c.expected.unwrap_or(c.next_seq)).sum()
+    } else {
+        sent_by_sender
+    };
+    let received: u64 = r.iter().map(|c| c.received).sum();
+    let received_bytes: u64 = r.iter().map(|c| c.received_bytes).sum();
+    let sent_bytes: u64 = s.iter().map(|c| c.sent_bytes).sum();
+    let lost = sent.saturating_sub(received);
+    let sd = snmp_delta(snd);
+    let rd = snmp_delta(rcv);
+    let rcvbuf = rd.map(|d| d.udp_rcvbuf_errors);
+    let reasm_fails = rd.map(|d| d.ip_reasm_fails);
+    let socket_buffer = rcvbuf.unwrap_or(0).min(lost);
+    let reassembly = reasm_fails.unwrap_or(0).min(lost - socket_buffer);
+    let span = span_s(&s);
+    let iface = |e: &UdpEndReport| e.after.iface.zip(e.before.iface).map(|(a, b)| a.delta(&b));
+    Some(UdpDirection {
+        sender,
+        receiver: match sender {
+            End::Client => End::Agent,
+            End::Agent => End::Client,
+        },
+        sent,
+        received,
+        duplicated: r.iter().map(|c| c.duplicated).sum(),
+        reordered: r.iter().map(|c| c.reordered).sum(),
+        lost,
+        loss_pct: per(lost * 100, sent).unwrap_or(0.0),
+        loss_causes: LossCauses {
+            socket_buffer,
+            reassembly,
+            never_arrived: lost - socket_buffer - reassembly,
+        },
+        exact: !s.is_empty() && !r.is_empty() && r.iter().all(|c| c.expected.is_some()),
+        send_errors: s.iter().map(|c| c.send_errors).sum(),
+        offered_bps: if span > 0.0 {
+            sent_bytes as f64 * 8.0 / span
+        } else {
+            0.0
+        },
+        goodput_bps: if span > 0.0 {
+            received_bytes as f64 * 8.0 / span
+        } else {
+            0.0
+        },
+        jitter_us: r.iter().map(|c| c.jitter_ns).max().unwrap_or(0) as f64 / 1e3,
+        fragments_per_datagram: sd.and_then(|d| per(d.ip_frag_creates, sent_by_sender)),
+        reasm_oks: rd.map(|d| d.ip_reasm_oks),
+        reasm_fails,
+        reasm_timeout: rd.map(|d| d.ip_reasm_timeout),
+        rcvbuf_errors: rcvbuf,
+        other_in_errors: rd.map(|d| d.udp_in_errors.saturating_sub(d.udp_rcvbuf_errors)),
+        sndbuf_errors: sd.map(|d| d.udp_sndbuf_errors),
+        tx_frames_per_datagram: if bidir {
+            None
+        } else {
+            iface(snd).and_then(|d| per(d.tx_packets, sent_by_sender))
+        },
+        rx_frames_per_datagram: if bidir {
+            None
+        } else {
+            // Datagrams that reached the receiving host: received, or dropped at
+            // its full socket buffer after their frames arrived.
+            iface(rcv).and_then(|d| per(d.rx_packets, received + rcvbuf.unwrap_or(0)))
+        },
+    })
+}
+
+fn cpu(end: End, r: &UdpEndReport) -> UdpEndCpu {
+    let wall = r.after.at_ns.saturating_sub(r.before.at_ns).max(1);
+    let sys = r.after.cpu.system.delta(&r.before.cpu.system);
+    let p = &r.after.cpu.process;
+    let q = &r.before.cpu.process;
+    let proc_ns = p.user_ns.saturating_sub(q.user_ns) + p.system_ns.saturating_sub(q.system_ns);
+    let received: u64 = r.conns.iter().map(|c| c.received_bytes).sum();
+    let moved: u64 = r.conns.iter().map(|c| c.sent_bytes).sum::<u64>() + received;
+    let mib = moved as f64 / MIB;
+    let gib_received = received as f64 / MIB / 1024.0;
+    UdpEndCpu {
+        end,
+        wall_s: wall as f64 / 1e9,
+        process_pct: proc_ns as f64 * 100.0 / wall as f64,
+        system_busy_pct: sys.busy_ns() as f64 * 100.0 / wall as f64,
+        bytes_moved: moved,
+        service_demand_us_per_mib: (mib > 0.0).then(|| sys.busy_ns() as f64 / 1e3 / mib),
+        process_us_per_mib: (mib > 0.0).then(|| proc_ns as f64 / 1e3 / mib),
+        process_ms_per_gib_received: (gib_received > 0.0)
+            .then(|| proc_ns as f64 / 1e6 / gib_received),
+    }
+}
+
+pub fn compute(res: &UdpStreamResult) -> UdpMetrics {
+    let bidir = res.request.connections() > res.request.streams;
+    let directions: Vec<UdpDirection> = [
+        (End::Client, &res.client, &res.agent),
+        (End::Agent, &res.agent, &res.client),
+    ]
+    .into_iter()
+    .filter(|(e, _, _)| match e {
+        End::Client => (0..res.request.connections()).any(|i| res.request.client_sends_on(i)),
+        End::Agent => (0..res.request.connections()).any(|i| !res.request.client_sends_on(i)),
+    })
+    .filter_map(|(e, s, r)| direction(e, s, r, bidir))
+    .collect();
+    UdpMetrics {
+        goodput_bps: directions.iter().map(|d| d.goodput_bps).sum(),
+        ends: vec![cpu(End::Client, &res.client), cpu(End::Agent, &res.agent)],
+        directions,
+    }
+}

@@ -1,0 +1,208 @@
+//! UDP stream results (`stream --udp`): the `mtuperf.stream-udp/1` JSON document,
+//! its history record, and (in `text`) the human text.
+
+mod text;
+
+use mtuperf_engine::stream::udp::metrics::{self, UdpMetrics};
+use mtuperf_engine::stream::udp::sweep::{self, SweepStep};
+use mtuperf_engine::stream::udp::UdpStreamResult;
+use mtuperf_stats::Summary;
+use serde::{Deserialize, Serialize};
+
+use crate::record::{Figure, RunKind, RunRecord};
+
+pub use text::{header, interval_header, interval_line, run_line, summary_text, sweep_text, text};
+
+pub const SCHEMA: &str = "mtuperf.stream-udp/1";
+
+/// One run: raw measurements of both ends plus the derived figures.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunDoc {
+    pub run_id: Option<i64>,
+    pub started: String,
+    pub result: UdpStreamResult,
+    pub metrics: UdpMetrics,
+}
+
+impl RunDoc {
+    pub fn new(result: UdpStreamResult) -> RunDoc {
+        let metrics = metrics::compute(&result);
+        RunDoc {
+            run_id: None,
+            started: crate::timestamp(result.started_unix_ms),
+            result,
+            metrics,
+        }
+    }
+
+    /// Loss over all directions, % of datagrams sent.
+    pub fn loss_pct(&self) -> f64 {
+        let sent: u64 = self.metrics.directions.iter().map(|d| d.sent).sum();
+        let lost: u64 = self.metrics.directions.iter().map(|d| d.lost).sum();
+        if sent == 0 {
+            0.0
+        } else {
+            lost as f64 * 100.0 / sent as f64
+        }
+    }
+
+    /// Offered rate summed over the directions.
+    pub fn offered_bps(&self) -> f64 {
+        self.metrics.directions.iter().map(|d| d.offered_bps).sum()
+    }
+
+    /// The receiving end's process CPU per GiB received (first direction).
+    pub fn receiver_ms_per_gib(&self) -> Option<f64> {
+        let recv = self.metrics.directions.first()?.receiver;
+        self.metrics
+            .ends
+            .iter()
+            .find(|e| e.end == recv)?
+            .process_ms_per_gib_received
+    }
+}
+
+/// Statistics over repeated runs.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RepeatSummary {
+    pub runs: usize,
+    pub goodput_bps: Summary,
+    pub loss_pct: Summary,
+}
+
+/// A `--rate` sweep: one step per rate (each step one run of `runs`, in order), and
+/// the knee (highest rate with loss at or below `max_loss_pct`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Sweep {
+    pub max_loss_pct: f64,
+    pub steps: Vec<SweepStep>,
+    pub knee: Option<SweepStep>,
+}
+
+impl Sweep {
+    pub fn new(runs: &[RunDoc], max_loss_pct: f64) -> Sweep {
+        let steps: Vec<SweepStep> = runs
+            .iter()
+            .map(|r| {
+                SweepStep::new(
+                    r.result.request.rate_bps,
+                    r.offered_bps(),
+                    r.metrics.goodput_bps,
+                    r.loss_pct(),
+                    max_loss_pct,
+                )
+            })
+            .collect();
+        Sweep {
+            max_loss_pct,
+            knee: sweep::knee(&steps),
+            steps,
+        }
+    }
+}
+
+/// The `mtuperf.stream-udp/1` document.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Document {
+    pub schema: String,
+    pub runs: Vec<RunDoc>,
+    pub summary: Option<RepeatSummary>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<Sweep>,
+}
+
+impl Document {
+    pub fn new(runs: Vec<RunDoc>, sweep: Option<Sweep>) -> Document {
+        let summary = (runs.len() > 1 && sweep.is_none())
+            .then(|| {
+                let g: Vec<f64> = runs.iter().map(|r| r.metrics.goodput_bps).collect();
+                let l: Vec<f64> = runs.iter().map(RunDoc::loss_pct).collect();
+                Some(RepeatSummary {
+                    runs: runs.len(),
+                    goodput_bps: mtuperf_stats::summarize(&g)?,
+                    loss_pct: mtuperf_stats::summarize(&l)?,
+                })
+            })
+            .flatten();
+        Document {
+            schema: SCHEMA.into(),
+            runs,
+            summary,
+            sweep,
+        }
+    }
+}
+
+/// "1.00 Gbit/s received, loss 0.000%".
+pub fn headline(run: &RunDoc) -> String {
+    format!(
+        "{} received, loss {:.3}%",
+        crate::fmt::rate(run.metrics.goodput_bps),
+        run.loss_pct()
+    )
+}
+
+fn json<T: Serialize>(doc: &T) -> String {
+    serde_json::to_string(doc).unwrap_or_else(|e| {
+        serde_json::json!({ "schema": "mtuperf.error/1", "error": e.to_string(), "exit": 1 })
+            .to_string()
+    })
+}
+
+/// A stored UDP stream is a one-run document.
+impl RunRecord for RunDoc {
+    fn kind(&self) -> RunKind {
+        RunKind::Udp
+    }
+    fn started_unix_ms(&self) -> i64 {
+        self.result.started_unix_ms
+    }
+    fn headline(&self) -> String {
+        headline(self)
+    }
+    fn headline_value(&self) -> Option<f64> {
+        Some(self.metrics.goodput_bps)
+    }
+    fn interrupted(&self) -> bool {
+        self.result.interrupted
+    }
+    fn document(&self) -> String {
+        json(&Document::new(vec![self.clone()], None))
+    }
+    fn figures(&self) -> Vec<Figure> {
+        let mut f = vec![
+            Figure::new("block", "bytes", f64::from(self.result.request.block)),
+            Figure::new("goodput", "bit/s", self.metrics.goodput_bps),
+            Figure::new("loss", "%", self.loss_pct()),
+        ];
+        if let Some(v) = self.receiver_ms_per_gib() {
+            f.push(Figure::new("receiver_cpu", "ms/GiB", v));
+        }
+        if let Some(d) = self.metrics.directions.first() {
+            f.push(Figure::new("jitter", "us", d.jitter_us));
+            if let Some(v) = d.fragments_per_datagram {
+                f.push(Figure::new("fragments_per_datagram", "fragments", v));
+            }
+            if let Some(v) = d.tx_frames_per_datagram {
+                f.push(Figure::new("frames_per_datagram", "frames", v));
+            }
+        }
+        f
+    }
+    fn text(&self) -> String {
+        format!("{}{}", header(&self.result), summary_text(self))
+    }
+}
+
+/// Reads a stored document back as its first run's record.
+///
+/// # Errors
+/// The document does not parse, or holds no run.
+pub fn decode(document: &str) -> Result<Box<dyn RunRecord>, serde_json::Error> {
+    let doc: Document = serde_json::from_str(document)?;
+    doc.runs
+        .into_iter()
+        .next()
+        .map(|r| Box::new(r) as Box<dyn RunRecord>)
+        .ok_or_else(|| serde::de::Error::custom("a stream-udp document without runs"))
+}
