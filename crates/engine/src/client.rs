@@ -12,7 +12,8 @@ use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::control::Control;
 use crate::flow::{AuthOk, Expected};
-use crate::{random_bytes, EngineError};
+use crate::stamp::random_bytes;
+use crate::EngineError;
 
 /// How to reach the agent.
 #[derive(Debug, Clone)]

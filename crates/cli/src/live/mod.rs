@@ -3,3 +3,4 @@
 pub mod path;
 pub mod rr;
 pub mod stream;
+pub mod stream_udp;

@@ -16,7 +16,7 @@ use super::conns::ConnGuard;
 use super::ctx::SessionCtx;
 use super::registry::{DataHello, DataRejection, Registry};
 use crate::control::Control;
-use crate::{random_bytes, SOFTWARE};
+use crate::stamp::{random_bytes, SOFTWARE};
 
 /// Reads exactly `buf.len()` bytes by `deadline`: a per-read timeout alone would let a
 /// peer that trickles one byte every few seconds hold its thread forever.

@@ -143,7 +143,7 @@ pub fn snmp_at(proc_net: &Path) -> Option<SnmpCounters> {
 pub fn gather(ifaces: &[String], selection: &str, sample: Duration) -> HostFacts {
     let roots = Roots::live();
     let mut facts = snapshot_at(&roots, ifaces);
-    facts.hostname = mtuperf_sys::host::identity(crate::SOFTWARE).hostname;
+    facts.hostname = mtuperf_sys::host::identity(crate::stamp::SOFTWARE).hostname;
     facts.selection = selection.into();
     for f in &mut facts.ifaces {
         if let Ok(info) = netdev::iface_info(&f.info.name) {

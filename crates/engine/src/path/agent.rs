@@ -17,7 +17,8 @@ use mtuperf_sys::sockopt::{self, ErrQueueEntry, Origin, PmtuMode};
 
 use super::probe::{dgram, overhead};
 use crate::agent::ctx::SessionCtx;
-use crate::{random_bytes, EngineError};
+use crate::stamp::random_bytes;
+use crate::EngineError;
 
 /// What the responder thread answered and ignored, read when the session ends.
 #[derive(Default)]

@@ -133,7 +133,7 @@ pub fn run_observed(
     config.validate()?;
     let expect = config.expect;
     let t0 = Instant::now();
-    let started_unix_ms = crate::unix_ms();
+    let started_unix_ms = crate::stamp::unix_ms();
     let agent = session.agent;
     let v6 = agent.is_ipv6();
     let local = LocalView::toward(agent.ip())?;

@@ -87,7 +87,7 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
         .control
         .local()
         .map_or(IpAddr::from([0u8; 4]), |a| a.ip());
-    let token = u64::from_be_bytes(crate::random_bytes());
+    let token = u64::from_be_bytes(crate::stamp::random_bytes());
     let udp = if req.proto == RrProto::Udp {
         let s = super::requester::udp_socket(local_ip)?;
         let _ = s.set_read_timeout(Some(Duration::from_millis(50)));

@@ -57,7 +57,7 @@ pub fn bind(
     .port();
     let bidir = RrBidir {
         port,
-        token: u64::from_be_bytes(crate::random_bytes()),
+        token: u64::from_be_bytes(crate::stamp::random_bytes()),
         timeout_ns: timeout.as_nanos() as u64,
         verify,
     };

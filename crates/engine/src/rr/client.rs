@@ -22,7 +22,8 @@ use crate::flow::DataReady;
 use crate::placement::{Pinning, Watch};
 use crate::sampler::Sampler;
 use crate::stall::{self, Span};
-use crate::{unix_ms, EngineError};
+use crate::stamp::unix_ms;
+use crate::EngineError;
 
 /// Runs one rr step on an open session. `stop` (Ctrl-C) ends it early.
 pub fn run(
@@ -197,7 +198,7 @@ pub fn run(
             .map(|a| a.to_string())
             .unwrap_or_default(),
         started_unix_ms,
-        client_host: mtuperf_sys::host::identity(crate::SOFTWARE),
+        client_host: mtuperf_sys::host::identity(crate::stamp::SOFTWARE),
         agent_host: session.info.host.clone(),
         client: RrClientEnd {
             counts: mine.counts,

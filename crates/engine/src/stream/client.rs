@@ -20,7 +20,8 @@ use crate::flow::DataReady;
 use crate::payload::incompressible;
 use crate::sampler::Sampler;
 use crate::stall::{self, Span};
-use crate::{unix_ms, EngineError};
+use crate::stamp::unix_ms;
+use crate::EngineError;
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -247,7 +248,7 @@ pub fn run_pinned(
             .unwrap_or_default(),
         remote_addr: session.agent.to_string(),
         started_unix_ms,
-        client_host: mtuperf_sys::host::identity(crate::SOFTWARE),
+        client_host: mtuperf_sys::host::identity(crate::stamp::SOFTWARE),
         agent_host: session.info.host.clone(),
         client: EndReport {
             conns: client_conns,

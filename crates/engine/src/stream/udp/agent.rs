@@ -42,7 +42,7 @@ pub fn serve(ctx: &SessionCtx, req: &UdpStreamRequest) -> Result<(), EngineError
         .map_or(std::net::IpAddr::from([0u8; 4]), |a| a.ip());
     let socks = sockets::bind(local, n, req.window)?;
     sockets::connect(&socks, ctx.peer.ip(), &req.ports)?;
-    let token = u64::from_be_bytes(crate::random_bytes());
+    let token = u64::from_be_bytes(crate::stamp::random_bytes());
     let rate = config.paced_rate(&ctx.config.limits);
     ctx.control.send(&AgentMsg::UdpStreamReady(UdpStreamReady {
         path: AgentPathInfo {

@@ -16,8 +16,9 @@ use super::{datagrams_per_index, sockets, UdpStreamResult, IDLE, LIVE_DEFAULT};
 use crate::client::Session;
 use crate::config::UdpStreamConfig;
 use crate::sampler::Sampler;
+use crate::stamp::unix_ms;
 use crate::stream::End;
-use crate::{unix_ms, EngineError};
+use crate::EngineError;
 
 /// Progress callbacks (the CLI prints; tests may ignore).
 pub trait UdpObserver: Sync {
@@ -235,7 +236,7 @@ pub fn run(
             .unwrap_or_default(),
         remote_addr: session.agent.to_string(),
         started_unix_ms,
-        client_host: mtuperf_sys::host::identity(crate::SOFTWARE),
+        client_host: mtuperf_sys::host::identity(crate::stamp::SOFTWARE),
         agent_host: session.info.host.clone(),
         client: UdpEndReport {
             conns: client_conns,

@@ -1,0 +1,22 @@
+//! Live lines of `stream --udp`: one per interval and end with `--interval`.
+use mtuperf_engine::stream::udp::UdpObserver;
+use mtuperf_engine::stream::End;
+use mtuperf_proto::msg::udp::{UdpInterval, UdpStreamReady};
+use mtuperf_report::stream::udp as ru;
+
+pub struct Printer {
+    pub live: bool,
+}
+
+impl UdpObserver for Printer {
+    fn ready(&self, _r: &UdpStreamReady) {
+        if self.live {
+            outln!("{}", ru::interval_header());
+        }
+    }
+    fn interval(&self, end: End, s: &UdpInterval) {
+        if self.live {
+            outln!("{}", ru::interval_line(end, s));
+        }
+    }
+}
