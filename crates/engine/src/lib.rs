@@ -11,6 +11,7 @@ pub mod control;
 pub mod doctor;
 pub mod error;
 pub mod flow;
+pub mod metrics;
 pub mod path;
 pub mod payload;
 pub mod rr;
@@ -19,6 +20,7 @@ mod sniff;
 pub mod stall;
 pub mod stream;
 mod tick;
+pub mod watch;
 
 pub use error::EngineError;
 

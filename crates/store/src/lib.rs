@@ -21,6 +21,7 @@
 
 mod error;
 mod query;
+mod retain;
 mod schema;
 mod store;
 

@@ -12,5 +12,6 @@ pub mod path;
 pub mod report;
 pub mod rr;
 pub mod serve;
+pub mod serve_watch;
 pub mod show;
 pub mod stream;

@@ -56,6 +56,8 @@ pub struct Args {
     /// Honour fault-injection hooks in requests (for mtuperf's own tests).
     #[arg(long, hide = true)]
     test_hooks: bool,
+    #[command(flatten)]
+    watch: super::serve_watch::WatchArgs,
 }
 
 fn logger(format: LogFormat) -> mtuperf_engine::agent::LogFn {
@@ -107,6 +109,8 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
     config.allow.clone_from(&a.allow);
     config.test_hooks = a.test_hooks;
     config.log = logger(a.log_format);
+    // Counters and the test gate are shared: the clone sees what the agent counts.
+    let shared = config.clone();
     let agent = match Agent::bind(config.clone()) {
         Ok(agent) => agent,
         // A host without IPv6 still serves IPv4 when no address was given.
@@ -120,6 +124,10 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         let _ = signal_hook::flag::register(sig, shutdown.clone());
     }
+    let extra = super::serve_watch::start(g, &a.watch, &shared, &shutdown)?;
     agent.run(&shutdown);
+    for t in extra {
+        let _ = t.join();
+    }
     Ok(0)
 }

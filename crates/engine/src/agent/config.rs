@@ -49,6 +49,10 @@ pub struct AgentConfig {
     /// Honour fault-injection hooks in requests (tests of the measurement only).
     pub test_hooks: bool,
     pub log: LogFn,
+    /// The agent's own counters, served on `/metrics` when asked.
+    pub counters: super::counters::AgentCounters,
+    /// Keeps the agent's own watch checks and the tests it serves apart.
+    pub gate: Arc<super::gate::Gate>,
     /// Warnings per event are rate-limited (see `logrl`).
     limiter: Arc<logrl::LogLimiter>,
 }
@@ -75,6 +79,8 @@ impl AgentConfig {
             max_pending: 1024,
             test_hooks: false,
             log: Arc::new(|_| {}),
+            counters: super::counters::AgentCounters::default(),
+            gate: Arc::default(),
             limiter: Arc::default(),
         }
     }
@@ -89,7 +95,7 @@ impl AgentConfig {
 
     /// Logs one line. Control characters in the message (which may quote what a peer
     /// sent) are escaped so no line can be forged; warnings are rate-limited per event.
-    pub(crate) fn log(
+    pub fn log(
         &self,
         level: &'static str,
         peer: Option<SocketAddr>,
