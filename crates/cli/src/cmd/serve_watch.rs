@@ -130,7 +130,7 @@ pub fn start(
             "info",
             None,
             "metrics",
-            format!("OpenMetrics on http://{at}/metrics"),
+            format!("metrics served on http://{at}/metrics"),
         );
         threads.push(
             l.spawn(metrics.clone(), shutdown.clone())
