@@ -54,7 +54,12 @@ pub fn run(
                 continue;
             };
             let c = check_peer(peer, cfg, &key);
-            agent.log("info", None, "watch", summary(&c));
+            let level = if c.path.as_ref().is_ok_and(|p| p.ok) {
+                "info"
+            } else {
+                "warn"
+            };
+            agent.log(level, None, "watch", summary(&c));
             sink(c);
         }
         let spread = 1.0 + JITTER * (2.0 * unit_random() - 1.0);
