@@ -177,6 +177,35 @@ fn watch_checks_only_peers_holding_the_key() {
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("\"watch\""), "{text}");
+    // The same families from the history, for node_exporter's textfile collector.
+    let out = mtuperf(std::path::Path::new(db))
+        .args(["export", "--format", "openmetrics"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let exported = String::from_utf8_lossy(&out.stdout);
+    let f = friend.target();
+    let fp = [("peer", f.as_str())];
+    assert_eq!(
+        value(&exported, "mtuperf_path_ok", &fp),
+        Some(1.0),
+        "{exported}"
+    );
+    assert_eq!(
+        value(
+            &exported,
+            "mtuperf_path_mtu_bytes",
+            &[("peer", f.as_str()), ("direction", "reverse")]
+        ),
+        Some(65535.0),
+        "{exported}"
+    );
+    assert!(value(&exported, "mtuperf_rr_latency_p50_seconds", &fp).is_some_and(|v| v > 0.0));
+    assert!(
+        !exported.contains(&open.target()),
+        "failed checks are not stored: {exported}"
+    );
+    promtool_ok(&["check", "metrics"], Some(&exported));
 }
 
 #[test]

@@ -4,6 +4,7 @@ pub mod completions;
 pub mod demo;
 pub mod doctor;
 pub mod export;
+pub mod export_metrics;
 pub mod history;
 pub mod keygen;
 pub mod lab;

@@ -4,7 +4,8 @@
 
 use prometheus::{GaugeVec, IntCounterVec, IntGaugeVec, Opts, Registry};
 
-use crate::watch::Check;
+use crate::path::PathResult;
+use crate::watch::{Check, RrProbe};
 
 const PATH: &[&str] = &["peer", "address", "network"];
 const DIR: &[&str] = &["peer", "address", "network", "direction"];
@@ -92,8 +93,22 @@ impl WatchMetrics {
     /// Records one check: MTUs and ok when measured; ok 0 and no MTU when it failed.
     pub fn observe(&self, c: &Check) {
         let l = [c.peer.as_str(), c.address.as_str(), c.network.as_str()];
+        self.observe_path(l, c.path.as_ref().ok(), c.ended_unix_ms);
+        match &c.rr {
+            Some(Ok(rr)) => self.observe_rr(l, rr),
+            Some(Err(_)) => {
+                let _ = self.rr_p50.remove_label_values(&l);
+                let _ = self.rr_p99.remove_label_values(&l);
+                let _ = self.rr_loss.remove_label_values(&l);
+            }
+            None => {}
+        }
+    }
+
+    /// One path check of `l` (peer, address, network): None when it could not run.
+    pub fn observe_path(&self, l: [&str; 3], path: Option<&PathResult>, ended_unix_ms: i64) {
         let dir = |d: &'static str| [l[0], l[1], l[2], d];
-        let outcome = if let Ok(p) = &c.path {
+        let outcome = if let Some(p) = path {
             for (d, mtu) in [("forward", p.forward_mtu), ("reverse", p.reverse_mtu)] {
                 match mtu {
                     Some(m) => self.mtu.with_label_values(&dir(d)).set(i64::from(m)),
@@ -120,23 +135,17 @@ impl WatchMetrics {
             .inc();
         self.last_check
             .with_label_values(&l)
-            .set(c.ended_unix_ms as f64 / 1e3);
-        match &c.rr {
-            Some(Ok(rr)) => {
-                self.rr_p50
-                    .with_label_values(&l)
-                    .set(rr.p50_ns as f64 / 1e9);
-                self.rr_p99
-                    .with_label_values(&l)
-                    .set(rr.p99_ns as f64 / 1e9);
-                self.rr_loss.with_label_values(&l).set(rr.loss_ratio());
-            }
-            Some(Err(_)) => {
-                let _ = self.rr_p50.remove_label_values(&l);
-                let _ = self.rr_p99.remove_label_values(&l);
-                let _ = self.rr_loss.remove_label_values(&l);
-            }
-            None => {}
-        }
+            .set(ended_unix_ms as f64 / 1e3);
+    }
+
+    /// One rr probe of `l` (peer, address, network).
+    pub fn observe_rr(&self, l: [&str; 3], rr: &RrProbe) {
+        self.rr_p50
+            .with_label_values(&l)
+            .set(rr.p50_ns as f64 / 1e9);
+        self.rr_p99
+            .with_label_values(&l)
+            .set(rr.p99_ns as f64 / 1e9);
+        self.rr_loss.with_label_values(&l).set(rr.loss_ratio());
     }
 }

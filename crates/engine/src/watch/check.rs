@@ -67,10 +67,5 @@ fn rr_probe(session: &Session, time: std::time::Duration) -> Result<RrProbe, Str
     };
     let stop = Arc::new(AtomicBool::new(false));
     let r = rr::client::run(session, &params, &stop, &rr::Quiet).map_err(|e| e.to_string())?;
-    Ok(RrProbe {
-        p50_ns: r.client.latency.p50,
-        p99_ns: r.client.latency.p99,
-        counts: r.client.counts,
-        result: Box::new(r),
-    })
+    Ok(RrProbe::of(r))
 }

@@ -48,6 +48,16 @@ pub struct RrProbe {
 }
 
 impl RrProbe {
+    /// The probe's figures from an rr run's result.
+    pub fn of(r: RrResult) -> RrProbe {
+        RrProbe {
+            p50_ns: r.client.latency.p50,
+            p99_ns: r.client.latency.p99,
+            counts: r.client.counts,
+            result: Box::new(r),
+        }
+    }
+
     /// Requests lost over requests sent (0 when none were sent).
     pub fn loss_ratio(&self) -> f64 {
         if self.counts.requests_sent == 0 {
