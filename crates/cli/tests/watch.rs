@@ -206,6 +206,21 @@ fn watch_checks_only_peers_holding_the_key() {
         "failed checks are not stored: {exported}"
     );
     promtool_ok(&["check", "metrics"], Some(&exported));
+    // The trend page draws the friend's checks.
+    let html = dir.path().join("trend.html");
+    let out = mtuperf(std::path::Path::new(db))
+        .args(["report", "--since", "1h", "-o"])
+        .arg(&html)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains(&f) && !page.contains(&open.target()),
+        "{page}"
+    );
+    assert_eq!(page.matches("<svg").count(), 2, "MTU and rr charts");
+    assert!(page.contains("path MTU per peer") && page.contains("65535"));
 }
 
 #[test]

@@ -17,6 +17,7 @@ pub mod path;
 pub mod record;
 pub mod rr;
 pub mod stream;
+pub mod watch;
 
 /// Wall-clock timestamp for people (RFC 3339, UTC, seconds).
 pub fn timestamp(unix_ms: i64) -> String {

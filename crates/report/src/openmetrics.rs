@@ -8,31 +8,10 @@
 //! The agent's own counters exist only in a running agent and are not written.
 
 use mtuperf_engine::metrics::Metrics;
-use mtuperf_engine::path::PathResult;
-use mtuperf_engine::rr::RrResult;
 use mtuperf_engine::watch::RrProbe;
 
-/// One stored watch run, as the history holds it.
-pub struct StoredWatch<'a> {
-    /// The peer as given to --watch.
-    pub target: &'a str,
-    /// "path" or "rr".
-    pub kind: &'a str,
-    pub started_unix_ms: i64,
-    pub document: &'a str,
-}
-
-fn path_of(doc: &str) -> Option<PathResult> {
-    let v: serde_json::Value = serde_json::from_str(doc).ok()?;
-    serde_json::from_value(v.get("agent")?.clone()).ok()
-}
-
-/// The (last) step's result of a stored rr document (`steps[].result`).
-fn rr_of(doc: &str) -> Option<RrResult> {
-    let v: serde_json::Value = serde_json::from_str(doc).ok()?;
-    let step = v.get("steps")?.as_array()?.last()?;
-    serde_json::from_value(step.get("result")?.clone()).ok()
-}
+pub use crate::watch::StoredWatch;
+use crate::watch::{path_of, rr_of};
 
 /// The text exposition of `runs` (any order). An rr probe takes the address and
 /// network of its peer's path check (stored with it in the same cycle).

@@ -11,6 +11,7 @@ pub mod lab;
 pub mod man;
 pub mod path;
 pub mod report;
+pub mod report_trend;
 pub mod rr;
 pub mod serve;
 pub mod serve_watch;

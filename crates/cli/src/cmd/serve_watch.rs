@@ -50,7 +50,7 @@ pub struct WatchArgs {
     watch_expect: Option<u32>,
     /// Keep watch results in the history this long, 1h to 3650d; older ones are
     /// deleted (Prometheus keeps the long-term series).
-    #[arg(long, default_value = "30d", value_parser = parse_retain)]
+    #[arg(long, default_value = "30d", value_parser = parse_long_duration)]
     retain: Duration,
 }
 
@@ -63,7 +63,7 @@ fn parse_rr(s: &str) -> Result<Duration, String> {
 }
 
 /// Days are the natural unit here ("30d"), which the test-time parser does not read.
-fn parse_retain(s: &str) -> Result<Duration, String> {
+pub(crate) fn parse_long_duration(s: &str) -> Result<Duration, String> {
     let (min, max) = (Duration::from_hours(1), Duration::from_hours(3650 * 24));
     let d = humantime::parse_duration(s.trim())
         .map_err(|e| format!("cannot read {s:?} as a duration such as 30d, 12h: {e}"))?;

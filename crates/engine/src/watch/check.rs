@@ -59,10 +59,12 @@ pub fn check_peer(peer: &str, cfg: &WatchConfig, key: &Key) -> Check {
 }
 
 fn rr_probe(session: &Session, time: std::time::Duration) -> Result<RrProbe, String> {
-    // The rr defaults: UDP, 8 KiB blocks for 128 B requests, one client, closed loop.
+    // The rr defaults: UDP, 8 KiB blocks for 128 B requests, one client, closed loop;
+    // one thread on each end bounds its CPU to a core-second per second of probe.
     let params = RrConfig {
         time,
         threads: Some(1),
+        workers: Some(1),
         ..RrConfig::default()
     };
     let stop = Arc::new(AtomicBool::new(false));

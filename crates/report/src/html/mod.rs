@@ -4,6 +4,7 @@
 mod axis;
 mod charts;
 pub mod path;
+pub mod trend;
 
 pub use rr_charts::knee_lines;
 mod rr_charts;
