@@ -44,6 +44,11 @@ pub struct WatchArgs {
     /// one client, closed loop). Off unless given.
     #[arg(long, value_name = "TIME", value_parser = parse_rr)]
     watch_rr: Option<Duration>,
+    /// The rr probe's requests per second, 10 to 100000 (open loop): bounds its bytes
+    /// to about RATE x 8.3 KB per second of probe. Default: closed loop (one request
+    /// in flight; on a LAN ~100 MB per 2 s probe, see docs/production.md).
+    #[arg(long, value_name = "PER_SEC", requires = "watch_rr", value_parser = clap::value_parser!(u64).range(watch::MIN_RR_RATE..=watch::MAX_RR_RATE))]
+    watch_rr_rate: Option<u64>,
     /// IP packet size each watched path must carry both ways, 576 to 65535 (default:
     /// the local interface MTU toward the peer).
     #[arg(long, value_name = "MTU", value_parser = clap::value_parser!(u32).range(i64::from(bounds::MIN_EXPECT_MTU)..=i64::from(bounds::MAX_EXPECT_MTU)))]
@@ -146,6 +151,7 @@ pub fn start(
         every: a.watch_every,
         expect: a.watch_expect,
         rr: a.watch_rr,
+        rr_rate: a.watch_rr_rate,
     };
     let retain = a.retain;
     let (agent, shutdown) = (config.clone(), shutdown.clone());

@@ -51,18 +51,24 @@ pub fn check_peer(peer: &str, cfg: &WatchConfig, key: &Key) -> Check {
     check.path = path::run(&session, &address, &PathConfig { expect: cfg.expect })
         .map_err(|e| e.to_string());
     if let (Some(time), Ok(_)) = (cfg.rr, &check.path) {
-        check.rr = Some(rr_probe(&session, time));
+        check.rr = Some(rr_probe(&session, time, cfg.rr_rate));
     }
     session.close();
     check.ended_unix_ms = unix_ms();
     check
 }
 
-fn rr_probe(session: &Session, time: std::time::Duration) -> Result<RrProbe, String> {
-    // The rr defaults: UDP, 8 KiB blocks for 128 B requests, one client, closed loop;
-    // one thread on each end bounds its CPU to a core-second per second of probe.
+fn rr_probe(
+    session: &Session,
+    time: std::time::Duration,
+    rate: Option<u64>,
+) -> Result<RrProbe, String> {
+    // The rr defaults: UDP, 8 KiB blocks for 128 B requests, one client, closed loop
+    // unless a rate is given; one thread on each end bounds its CPU to a core-second
+    // per second of probe.
     let params = RrConfig {
         time,
+        rate,
         threads: Some(1),
         workers: Some(1),
         ..RrConfig::default()

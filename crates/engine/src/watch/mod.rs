@@ -23,6 +23,9 @@ pub const MAX_EVERY: Duration = Duration::from_hours(24);
 /// Bounds of `--watch-rr`: a probe, not a benchmark.
 pub const MIN_RR: Duration = Duration::from_secs(1);
 pub const MAX_RR: Duration = Duration::from_secs(10);
+/// Bounds of `--watch-rr-rate` (requests per second).
+pub const MIN_RR_RATE: u64 = 10;
+pub const MAX_RR_RATE: u64 = 100_000;
 /// Each cycle starts within ±10% of `--watch-every` after the previous one.
 pub const JITTER: f64 = 0.1;
 
@@ -36,6 +39,9 @@ pub struct WatchConfig {
     /// Length of the rr probe after each path check (8 KiB UDP blocks, one client,
     /// closed loop); None: no probe.
     pub rr: Option<Duration>,
+    /// The rr probe's requests per second (open loop), a bound on its bytes; None:
+    /// closed loop (as fast as round trips allow: ~100 MB per 2 s probe on a LAN).
+    pub rr_rate: Option<u64>,
 }
 
 /// The short rr probe's figures, from the checking node's end.
