@@ -26,9 +26,18 @@ fn start(t: &Trend) -> i64 {
         .max(t.since_unix_ms)
 }
 
-/// Hours since the axis start.
+/// The x axis unit: hours, or minutes for a window of data under two hours.
+fn per_unit(t: &Trend) -> (f64, &'static str) {
+    if t.until_unix_ms - start(t) < 2 * 3_600_000 {
+        (60_000.0, "minutes")
+    } else {
+        (3_600_000.0, "hours")
+    }
+}
+
+/// Time since the axis start, in the axis unit.
 fn hours(t: &Trend, unix_ms: i64) -> f64 {
-    (unix_ms - start(t)) as f64 / 3.6e6
+    (unix_ms - start(t)) as f64 / per_unit(t).0
 }
 
 /// A legend name that fits its pane: the peer without the default port.
@@ -43,7 +52,7 @@ fn mtu_chart(t: &Trend) -> String {
     for (peer, p) in &t.peers {
         for (d, pick) in [
             (
-                "forward",
+                "fwd",
                 (|m: &crate::watch::MtuPoint| m.forward) as fn(&_) -> _,
             ),
             ("rev", |m: &crate::watch::MtuPoint| m.reverse),
@@ -93,7 +102,7 @@ fn rr_chart(t: &Trend) -> String {
     }
     chart(
         t,
-        "rr probe latency per peer (8 KiB blocks, closed loop)",
+        "rr probe latency per peer (8 KiB blocks)",
         "round trip",
         Unit::Micros,
         ymax,
@@ -110,7 +119,7 @@ fn chart(
     series: &[(String, Vec<(f64, f64)>)],
 ) -> String {
     let span = hours(t, t.until_unix_ms).max(0.01);
-    let x_desc = format!("hours since {}", crate::timestamp(start(t)));
+    let x_desc = format!("{} since {}", per_unit(t).1, crate::timestamp(start(t)));
     let lines: Vec<Line<'_>> = series
         .iter()
         .enumerate()
