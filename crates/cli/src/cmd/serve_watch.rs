@@ -25,8 +25,8 @@ pub const WATCH_LABEL: &str = "watch";
 
 #[derive(Debug, clap::Args)]
 pub struct WatchArgs {
-    /// Serve OpenMetrics on http://ADDR:PORT/metrics (off unless given; no default
-    /// address: e.g. 127.0.0.1:9464 or the management network's address).
+    /// Serve Prometheus metrics on http://ADDR:PORT/metrics (off unless given; no
+    /// default address: e.g. 127.0.0.1:9464 or the management network's address).
     #[arg(long, value_name = "ADDR:PORT")]
     metrics: Option<SocketAddr>,
     /// Peer agents to check on a schedule, comma-separated or repeated (HOST,
@@ -38,15 +38,16 @@ pub struct WatchArgs {
     #[arg(long, value_name = "FILE")]
     watch_file: Option<PathBuf>,
     /// Time between watch cycles, 10s to 24h; each cycle starts within ±10% of it.
-    #[arg(long, default_value = "5m", value_parser = parse_every)]
+    #[arg(long, value_name = "TIME", default_value = "5m", value_parser = parse_every)]
     watch_every: Duration,
     /// After each path check, an rr probe this long (1s to 10s; UDP, 8 KiB blocks,
     /// one client, closed loop). Off unless given.
     #[arg(long, value_name = "TIME", value_parser = parse_rr)]
     watch_rr: Option<Duration>,
     /// The rr probe's requests per second, 10 to 100000 (open loop): bounds its bytes
-    /// to about RATE x 8.3 KB per second of probe. Default: closed loop (one request
-    /// in flight; on a LAN ~100 MB per 2 s probe, see docs/production.md).
+    /// to about RATE x 8.5 KB per second of probe. Default: closed loop (one request
+    /// in flight: 250 to 430 MB per 2 s probe on the lab's veth, see
+    /// docs/production.md).
     #[arg(long, value_name = "PER_SEC", requires = "watch_rr", value_parser = clap::value_parser!(u64).range(watch::MIN_RR_RATE..=watch::MAX_RR_RATE))]
     watch_rr_rate: Option<u64>,
     /// IP packet size each watched path must carry both ways, 576 to 65535 (default:
@@ -55,7 +56,7 @@ pub struct WatchArgs {
     watch_expect: Option<u32>,
     /// Keep watch results in the history this long, 1h to 3650d; older ones are
     /// deleted (Prometheus keeps the long-term series).
-    #[arg(long, default_value = "30d", value_parser = parse_long_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "30d", value_parser = parse_long_duration)]
     retain: Duration,
 }
 
