@@ -181,7 +181,7 @@ fn keep(store: Option<&Store>, c: &Check, retain: Duration, agent: &AgentConfig)
     if let Ok(p) = &c.path {
         let mut doc = PathDoc::agent(p.clone());
         doc.started_unix_ms = c.started_unix_ms;
-        let _ = common::store_record(Some(store), &doc, Place { ..place });
+        let _ = common::store_record(Some(store), &doc, place);
     }
     if let Some(Ok(rr)) = &c.rr {
         let doc = StepDoc::new((*rr.result).clone());
