@@ -231,3 +231,60 @@ fn contrib_rules_and_config_pass_promtool() {
     promtool_ok(&["check", "rules", &p("mtuperf.rules.yml")], None);
     promtool_ok(&["test", "rules", &p("mtuperf.rules.test.yml")], None);
 }
+
+#[test]
+fn a_check_due_during_a_served_test_waits_for_its_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = keygen(dir.path(), "k");
+    let key = key.to_str().unwrap();
+    let friend = AgentProc::start(&["--no-store", "--key-file", key]);
+    let watcher = AgentProc::start(&[
+        "--no-store",
+        "--key-file",
+        key,
+        "--watch",
+        &friend.target(),
+        "--watch-every",
+        "10s",
+        "--metrics",
+        "127.0.0.1:0",
+    ]);
+    let maddr = metrics_addr(&watcher.early);
+    let last = || {
+        let (_, b) = get(maddr, "/metrics");
+        value(&b, "mtuperf_watch_last_check_timestamp_seconds", &[])
+    };
+    let first = wait_metrics(maddr, |b| {
+        value(b, "mtuperf_watch_last_check_timestamp_seconds", &[]).is_some()
+    });
+    let t1 = value(&first, "mtuperf_watch_last_check_timestamp_seconds", &[]).unwrap();
+    // The second check falls due 9 to 11 s after the first: serve an rr test from
+    // 7 s to 13 s, around it.
+    let now = || mtuperf_engine::unix_ms() as f64 / 1e3;
+    std::thread::sleep(Duration::from_secs_f64((t1 + 7.0 - now()).max(0.0)));
+    let start = now();
+    let out = mtuperf(&dir.path().join("h.db"))
+        .args(["--no-store", "--key-file", key, "rr", &watcher.target()])
+        .args(["--time", "6s", "--rate", "100"])
+        .output()
+        .unwrap();
+    let end = now();
+    assert!(out.status.success(), "{out:?}");
+    assert!(end - start >= 6.0);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let second = loop {
+        match last() {
+            Some(t) if t > t1 + 1.0 => break t,
+            _ if Instant::now() > deadline => panic!("no second check"),
+            _ => std::thread::sleep(Duration::from_millis(200)),
+        }
+    };
+    assert!(
+        second > end - 0.5,
+        "the check due at {:.1} s ended at {:.1} s, inside the test served from {:.1} to {:.1} s",
+        t1 + 10.0 - start,
+        second - start,
+        0.0,
+        end - start
+    );
+}
