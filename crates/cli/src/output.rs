@@ -22,6 +22,8 @@ pub enum Format {
     Html,
     /// compare: perl-sockets' packet-averages.pl labels ("key/avg: Bytes Received ...").
     Legacy,
+    /// export: the watch results as Prometheus metrics (node_exporter's textfile collector).
+    Openmetrics,
 }
 
 impl Format {
@@ -33,6 +35,7 @@ impl Format {
             Format::Md => "md",
             Format::Html => "html",
             Format::Legacy => "legacy",
+            Format::Openmetrics => "openmetrics",
         }
     }
 }

@@ -14,6 +14,8 @@ pub struct AgentProc {
     pub child: Child,
     pub addr: SocketAddr,
     pub log: mpsc::Receiver<String>,
+    /// Log lines before the first "listening on" line.
+    pub early: Vec<String>,
 }
 
 impl AgentProc {
@@ -34,9 +36,17 @@ impl AgentProc {
                 }
             }
         });
-        let first = rx
-            .recv_timeout(Duration::from_secs(10))
-            .expect("agent log line");
+        // Lines before the first "listening on" (the metrics listener's) are kept.
+        let mut early = Vec::new();
+        let first = loop {
+            let line = rx
+                .recv_timeout(Duration::from_secs(10))
+                .expect("agent log line");
+            if line.contains("listening on") || early.len() >= 8 {
+                break line;
+            }
+            early.push(line);
+        };
         let addr = first
             .rsplit("listening on ")
             .next()
@@ -46,6 +56,7 @@ impl AgentProc {
             child,
             addr,
             log: rx,
+            early,
         }
     }
 

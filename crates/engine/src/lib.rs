@@ -14,6 +14,7 @@ pub mod error;
 pub mod flow;
 #[doc(hidden)]
 pub mod hotpath;
+pub mod metrics;
 pub mod path;
 pub mod payload;
 pub mod placement;
@@ -24,6 +25,7 @@ pub mod stall;
 pub mod stamp;
 pub mod stream;
 mod tick;
+pub mod watch;
 
 pub use error::EngineError;
 pub use stamp::{random_bytes, unix_ms, SOFTWARE};

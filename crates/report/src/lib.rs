@@ -13,11 +13,13 @@ pub mod history;
 pub mod html;
 pub mod live;
 pub mod md;
+pub mod openmetrics;
 pub mod path;
 pub mod placement;
 pub mod record;
 pub mod rr;
 pub mod stream;
+pub mod watch;
 
 /// Wall-clock timestamp for people (RFC 3339, UTC, seconds).
 pub fn timestamp(unix_ms: i64) -> String {

@@ -22,6 +22,7 @@
 mod error;
 mod model;
 mod query;
+mod retain;
 mod schema;
 mod store;
 

@@ -17,8 +17,8 @@ pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// The run history. Cheap to open; one per process (or per thread: it is `Send`, not `Sync`).
 #[derive(Debug)]
 pub struct Store {
-    conn: Connection,
-    path: PathBuf,
+    pub(crate) conn: Connection,
+    pub(crate) path: PathBuf,
 }
 
 impl Store {

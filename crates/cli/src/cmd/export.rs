@@ -22,14 +22,21 @@ pub struct Args {
     /// Same as --format csv (the default): comma-separated values with a header line.
     #[arg(long, conflicts_with_all = ["json", "format"])]
     csv: bool,
-    /// csv, or json (a document of schema mtuperf.export/1 with an array of rows).
+    /// csv, json (a document of schema mtuperf.export/1 with an array of rows), or
+    /// openmetrics (the watch results, for node_exporter's textfile collector).
     #[command(flatten)]
     output: Output,
 }
 
 #[allow(clippy::needless_pass_by_value)] // the dispatcher hands every subcommand its Args by value
 pub fn run(g: &Global, a: Args) -> CmdResult {
-    let format = a.output.pick(Format::Csv, &[Format::Csv, Format::Json])?;
+    let format = a.output.pick(
+        Format::Csv,
+        &[Format::Csv, Format::Json, Format::Openmetrics],
+    )?;
+    if format == Format::Openmetrics {
+        return super::export_metrics::run(g, &a.ids);
+    }
     if a.kind == Some(RunKind::Compare) {
         return Err(Failure::usage(
             "--kind",

@@ -14,7 +14,7 @@ use crate::output::{Format, Output};
 pub struct Args {
     /// Stored runs to report on: stream and rr runs (grouped by their label, else one
     /// path per run; a step of an rr sweep brings its whole sweep), or one path run.
-    #[arg(conflicts_with_all = ["last", "compare"])]
+    #[arg(conflicts_with_all = ["last", "compare", "since"])]
     ids: Vec<i64>,
     /// The newest run.
     #[arg(long, conflicts_with = "compare")]
@@ -22,6 +22,10 @@ pub struct Args {
     /// A comparison group (printed by `mtuperf compare`), or an rr sweep's group.
     #[arg(long, value_name = "ID")]
     compare: Option<i64>,
+    /// The watch history of this last stretch of time (1h to 3650d, e.g. 7d): MTU
+    /// per peer and direction, and rr p50/p99, over time (HTML only).
+    #[arg(long, value_name = "DURATION", conflicts_with_all = ["last", "compare"], value_parser = super::serve_watch::parse_long_duration)]
+    since: Option<std::time::Duration>,
     /// Write here instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -40,6 +44,18 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
             "drop --no-store",
         ));
     };
+    if let Some(since) = a.since {
+        if format != Format::Html {
+            return Err(Failure::usage(
+                "--format",
+                "md",
+                "html",
+                "the watch trend is drawn as charts",
+            ));
+        }
+        let out = super::report_trend::html(&store, since)?;
+        return write(&a, &out);
+    }
     let ids: Vec<i64> = match (a.last, a.compare) {
         (true, None) => store
             .last()

@@ -60,6 +60,8 @@ pub struct Args {
     /// (kernel list syntax, e.g. 0-3). Default: every online CPU.
     #[arg(long, value_name = "LIST", value_parser = crate::placement_args::parse_local_cpus)]
     cpus: Option<crate::placement_args::CpuList>,
+    #[command(flatten)]
+    watch: super::serve_watch::WatchArgs,
 }
 
 fn logger(format: LogFormat) -> mtuperf_engine::agent::LogFn {
@@ -112,6 +114,8 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
     config.test_hooks = a.test_hooks;
     config.cpus = a.cpus.as_ref().map(|c| c.0.clone());
     config.log = logger(a.log_format);
+    // Counters and the test gate are shared: the clone sees what the agent counts.
+    let shared = config.clone();
     let agent = match Agent::bind(config.clone()) {
         Ok(agent) => agent,
         // A host without IPv6 still serves IPv4 when no address was given.
@@ -125,6 +129,10 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         let _ = signal_hook::flag::register(sig, shutdown.clone());
     }
+    let extra = super::serve_watch::start(g, &a.watch, &shared, &shutdown)?;
     agent.run(&shutdown);
+    for t in extra {
+        let _ = t.join();
+    }
     Ok(0)
 }

@@ -52,6 +52,10 @@ pub struct AgentConfig {
     /// to (None: every online CPU).
     pub cpus: Option<Vec<u32>>,
     pub log: LogFn,
+    /// The agent's own counters, served on `/metrics` when asked.
+    pub counters: super::counters::AgentCounters,
+    /// Keeps the agent's own watch checks and the tests it serves apart.
+    pub gate: Arc<super::gate::Gate>,
     /// Warnings per event are rate-limited (see `logrl`).
     limiter: Arc<logrl::LogLimiter>,
 }
@@ -79,6 +83,8 @@ impl AgentConfig {
             test_hooks: false,
             cpus: None,
             log: Arc::new(|_| {}),
+            counters: super::counters::AgentCounters::default(),
+            gate: Arc::default(),
             limiter: Arc::default(),
         }
     }
@@ -93,7 +99,7 @@ impl AgentConfig {
 
     /// Logs one line. Control characters in the message (which may quote what a peer
     /// sent) are escaped so no line can be forged; warnings are rate-limited per event.
-    pub(crate) fn log(
+    pub fn log(
         &self,
         level: &'static str,
         peer: Option<SocketAddr>,

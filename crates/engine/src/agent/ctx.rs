@@ -37,14 +37,15 @@ impl SessionCtx {
         requested: u64,
         allowed: u64,
     ) -> Result<(), EngineError> {
-        self.control.send(&AgentMsg::Refused(Refusal::Limit {
+        self.refuse(Refusal::Limit {
             limit: limit.into(),
             requested,
             allowed,
-        }))
+        })
     }
 
     pub fn refuse(&self, refusal: Refusal) -> Result<(), EngineError> {
+        self.config.counters.refused(&refusal);
         self.control.send(&AgentMsg::Refused(refusal))
     }
 

@@ -13,6 +13,7 @@ use mtuperf_proto::PROTOCOL_VERSION;
 
 use super::config::AgentConfig;
 use super::conns::ConnGuard;
+use super::counters::AgentCounters;
 use super::ctx::SessionCtx;
 use super::registry::{DataHello, DataRejection, Registry};
 use crate::control::Control;
@@ -74,14 +75,15 @@ fn read_frame(
     codec.decode_body(&body).map_err(|e| e.to_string())
 }
 
-fn send_refusal(stream: &TcpStream, refusal: Refusal) {
+fn send_refusal(stream: &TcpStream, refusal: Refusal, counters: &AgentCounters) {
+    counters.refused(&refusal);
     let frame = Codec::agent().encode(&AgentMsg::Refused(refusal));
     let _ = (&*stream).write_all(&frame);
 }
 
 // Takes the stream so that it is closed once the refusal is written.
 #[allow(clippy::needless_pass_by_value)]
-pub(super) fn refuse_not_allowed(stream: TcpStream, peer: SocketAddr) {
+pub(super) fn refuse_not_allowed(stream: TcpStream, peer: SocketAddr, counters: &AgentCounters) {
     let _ = stream.set_nonblocking(false);
     let _ = stream.set_write_timeout(Some(std::time::Duration::from_secs(1)));
     send_refusal(
@@ -89,13 +91,14 @@ pub(super) fn refuse_not_allowed(stream: TcpStream, peer: SocketAddr) {
         Refusal::NotAllowed {
             peer: peer.ip().to_string(),
         },
+        counters,
     );
 }
 
 /// Beyond the connection cap: "busy" (nothing more before authentication), written
 /// without waiting, and the connection closed.
 #[allow(clippy::needless_pass_by_value)]
-pub(super) fn refuse_busy_at_once(stream: TcpStream) {
+pub(super) fn refuse_busy_at_once(stream: TcpStream, counters: &AgentCounters) {
     let _ = stream.set_nonblocking(true);
     send_refusal(
         &stream,
@@ -103,6 +106,7 @@ pub(super) fn refuse_busy_at_once(stream: TcpStream) {
             active: None,
             max: None,
         },
+        counters,
     );
 }
 
@@ -127,7 +131,8 @@ pub(super) fn greet(
     ) {
         Ok(ClientMsg::Hello(h)) => h,
         Ok(_) => {
-            send_refusal(&stream, Refusal::NotMtuperf);
+            config.counters.handshake_failures.inc();
+            send_refusal(&stream, Refusal::NotMtuperf, &config.counters);
             config.log(
                 "warn",
                 Some(peer),
@@ -137,12 +142,14 @@ pub(super) fn greet(
             return None;
         }
         Err(e) => {
+            config.counters.handshake_failures.inc();
             config.log("warn", Some(peer), "refused", e);
             return None;
         }
     };
     if hello.magic != MAGIC {
-        send_refusal(&stream, Refusal::NotMtuperf);
+        config.counters.handshake_failures.inc();
+        send_refusal(&stream, Refusal::NotMtuperf, &config.counters);
         return None;
     }
     if hello.version != PROTOCOL_VERSION {
@@ -161,6 +168,7 @@ pub(super) fn greet(
                 agent: PROTOCOL_VERSION,
                 client: hello.version,
             },
+            &config.counters,
         );
         return None;
     }
@@ -180,6 +188,7 @@ pub(super) fn greet(
                 Err(DataRejection::BadTag)
             };
             if let Err(why) = r {
+                config.counters.refused_for("data_rejected");
                 config.log(
                     "warn",
                     Some(peer),
@@ -230,7 +239,7 @@ fn control_handshake(
         }
     };
     if registry.active() >= config.limits.max_sessions {
-        send_refusal(&stream, busy(false));
+        send_refusal(&stream, busy(false), &config.counters);
         config.log(
             "warn",
             Some(peer),
@@ -241,7 +250,8 @@ fn control_handshake(
     }
     let mut nc = [0u8; 16];
     if hex::decode_to_slice(&hello.nonce, &mut nc).is_err() {
-        send_refusal(&stream, Refusal::NotMtuperf);
+        config.counters.handshake_failures.inc();
+        send_refusal(&stream, Refusal::NotMtuperf, &config.counters);
         return None;
     }
     let na: auth::Nonce = random_bytes();
@@ -278,6 +288,8 @@ fn control_handshake(
         let ok = matches!(&answer, Ok(ClientMsg::Auth { proof })
             if hex::decode(proof).is_ok_and(|p| auth::verify_client_proof(key, &nc, &na, &p)));
         if !ok {
+            config.counters.handshake_failures.inc();
+            config.counters.refused(&Refusal::AuthFailed);
             let _ = (&stream).write_all(&codec.encode(&AgentMsg::Refused(Refusal::AuthFailed)));
             let why = answer.err().unwrap_or_else(|| "wrong proof".into());
             config.log(
@@ -292,6 +304,7 @@ fn control_handshake(
         codec.authenticate(session.clone());
         let control = Control::new(stream, codec).ok()?;
         let Ok(rx) = registry.admit(&cookie, peer.ip(), Some(session)) else {
+            config.counters.refused(&busy(true));
             let _ = control.send(&AgentMsg::Refused(busy(true)));
             return None;
         };
@@ -307,6 +320,7 @@ fn control_handshake(
     } else {
         let control = Control::new(stream, codec).ok()?;
         let Ok(rx) = registry.admit(&cookie, peer.ip(), None) else {
+            config.counters.refused(&busy(true));
             let _ = control.send(&AgentMsg::Refused(busy(true)));
             return None;
         };

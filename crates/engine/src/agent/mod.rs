@@ -5,6 +5,8 @@
 
 pub mod config;
 mod conns;
+pub mod counters;
+pub mod gate;
 mod handshake;
 mod logrl;
 mod pending;
@@ -22,7 +24,9 @@ use std::time::Duration;
 use socket2::{Domain, Socket, Type};
 
 pub use config::{wire_name, AgentConfig, LogFn, LogLine};
+pub use counters::AgentCounters;
 pub use ctx::SessionCtx;
+pub use gate::Gate;
 pub use registry::Registry;
 
 use crate::EngineError;
@@ -123,7 +127,7 @@ fn accept_loop(listener: &TcpListener, sh: &Shared) {
         let (stream, peer) = match listener.accept() {
             Ok(x) => x,
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                thread::sleep(Duration::from_millis(10));
+                wait_readable(listener, ACCEPT_WAIT);
                 continue;
             }
             Err(e) => {
@@ -134,7 +138,7 @@ fn accept_loop(listener: &TcpListener, sh: &Shared) {
         };
         if !config.allows(peer.ip()) {
             config.log("warn", Some(peer), "refused", "not in --allow list".into());
-            handshake::refuse_not_allowed(stream, peer);
+            handshake::refuse_not_allowed(stream, peer, &config.counters);
             continue;
         }
         let Some(guard) = sh.conns.enter() else {
@@ -148,7 +152,7 @@ fn accept_loop(listener: &TcpListener, sh: &Shared) {
                     sh.conns.cap()
                 ),
             );
-            handshake::refuse_busy_at_once(stream);
+            handshake::refuse_busy_at_once(stream, &config.counters);
             continue;
         };
         if let Err(why) = sh.pending.enter(peer.ip(), config.max_pending) {
@@ -164,6 +168,24 @@ fn accept_loop(listener: &TcpListener, sh: &Shared) {
         if spawned.is_err() {
             sh.pending.leave(peer.ip());
         }
+    }
+}
+
+/// How long an idle accept loop sleeps in poll(2) before looking at the shutdown
+/// flag again. It used to sleep 10 ms between accept attempts: 100 wake-ups a second
+/// per listener, about 0.4% of a core on an idle agent.
+const ACCEPT_WAIT: Duration = Duration::from_millis(500);
+
+/// Sleeps until `listener` has a connection to accept or `wait` runs out.
+fn wait_readable(listener: &TcpListener, wait: Duration) {
+    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+    use std::os::fd::AsFd;
+    let mut fds = [PollFd::new(listener.as_fd(), PollFlags::POLLIN)];
+    let ms = u16::try_from(wait.as_millis()).unwrap_or(u16::MAX);
+    if poll(&mut fds, PollTimeout::from(ms)).is_err() {
+        // EINTR (a signal): fall back to a short sleep so a storm of signals
+        // cannot spin the loop.
+        thread::sleep(Duration::from_millis(10));
     }
 }
 

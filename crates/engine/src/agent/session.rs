@@ -12,6 +12,7 @@ use crate::EngineError;
 // Consumes the session: it ends here.
 #[allow(clippy::needless_pass_by_value)]
 pub(super) fn run(ctx: SessionCtx, shutdown: &Arc<AtomicBool>) {
+    ctx.config.counters.sessions.inc();
     ctx.config
         .log("info", Some(ctx.peer), "session", "session opened".into());
     let _ = ctx
@@ -51,6 +52,19 @@ pub(super) fn run(ctx: SessionCtx, shutdown: &Arc<AtomicBool>) {
                 | ClientMsg::Doctor(_)
                 | ClientMsg::UdpStream(_)
         );
+        // Tests and the agent's own watch checks never overlap (see `gate`).
+        let gate = ctx.config.gate.clone();
+        let _in_test = test.then(|| {
+            ctx.config.counters.tests.inc();
+            let (guard, overlapped) = gate.enter_test(super::gate::TEST_WAIT);
+            if overlapped {
+                ctx.log(
+                    "watch",
+                    "a watch check outlasted its wait; serving the test alongside it".into(),
+                );
+            }
+            guard
+        });
         let outcome = match msg {
             ClientMsg::Stream(req) => crate::stream::agent::serve(&ctx, &req),
             ClientMsg::PathOpen(req) => crate::path::agent::serve(&ctx, &req),

@@ -206,6 +206,9 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
             secs: GRACE.as_secs(),
         });
     }
+    ctx.config
+        .counters
+        .test_bytes(tally.bytes_sent, tally.requests * u64::from(req.request));
     let proto = wire_name(&req.proto);
     ctx.log_fields(
         "rr",

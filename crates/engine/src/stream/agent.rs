@@ -121,6 +121,7 @@ pub fn serve(ctx: &SessionCtx, req: &StreamRequest) -> Result<(), EngineError> {
     let received: u64 = conns.iter().filter(|c| !c.sending).map(|c| c.bytes).sum();
     let sent: u64 = conns.iter().filter(|c| c.sending).map(|c| c.bytes).sum();
     let wall = t0.elapsed();
+    ctx.config.counters.test_bytes(sent, received);
     let direction = wire_name(&req.direction);
     ctx.log_fields(
         "stream",

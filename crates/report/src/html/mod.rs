@@ -5,6 +5,7 @@ mod axis;
 mod charts;
 pub mod path;
 mod placement;
+pub mod trend;
 
 pub use rr_charts::knee_lines;
 mod rr_charts;

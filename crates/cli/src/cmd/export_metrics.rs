@@ -1,0 +1,33 @@
+//! `mtuperf export --format openmetrics`: the history's watch results as the metric
+//! families of `serve --metrics`, for node_exporter's textfile collector, e.g. from
+//! cron: `mtuperf export --format openmetrics > DIR/mtuperf.prom.$$ && mv ... DIR/mtuperf.prom`.
+use anyhow::Context;
+use mtuperf_report::openmetrics::{self, StoredWatch};
+use mtuperf_store::Filter;
+
+use crate::common;
+use crate::exit::CmdResult;
+use crate::global::Global;
+
+use super::serve_watch::WATCH_LABEL;
+
+pub fn run(g: &Global, ids: &[i64]) -> CmdResult {
+    let store = common::require_store(g, "export")?;
+    let filter = Filter {
+        ids: ids.to_vec(),
+        ..Filter::default()
+    };
+    let runs = store.list(&filter).context("reading the history")?;
+    let watch: Vec<StoredWatch<'_>> = runs
+        .iter()
+        .filter(|r| r.label.as_deref() == Some(WATCH_LABEL) && r.group_id.is_none())
+        .map(|r| StoredWatch {
+            target: &r.target,
+            kind: &r.kind,
+            started_unix_ms: r.started_unix_ms,
+            document: &r.document,
+        })
+        .collect();
+    out!("{}", openmetrics::render(&watch));
+    Ok(0)
+}

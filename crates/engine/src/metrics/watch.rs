@@ -1,0 +1,151 @@
+//! The families fed by watch checks (one check: one peer address, both directions).
+//! Labels: `peer` as the operator named it, `address` checked, `network` the local
+//! interface the check left by (a node with two interconnects has two).
+
+use prometheus::{GaugeVec, IntCounterVec, IntGaugeVec, Opts, Registry};
+
+use crate::path::PathResult;
+use crate::watch::{Check, RrProbe};
+
+const PATH: &[&str] = &["peer", "address", "network"];
+const DIR: &[&str] = &["peer", "address", "network", "direction"];
+const OUTCOME: &[&str] = &["peer", "address", "network", "outcome"];
+
+#[derive(Clone, Debug)]
+pub struct WatchMetrics {
+    pub mtu: IntGaugeVec,
+    pub expected: IntGaugeVec,
+    pub ok: IntGaugeVec,
+    pub last_check: GaugeVec,
+    pub checks: IntCounterVec,
+    pub rr_p50: GaugeVec,
+    pub rr_p99: GaugeVec,
+    pub rr_loss: GaugeVec,
+}
+
+// The names are constants, valid by construction (the tests build them).
+#[allow(clippy::expect_used)]
+fn int_gauge(name: &str, help: &str, labels: &[&str]) -> IntGaugeVec {
+    IntGaugeVec::new(Opts::new(name, help), labels).expect("a valid metric name")
+}
+
+#[allow(clippy::expect_used)]
+fn gauge(name: &str, help: &str) -> GaugeVec {
+    GaugeVec::new(Opts::new(name, help), PATH).expect("a valid metric name")
+}
+
+impl Default for WatchMetrics {
+    #[allow(clippy::expect_used)]
+    fn default() -> Self {
+        WatchMetrics {
+            mtu: int_gauge(
+                "mtuperf_path_mtu_bytes",
+                "Largest IP packet that crossed the path in one direction (forward: this node to the peer) at the last check, read as an interface MTU",
+                DIR,
+            ),
+            expected: int_gauge(
+                "mtuperf_path_expected_mtu_bytes",
+                "IP packet size the path must carry both ways (the checking interface's MTU unless --watch-expect)",
+                PATH,
+            ),
+            ok: int_gauge(
+                "mtuperf_path_ok",
+                "1 if the last check found the path carries the expected MTU both ways, 0 if not or if the check failed",
+                PATH,
+            ),
+            last_check: gauge(
+                "mtuperf_watch_last_check_timestamp_seconds",
+                "When the last check of this path ended (Unix time)",
+            ),
+            checks: IntCounterVec::new(
+                Opts::new("mtuperf_watch_checks_total", "Watch checks of this path, by outcome (ok, not_ok, error)"),
+                OUTCOME,
+            )
+            .expect("a valid metric name"),
+            rr_p50: gauge(
+                "mtuperf_rr_latency_p50_seconds",
+                "Median request-to-block round trip of the last watch rr probe, on the checking node's clock",
+            ),
+            rr_p99: gauge(
+                "mtuperf_rr_latency_p99_seconds",
+                "99th percentile request-to-block round trip of the last watch rr probe, on the checking node's clock",
+            ),
+            rr_loss: gauge(
+                "mtuperf_rr_loss_ratio",
+                "Requests lost over requests sent in the last watch rr probe",
+            ),
+        }
+    }
+}
+
+impl WatchMetrics {
+    pub fn register(&self, r: &Registry) {
+        let _ = r.register(Box::new(self.mtu.clone()));
+        let _ = r.register(Box::new(self.expected.clone()));
+        let _ = r.register(Box::new(self.ok.clone()));
+        let _ = r.register(Box::new(self.last_check.clone()));
+        let _ = r.register(Box::new(self.checks.clone()));
+        let _ = r.register(Box::new(self.rr_p50.clone()));
+        let _ = r.register(Box::new(self.rr_p99.clone()));
+        let _ = r.register(Box::new(self.rr_loss.clone()));
+    }
+
+    /// Records one check: MTUs and ok when measured; ok 0 and no MTU when it failed.
+    pub fn observe(&self, c: &Check) {
+        let l = [c.peer.as_str(), c.address.as_str(), c.network.as_str()];
+        self.observe_path(l, c.path.as_ref().ok(), c.ended_unix_ms);
+        match &c.rr {
+            Some(Ok(rr)) => self.observe_rr(l, rr),
+            Some(Err(_)) => {
+                let _ = self.rr_p50.remove_label_values(&l);
+                let _ = self.rr_p99.remove_label_values(&l);
+                let _ = self.rr_loss.remove_label_values(&l);
+            }
+            None => {}
+        }
+    }
+
+    /// One path check of `l` (peer, address, network): None when it could not run.
+    pub fn observe_path(&self, l: [&str; 3], path: Option<&PathResult>, ended_unix_ms: i64) {
+        let dir = |d: &'static str| [l[0], l[1], l[2], d];
+        let outcome = if let Some(p) = path {
+            for (d, mtu) in [("forward", p.forward_mtu), ("reverse", p.reverse_mtu)] {
+                match mtu {
+                    Some(m) => self.mtu.with_label_values(&dir(d)).set(i64::from(m)),
+                    None => {
+                        let _ = self.mtu.remove_label_values(&dir(d));
+                    }
+                }
+            }
+            self.expected.with_label_values(&l).set(i64::from(p.expect));
+            self.ok.with_label_values(&l).set(i64::from(p.ok));
+            if p.ok {
+                "ok"
+            } else {
+                "not_ok"
+            }
+        } else {
+            let _ = self.mtu.remove_label_values(&dir("forward"));
+            let _ = self.mtu.remove_label_values(&dir("reverse"));
+            self.ok.with_label_values(&l).set(0);
+            "error"
+        };
+        self.checks
+            .with_label_values(&[l[0], l[1], l[2], outcome])
+            .inc();
+        self.last_check
+            .with_label_values(&l)
+            .set(ended_unix_ms as f64 / 1e3);
+    }
+
+    /// One rr probe of `l` (peer, address, network).
+    pub fn observe_rr(&self, l: [&str; 3], rr: &RrProbe) {
+        self.rr_p50
+            .with_label_values(&l)
+            .set(rr.p50_ns as f64 / 1e9);
+        self.rr_p99
+            .with_label_values(&l)
+            .set(rr.p99_ns as f64 / 1e9);
+        self.rr_loss.with_label_values(&l).set(rr.loss_ratio());
+    }
+}

@@ -1,0 +1,79 @@
+//! One watch check: connect to the peer as a keyed client, run the path check, then
+//! the optional rr probe, on one session.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use mtuperf_proto::auth::Key;
+
+use super::{Check, RrProbe, WatchConfig};
+use crate::client::{self, ConnectOptions, Session};
+use crate::config::{PathConfig, RrConfig};
+use crate::path::{self, LocalView};
+use crate::{rr, unix_ms};
+
+/// Checks `peer`. Only with a key: the session's mutual authentication proves the
+/// peer holds it before any probe is sent, so a watch sends test traffic only to
+/// agents that completed the keyed handshake (an open or differently keyed agent is
+/// an error, not a target).
+pub fn check_peer(peer: &str, cfg: &WatchConfig, key: &Key) -> Check {
+    let started_unix_ms = unix_ms();
+    let addr = client::resolve(peer);
+    let address = addr
+        .as_ref()
+        .map_or_else(|_| peer.to_string(), ToString::to_string);
+    let network = addr
+        .as_ref()
+        .ok()
+        .and_then(|a| LocalView::toward(a.ip()).ok())
+        .map_or_else(|| "unknown".to_string(), |v| v.route.iface);
+    let mut check = Check {
+        peer: peer.to_string(),
+        address: address.clone(),
+        network,
+        started_unix_ms,
+        ended_unix_ms: started_unix_ms,
+        path: Err(String::new()),
+        rr: None,
+    };
+    let opts = ConnectOptions {
+        key: Some(key.clone()),
+        ..ConnectOptions::default()
+    };
+    let session = match addr.and_then(|a| Session::connect(&a.to_string(), &opts)) {
+        Ok(s) => s,
+        Err(e) => {
+            check.path = Err(e.to_string());
+            check.ended_unix_ms = unix_ms();
+            return check;
+        }
+    };
+    check.path = path::run(&session, &address, &PathConfig { expect: cfg.expect })
+        .map_err(|e| e.to_string());
+    if let (Some(time), Ok(_)) = (cfg.rr, &check.path) {
+        check.rr = Some(rr_probe(&session, time, cfg.rr_rate));
+    }
+    session.close();
+    check.ended_unix_ms = unix_ms();
+    check
+}
+
+fn rr_probe(
+    session: &Session,
+    time: std::time::Duration,
+    rate: Option<u64>,
+) -> Result<RrProbe, String> {
+    // The rr defaults: UDP, 8 KiB blocks for 128 B requests, one client, closed loop
+    // unless a rate is given; one thread on each end bounds its CPU to a core-second
+    // per second of probe.
+    let params = RrConfig {
+        time,
+        rate,
+        threads: Some(1),
+        workers: Some(1),
+        ..RrConfig::default()
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let r = rr::client::run(session, &params, &stop, &rr::Quiet).map_err(|e| e.to_string())?;
+    Ok(RrProbe::of(r))
+}

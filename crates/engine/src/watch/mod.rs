@@ -1,0 +1,104 @@
+//! Watch mode (`mtuperf serve --watch`): the agent, on its own schedule with jitter,
+//! checks the path toward each peer agent as a keyed client (the same check as
+//! `mtuperf path PEER` with the key), plus an optional short rr probe. A check starts
+//! only when the agent serves no test (see `agent::gate`); results go to a sink (the
+//! CLI logs, stores and exports them).
+
+mod check;
+mod schedule;
+
+use std::time::Duration;
+
+use mtuperf_proto::msg::rr::RrCounts;
+
+pub use check::check_peer;
+pub use schedule::run;
+
+use crate::path::PathResult;
+use crate::rr::RrResult;
+
+/// Bounds of `--watch-every`: more often than every 10 s is a load test, not a watch.
+pub const MIN_EVERY: Duration = Duration::from_secs(10);
+pub const MAX_EVERY: Duration = Duration::from_hours(24);
+/// Bounds of `--watch-rr`: a probe, not a benchmark.
+pub const MIN_RR: Duration = Duration::from_secs(1);
+pub const MAX_RR: Duration = Duration::from_secs(10);
+/// Bounds of `--watch-rr-rate` (requests per second).
+pub const MIN_RR_RATE: u64 = 10;
+pub const MAX_RR_RATE: u64 = 100_000;
+/// Each cycle starts within ±10% of `--watch-every` after the previous one.
+pub const JITTER: f64 = 0.1;
+
+#[derive(Debug, Clone)]
+pub struct WatchConfig {
+    /// Peer agents (HOST, HOST:PORT, [v6]:PORT): each address one check.
+    pub peers: Vec<String>,
+    pub every: Duration,
+    /// IP packet size each path must carry (None: the local interface's MTU).
+    pub expect: Option<u32>,
+    /// Length of the rr probe after each path check (8 KiB UDP blocks, one client,
+    /// closed loop); None: no probe.
+    pub rr: Option<Duration>,
+    /// The rr probe's requests per second (open loop), a bound on its bytes; None:
+    /// closed loop (as fast as round trips allow: 250 to 430 MB per 2 s probe
+    /// on the lab's veth).
+    pub rr_rate: Option<u64>,
+}
+
+/// The short rr probe's figures, from the checking node's end.
+#[derive(Debug, Clone)]
+pub struct RrProbe {
+    pub p50_ns: u64,
+    pub p99_ns: u64,
+    pub counts: RrCounts,
+    pub result: Box<RrResult>,
+}
+
+impl RrProbe {
+    /// The probe's figures from an rr run's result.
+    pub fn of(r: RrResult) -> RrProbe {
+        RrProbe {
+            p50_ns: r.client.latency.p50,
+            p99_ns: r.client.latency.p99,
+            counts: r.client.counts,
+            result: Box::new(r),
+        }
+    }
+
+    /// Requests lost over requests sent (0 when none were sent).
+    pub fn loss_ratio(&self) -> f64 {
+        if self.counts.requests_sent == 0 {
+            0.0
+        } else {
+            self.counts.lost as f64 / self.counts.requests_sent as f64
+        }
+    }
+}
+
+/// One check of one peer address.
+#[derive(Debug, Clone)]
+pub struct Check {
+    /// The peer as given to --watch.
+    pub peer: String,
+    /// The address checked (ip:port), or the peer as given when it did not resolve.
+    pub address: String,
+    /// The local interface toward the peer ("unknown" without a route).
+    pub network: String,
+    pub started_unix_ms: i64,
+    pub ended_unix_ms: i64,
+    /// The path check, or why it could not run (unreachable, refused, not keyed).
+    pub path: Result<PathResult, String>,
+    /// The rr probe when asked for and the path check could run.
+    pub rr: Option<Result<RrProbe, String>>,
+}
+
+/// Rejects a peer list that would check nothing or the agent's open form.
+pub fn validate_peers(peers: &[String]) -> Result<(), String> {
+    if peers.is_empty() {
+        return Err("no peer to watch".into());
+    }
+    if let Some(p) = peers.iter().find(|p| p.trim().is_empty()) {
+        return Err(format!("empty peer name {p:?}"));
+    }
+    Ok(())
+}

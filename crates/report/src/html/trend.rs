@@ -1,0 +1,237 @@
+//! `mtuperf report --since 7d`: the watch history as one HTML page. Per peer: the MTU
+//! each direction carried at every check over time (a switch back at 1500 is a step
+//! down), the rr probe's p50 and p99 over time, and a table of the checks where an
+//! MTU changed.
+
+use std::fmt::Write as _;
+
+use super::axis::Unit;
+use super::charts::{lines_svg, wrap, Frame, Line};
+use super::{esc, table, CSS};
+use crate::watch::{steps, Trend};
+
+/// The x axis starts at the first stored point of the window (a week asked for, an
+/// hour of data: the hour fills the chart).
+fn start(t: &Trend) -> i64 {
+    t.peers
+        .values()
+        .flat_map(|p| {
+            p.mtu
+                .iter()
+                .map(|m| m.unix_ms)
+                .chain(p.rr.iter().map(|r| r.unix_ms))
+        })
+        .min()
+        .unwrap_or(t.since_unix_ms)
+        .max(t.since_unix_ms)
+}
+
+/// The x axis unit: hours, or minutes for a window of data under two hours.
+fn per_unit(t: &Trend) -> (f64, &'static str) {
+    if t.until_unix_ms - start(t) < 2 * 3_600_000 {
+        (60_000.0, "minutes")
+    } else {
+        (3_600_000.0, "hours")
+    }
+}
+
+/// Time since the axis start, in the axis unit.
+fn hours(t: &Trend, unix_ms: i64) -> f64 {
+    (unix_ms - start(t)) as f64 / per_unit(t).0
+}
+
+/// A legend name that fits its pane: the peer without the default port.
+fn short(peer: &str) -> &str {
+    peer.strip_suffix(&format!(":{}", mtuperf_proto::DEFAULT_PORT))
+        .unwrap_or(peer)
+}
+
+fn mtu_chart(t: &Trend) -> String {
+    let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+    let mut ymax: f64 = 1500.0;
+    for (peer, p) in &t.peers {
+        for (d, pick) in [
+            (
+                "fwd",
+                (|m: &crate::watch::MtuPoint| m.forward) as fn(&_) -> _,
+            ),
+            ("rev", |m: &crate::watch::MtuPoint| m.reverse),
+        ] {
+            let pts: Vec<(f64, f64)> = p
+                .mtu
+                .iter()
+                .filter_map(|m| pick(m).map(|v| (hours(t, m.unix_ms), f64::from(v))))
+                .collect();
+            ymax = pts.iter().map(|x| x.1).fold(ymax, f64::max);
+            if !pts.is_empty() {
+                series.push((format!("{} {d}", short(peer)), pts));
+            }
+        }
+    }
+    chart(
+        t,
+        "path MTU per peer and direction",
+        "MTU, bytes",
+        Unit::Count,
+        ymax,
+        &series,
+    )
+}
+
+fn rr_chart(t: &Trend) -> String {
+    let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+    let mut ymax: f64 = 1.0;
+    for (peer, p) in &t.peers {
+        for (q, pick) in [
+            ("p50", (|r: &crate::watch::RrPoint| r.p50_ns) as fn(&_) -> _),
+            ("p99", |r: &crate::watch::RrPoint| r.p99_ns),
+        ] {
+            let pts: Vec<(f64, f64)> =
+                p.rr.iter()
+                    .map(|r| (hours(t, r.unix_ms), pick(r) as f64 / 1e3))
+                    .collect();
+            ymax = pts.iter().map(|x| x.1).fold(ymax, f64::max);
+            if !pts.is_empty() {
+                series.push((format!("{} {q}", short(peer)), pts));
+            }
+        }
+    }
+    if series.is_empty() {
+        return "<p>No rr probes in this window (serve --watch-rr TIME adds one per check).</p>\n"
+            .into();
+    }
+    chart(
+        t,
+        "rr probe latency per peer (8 KiB blocks)",
+        "round trip",
+        Unit::Micros,
+        ymax,
+        &series,
+    )
+}
+
+fn chart(
+    t: &Trend,
+    title: &str,
+    y_desc: &str,
+    y_unit: Unit,
+    ymax: f64,
+    series: &[(String, Vec<(f64, f64)>)],
+) -> String {
+    let span = hours(t, t.until_unix_ms).max(0.01);
+    let x_desc = format!("{} since {}", per_unit(t).1, crate::timestamp(start(t)));
+    let lines: Vec<Line<'_>> = series
+        .iter()
+        .enumerate()
+        .map(|(i, (name, pts))| Line {
+            color: i,
+            name,
+            pts,
+            ring: None,
+            labels: Vec::new(),
+        })
+        .collect();
+    let frame = Frame {
+        title,
+        caption_size: 15,
+        x: 0.0..span,
+        log_x: false,
+        y: 0.0..ymax * 1.15,
+        x_desc: &x_desc,
+        y_desc,
+        x_unit: Unit::Plain,
+        y_unit,
+        dot: 2,
+        stroke: 1,
+    };
+    let points = series.iter().map(|s| s.1.len()).sum();
+    wrap(&lines_svg(&frame, &lines), points, title)
+}
+
+/// The whole trend page.
+pub fn html(t: &Trend) -> String {
+    let mut o = String::new();
+    let title = format!(
+        "mtuperf watch trend: {} to {}",
+        crate::timestamp(t.since_unix_ms),
+        crate::timestamp(t.until_unix_ms)
+    );
+    let _ = write!(
+        o,
+        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{}</title><style>{CSS}</style></head><body>\n<h1>{}</h1>\n",
+        esc(&title),
+        esc(&title)
+    );
+    if t.peers.is_empty() {
+        o.push_str("<p>No watch results in this window: run the agent with <code>serve --watch PEERS</code> and a history.</p>\n");
+        o.push_str("</body></html>\n");
+        return o;
+    }
+    o.push_str("<p>Each point is one watch check from this node (IP packet sizes that crossed the path, read as interface MTUs; rr round trips on this node's clock). Failed checks (peer unreachable or not keyed) are not stored: they show in the agent's metrics.</p>\n");
+    let rows: Vec<Vec<String>> = t
+        .peers
+        .iter()
+        .map(|(peer, p)| {
+            let last = p.mtu.last();
+            vec![
+                peer.clone(),
+                p.mtu.len().to_string(),
+                p.mtu.iter().filter(|m| !m.ok).count().to_string(),
+                last.map_or(
+                    "-".into(),
+                    |m| if m.ok { "ok".into() } else { "NOT ok".into() },
+                ),
+                last.and_then(|m| m.forward)
+                    .map_or("-".into(), |v| v.to_string()),
+                last.and_then(|m| m.reverse)
+                    .map_or("-".into(), |v| v.to_string()),
+                last.map_or("-".into(), |m| m.expect.to_string()),
+                p.rr.len().to_string(),
+            ]
+        })
+        .collect();
+    table(
+        &mut o,
+        &[
+            "peer",
+            "checks",
+            "not ok",
+            "last",
+            "last forward MTU",
+            "last reverse MTU",
+            "expected",
+            "rr probes",
+        ],
+        &rows,
+    );
+    o.push_str(&mtu_chart(t));
+    o.push_str(&rr_chart(t));
+    let changes: Vec<Vec<String>> = t
+        .peers
+        .iter()
+        .flat_map(|(peer, p)| {
+            steps(&p.mtu).into_iter().map(move |(at, d, a, b)| {
+                let s = |v: Option<u32>| v.map_or("-".into(), |v| v.to_string());
+                vec![
+                    crate::timestamp(at),
+                    peer.clone(),
+                    d.to_string(),
+                    s(a),
+                    s(b),
+                ]
+            })
+        })
+        .collect();
+    o.push_str("<h2>MTU changes</h2>\n");
+    if changes.is_empty() {
+        o.push_str("<p>No MTU changed between consecutive checks in this window.</p>\n");
+    } else {
+        table(
+            &mut o,
+            &["check at", "peer", "direction", "MTU before", "MTU after"],
+            &changes,
+        );
+    }
+    o.push_str("</body></html>\n");
+    o
+}
