@@ -11,6 +11,7 @@ pub mod control;
 pub mod doctor;
 pub mod error;
 pub mod flow;
+pub mod mesh;
 pub mod path;
 pub mod payload;
 pub mod rr;

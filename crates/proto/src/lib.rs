@@ -30,6 +30,7 @@ pub mod units;
 /// 3: a data connection's tag covers its Hello's nonce (each accepted once), and a
 /// busy refusal before authentication carries no counts.
 /// 4: rr reports carry the CPU of the threads that carried the traffic (`cpu`).
-pub const PROTOCOL_VERSION: u16 = 4;
+/// 5: mesh: discovery (`discover`) and third-party tests (`third_party`).
+pub const PROTOCOL_VERSION: u16 = 5;
 /// Default TCP port of the agent (control and TCP data connections).
 pub const DEFAULT_PORT: u16 = 7878;

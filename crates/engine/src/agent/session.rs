@@ -45,13 +45,19 @@ pub(super) fn run(ctx: SessionCtx, shutdown: &Arc<AtomicBool>) {
         };
         let test = matches!(
             msg,
-            ClientMsg::Stream(_) | ClientMsg::PathOpen(_) | ClientMsg::Rr(_) | ClientMsg::Doctor(_)
+            ClientMsg::Stream(_)
+                | ClientMsg::PathOpen(_)
+                | ClientMsg::Rr(_)
+                | ClientMsg::Doctor(_)
+                | ClientMsg::ThirdParty(_)
         );
         let outcome = match msg {
             ClientMsg::Stream(req) => crate::stream::agent::serve(&ctx, &req),
             ClientMsg::PathOpen(req) => crate::path::agent::serve(&ctx, &req),
             ClientMsg::Rr(req) => crate::rr::agent::serve(&ctx, &req),
             ClientMsg::Doctor(req) => crate::doctor::agent::serve(&ctx, &req),
+            ClientMsg::Discover(req) => crate::mesh::agent::serve_discover(&ctx, &req),
+            ClientMsg::ThirdParty(req) => crate::mesh::agent::serve_third_party(&ctx, &req),
             ClientMsg::Ping => ctx.control.send(&AgentMsg::Ack),
             // A Stop that arrives after its test ended (a race with the end) is harmless.
             ClientMsg::Stop => Ok(()),
@@ -88,6 +94,8 @@ fn message_name(m: &ClientMsg) -> &'static str {
         ClientMsg::PathOpen(_) => "path_open",
         ClientMsg::PathReverseProbe(_) => "path_reverse_probe",
         ClientMsg::Doctor(_) => "doctor",
+        ClientMsg::Discover(_) => "discover",
+        ClientMsg::ThirdParty(_) => "third_party",
         ClientMsg::Go => "go",
         ClientMsg::Stop => "stop",
         ClientMsg::Ping => "ping",

@@ -1,0 +1,293 @@
+//! The orchestrator: discover every node, find the networks, run the pairs' tests
+//! through the agents (third-party), then diagnose the matrix.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use mtuperf_proto::msg::mesh::{
+    DiscoverRequest, Discovery, ThirdPartyRequest, ThirdPartyResult, ThirdPartyTest,
+};
+use mtuperf_proto::msg::ClientMsg;
+
+use super::model::{MeshConfig, MeshNetwork, MeshNode, MeshResult, MeshTests, PairResult};
+use super::schedule::{ordered_pairs, run_bounded, tournament};
+use super::{diagnose, doctor, net};
+use crate::client::{resolve, Session};
+use crate::EngineError;
+
+/// Progress of a mesh run (the CLI draws a progress bar; tests ignore it).
+pub trait MeshObserver: Sync {
+    fn discovered(&self, _nodes: &[MeshNode], _networks: &[MeshNetwork]) {}
+    /// A phase starts: "path", "rr", "stream", with its number of pair tests.
+    fn phase(&self, _name: &str, _total: usize) {}
+    fn pair_done(&self, _pair: &PairResult) {}
+}
+
+/// An observer that ignores everything.
+pub struct QuietMesh;
+impl MeshObserver for QuietMesh {}
+
+/// Threads that run pair tests at once, at most: each waits on one agent.
+const MAX_THREADS: usize = 64;
+
+fn discover_node(cfg: &MeshConfig, target: &str) -> Result<Discovery, EngineError> {
+    let s = Session::connect(target, &cfg.connect)?;
+    let d = s.ask(&ClientMsg::Discover(DiscoverRequest {}), "discovery");
+    s.close();
+    d
+}
+
+/// Asks every node's agent for its interfaces, in parallel.
+pub fn discover(cfg: &MeshConfig) -> Vec<MeshNode> {
+    let jobs: Vec<usize> = (0..cfg.nodes.len()).collect();
+    let done = |_: usize, _: &MeshNode| {};
+    let nodes = run_bounded(
+        &jobs,
+        |&i| (i, i),
+        1,
+        jobs.len().min(MAX_THREADS),
+        &|| false,
+        |&i| {
+            let (label, agent) = cfg.nodes.get(i).cloned().unwrap_or_default();
+            let (discovery, error) = match discover_node(cfg, &agent) {
+                Ok(d) => (Some(d), None),
+                Err(e) => (None, Some(e.to_string())),
+            };
+            MeshNode {
+                label,
+                agent,
+                hostname: discovery.as_ref().map(|d| d.facts.hostname.clone()),
+                error,
+                discovery,
+            }
+        },
+        &done,
+    );
+    nodes.into_iter().flatten().collect()
+}
+
+/// One ordered pair's test.
+#[derive(Debug, Clone, Copy)]
+struct Job {
+    net: usize,
+    from: usize,
+    to: usize,
+}
+
+fn third_party(
+    cfg: &MeshConfig,
+    nodes: &[MeshNode],
+    networks: &[MeshNetwork],
+    job: Job,
+    test: ThirdPartyTest,
+    deadline: Duration,
+) -> Result<ThirdPartyResult, EngineError> {
+    let net = networks
+        .get(job.net)
+        .ok_or_else(|| EngineError::Protocol("no such network".into()))?;
+    let addr = |n: usize| {
+        net.members
+            .iter()
+            .find(|m| m.node == n)
+            .map(|m| m.addr)
+            .ok_or_else(|| EngineError::Protocol(format!("node {n} is not on net {}", net.name)))
+    };
+    let agent = |n: usize| nodes.get(n).map(|x| x.agent.as_str()).unwrap_or_default();
+    let port = resolve(agent(job.to))?.port();
+    let req = ThirdPartyRequest {
+        test,
+        from: addr(job.from)?,
+        to: SocketAddr::new(addr(job.to)?, port),
+    };
+    let s = Session::connect(agent(job.from), &cfg.connect)?;
+    s.control.send(&ClientMsg::ThirdParty(req))?;
+    let r = s
+        .control
+        .expect::<ThirdPartyResult>(Some(deadline), "the third-party test's result");
+    s.close();
+    r
+}
+
+/// Runs `test` on `jobs`, bounded per node, merging results into `pairs`.
+#[allow(clippy::too_many_arguments)]
+fn run_jobs(
+    cfg: &MeshConfig,
+    nodes: &[MeshNode],
+    networks: &[MeshNetwork],
+    jobs: &[Job],
+    test: ThirdPartyTest,
+    per_node: usize,
+    stop: &AtomicBool,
+    obs: &dyn MeshObserver,
+    pairs: &mut Vec<PairResult>,
+) {
+    let deadline = match test {
+        ThirdPartyTest::Path => cfg.pair_timeout,
+        ThirdPartyTest::Rr { .. } | ThirdPartyTest::Stream { .. } => {
+            cfg.pair_timeout + cfg.load_time
+        }
+    };
+    let done = |_: usize, r: &PairResult| obs.pair_done(r);
+    let threads = jobs.len().min(MAX_THREADS).min(nodes.len() * per_node);
+    let results = run_bounded(
+        jobs,
+        |j| (j.from, j.to),
+        per_node,
+        threads,
+        &|| stop.load(Ordering::Relaxed),
+        |&j| {
+            let t0 = Instant::now();
+            let r = third_party(cfg, nodes, networks, j, test, deadline);
+            let mut p = PairResult {
+                net: j.net,
+                from: j.from,
+                to: j.to,
+                elapsed_ms: t0.elapsed().as_millis() as u64,
+                ..PairResult::default()
+            };
+            match r {
+                Ok(ThirdPartyResult::Path(s)) => p.path = Some(s),
+                Ok(ThirdPartyResult::Rr(s)) => p.rr = Some(s),
+                Ok(ThirdPartyResult::Stream(s)) => p.stream = Some(s),
+                Err(e) => p.error = Some(e.to_string()),
+            }
+            p
+        },
+        &done,
+    );
+    for r in results.into_iter().flatten() {
+        match pairs
+            .iter_mut()
+            .find(|p| (p.net, p.from, p.to) == (r.net, r.from, r.to))
+        {
+            Some(p) => {
+                p.rr = p.rr.take().or(r.rr);
+                p.stream = p.stream.take().or(r.stream);
+                if let Some(e) = r.error {
+                    p.error = Some(
+                        p.error
+                            .take()
+                            .map_or(e.clone(), |old| format!("{old}; {e}")),
+                    );
+                }
+                p.elapsed_ms += r.elapsed_ms;
+            }
+            None => pairs.push(r),
+        }
+    }
+}
+
+/// Runs a mesh: discovery, networks, each asked test, diagnosis. `stop` (Ctrl-C)
+/// ends it early with what was measured, marked interrupted.
+pub fn run(
+    cfg: &MeshConfig,
+    stop: &AtomicBool,
+    obs: &dyn MeshObserver,
+) -> Result<MeshResult, EngineError> {
+    let t0 = Instant::now();
+    let started_unix_ms = crate::unix_ms();
+    let nodes = discover(cfg);
+    if nodes.iter().all(|n| n.error.is_some()) {
+        let why = nodes
+            .first()
+            .and_then(|n| n.error.clone())
+            .unwrap_or_default();
+        return Err(EngineError::Agent(format!(
+            "no node's agent could be asked for its interfaces (first: {why})"
+        )));
+    }
+    let networks = net::networks(&nodes, &cfg.nets, cfg.expect);
+    obs.discovered(&nodes, &networks);
+    if networks.is_empty() {
+        return Err(EngineError::Agent(
+            "no network is shared by two of the nodes (within --net, when given)".into(),
+        ));
+    }
+    let member_pairs = |ni: usize, net: &MeshNetwork, order: Vec<(usize, usize)>| {
+        order
+            .into_iter()
+            .filter_map(|(a, b)| {
+                Some(Job {
+                    net: ni,
+                    from: net.members.get(a)?.node,
+                    to: net.members.get(b)?.node,
+                })
+            })
+            .collect::<Vec<Job>>()
+    };
+    let mut pairs = Vec::new();
+    if cfg.tests.contains(&MeshTests::Path) {
+        let jobs: Vec<Job> = networks
+            .iter()
+            .enumerate()
+            .flat_map(|(ni, n)| member_pairs(ni, n, ordered_pairs(n.members.len())))
+            .collect();
+        obs.phase("path", jobs.len());
+        run_jobs(
+            cfg,
+            &nodes,
+            &networks,
+            &jobs,
+            ThirdPartyTest::Path,
+            cfg.per_node,
+            stop,
+            obs,
+            &mut pairs,
+        );
+    }
+    let ms = cfg.load_time.as_millis() as u64;
+    for (kind, test) in [
+        (MeshTests::Rr, ThirdPartyTest::Rr { duration_ms: ms }),
+        (
+            MeshTests::Stream,
+            ThirdPartyTest::Stream { duration_ms: ms },
+        ),
+    ] {
+        if !cfg.tests.contains(&kind) {
+            continue;
+        }
+        let rounds: Vec<Vec<Job>> = networks
+            .iter()
+            .enumerate()
+            .flat_map(|(ni, n)| {
+                tournament(n.members.len())
+                    .into_iter()
+                    .map(move |r| member_pairs(ni, n, r))
+            })
+            .collect();
+        obs.phase(
+            if kind == MeshTests::Rr {
+                "rr"
+            } else {
+                "stream"
+            },
+            rounds.iter().map(Vec::len).sum(),
+        );
+        for round in &rounds {
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+            run_jobs(
+                cfg, &nodes, &networks, round, test, 1, stop, obs, &mut pairs,
+            );
+        }
+    }
+    pairs.sort_by_key(|p| (p.net, p.from, p.to));
+    let (cells, mut findings) = diagnose::diagnose(&nodes, &networks, &pairs);
+    if cfg.tests.contains(&MeshTests::Doctor) {
+        findings.extend(doctor::compare(&nodes, &networks));
+    }
+    Ok(MeshResult {
+        started_unix_ms,
+        elapsed_ms: t0.elapsed().as_millis() as u64,
+        tests: cfg.tests.clone(),
+        expect: cfg.expect,
+        nodes,
+        networks,
+        pairs,
+        cells,
+        findings,
+        interrupted: stop.load(Ordering::Relaxed),
+    })
+}
