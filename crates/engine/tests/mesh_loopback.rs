@@ -162,7 +162,7 @@ fn a_mesh_of_loopback_agents_finds_no_shared_network() {
     let (a, _) = agent(Some(KEY));
     let (b, _) = agent(Some(KEY));
     let cfg = MeshConfig {
-        nodes: vec![("a".into(), a.to_string()), ("b".into(), b.to_string())],
+        nodes: vec![(Some("a".into()), a.to_string()), (None, b.to_string())],
         connect: opts(Some(KEY)),
         nets: vec!["127.0.0.0/8".parse().unwrap()],
         expect: None,

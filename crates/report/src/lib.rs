@@ -12,6 +12,7 @@ pub mod history;
 pub mod html;
 pub mod live;
 pub mod md;
+pub mod mesh;
 pub mod path;
 pub mod record;
 pub mod rr;

@@ -23,8 +23,9 @@ pub enum MeshTests {
 /// What to run.
 #[derive(Debug, Clone)]
 pub struct MeshConfig {
-    /// Each node: its label and its agent ("HOST[:PORT]").
-    pub nodes: Vec<(String, String)>,
+    /// Each node: its name when given, and its agent ("HOST[:PORT]"). A node without
+    /// a name is labelled by its hostname when every node's differs, else its agent.
+    pub nodes: Vec<(Option<String>, String)>,
     pub connect: ConnectOptions,
     /// Only networks inside these (empty: every network shared by two nodes).
     pub nets: Vec<IpNet>,

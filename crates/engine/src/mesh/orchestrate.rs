@@ -49,13 +49,13 @@ pub fn discover(cfg: &MeshConfig) -> Vec<MeshNode> {
         jobs.len().min(MAX_THREADS),
         &|| false,
         |&i| {
-            let (label, agent) = cfg.nodes.get(i).cloned().unwrap_or_default();
+            let (name, agent) = cfg.nodes.get(i).cloned().unwrap_or_default();
             let (discovery, error) = match discover_node(cfg, &agent) {
                 Ok(d) => (Some(d), None),
                 Err(e) => (None, Some(e.to_string())),
             };
             MeshNode {
-                label,
+                label: name.unwrap_or_default(),
                 agent,
                 hostname: discovery.as_ref().map(|d| d.facts.hostname.clone()),
                 error,
@@ -64,7 +64,18 @@ pub fn discover(cfg: &MeshConfig) -> Vec<MeshNode> {
         },
         &done,
     );
-    nodes.into_iter().flatten().collect()
+    let mut nodes: Vec<MeshNode> = nodes.into_iter().flatten().collect();
+    let mut hostnames: Vec<&str> = nodes.iter().filter_map(|n| n.hostname.as_deref()).collect();
+    hostnames.sort_unstable();
+    hostnames.dedup();
+    let distinct = hostnames.len() == nodes.len();
+    for n in nodes.iter_mut().filter(|n| n.label.is_empty()) {
+        n.label = match (&n.hostname, distinct) {
+            (Some(h), true) => h.clone(),
+            _ => n.agent.clone(),
+        };
+    }
+    nodes
 }
 
 /// One ordered pair's test.

@@ -22,15 +22,17 @@ pub enum RunKind {
     Path,
     Doctor,
     Compare,
+    Mesh,
 }
 
 impl RunKind {
-    pub const ALL: [RunKind; 5] = [
+    pub const ALL: [RunKind; 6] = [
         RunKind::Stream,
         RunKind::Rr,
         RunKind::Path,
         RunKind::Doctor,
         RunKind::Compare,
+        RunKind::Mesh,
     ];
 
     /// The name stored in the history and typed on the command line.
@@ -41,6 +43,7 @@ impl RunKind {
             RunKind::Path => "path",
             RunKind::Doctor => "doctor",
             RunKind::Compare => "compare",
+            RunKind::Mesh => "mesh",
         }
     }
 
