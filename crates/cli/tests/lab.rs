@@ -146,6 +146,18 @@ fn status_json_lists_hosts_and_missing_lab_says_so() {
     let out = mtuperf(&["lab", "status", "--name", &lab.name, "--json"]);
     assert!(out.status.success(), "{}", text(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("status JSON");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../schemas/lab-status.schema.json"
+    );
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let errors: Vec<String> = jsonschema::validator_for(&schema)
+        .unwrap()
+        .iter_errors(&v)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
     let hosts: Vec<&str> = v["hosts"]
         .as_array()
         .unwrap()

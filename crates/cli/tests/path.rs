@@ -176,6 +176,7 @@ fn every_scenario_gets_its_exact_verdict_in_v4_and_v6() {
                     assert_eq!(a["reverse"]["limit"]["from"], back, "{ctx}");
                     assert_eq!(text, "asymmetric: forward 9000, reverse 1500", "{ctx}");
                 }
+                Scenario::Cluster => unreachable!("cluster is not in Scenario::ALL"),
             }
         }
     }

@@ -27,14 +27,19 @@ impl Lab {
         validate_options(opts)?;
         check_environment()?;
         check_tools(&tools_needed(opts))?;
-        let mut scenarios: Vec<Scenario> = if opts.scenarios.is_empty() {
-            Scenario::ALL.to_vec()
+        let (scenarios, topo) = if let Some(c) = &opts.cluster {
+            (Vec::new(), Topology::cluster(c))
         } else {
-            opts.scenarios.clone()
+            let mut scenarios: Vec<Scenario> = if opts.scenarios.is_empty() {
+                Scenario::ALL.to_vec()
+            } else {
+                opts.scenarios.clone()
+            };
+            scenarios.sort();
+            scenarios.dedup();
+            let topo = Topology::of(&scenarios);
+            (scenarios, topo)
         };
-        scenarios.sort();
-        scenarios.dedup();
-        let topo = Topology::of(&scenarios);
         let lab = Lab {
             schema: Lab::new_schema(),
             name: opts.name.clone(),
@@ -54,6 +59,7 @@ impl Lab {
             links: topo.links,
             routes: topo.routes,
             agents: Vec::new(),
+            cluster: opts.cluster.clone(),
         };
         let exists =
             Lab::load(&lab.name)?.is_some() || lab.hosts.iter().any(|h| namespace_exists(&h.netns));
@@ -62,7 +68,12 @@ impl Lab {
         }
         let run = Runner::new(opts.verbose);
         let mut created = Vec::new();
-        let built = build(run, &lab, &mut created).and_then(|()| lab.save());
+        let built = build(run, &lab, &mut created)
+            .and_then(|()| match &lab.cluster {
+                Some(c) => crate::cluster::build::build(run, &lab, c),
+                None => Ok(()),
+            })
+            .and_then(|()| lab.save());
         if let Err(e) = built {
             remove_namespaces(run, &created);
             let _ = std::fs::remove_dir_all(state_dir(&lab.name));
@@ -73,6 +84,22 @@ impl Lab {
 }
 
 fn validate_options(opts: &LabOptions) -> Result<(), LabError> {
+    let cluster_named = opts.scenarios.contains(&Scenario::Cluster);
+    if cluster_named != opts.cluster.is_some() || (cluster_named && opts.scenarios.len() > 1) {
+        // LabOptions::cluster sets both; the CLI refuses a mix before this.
+        return Err(LabError::BadFlag {
+            flag: "--scenario",
+            value: opts
+                .scenarios
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(","),
+            allowed: "cluster alone (with its --nodes, --nets, --fault), or other scenarios".into(),
+            hint: "a cluster lab is built by itself: mtuperf lab up --scenario cluster --nodes 5 --nets 2"
+                .into(),
+        });
+    }
     if let Some(p) = opts.loss_pct {
         if !(p > 0.0 && p <= 100.0) {
             return Err(LabError::Invalid {
@@ -107,7 +134,7 @@ pub(crate) fn loss_threshold(pct: f64) -> u32 {
 
 /// Writes sysctl `key` (dotted, as `sysctl -w` takes it) in namespace `ns`: the
 /// `/proc/sys/net` files a thread opens are those of its network namespace.
-fn sysctl(run: Runner, ns: &str, key: &str, value: &str) -> Result<(), LabError> {
+pub(crate) fn sysctl(run: Runner, ns: &str, key: &str, value: &str) -> Result<(), LabError> {
     let file = format!("/proc/sys/{}", key.replace('.', "/"));
     let line = shell_line(&in_ns(ns, &["sysctl", "-qw", &format!("{key}={value}")]));
     run.kernel(ns, &line, || std::fs::write(&file, value))
@@ -274,7 +301,7 @@ fn build(run: Runner, lab: &Lab, created: &mut Vec<String>) -> Result<(), LabErr
         for h in lab
             .hosts
             .iter()
-            .filter(|h| matches!(h.role, Role::Client | Role::Server))
+            .filter(|h| matches!(h.role, Role::Client | Role::Server | Role::Node))
         {
             run.run_stdin_in(&h.netns, &["nft", "-f", "-"], &rules)?;
         }

@@ -83,6 +83,7 @@ impl Lab {
             .hosts
             .into_iter()
             .map(|(h, _)| h)
+            .chain(crate::Cluster::all_host_names())
             .collect();
         if let Some(lab) = &lab {
             hosts.extend(lab.host_names());

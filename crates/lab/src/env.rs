@@ -100,6 +100,11 @@ pub fn tools_needed(opts: &LabOptions) -> Vec<&'static str> {
     if blackhole || opts.loss_pct.is_some() {
         tools.push("nft");
     }
+    if let Some(c) = &opts.cluster {
+        tools.extend(crate::cluster::build::tools(c));
+        tools.sort_unstable();
+        tools.dedup();
+    }
     tools
 }
 

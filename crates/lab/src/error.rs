@@ -32,6 +32,13 @@ pub enum LabError {
         value: String,
         allowed: String,
     },
+    #[error("invalid value {value:?} for {flag}: allowed {allowed}; {hint}")]
+    BadFlag {
+        flag: &'static str,
+        value: String,
+        allowed: String,
+        hint: String,
+    },
     #[error("lab {name:?} already exists; remove it first with: mtuperf lab down --name {name}")]
     Exists { name: String },
     #[error("no lab named {name:?}; build it with: mtuperf lab up --name {name}")]
@@ -79,7 +86,10 @@ impl LabError {
     pub fn is_usage(&self) -> bool {
         matches!(
             self,
-            LabError::Invalid { .. } | LabError::Exists { .. } | LabError::NotFound { .. }
+            LabError::Invalid { .. }
+                | LabError::BadFlag { .. }
+                | LabError::Exists { .. }
+                | LabError::NotFound { .. }
         )
     }
 }

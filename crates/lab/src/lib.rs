@@ -20,6 +20,7 @@
 //! TCP, ICMP errors and neighbour discovery are never dropped, so agent control
 //! connections and PMTU discovery keep working.
 mod build;
+pub mod cluster;
 mod cmd;
 mod down;
 pub mod env;
@@ -27,6 +28,7 @@ mod error;
 mod key;
 pub mod scenario;
 mod serve;
+mod serve_report;
 mod state;
 mod status;
 #[cfg(test)]
@@ -34,9 +36,11 @@ mod tests;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
+pub use cluster::{Cluster, Fault};
 pub use env::check_environment;
 pub use error::LabError;
 pub use scenario::{Iface, Link, Role, Route, Scenario, Topology};
+pub use serve_report::{ServeReport, ServedAgent};
 pub use state::{Agent, Host, Lab, STATE_ROOT};
 pub use status::{AgentStatus, HostStatus, IfaceStatus, LabStatus, Offloads, TargetStatus};
 
@@ -56,6 +60,8 @@ pub struct LabOptions {
     pub rate: Option<u64>,
     /// Drop this percentage of UDP datagrams and ICMP echoes (see the crate docs).
     pub loss_pct: Option<f64>,
+    /// Build the `cluster` scenario instead of `scenarios`.
+    pub cluster: Option<Cluster>,
     /// Print every command as a shell line on stderr.
     pub verbose: bool,
 }
@@ -68,7 +74,20 @@ impl Default for LabOptions {
             offload: true,
             rate: None,
             loss_pct: None,
+            cluster: None,
             verbose: false,
+        }
+    }
+}
+
+impl LabOptions {
+    /// A cluster lab named `name` (scenario `cluster` alone, offloads on).
+    pub fn cluster(name: &str, cluster: Cluster) -> LabOptions {
+        LabOptions {
+            name: name.into(),
+            scenarios: vec![Scenario::Cluster],
+            cluster: Some(cluster),
+            ..LabOptions::default()
         }
     }
 }

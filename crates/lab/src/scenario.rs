@@ -31,6 +31,9 @@ pub enum Scenario {
     /// has MTU 1500: forward carries 9000, the return path 1500 (the router answers
     /// frag-needed / packet too big for the return direction only).
     Asym,
+    /// N nodes, K networks, one bridge per network, faults: see [`crate::cluster`].
+    /// Not in [`Scenario::ALL`]: it is built alone, from `LabOptions::cluster`.
+    Cluster,
 }
 
 impl Scenario {
@@ -53,6 +56,7 @@ impl Scenario {
             Scenario::Mismatch => "mismatch",
             Scenario::Switchport => "switchport",
             Scenario::Asym => "asym",
+            Scenario::Cluster => "cluster",
         }
     }
 
@@ -66,6 +70,7 @@ impl Scenario {
             Scenario::Mismatch => 5,
             Scenario::Switchport => 6,
             Scenario::Asym => 7,
+            Scenario::Cluster => 0,
         }
     }
 
@@ -131,11 +136,13 @@ impl FromStr for Scenario {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Scenario::ALL
             .into_iter()
+            .chain([Scenario::Cluster])
             .find(|sc| sc.name().eq_ignore_ascii_case(s.trim()))
             .ok_or_else(|| LabError::Invalid {
                 what: "scenario".into(),
                 value: s.into(),
-                allowed: "std, jumbo, routed, blackhole, mismatch, switchport, asym".into(),
+                allowed: "std, jumbo, routed, blackhole, mismatch, switchport, asym, cluster"
+                    .into(),
             })
     }
 }
@@ -149,6 +156,8 @@ pub enum Role {
     /// A bridge (L2 switch): its interfaces are bridge ports without addresses.
     Switch,
     Server,
+    /// A cluster node: runs an agent, tests toward the other nodes.
+    Node,
 }
 
 /// One end of a veth pair, with its addresses.

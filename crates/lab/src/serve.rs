@@ -12,6 +12,7 @@ use mtuperf_sys::netns;
 use crate::cmd::{in_ns, shell_line, Runner};
 use crate::down::{agent_alive, process_running};
 use crate::env::check_privilege;
+use crate::scenario::Role;
 use crate::state::{Agent, Lab};
 use crate::LabError;
 
@@ -66,8 +67,34 @@ fn log_tail(path: &std::path::Path) -> String {
 }
 
 impl Lab {
-    /// Starts an agent (`<this executable> serve --bind V4 --bind V6 EXTRA...`) in each
-    /// server host that has none running, records it in the state, and waits up to 5 s
+    /// The hosts that get an agent and the addresses each binds: every scenario's
+    /// server (its v4 and v6 target), or every cluster node (its addresses on every
+    /// network).
+    pub fn agent_hosts(&self) -> Vec<(String, Vec<IpAddr>)> {
+        if self.cluster.is_some() {
+            let nodes = self.hosts.iter().filter(|h| h.role == Role::Node);
+            return nodes
+                .map(|h| {
+                    let nics = self.links.iter().map(|l| &l.a).filter(|i| i.host == h.name);
+                    let binds = nics.flat_map(|i| [i.v4.into(), i.v6.into()]).collect();
+                    (h.name.clone(), binds)
+                })
+                .collect();
+        }
+        self.scenarios
+            .iter()
+            .map(|&s| {
+                let binds = [self.target(s), self.target_v6(s)];
+                (
+                    s.server_host().to_string(),
+                    binds.into_iter().flatten().collect(),
+                )
+            })
+            .collect()
+    }
+
+    /// Starts an agent (`<this executable> serve --bind ADDR... EXTRA...`) in each
+    /// of [`Lab::agent_hosts`] that has none running, records it in the state, and waits up to 5 s
     /// for each to listen. An agent that exits or does not listen is an error that
     /// quotes the end of its log.
     pub fn serve(&mut self, extra_args: &[String]) -> Result<(), LabError> {
@@ -90,8 +117,7 @@ impl Lab {
         };
         let run = Runner::new(false);
         let mut started = Vec::new();
-        for s in self.scenarios.clone() {
-            let host = s.server_host().to_string();
+        for (host, binds) in self.agent_hosts() {
             if self
                 .agents
                 .iter()
@@ -101,10 +127,6 @@ impl Lab {
             }
             self.agents.retain(|a| a.host != host);
             let ns = self.netns(&host).expect("server hosts are lab hosts");
-            let binds: Vec<IpAddr> = [self.target(s), self.target_v6(s)]
-                .into_iter()
-                .flatten()
-                .collect();
             let mut argv = vec![exe.clone()];
             if let Some(k) = &key {
                 argv.extend(["--key-file".to_string(), k.clone()]);

@@ -7,7 +7,7 @@ use std::process::Command;
 use serde::{Deserialize, Serialize};
 
 use crate::scenario::{Iface, Link, Role, Route, Scenario, CLIENT};
-use crate::LabError;
+use crate::{Cluster, LabError};
 
 /// Where lab state lives (tmpfs: gone after a reboot, as the namespaces are).
 pub const STATE_ROOT: &str = "/run/mtuperf/lab";
@@ -45,6 +45,9 @@ pub struct Lab {
     pub routes: Vec<Route>,
     #[serde(default)]
     pub agents: Vec<Agent>,
+    /// The cluster scenario's sizes and faults (its `scenarios` is empty).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<Cluster>,
 }
 
 /// The namespace name of `host` in lab `lab`.

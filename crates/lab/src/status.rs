@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use mtuperf_sys::{ethtool, netns, rtnl};
 
+use crate::cluster::view::ClusterStatus;
 use crate::down::{agent_alive, namespace_exists};
 use crate::scenario::{Iface, Role, BRIDGE};
 use crate::state::Lab;
@@ -25,6 +26,9 @@ pub struct LabStatus {
     pub loss_pct: Option<f64>,
     pub hosts: Vec<HostStatus>,
     pub targets: Vec<TargetStatus>,
+    /// The cluster scenario: networks, nodes' addresses, faults.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<ClusterStatus>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -158,6 +162,7 @@ impl Lab {
             loss_pct: self.loss_pct,
             hosts,
             targets,
+            cluster: self.cluster_status(),
         }
     }
 }
@@ -209,7 +214,12 @@ impl LabStatus {
                 let _ = writeln!(s, "{}", row.trim_end());
             }
         }
-        let _ = writeln!(s, "targets (from host client):");
+        if let Some(c) = &self.cluster {
+            s.push_str(&c.render_text());
+        }
+        if !self.targets.is_empty() {
+            let _ = writeln!(s, "targets (from host client):");
+        }
         for t in &self.targets {
             let show = |a: Option<IpAddr>| a.map_or("-".into(), |a| a.to_string());
             let _ = writeln!(

@@ -1,0 +1,101 @@
+//! The steps of a cluster lab that the generic build (namespaces, bridges, veths,
+//! MTUs, addresses, offloads, shaping, forwarding) does not do: the routers of
+//! `routed`/`blackhole` faults (proxy ARP/NDP, host routes, ICMP drops) and the nft
+//! rules of `loss` faults.
+use std::fmt::Write as _;
+
+use mtuperf_sys::rtnl::{self, RouteSpec};
+
+use super::topo::{v4, v6};
+use super::{Cluster, Fault};
+use crate::build::{blackhole_rules, loss_threshold, sysctl};
+use crate::cmd::Runner;
+use crate::state::Lab;
+use crate::LabError;
+
+/// nftables table of `loss` faults inside a node.
+pub(crate) const FAULT_LOSS_TABLE: &str = "mtlab_fault_loss";
+
+/// The programs a cluster needs: `ip` for proxy NDP entries, `nft` for ICMP and loss.
+pub(crate) fn tools(c: &Cluster) -> Vec<&'static str> {
+    let mut t = Vec::new();
+    if c.faults.iter().any(Fault::is_routed) {
+        t.push("ip");
+    }
+    let nft = |f: &Fault| matches!(f, Fault::Blackhole { .. } | Fault::Loss { .. });
+    if c.faults.iter().any(nft) {
+        t.push("nft");
+    }
+    t
+}
+
+pub(crate) fn build(run: Runner, lab: &Lab, c: &Cluster) -> Result<(), LabError> {
+    let ns = |host: &str| lab.netns(host).expect("cluster hosts are lab hosts");
+    for f in &c.faults {
+        let (i, k) = (f.node(), f.net());
+        if f.is_routed() {
+            router(run, &ns(&Cluster::router(i, k)), c, i, k)?;
+            if matches!(f, Fault::Blackhole { .. }) {
+                let n = ns(&Cluster::router(i, k));
+                run.run_stdin_in(&n, &["nft", "-f", "-"], &blackhole_rules())?;
+            }
+        }
+        if let Fault::Loss { pct, .. } = *f {
+            let rules = fault_loss_rules(&Cluster::nic(k), loss_threshold(pct));
+            run.run_stdin_in(&ns(&Cluster::node(i)), &["nft", "-f", "-"], &rules)?;
+        }
+    }
+    Ok(())
+}
+
+/// The router in front of node `i` on `k`: answers ARP/NDP on each side for the
+/// addresses on the other (at once: no proxy delay), with a host route to the node.
+fn router(run: Runner, n: &str, c: &Cluster, i: u8, k: u8) -> Result<(), LabError> {
+    for dev in ["eth0", "eth1"] {
+        sysctl(run, n, &format!("net.ipv4.conf.{dev}.proxy_arp"), "1")?;
+        sysctl(run, n, &format!("net.ipv6.conf.{dev}.proxy_ndp"), "1")?;
+        sysctl(run, n, &format!("net.ipv4.neigh.{dev}.proxy_delay"), "0")?;
+        sysctl(run, n, &format!("net.ipv6.neigh.{dev}.proxy_delay"), "0")?;
+    }
+    for (dest, prefix) in [(v4(k, i).into(), 32), (v6(k, i).into(), 128)] {
+        let spec = RouteSpec {
+            dest,
+            prefix,
+            via: None,
+            dev: Some("eth1"),
+            metric: None,
+            mtu: None,
+        };
+        let line = format!("ip -n {n} route add {dest}/{prefix} dev eth1");
+        run.kernel(n, &line, || rtnl::add_route(&spec, false))?;
+    }
+    run.run_stdin_in(n, &["ip", "-batch", "-"], &proxy_ndp_batch(c, i, k))?;
+    Ok(())
+}
+
+/// `ip -batch` lines: node `i`'s IPv6 address proxied toward the switch, every other
+/// node's toward node `i`.
+pub(crate) fn proxy_ndp_batch(c: &Cluster, i: u8, k: u8) -> String {
+    let mut s = format!("neigh add proxy {} dev eth0\n", v6(k, i));
+    for j in (1..=c.nodes).filter(|&j| j != i) {
+        let _ = writeln!(s, "neigh add proxy {} dev eth1", v6(k, j));
+    }
+    s
+}
+
+/// Random loss of UDP datagrams and ICMP echoes crossing NIC `dev`, both ways (input
+/// after reassembly, output before fragmentation: whole datagrams).
+pub(crate) fn fault_loss_rules(dev: &str, threshold: u32) -> String {
+    let drop = format!("numgen random mod 10000 < {threshold} drop");
+    let mut s = format!("table inet {FAULT_LOSS_TABLE} {{\n");
+    for (hook, dir) in [("input", "iifname"), ("output", "oifname")] {
+        let _ = write!(
+            s,
+            "  chain {hook} {{\n    type filter hook {hook} priority 0; policy accept;\n    \
+             {dir} \"{dev}\" meta l4proto udp {drop}\n    \
+             {dir} \"{dev}\" icmp type {{ echo-request, echo-reply }} {drop}\n    \
+             {dir} \"{dev}\" icmpv6 type {{ echo-request, echo-reply }} {drop}\n  }}\n"
+        );
+    }
+    s + "}\n"
+}

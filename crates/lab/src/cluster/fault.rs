@@ -1,0 +1,236 @@
+//! Faults of a cluster lab, as `--fault KIND=NODE:NET[:VALUE]` (repeatable):
+//!
+//! | spec                     | effect                                                        |
+//! |--------------------------|---------------------------------------------------------------|
+//! | `nic-mtu=n3:1:1500`      | node n3's NIC on net 1 at MTU 1500 (switch and others 9000)   |
+//! | `port-mtu=n3:2:1500`     | switch sw2's port toward n3 at 1500: both NICs say 9000, big  |
+//! |                          | frames vanish both ways at the switch, no ICMP                |
+//! | `routed=n3:1[:1500]`     | n3 reached on net 1 through a router over a 1500 segment; the |
+//! |                          | router answers frag-needed / packet too big                   |
+//! | `blackhole=n3:1[:1500]`  | as routed, but the router drops its ICMP errors (nft)         |
+//! | `loss=n3:1:5`            | 5% of UDP datagrams and ICMP echoes to and from n3 on net 1   |
+//! |                          | dropped (nft numgen; TCP never)                               |
+//!
+//! NODE is `nI` or `I`, NET is `netK` or `K`.
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use super::{Cluster, CLUSTER_MTU};
+use crate::LabError;
+
+/// One injected fault.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Fault {
+    NicMtu { node: u8, net: u8, mtu: u32 },
+    PortMtu { node: u8, net: u8, mtu: u32 },
+    Routed { node: u8, net: u8, mtu: u32 },
+    Blackhole { node: u8, net: u8, mtu: u32 },
+    Loss { node: u8, net: u8, pct: f64 },
+}
+
+const KINDS: &str = "nic-mtu, port-mtu, routed, blackhole, loss";
+const SYNTAX: &str = "KIND=NODE:NET[:VALUE], e.g. nic-mtu=n3:1:1500, port-mtu=n2:2:1500, \
+                      routed=n4:1, blackhole=n4:2:1500, loss=n5:1:5";
+/// MTUs a fault may set: IPv6 needs 1280, the lab runs at 9000.
+const MTU_MIN: u32 = 1280;
+
+fn bad(value: &str, allowed: &str, hint: &str) -> LabError {
+    LabError::BadFlag {
+        flag: "--fault",
+        value: value.into(),
+        allowed: allowed.into(),
+        hint: hint.into(),
+    }
+}
+
+fn number(text: &str, prefix: &str) -> Option<u8> {
+    let t = text.trim();
+    t.strip_prefix(prefix).unwrap_or(t).parse().ok()
+}
+
+impl FromStr for Fault {
+    type Err = LabError;
+
+    fn from_str(spec: &str) -> Result<Fault, LabError> {
+        let (kind, rest) = spec
+            .split_once('=')
+            .ok_or_else(|| bad(spec, SYNTAX, "a fault is KIND=NODE:NET[:VALUE]"))?;
+        let parts: Vec<&str> = rest.split(':').collect();
+        let kind = kind.trim().to_ascii_lowercase();
+        let valued = matches!(kind.as_str(), "nic-mtu" | "port-mtu" | "loss");
+        let routed = matches!(kind.as_str(), "routed" | "blackhole");
+        if !valued && !routed {
+            return Err(bad(spec, KINDS, &format!("the fault syntax is {SYNTAX}")));
+        }
+        let arity_ok = if valued {
+            parts.len() == 3
+        } else {
+            (2..=3).contains(&parts.len())
+        };
+        if !arity_ok {
+            let want = if valued {
+                format!("{kind}=NODE:NET:VALUE")
+            } else {
+                format!("{kind}=NODE:NET[:MTU]")
+            };
+            return Err(bad(spec, &want, &format!("the fault syntax is {SYNTAX}")));
+        }
+        let node = number(parts[0], "n")
+            .ok_or_else(|| bad(spec, "NODE as nI or I (n1, n2, ...)", "e.g. n3 or 3"))?;
+        let net = number(parts[1], "net")
+            .ok_or_else(|| bad(spec, "NET as netK or K (1 to 4)", "e.g. 2 or net2"))?;
+        if kind == "loss" {
+            let pct: f64 = parts[2].trim().parse().unwrap_or(f64::NAN);
+            if !(pct > 0.0 && pct <= 100.0) {
+                return Err(bad(
+                    spec,
+                    "a loss percentage more than 0 and at most 100",
+                    "e.g. loss=n5:1:5 drops 5% of UDP and ICMP echo to and from n5 on net 1",
+                ));
+            }
+            return Ok(Fault::Loss { node, net, pct });
+        }
+        let mtu = match parts.get(2) {
+            None => 1500,
+            Some(t) => t.trim().parse::<u32>().unwrap_or(0),
+        };
+        if !(MTU_MIN..CLUSTER_MTU).contains(&mtu) {
+            return Err(bad(
+                spec,
+                "an MTU from 1280 to 8999",
+                "the lab runs at 9000; IPv6 needs at least 1280",
+            ));
+        }
+        Ok(match kind.as_str() {
+            "nic-mtu" => Fault::NicMtu { node, net, mtu },
+            "port-mtu" => Fault::PortMtu { node, net, mtu },
+            "routed" => Fault::Routed { node, net, mtu },
+            _ => Fault::Blackhole { node, net, mtu },
+        })
+    }
+}
+
+impl Fault {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Fault::NicMtu { .. } => "nic-mtu",
+            Fault::PortMtu { .. } => "port-mtu",
+            Fault::Routed { .. } => "routed",
+            Fault::Blackhole { .. } => "blackhole",
+            Fault::Loss { .. } => "loss",
+        }
+    }
+
+    pub fn node(&self) -> u8 {
+        match *self {
+            Fault::NicMtu { node, .. }
+            | Fault::PortMtu { node, .. }
+            | Fault::Routed { node, .. }
+            | Fault::Blackhole { node, .. }
+            | Fault::Loss { node, .. } => node,
+        }
+    }
+
+    pub fn net(&self) -> u8 {
+        match *self {
+            Fault::NicMtu { net, .. }
+            | Fault::PortMtu { net, .. }
+            | Fault::Routed { net, .. }
+            | Fault::Blackhole { net, .. }
+            | Fault::Loss { net, .. } => net,
+        }
+    }
+
+    /// The MTU the fault sets, if it sets one.
+    pub fn mtu(&self) -> Option<u32> {
+        match *self {
+            Fault::NicMtu { mtu, .. }
+            | Fault::PortMtu { mtu, .. }
+            | Fault::Routed { mtu, .. }
+            | Fault::Blackhole { mtu, .. } => Some(mtu),
+            Fault::Loss { .. } => None,
+        }
+    }
+
+    /// A router stands in front of the node.
+    pub fn is_routed(&self) -> bool {
+        matches!(self, Fault::Routed { .. } | Fault::Blackhole { .. })
+    }
+
+    /// What the fault does, in one line.
+    pub fn effect(&self) -> String {
+        let (n, k) = (Cluster::node(self.node()), self.net());
+        match *self {
+            Fault::NicMtu { mtu, .. } => {
+                format!("{n}'s NIC net{k} at MTU {mtu} (its switch port and the other nodes at {CLUSTER_MTU})")
+            }
+            Fault::PortMtu { mtu, .. } => format!(
+                "switch sw{k}'s port toward {n} at MTU {mtu}: the NICs say {CLUSTER_MTU}, larger frames are dropped both ways without ICMP"
+            ),
+            Fault::Routed { mtu, .. } => format!(
+                "{n} on net{k} behind router {} over an MTU {mtu} segment; the router sends ICMP frag-needed / packet too big",
+                Cluster::router(self.node(), k)
+            ),
+            Fault::Blackhole { mtu, .. } => format!(
+                "{n} on net{k} behind router {} over an MTU {mtu} segment; the router drops its ICMP errors (black hole)",
+                Cluster::router(self.node(), k)
+            ),
+            Fault::Loss { pct, .. } => format!(
+                "{pct}% of UDP datagrams and ICMP echoes to and from {n} on net{k} dropped (TCP never)"
+            ),
+        }
+    }
+
+    /// Checks the fault against the cluster's size and the faults before it.
+    pub(crate) fn check(&self, c: &Cluster, before: &[&Fault]) -> Result<(), LabError> {
+        let spec = self.to_string();
+        if !(1..=c.nodes).contains(&self.node()) {
+            return Err(bad(
+                &spec,
+                &format!("a node from n1 to n{}", c.nodes),
+                "the lab has --nodes nodes, numbered from 1",
+            ));
+        }
+        if !(1..=c.nets).contains(&self.net()) {
+            return Err(bad(
+                &spec,
+                &format!("a network from 1 to {}", c.nets),
+                "the lab has --nets networks, numbered from 1",
+            ));
+        }
+        // A routed segment sets the node's NIC MTU itself.
+        let clash = |f: &&&Fault| {
+            f.node() == self.node()
+                && f.net() == self.net()
+                && (f.kind() == self.kind()
+                    || (f.is_routed() && (self.is_routed() || self.kind() == "nic-mtu"))
+                    || (self.is_routed() && f.kind() == "nic-mtu"))
+        };
+        if let Some(other) = before.iter().find(clash) {
+            return Err(bad(
+                &spec,
+                "one fault of a kind per node and network; routed, blackhole and nic-mtu exclude each other",
+                &format!("it clashes with --fault {other}"),
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for Fault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (node, net) = (self.node(), self.net());
+        match *self {
+            Fault::Loss { pct, .. } => write!(f, "loss=n{node}:{net}:{pct}"),
+            _ => write!(
+                f,
+                "{}=n{node}:{net}:{}",
+                self.kind(),
+                self.mtu().unwrap_or(0)
+            ),
+        }
+    }
+}

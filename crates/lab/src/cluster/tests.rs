@@ -1,0 +1,224 @@
+//! Unit tests of the cluster's faults, topology and generated rules.
+use std::collections::HashSet;
+
+use super::build::{fault_loss_rules, proxy_ndp_batch};
+use super::{parse, Cluster, Fault};
+use crate::scenario::{Role, Topology};
+use crate::LabError;
+
+fn specs(v: &[&str]) -> Vec<String> {
+    v.iter().map(ToString::to_string).collect()
+}
+
+#[test]
+fn faults_parse_in_every_documented_form() {
+    let cases = [
+        (
+            "nic-mtu=n3:1:1500",
+            Fault::NicMtu {
+                node: 3,
+                net: 1,
+                mtu: 1500,
+            },
+        ),
+        (
+            "port-mtu=2:net2:1500",
+            Fault::PortMtu {
+                node: 2,
+                net: 2,
+                mtu: 1500,
+            },
+        ),
+        (
+            "routed=n4:1",
+            Fault::Routed {
+                node: 4,
+                net: 1,
+                mtu: 1500,
+            },
+        ),
+        (
+            "blackhole=n4:2:4000",
+            Fault::Blackhole {
+                node: 4,
+                net: 2,
+                mtu: 4000,
+            },
+        ),
+        (
+            "LOSS=n5:1:2.5",
+            Fault::Loss {
+                node: 5,
+                net: 1,
+                pct: 2.5,
+            },
+        ),
+    ];
+    for (text, want) in cases {
+        let got: Fault = text.parse().unwrap();
+        assert_eq!(got, want, "{text}");
+        // The displayed spec parses back to the same fault.
+        assert_eq!(got.to_string().parse::<Fault>().unwrap(), want, "{text}");
+    }
+}
+
+#[test]
+fn bad_faults_name_flag_value_allowed_and_hint() {
+    let cases = [
+        ("nic-mtu", "KIND=NODE:NET"),
+        ("frob=n1:1", "nic-mtu, port-mtu, routed, blackhole, loss"),
+        ("nic-mtu=n1:1", "nic-mtu=NODE:NET:VALUE"),
+        ("routed=n1:1:1500:9", "routed=NODE:NET[:MTU]"),
+        ("nic-mtu=x:1:1500", "NODE as nI or I"),
+        ("nic-mtu=n1:y:1500", "NET as netK or K"),
+        ("nic-mtu=n1:1:9000", "an MTU from 1280 to 8999"),
+        ("port-mtu=n1:1:576", "IPv6 needs at least 1280"),
+        ("loss=n1:1:0", "more than 0 and at most 100"),
+        ("loss=n1:1:101", "more than 0 and at most 100"),
+    ];
+    for (text, want) in cases {
+        let err = text.parse::<Fault>().unwrap_err();
+        let msg = err.to_string();
+        assert!(
+            matches!(
+                err,
+                LabError::BadFlag {
+                    flag: "--fault",
+                    ..
+                }
+            ),
+            "{msg}"
+        );
+        assert!(err.is_usage(), "{msg}");
+        assert!(msg.contains(want) && msg.contains(text), "{text}: {msg}");
+    }
+}
+
+#[test]
+fn sizes_and_fault_placement_are_checked() {
+    let cases: &[(u32, u32, &[&str], &str)] = &[
+        (1, 2, &[], "--nodes: allowed 2 to 64"),
+        (65, 2, &[], "--nodes: allowed 2 to 64"),
+        (300, 2, &[], "--nodes: allowed 2 to 64"),
+        (4, 0, &[], "--nets: allowed 1 to 4"),
+        (4, 5, &[], "--nets: allowed 1 to 4"),
+        (4, 2, &["nic-mtu=n5:1:1500"], "a node from n1 to n4"),
+        (4, 2, &["nic-mtu=n0:1:1500"], "a node from n1 to n4"),
+        (4, 2, &["port-mtu=n1:3:1500"], "a network from 1 to 2"),
+        (
+            4,
+            2,
+            &["loss=n1:1:5", "loss=1:net1:6"],
+            "clashes with --fault loss=n1:1:5",
+        ),
+        (
+            4,
+            2,
+            &["routed=n1:1", "nic-mtu=n1:1:1500"],
+            "clashes with --fault routed",
+        ),
+        (
+            4,
+            2,
+            &["nic-mtu=n1:1:1500", "blackhole=n1:1"],
+            "clashes with --fault nic-mtu",
+        ),
+    ];
+    for (nodes, nets, faults, want) in cases {
+        let msg = parse(*nodes, *nets, &specs(faults))
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains(want), "{nodes} {nets} {faults:?}: {msg}");
+    }
+    // Different kinds on one spot, and one kind on different spots, are fine.
+    let ok = [
+        "nic-mtu=n1:1:1500",
+        "port-mtu=n1:1:1500",
+        "loss=n1:1:5",
+        "routed=n2:1",
+    ];
+    assert_eq!(parse(4, 2, &specs(&ok)).unwrap().faults.len(), 4);
+}
+
+#[test]
+fn topology_of_the_largest_cluster_has_valid_names_and_unique_addresses() {
+    let faults = specs(&["routed=n64:4", "blackhole=n1:1"]);
+    let c = parse(64, 4, &faults).unwrap();
+    let t = Topology::cluster(&c);
+    let count = |role| t.hosts.iter().filter(|(_, r)| *r == role).count();
+    assert_eq!(
+        (count(Role::Node), count(Role::Switch), count(Role::Router)),
+        (64, 4, 2)
+    );
+    let mut per_host = HashSet::new();
+    let mut addrs = HashSet::new();
+    for i in t.ifaces() {
+        assert!(i.name.len() <= 15, "{}", i.name);
+        assert!(per_host.insert((i.host.clone(), i.name.clone())), "{i:?}");
+        if t.hosts
+            .iter()
+            .any(|(h, r)| *h == i.host && *r == Role::Node)
+        {
+            assert!(
+                addrs.insert(std::net::IpAddr::from(i.v4)) && addrs.insert(i.v6.into()),
+                "{i:?}"
+            );
+            assert_eq!(i.v4.octets()[..2], [198, 19]);
+            assert_eq!(i.v4_prefix, 24);
+        }
+    }
+    assert_eq!(addrs.len(), 64 * 4 * 2);
+    // Every possible host name is one `lab down` looks for.
+    let all = Cluster::all_host_names();
+    assert!(t.hosts.iter().all(|(h, _)| all.contains(h)));
+}
+
+#[test]
+fn faults_set_the_mtus_they_name_and_nothing_else() {
+    let faults = specs(&[
+        "nic-mtu=n3:1:1500",
+        "port-mtu=n4:2:2000",
+        "routed=n2:2:4000",
+    ]);
+    let c = parse(5, 2, &faults).unwrap();
+    let t = Topology::cluster(&c);
+    let mtu = |host: &str, name: &str| {
+        t.ifaces()
+            .find(|i| i.host == host && i.name == name)
+            .map(|i| i.mtu)
+    };
+    assert_eq!(mtu("n3", "net1"), Some(1500));
+    assert_eq!(mtu("sw1", "n3"), Some(9000));
+    assert_eq!(mtu("n4", "net2"), Some(9000));
+    assert_eq!(mtu("sw2", "n4"), Some(2000));
+    assert_eq!(mtu("n2", "net2"), Some(4000));
+    assert_eq!(mtu("n2-net2-rt", "eth1"), Some(4000));
+    assert_eq!(mtu("n2-net2-rt", "eth0"), Some(9000));
+    assert_eq!(mtu("sw2", "n2"), Some(9000));
+    let odd: Vec<String> = t
+        .ifaces()
+        .filter(|i| i.mtu != 9000)
+        .map(|i| format!("{}:{}", i.host, i.name))
+        .collect();
+    assert_eq!(odd, ["n3:net1", "n2:net2", "n2-net2-rt:eth1", "sw2:n4"]);
+}
+
+#[test]
+fn router_rules_and_loss_rules() {
+    let c = parse(3, 1, &specs(&["blackhole=n2:1"])).unwrap();
+    assert_eq!(
+        proxy_ndp_batch(&c, 2, 1),
+        "neigh add proxy fd6d:7475:19:1::2 dev eth0\n\
+         neigh add proxy fd6d:7475:19:1::1 dev eth1\n\
+         neigh add proxy fd6d:7475:19:1::3 dev eth1\n"
+    );
+    let loss = fault_loss_rules("net2", 500);
+    for want in [
+        "iifname \"net2\" meta l4proto udp numgen random mod 10000 < 500 drop",
+        "oifname \"net2\" icmp type { echo-request, echo-reply } numgen",
+        "hook output",
+    ] {
+        assert!(loss.contains(want), "{want}: {loss}");
+    }
+    assert!(!loss.contains("tcp"), "{loss}");
+}

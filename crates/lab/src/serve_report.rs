@@ -1,0 +1,103 @@
+//! What `lab serve` prints: every agent (host, pid, port, log, the addresses it
+//! binds; for a cluster node its address on each network) and the lab's key file,
+//! as text or as `mtuperf.lab.serve/1` JSON (schemas/lab-serve.schema.json).
+use std::fmt::Write as _;
+use std::net::IpAddr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::cluster::view::NodeAddr;
+use crate::down::agent_alive;
+use crate::state::Lab;
+
+const SCHEMA: &str = "mtuperf.lab.serve/1";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServeReport {
+    pub schema: String,
+    pub name: String,
+    /// The key every agent was started with (clients need it), once created.
+    pub key_file: Option<String>,
+    pub agents: Vec<ServedAgent>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServedAgent {
+    pub host: String,
+    pub netns: String,
+    pub pid: u32,
+    pub port: u16,
+    pub alive: bool,
+    pub binds: Vec<IpAddr>,
+    pub log: String,
+    /// A cluster node's address on each network (empty for other labs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nets: Vec<NodeAddr>,
+}
+
+impl Lab {
+    /// The lab's agents as `lab serve` reports them.
+    pub fn serve_report(&self) -> ServeReport {
+        ServeReport {
+            schema: SCHEMA.into(),
+            name: self.name.clone(),
+            key_file: self.key_file().map(|k| k.display().to_string()),
+            agents: self
+                .agents
+                .iter()
+                .map(|a| ServedAgent {
+                    host: a.host.clone(),
+                    netns: self.netns(&a.host).unwrap_or_default(),
+                    pid: a.pid,
+                    port: a.port,
+                    alive: agent_alive(a.pid),
+                    binds: a.binds.clone(),
+                    log: a.log.display().to_string(),
+                    nets: self.node_addrs(&a.host),
+                })
+                .collect(),
+        }
+    }
+}
+
+impl ServeReport {
+    /// One line per agent (per network for a cluster node), then the key.
+    pub fn render_text(&self) -> String {
+        let mut s = String::new();
+        for a in &self.agents {
+            let state = if a.alive { "" } else { " (not running)" };
+            let binds: Vec<String> = a.binds.iter().map(ToString::to_string).collect();
+            if a.nets.is_empty() {
+                let _ = writeln!(
+                    s,
+                    "{:<10} agent pid {:<7} listening on {} port {} (log {}){state}",
+                    a.host,
+                    a.pid,
+                    binds.join(", "),
+                    a.port,
+                    a.log
+                );
+                continue;
+            }
+            let _ = writeln!(
+                s,
+                "{:<6} agent pid {:<7} port {} (log {}){state}",
+                a.host, a.pid, a.port, a.log
+            );
+            for n in &a.nets {
+                let _ = writeln!(
+                    s,
+                    "         {:<5} {:<15} {:<22} mtu {}",
+                    n.ifname, n.v4, n.v6, n.mtu
+                );
+            }
+        }
+        if let Some(key) = &self.key_file {
+            let _ = writeln!(
+                s,
+                "key        {key} (clients run with `mtuperf lab exec` get it as MTUPERF_KEY_FILE)"
+            );
+        }
+        s
+    }
+}
