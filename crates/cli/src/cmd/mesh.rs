@@ -44,8 +44,9 @@ pub struct Args {
     /// stream (rounds of disjoint pairs), doctor (settings compared across nodes).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "path")]
     tests: Vec<Test>,
-    /// Tests one node takes part in at once (as sender or peer), 1 to 16.
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=16))]
+    /// Tests one node takes part in at once (as sender or peer), 1 to 16; at most
+    /// the agents' --max-sessions.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=16))]
     per_node: u16,
     /// Deadline of one pair's test (a black-holed pair costs at most this), 5s to 10m.
     #[arg(long, default_value = "60s", value_parser = parse_pair_timeout, value_name = "DURATION")]

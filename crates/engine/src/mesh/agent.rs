@@ -111,6 +111,18 @@ pub fn serve_third_party(ctx: &SessionCtx, req: &ThirdPartyRequest) -> Result<()
                 detail: e.to_string(),
             });
         }
+        // The peer's session slots are all taken: a transient state the orchestrator
+        // retries, so it is passed on as this agent's own busy refusal.
+        Err(EngineError::Refused(Refusal::Busy { .. })) => {
+            ctx.log(
+                "third_party",
+                format!("peer {} busy; told the asker to retry", req.to),
+            );
+            return ctx.refuse(Refusal::Busy {
+                active: None,
+                max: None,
+            });
+        }
         Err(e) => return Err(e),
     };
     let result = third_party::run(&session, req);

@@ -221,7 +221,7 @@ pub fn diagnose_net(
             net: Some(ni),
             node: Some(m.node),
             summary: format!(
-                "node {}'s NIC on {on} ({}) is MTU {}, {others}",
+                "node {}'s NIC {} on {on} is MTU {}, {others}",
                 label(m.node),
                 m.iface,
                 m.mtu

@@ -16,6 +16,7 @@ fn nodes(n: usize) -> Vec<MeshNode> {
             agent: format!("10.0.0.{}:7878", i + 1),
             hostname: None,
             error: None,
+            max_sessions: None,
             discovery: None,
         })
         .collect()
@@ -157,7 +158,8 @@ fn a_low_nic_is_named_with_its_pairs_only() {
     assert_eq!(f.node, Some(1));
     assert_eq!(f.net, Some(0));
     assert!(
-        f.summary.contains("node n2's NIC on net A"),
+        f.summary
+            .contains("node n2's NIC eth1 on net A (10.1.0.0/24) is MTU 1500"),
         "{}",
         f.summary
     );

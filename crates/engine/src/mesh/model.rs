@@ -51,6 +51,9 @@ pub struct MeshNode {
     /// Why the node could not be discovered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The agent's session limit (`--max-sessions`): the most tests it takes part in at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_sessions: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub discovery: Option<Discovery>,
 }

@@ -101,6 +101,7 @@ mod tests {
             agent: String::new(),
             hostname: None,
             error: None,
+            max_sessions: None,
             discovery: Some(Discovery {
                 facts: HostFacts {
                     ifaces,

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use mtuperf_proto::msg::mesh::{
     DiscoverRequest, Discovery, ThirdPartyRequest, ThirdPartyResult, ThirdPartyTest,
 };
-use mtuperf_proto::msg::ClientMsg;
+use mtuperf_proto::msg::{ClientMsg, Refusal};
 
 use super::model::{MeshConfig, MeshNetwork, MeshNode, MeshResult, MeshTests, PairResult};
 use super::schedule::{ordered_pairs, run_bounded, tournament};
@@ -31,11 +31,12 @@ impl MeshObserver for QuietMesh {}
 /// Threads that run pair tests at once, at most: each waits on one agent.
 const MAX_THREADS: usize = 64;
 
-fn discover_node(cfg: &MeshConfig, target: &str) -> Result<Discovery, EngineError> {
+fn discover_node(cfg: &MeshConfig, target: &str) -> Result<(Discovery, u32), EngineError> {
     let s = Session::connect(target, &cfg.connect)?;
+    let max_sessions = s.info.limits.max_sessions;
     let d = s.ask(&ClientMsg::Discover(DiscoverRequest {}), "discovery");
     s.close();
-    d
+    Ok((d?, max_sessions))
 }
 
 /// Asks every node's agent for its interfaces, in parallel.
@@ -50,15 +51,16 @@ pub fn discover(cfg: &MeshConfig) -> Vec<MeshNode> {
         &|| false,
         |&i| {
             let (name, agent) = cfg.nodes.get(i).cloned().unwrap_or_default();
-            let (discovery, error) = match discover_node(cfg, &agent) {
-                Ok(d) => (Some(d), None),
-                Err(e) => (None, Some(e.to_string())),
+            let (discovery, max_sessions, error) = match discover_node(cfg, &agent) {
+                Ok((d, m)) => (Some(d), Some(m), None),
+                Err(e) => (None, None, Some(e.to_string())),
             };
             MeshNode {
                 label: name.unwrap_or_default(),
                 agent,
                 hostname: discovery.as_ref().map(|d| d.facts.hostname.clone()),
                 error,
+                max_sessions,
                 discovery,
             }
         },
@@ -111,13 +113,33 @@ fn third_party(
         from: addr(job.from)?,
         to: SocketAddr::new(addr(job.to)?, port),
     };
-    let s = Session::connect(agent(job.from), &cfg.connect)?;
-    s.control.send(&ClientMsg::ThirdParty(req))?;
-    let r = s
-        .control
-        .expect::<ThirdPartyResult>(Some(deadline), "the third-party test's result");
-    s.close();
-    r
+    // Busy (every session slot of A or of B taken, often by a session of the last
+    // test still closing) is transient: retried with a growing pause until the
+    // pair's deadline.
+    let until = Instant::now() + deadline;
+    let mut pause = Duration::from_millis(50);
+    loop {
+        let attempt = Session::connect(agent(job.from), &cfg.connect).and_then(|s| {
+            let r = s
+                .control
+                .send(&ClientMsg::ThirdParty(req.clone()))
+                .and_then(|()| {
+                    s.control.expect::<ThirdPartyResult>(
+                        Some(until.saturating_duration_since(Instant::now())),
+                        "the third-party test's result",
+                    )
+                });
+            s.close();
+            r
+        });
+        match attempt {
+            Err(EngineError::Refused(Refusal::Busy { .. })) if Instant::now() + pause < until => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_secs(1));
+            }
+            r => return r,
+        }
+    }
 }
 
 /// Runs `test` on `jobs`, bounded per node, merging results into `pairs`.

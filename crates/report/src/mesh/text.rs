@@ -92,7 +92,7 @@ pub fn text(d: &Document) -> String {
         .collect();
     let _ = writeln!(
         o,
-        "mesh {} ({}), {} in {:.1} s, started {}",
+        "mesh: {}\ntests {}; {}; {:.1} s, started {}",
         d.headline,
         tests.join(", "),
         r.expect.map_or(
