@@ -38,6 +38,7 @@ pub fn run(session: &Session, req: &ThirdPartyRequest) -> Result<ThirdPartyResul
                 p50_ns: r.client.latency.p50,
                 p99_ns: r.client.latency.p99,
                 wall_ns: r.client.wall_ns,
+                interrupted: interrupted(r.interrupted, r.interrupt_reason),
             }))
         }
         ThirdPartyTest::Stream { duration_ms } => {
@@ -57,9 +58,14 @@ pub fn run(session: &Session, req: &ThirdPartyRequest) -> Result<ThirdPartyResul
                     .map(|c| c.bytes)
                     .sum(),
                 wall_ns: r.agent.wall_ns,
+                interrupted: interrupted(r.interrupted, r.interrupt_reason),
             }))
         }
     }
+}
+
+fn interrupted(was: bool, why: Option<String>) -> Option<String> {
+    was.then(|| why.unwrap_or_else(|| "ended early".into()))
 }
 
 fn dir(d: &DirResult, mtu: Option<u32>) -> DirSummary {

@@ -126,6 +126,9 @@ pub struct RrSummary {
     pub p50_ns: u64,
     pub p99_ns: u64,
     pub wall_ns: u64,
+    /// Why the test ended early (a stall, the peer gone), when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<String>,
 }
 
 /// What a third-party stream test measured on B (the receiver): application bytes
@@ -135,6 +138,9 @@ pub struct RrSummary {
 pub struct StreamSummary {
     pub bytes: u64,
     pub wall_ns: u64,
+    /// Why the test ended early (a stall, the peer gone), when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<String>,
 }
 
 /// The result of a third-party test.

@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use mtuperf_engine::mesh::{Cell, DirCell, MeshNetwork};
 use mtuperf_proto::msg::mesh::StopKind;
 
-use super::text::{cell_text, tag};
+use super::text::cell_text;
 use super::Document;
 use crate::html::esc;
 
@@ -78,6 +78,11 @@ fn dir_title(d: &Document, from: usize, to: usize, x: Option<&DirCell>, expect: 
     }
 }
 
+/// A direction's MTU as the cell's label ("?" when not measured).
+fn mtu(d: Option<&DirCell>) -> String {
+    d.map_or_else(|| "?".into(), |x| x.mtu.to_string())
+}
+
 fn cell_svg(o: &mut String, d: &Document, net: &MeshNetwork, c: &Cell) {
     let f = dir_title(d, c.from, c.to, c.forward.as_ref(), net.expect);
     let r = dir_title(d, c.to, c.from, c.reverse.as_ref(), net.expect);
@@ -115,15 +120,18 @@ fn cell_svg(o: &mut String, d: &Document, net: &MeshNetwork, c: &Cell) {
         "<td title=\"{}\"><svg width=\"{s}\" height=\"{s}\" xmlns=\"http://www.w3.org/2000/svg\">\
 <polygon points=\"0,0 {s},0 0,{s}\" fill=\"{}\"><title>{}</title></polygon>\
 <polygon points=\"{s},0 {s},{s} 0,{s}\" fill=\"{}\"><title>{}</title></polygon>\
-<text x=\"{}\" y=\"{}\" font-size=\"9\" text-anchor=\"middle\" fill=\"#000\">{}</text></svg></td>",
+<line x1=\"{s}\" y1=\"0\" x2=\"0\" y2=\"{s}\" stroke=\"#fff\" stroke-width=\"1.5\"/>\
+<text x=\"2\" y=\"11\" font-size=\"9\" fill=\"#000\">{}</text>\
+<text x=\"{}\" y=\"{}\" font-size=\"9\" text-anchor=\"end\" fill=\"#000\">{}</text></svg></td>",
         esc(&title),
         colour(&c.verdict, c.forward.as_ref()),
         esc(&f),
         colour(&c.verdict, c.reverse.as_ref()),
         esc(&r),
-        s / 2,
-        s / 2 + 3,
-        esc(tag(&c.verdict)),
+        mtu(c.forward.as_ref()),
+        s - 2,
+        s - 3,
+        mtu(c.reverse.as_ref()),
     );
 }
 

@@ -121,21 +121,25 @@ pub fn text(d: &Document) -> String {
                 "  rr p50 (µs, 64-byte TCP transactions, measured on the row's node):"
             );
             grid(&mut o, d, net, &|a, b| {
-                pair(d, ni, a, b)
-                    .and_then(|p| p.rr.as_ref())
-                    .map_or_else(|| "-".into(), |x| format!("{:.0}", x.p50_ns as f64 / 1e3))
+                let p = pair(d, ni, a, b);
+                match p.and_then(|p| p.rr.as_ref()) {
+                    Some(x) if x.interrupted.is_none() => format!("{:.0}", x.p50_ns as f64 / 1e3),
+                    _ if p.is_some_and(|p| p.skipped.is_some()) => "skip".into(),
+                    _ => "-".into(),
+                }
             });
         }
         if has(&|p| p.stream.is_some()) {
             let _ = writeln!(o, "  stream goodput (Mbit/s, one TCP stream row → column, received on the column's node):");
             grid(&mut o, d, net, &|a, b| {
-                pair(d, ni, a, b)
-                    .and_then(|p| p.stream.as_ref())
-                    .filter(|s| s.wall_ns > 0)
-                    .map_or_else(
-                        || "-".into(),
-                        |s| format!("{:.0}", s.bytes as f64 * 8e3 / s.wall_ns as f64),
-                    )
+                let p = pair(d, ni, a, b);
+                match p.and_then(|p| p.stream.as_ref()) {
+                    Some(s) if s.wall_ns > 0 && s.interrupted.is_none() => {
+                        format!("{:.0}", s.bytes as f64 * 8e3 / s.wall_ns as f64)
+                    }
+                    _ if p.is_some_and(|p| p.skipped.is_some()) => "skip".into(),
+                    _ => "-".into(),
+                }
             });
         }
         let dirs: Vec<bool> = r
@@ -151,6 +155,18 @@ pub fn text(d: &Document) -> String {
             .iter()
             .filter(|c| c.net == ni && c.verdict == "error")
             .count();
+        let skipped = r
+            .pairs
+            .iter()
+            .filter(|p| p.net == ni && p.skipped.is_some())
+            .count();
+        if skipped > 0 {
+            let _ = writeln!(
+                o,
+                "  skip: rr and stream not run on {skipped} pairs whose path is short of {} (TCP would stall)",
+                net.expect
+            );
+        }
         let _ = writeln!(
             o,
             "  {} of {} directions measured carry {}{}",
