@@ -12,8 +12,7 @@ use std::net::IpAddr;
 use std::time::Duration;
 
 use mtuperf_proto::msg::mesh::{
-    DiscoverRequest, Discovery, ThirdPartyRequest, ThirdPartyResult, ThirdPartyTest,
-    MAX_DISCOVERED_ADDRS,
+    DiscoverRequest, Discovery, ThirdPartyRequest, ThirdPartyTest, MAX_DISCOVERED_ADDRS,
 };
 use mtuperf_proto::msg::{AgentMsg, Refusal};
 
@@ -127,7 +126,15 @@ pub fn serve_third_party(ctx: &SessionCtx, req: &ThirdPartyRequest) -> Result<()
     };
     let result = third_party::run(&session, req);
     session.close();
-    let result: ThirdPartyResult = result?;
-    ctx.control
-        .send(&AgentMsg::ThirdPartyDone(Box::new(result)))
+    match result {
+        Ok(r) => ctx.control.send(&AgentMsg::ThirdPartyDone(Box::new(r))),
+        // Said once: the asker's side adds its own "agent error:".
+        Err(e) => {
+            let message = match e {
+                EngineError::Agent(m) => m,
+                e => e.to_string(),
+            };
+            ctx.control.send(&AgentMsg::Error { message })
+        }
+    }
 }

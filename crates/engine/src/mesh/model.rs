@@ -94,6 +94,9 @@ pub struct PairResult {
     /// Why a test of this pair failed (the others may still have results).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The path test failed once and was tried again: the first failure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retried: Option<String>,
     /// Tests not run on this pair, and why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skipped: Option<String>,
