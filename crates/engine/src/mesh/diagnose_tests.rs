@@ -5,7 +5,8 @@ use std::net::IpAddr;
 
 use mtuperf_proto::msg::mesh::{DirSummary, PathSummary, StopKind};
 
-use super::diagnose::{diagnose, FindingKind, MeshFinding};
+use super::cells::diagnose;
+use super::diagnose::{FindingKind, MeshFinding};
 use super::model::{Cell, MeshNetwork, MeshNode, NodeAddr, PairResult};
 use super::net::net_name;
 

@@ -6,6 +6,7 @@
 //! (a node's NIC, a node's switch port, a whole network, an asymmetric route).
 
 pub mod agent;
+mod cells;
 pub mod diagnose;
 pub mod doctor;
 pub mod model;
@@ -17,6 +18,7 @@ mod third_party;
 #[cfg(test)]
 mod diagnose_tests;
 
+pub use cells::{diagnose, kind_name};
 pub use model::{
     Cell, DirCell, MeshConfig, MeshNetwork, MeshNode, MeshResult, MeshTests, NodeAddr, PairResult,
 };

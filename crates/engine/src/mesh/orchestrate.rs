@@ -12,7 +12,7 @@ use mtuperf_proto::msg::{ClientMsg, Refusal};
 
 use super::model::{MeshConfig, MeshNetwork, MeshNode, MeshResult, MeshTests, PairResult};
 use super::schedule::{ordered_pairs, run_bounded, tournament};
-use super::{diagnose, doctor, net};
+use super::{doctor, net};
 use crate::client::{resolve, Session};
 use crate::EngineError;
 
@@ -397,7 +397,7 @@ pub fn run(
         }
     }
     pairs.sort_by_key(|p| (p.net, p.from, p.to));
-    let (cells, mut findings) = diagnose::diagnose(&nodes, &networks, &pairs);
+    let (cells, mut findings) = super::cells::diagnose(&nodes, &networks, &pairs);
     if cfg.tests.contains(&MeshTests::Doctor) {
         findings.extend(doctor::compare(
             &nodes,
