@@ -95,6 +95,7 @@ fn third_party(
     job: Job,
     test: ThirdPartyTest,
     deadline: Duration,
+    stop: &AtomicBool,
 ) -> Result<ThirdPartyResult, EngineError> {
     let net = networks
         .get(job.net)
@@ -123,6 +124,7 @@ fn third_party(
             let r = s
                 .control
                 .send(&ClientMsg::ThirdParty(req.clone()))
+                .and_then(|()| answer_or_stop(s.control.socket(), until, stop))
                 .and_then(|()| {
                     s.control.expect::<ThirdPartyResult>(
                         Some(until.saturating_duration_since(Instant::now())),
@@ -142,7 +144,37 @@ fn third_party(
     }
 }
 
+/// Waits until the agent's answer starts to arrive (or the deadline passes), giving
+/// up at once when `stop` is set (Ctrl-C): a running pair never holds the stop for
+/// its whole deadline. Peeking leaves the frame whole for the reader.
+fn answer_or_stop(
+    sock: &std::net::TcpStream,
+    until: Instant,
+    stop: &AtomicBool,
+) -> Result<(), EngineError> {
+    let mut b = [0u8; 1];
+    while Instant::now() < until {
+        if stop.load(Ordering::Relaxed) {
+            return Err(EngineError::Agent(
+                "interrupted (Ctrl-C) before the result".into(),
+            ));
+        }
+        let _ = sock.set_read_timeout(Some(Duration::from_millis(200)));
+        match sock.peek(&mut b) {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            // Data, end of stream or an error: the reader says which.
+            _ => break,
+        }
+    }
+    Ok(())
+}
+
 /// One pair's test, as a result (an error is part of it).
+#[allow(clippy::too_many_arguments)]
 fn one(
     cfg: &MeshConfig,
     nodes: &[MeshNode],
@@ -150,9 +182,10 @@ fn one(
     j: Job,
     test: ThirdPartyTest,
     deadline: Duration,
+    stop: &AtomicBool,
 ) -> PairResult {
     let t0 = Instant::now();
-    let r = third_party(cfg, nodes, networks, j, test, deadline);
+    let r = third_party(cfg, nodes, networks, j, test, deadline, stop);
     let mut p = PairResult {
         net: j.net,
         from: j.from,
@@ -208,7 +241,7 @@ fn run_jobs(
         per_node,
         threads,
         &|| stop.load(Ordering::Relaxed),
-        |&j| one(cfg, nodes, networks, j, test, deadline),
+        |&j| one(cfg, nodes, networks, j, test, deadline, stop),
         &done,
     );
     let mut results: Vec<PairResult> = results.into_iter().flatten().collect();
@@ -233,7 +266,7 @@ fn run_jobs(
                 1,
                 again.len().min(MAX_THREADS),
                 &|| stop.load(Ordering::Relaxed),
-                |&j| one(cfg, nodes, networks, j, test, deadline),
+                |&j| one(cfg, nodes, networks, j, test, deadline, stop),
                 &|_, _| {},
             );
             for r in retried.into_iter().flatten() {
