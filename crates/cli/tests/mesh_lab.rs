@@ -277,3 +277,55 @@ fn mesh_needs_keys_and_names_an_unkeyed_node() {
     assert_eq!(cells.len(), 2, "{cells:#?}");
     assert!(cells.iter().all(|c| c["verdict"] == "ok"), "{cells:#?}");
 }
+
+/// `--tests rr,stream,doctor` on a clean three-node network: every ordered pair gets
+/// an rr and a stream result (rounds of disjoint pairs), nothing is found, exit 0,
+/// and the text shows the rr and goodput matrices.
+#[test]
+fn mesh_load_tests_measure_every_ordered_pair() {
+    require_lab!(false);
+    let lab = TestLab::up(&["--scenario", "cluster", "--nodes", "3", "--nets", "1"]);
+    let serve = mtuperf(&["lab", "serve", "--name", &lab.name]);
+    assert!(serve.status.success(), "lab serve: {}", text(&serve));
+    let run = |json: bool| {
+        let mut argv = vec![
+            lab_support::BIN,
+            "--no-store",
+            "mesh",
+            "--net",
+            "198.19.0.0/16",
+        ];
+        argv.extend(["--tests", "path,rr,stream,doctor", "--time", "300ms"]);
+        if json {
+            argv.push("--json");
+        }
+        argv.extend(["n1=198.19.1.1", "n2=198.19.1.2", "n3=198.19.1.3"]);
+        lab.exec("n1", &argv)
+    };
+    let out = run(true);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("mesh JSON");
+    assert_schema("mesh", &doc);
+    let pairs = doc["pairs"].as_array().unwrap();
+    assert_eq!(pairs.len(), 6);
+    for p in pairs {
+        assert!(p["rr"]["transactions"].as_u64().unwrap() > 0, "{p}");
+        assert!(p["rr"]["p50_ns"].as_u64().unwrap() > 0, "{p}");
+        assert!(p["stream"]["bytes"].as_u64().unwrap() > 0, "{p}");
+        assert!(p["stream"]["wall_ns"].as_u64().unwrap() > 0, "{p}");
+    }
+    assert_eq!(
+        doc["findings"].as_array().unwrap().len(),
+        0,
+        "{:#}",
+        doc["findings"]
+    );
+    let out = run(false);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{t}");
+    assert!(
+        t.contains("rr p50 (µs") && t.contains("stream goodput (Mbit/s"),
+        "{t}"
+    );
+    assert!(t.contains("no findings"), "{t}");
+}

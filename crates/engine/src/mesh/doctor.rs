@@ -147,7 +147,96 @@ pub fn compare(nodes: &[MeshNode], networks: &[MeshNetwork], nic_mtu: bool) -> V
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
+    use mtuperf_proto::host::{IfaceInfo, Offloads};
+    use mtuperf_proto::msg::doctor::HostFacts;
+    use mtuperf_proto::msg::mesh::Discovery;
+
+    use super::super::model::NodeAddr;
     use super::*;
+
+    /// A node whose net1 NIC has `mtu` and `gro`, with one sysctl.
+    fn node(i: usize, mtu: u32, gro: bool, rmem: &str) -> MeshNode {
+        MeshNode {
+            label: format!("n{}", i + 1),
+            agent: String::new(),
+            hostname: None,
+            error: None,
+            max_sessions: None,
+            discovery: Some(Discovery {
+                facts: HostFacts {
+                    ifaces: vec![IfaceFacts {
+                        info: IfaceInfo {
+                            name: "net1".into(),
+                            mtu,
+                            offloads: Offloads {
+                                gro: Some(gro),
+                                ..Offloads::default()
+                            },
+                            ..IfaceInfo::default()
+                        },
+                        up: true,
+                        pause: None,
+                        counters: None,
+                        counters_delta: None,
+                        rp_filter: Some(0),
+                    }],
+                    sysctls: BTreeMap::from([("net.core.rmem_max".to_string(), rmem.to_string())]),
+                    ..HostFacts::default()
+                },
+                addrs: Vec::new(),
+            }),
+        }
+    }
+
+    #[test]
+    fn settings_are_compared_across_nodes_and_the_odd_one_named() {
+        let nodes = vec![
+            node(0, 9000, true, "4194304"),
+            node(1, 1500, true, "4194304"),
+            node(2, 9000, false, "4194304"),
+            node(3, 9000, true, "212992"),
+        ];
+        let net = MeshNetwork {
+            name: "A".into(),
+            cidr: "10.1.0.0/24".parse().unwrap(),
+            expect: 9000,
+            members: (0..4)
+                .map(|n| NodeAddr {
+                    node: n,
+                    addr: format!("10.1.0.{}", n + 1).parse().unwrap(),
+                    iface: "net1".into(),
+                    mtu: 9000,
+                })
+                .collect(),
+        };
+        let f = compare(&nodes, std::slice::from_ref(&net), true);
+        let got: Vec<(Option<usize>, &str)> =
+            f.iter().map(|x| (x.node, x.summary.as_str())).collect();
+        assert_eq!(
+            got,
+            vec![
+                (
+                    Some(1),
+                    "node n2: the NIC MTU on net A (10.1.0.0/24) is 1500, the others 9000"
+                ),
+                (
+                    Some(2),
+                    "node n3: gro offload on net A (10.1.0.0/24) is off, the others on"
+                ),
+                (
+                    Some(3),
+                    "node n4: sysctl net.core.rmem_max is 212992, the others 4194304"
+                ),
+            ]
+        );
+        assert!(f.iter().all(|x| x.kind == FindingKind::Setting));
+        assert_eq!(f[1].next, "on n3: ethtool -K net1 gro on");
+        // With the path test run, its diagnosis names NIC MTUs: not repeated here.
+        let f = compare(&nodes, &[net], false);
+        assert!(f.iter().all(|x| !x.summary.contains("NIC MTU")));
+    }
 
     #[test]
     fn the_odd_one_out_needs_a_strict_majority() {
