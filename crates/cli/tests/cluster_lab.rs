@@ -330,3 +330,51 @@ fn cluster_refuses_bad_sizes_and_faults() {
         text(&out)
     );
 }
+
+/// The library entry the mesh tests use: `LabOptions::cluster` through a `LabGuard`,
+/// then the nodes' addresses from `Lab::cluster_status`; the guard removes the lab.
+#[test]
+fn cluster_builds_through_the_library_api() {
+    require_lab!(false);
+    let faults = ["port-mtu=n2:1:1500".to_string()];
+    let spec = mtuperf_lab::cluster::parse(3, 1, &faults).unwrap();
+    let prefix;
+    {
+        let lab = mtuperf_lab::LabGuard::up(mtuperf_lab::LabOptions::cluster("x", spec)).unwrap();
+        prefix = format!("mtlab-{}-", lab.name);
+        let st = lab.cluster_status().expect("a cluster lab");
+        let addrs: Vec<String> = st
+            .members
+            .iter()
+            .map(|m| format!("{} {}", m.name, m.addresses[0].v4))
+            .collect();
+        assert_eq!(addrs, ["n1 198.19.1.1", "n2 198.19.1.2", "n3 198.19.1.3"]);
+        assert_eq!(st.faults[0].spec, "port-mtu=n2:1:1500");
+        assert_eq!(lab_netns(&prefix).len(), 4);
+        assert!(lab.scenarios.is_empty() && lab.agent_hosts().len() == 3);
+    }
+    assert!(lab_netns(&prefix).is_empty(), "{:?}", lab_netns(&prefix));
+}
+
+/// A cluster build cut short (no state file yet) leaves namespaces only: `lab down`
+/// still finds every host name a cluster can have and removes them.
+#[test]
+fn down_removes_an_interrupted_cluster_without_state() {
+    require_lab!(false);
+    let name = mtuperf_lab::unique_name();
+    // Removes them even if an assertion fails first.
+    let _guard = TestLab { name: name.clone() };
+    let prefix = format!("mtlab-{name}-");
+    for host in ["n7", "sw2", "n3-net2-rt", "n64"] {
+        let ns = format!("{prefix}{host}");
+        let out = Command::new("ip")
+            .args(["netns", "add", &ns])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out));
+    }
+    assert_eq!(lab_netns(&prefix).len(), 4);
+    let out = mtuperf(&["lab", "down", "--name", &name]);
+    assert!(text(&out).contains("removed"), "{}", text(&out));
+    assert!(lab_netns(&prefix).is_empty(), "{:?}", lab_netns(&prefix));
+}

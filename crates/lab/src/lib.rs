@@ -2,7 +2,8 @@
 //!
 //! A lab is one client host with one interface per scenario, one server host per
 //! scenario, a router for `routed`, `blackhole` and `asym`, a bridge (L2 switch) for
-//! `switchport`, joined by veth pairs created
+//! `switchport` — or, for the `cluster` scenario ([`cluster`]), N node hosts on K
+//! bridged networks with injected faults — joined by veth pairs created
 //! directly inside the namespaces (nothing appears in the host's own namespace).
 //! Addresses come from 198.18.0.0/15 (RFC 2544) and fd6d:7475::/48; see
 //! [`scenario::Topology`]. Namespaces (kept in `/run/netns` as iproute2 keeps them),

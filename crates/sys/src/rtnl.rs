@@ -16,6 +16,9 @@ use netlink_packet_route::link::{
     BridgeStpState, InfoBridge, InfoData, InfoKind, InfoVeth, LinkAttribute, LinkFlags, LinkInfo,
     LinkMessage,
 };
+use netlink_packet_route::neighbour::{
+    NeighbourAddress, NeighbourAttribute, NeighbourFlags, NeighbourMessage, NeighbourState,
+};
 use netlink_packet_route::route::{
     RouteAddress, RouteAttribute, RouteHeader, RouteMessage, RouteMetric, RouteProtocol,
     RouteScope, RouteType,
@@ -197,6 +200,26 @@ pub fn add_address(name: &str, addr: IpAddr, prefix: u8, nodad: bool) -> io::Res
     m.attributes.push(AddressAttribute::Address(addr));
     request(
         RouteNetlinkMessage::NewAddress(m),
+        NLM_F_CREATE | NLM_F_EXCL,
+    )
+    .map(drop)
+}
+
+/// `ip neigh add proxy ADDR dev NAME`: with `proxy_arp` / `proxy_ndp` on NAME, the
+/// kernel answers ARP / neighbour solicitations for ADDR on it (a proxy-ARP router).
+pub fn add_neigh_proxy(name: &str, addr: IpAddr) -> io::Result<()> {
+    let mut m = NeighbourMessage::default();
+    m.header.family = family(addr);
+    m.header.ifindex = link_index(name)?;
+    m.header.flags = NeighbourFlags::Proxy;
+    m.header.state = NeighbourState::Permanent;
+    m.attributes
+        .push(NeighbourAttribute::Destination(match addr {
+            IpAddr::V4(a) => NeighbourAddress::Inet(a),
+            IpAddr::V6(a) => NeighbourAddress::Inet6(a),
+        }));
+    request(
+        RouteNetlinkMessage::NewNeighbour(m),
         NLM_F_CREATE | NLM_F_EXCL,
     )
     .map(drop)

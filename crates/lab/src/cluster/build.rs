@@ -3,6 +3,7 @@
 //! `routed`/`blackhole` faults (proxy ARP/NDP, host routes, ICMP drops) and the nft
 //! rules of `loss` faults.
 use std::fmt::Write as _;
+use std::net::Ipv6Addr;
 
 use mtuperf_sys::rtnl::{self, RouteSpec};
 
@@ -16,12 +17,9 @@ use crate::LabError;
 /// nftables table of `loss` faults inside a node.
 pub(crate) const FAULT_LOSS_TABLE: &str = "mtlab_fault_loss";
 
-/// The programs a cluster needs: `ip` for proxy NDP entries, `nft` for ICMP and loss.
+/// The programs a cluster needs: `nft` for a black hole's ICMP drops and for loss.
 pub(crate) fn tools(c: &Cluster) -> Vec<&'static str> {
     let mut t = Vec::new();
-    if c.faults.iter().any(Fault::is_routed) {
-        t.push("ip");
-    }
     let nft = |f: &Fault| matches!(f, Fault::Blackhole { .. } | Fault::Loss { .. });
     if c.faults.iter().any(nft) {
         t.push("nft");
@@ -69,18 +67,20 @@ fn router(run: Runner, n: &str, c: &Cluster, i: u8, k: u8) -> Result<(), LabErro
         let line = format!("ip -n {n} route add {dest}/{prefix} dev eth1");
         run.kernel(n, &line, || rtnl::add_route(&spec, false))?;
     }
-    run.run_stdin_in(n, &["ip", "-batch", "-"], &proxy_ndp_batch(c, i, k))?;
+    for (addr, dev) in proxy_ndp_entries(c, i, k) {
+        let line = format!("ip -n {n} neigh add proxy {addr} dev {dev}");
+        run.kernel(n, &line, || rtnl::add_neigh_proxy(dev, addr.into()))?;
+    }
     Ok(())
 }
 
-/// `ip -batch` lines: node `i`'s IPv6 address proxied toward the switch, every other
-/// node's toward node `i`.
-pub(crate) fn proxy_ndp_batch(c: &Cluster, i: u8, k: u8) -> String {
-    let mut s = format!("neigh add proxy {} dev eth0\n", v6(k, i));
-    for j in (1..=c.nodes).filter(|&j| j != i) {
-        let _ = writeln!(s, "neigh add proxy {} dev eth1", v6(k, j));
-    }
-    s
+/// Proxy NDP entries (IPv6 has no proxy-ARP-for-any-route): node `i`'s address
+/// answered toward the switch, every other node's toward node `i`.
+pub(crate) fn proxy_ndp_entries(c: &Cluster, i: u8, k: u8) -> Vec<(Ipv6Addr, &'static str)> {
+    let others = (1..=c.nodes)
+        .filter(|&j| j != i)
+        .map(|j| (v6(k, j), "eth1"));
+    std::iter::once((v6(k, i), "eth0")).chain(others).collect()
 }
 
 /// Random loss of UDP datagrams and ICMP echoes crossing NIC `dev`, both ways (input

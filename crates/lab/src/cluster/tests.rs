@@ -1,7 +1,7 @@
 //! Unit tests of the cluster's faults, topology and generated rules.
 use std::collections::HashSet;
 
-use super::build::{fault_loss_rules, proxy_ndp_batch};
+use super::build::{fault_loss_rules, proxy_ndp_entries};
 use super::{parse, Cluster, Fault};
 use crate::scenario::{Role, Topology};
 use crate::LabError;
@@ -206,11 +206,17 @@ fn faults_set_the_mtus_they_name_and_nothing_else() {
 #[test]
 fn router_rules_and_loss_rules() {
     let c = parse(3, 1, &specs(&["blackhole=n2:1"])).unwrap();
+    let entries: Vec<String> = proxy_ndp_entries(&c, 2, 1)
+        .iter()
+        .map(|(a, dev)| format!("{a} {dev}"))
+        .collect();
     assert_eq!(
-        proxy_ndp_batch(&c, 2, 1),
-        "neigh add proxy fd6d:7475:19:1::2 dev eth0\n\
-         neigh add proxy fd6d:7475:19:1::1 dev eth1\n\
-         neigh add proxy fd6d:7475:19:1::3 dev eth1\n"
+        entries,
+        [
+            "fd6d:7475:19:1::2 eth0",
+            "fd6d:7475:19:1::1 eth1",
+            "fd6d:7475:19:1::3 eth1"
+        ]
     );
     let loss = fault_loss_rules("net2", 500);
     for want in [
