@@ -168,6 +168,7 @@ fn a_mesh_of_loopback_agents_finds_no_shared_network() {
         expect: None,
         tests: vec![MeshTests::Path],
         per_node: 2,
+        parallel: 16,
         pair_timeout: Duration::from_secs(30),
         load_time: Duration::from_secs(1),
     };

@@ -48,6 +48,10 @@ pub struct Args {
     /// the agents' --max-sessions.
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=16))]
     per_node: u16,
+    /// Pair tests at once over the whole mesh, 1 to 64 (each waits on one agent; the
+    /// agents' hosts run the tests).
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=64))]
+    parallel: u16,
     /// Deadline of one pair's test (a black-holed pair costs at most this), 5s to 10m.
     #[arg(long, default_value = "60s", value_parser = parse_pair_timeout, value_name = "DURATION")]
     pair_timeout: Duration,
@@ -115,6 +119,7 @@ fn measure(g: &Global, a: &Args) -> CmdResult {
         expect: a.expect,
         tests,
         per_node: usize::from(a.per_node),
+        parallel: usize::from(a.parallel),
         pair_timeout: a.pair_timeout,
         load_time: a.time,
     };

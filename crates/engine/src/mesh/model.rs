@@ -34,6 +34,8 @@ pub struct MeshConfig {
     pub tests: Vec<MeshTests>,
     /// Tests one node takes part in at once (as sender or as peer).
     pub per_node: usize,
+    /// Pair tests at once over the whole mesh (each waits on one agent).
+    pub parallel: usize,
     /// Deadline of one pair's test, from the request to its result.
     pub pair_timeout: Duration,
     /// Length of each rr or stream test.

@@ -234,7 +234,11 @@ fn run_jobs(
         }
     };
     let done = |_: usize, r: &PairResult| obs.pair_done(r);
-    let threads = jobs.len().min(MAX_THREADS).min(nodes.len() * per_node);
+    let threads = jobs
+        .len()
+        .min(MAX_THREADS)
+        .min(cfg.parallel.max(1))
+        .min(nodes.len() * per_node);
     let results = run_bounded(
         jobs,
         |j| (j.from, j.to),
@@ -264,7 +268,7 @@ fn run_jobs(
                 &again,
                 |j| (j.from, j.to),
                 1,
-                again.len().min(MAX_THREADS),
+                again.len().min(MAX_THREADS).min(cfg.parallel.max(1)),
                 &|| stop.load(Ordering::Relaxed),
                 |&j| one(cfg, nodes, networks, j, test, deadline, stop),
                 &|_, _| {},
