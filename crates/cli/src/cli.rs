@@ -42,6 +42,8 @@ pub enum Command {
     Demo(cmd::demo::Args),
     /// Check this host (and the peer's) for interconnect settings the documents tell operators to tune.
     Doctor(cmd::doctor::Args),
+    /// Verify a whole cluster: every node pair, every interconnect network, both directions; name the culprit.
+    Mesh(cmd::mesh::Args),
     /// Compare paths (e.g. MTU 1500 vs 9000): interleaved repetitions, 95% intervals, verdict.
     Compare(cmd::compare::Args),
     /// One self-contained HTML (or Markdown) report of a comparison or of stored runs.
@@ -105,6 +107,7 @@ pub fn run(cli: Cli) -> CmdResult {
         Command::Demo(a) => cmd::demo::run(g, a),
         Command::Doctor(a) => cmd::doctor::run(g, a),
         Command::Compare(a) => cmd::compare::run(g, a),
+        Command::Mesh(a) => cmd::mesh::run(g, a),
         Command::Report(a) => cmd::report::run(g, a),
         Command::Export(a) => cmd::export::run(g, a),
         Command::Keygen(a) => cmd::keygen::run(&a),

@@ -35,7 +35,7 @@ fn size_in(s: &str, min: u64, max: u64, hint: &str) -> Result<u64, String> {
     Ok(v.0)
 }
 
-pub(crate) fn duration_in(s: &str, min: Duration, max: Duration) -> Result<Duration, String> {
+pub fn duration_in(s: &str, min: Duration, max: Duration) -> Result<Duration, String> {
     let d = parse_duration(s).map_err(|e| e.to_string())?;
     if d < min || d > max {
         return Err(format!(

@@ -7,6 +7,7 @@
 use std::fmt::Debug;
 
 use mtuperf_proto::msg::doctor::DoctorReply;
+use mtuperf_proto::msg::mesh::{Discovery, ThirdPartyResult};
 use mtuperf_proto::msg::path::PathReady;
 use mtuperf_proto::msg::rr::{RrReady, RrServed};
 use mtuperf_proto::msg::stream::StreamReady;
@@ -90,6 +91,8 @@ expected!(RrServed, AgentMsg, "rr report", AgentMsg::RrDone(r) => *r);
 expected!(DataReady, AgentMsg, "data ready", AgentMsg::DataReady => DataReady);
 expected!(DoctorReply, AgentMsg, "doctor reply", AgentMsg::DoctorReply(r) => *r);
 expected!(UdpStreamReady, AgentMsg, "udp stream ready", AgentMsg::UdpStreamReady(r) => r);
+expected!(Discovery, AgentMsg, "discovery", AgentMsg::Discovery(r) => *r);
+expected!(ThirdPartyResult, AgentMsg, "third-party result", AgentMsg::ThirdPartyDone(r) => *r);
 
 impl Expected for Start {
     type Msg = ClientMsg;

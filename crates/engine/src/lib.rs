@@ -14,6 +14,7 @@ pub mod error;
 pub mod flow;
 #[doc(hidden)]
 pub mod hotpath;
+pub mod mesh;
 pub mod metrics;
 pub mod path;
 pub mod payload;

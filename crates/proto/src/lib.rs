@@ -34,7 +34,8 @@ pub mod units;
 /// 5: rr requests may ask the agent to pin its serving threads (`cpus`), and rr
 /// reports carry where the agent's threads and receive softirqs ran (`placement`);
 /// and UDP streams (`stream --udp`): `UdpStream`, `UdpSent`, their replies, and the
-/// `StreamData` datagram kind.
+/// `StreamData` datagram kind;
+/// and the mesh: discovery (`discover`) and third-party tests (`third_party`).
 pub const PROTOCOL_VERSION: u16 = 5;
 /// Default TCP port of the agent (control and TCP data connections).
 pub const DEFAULT_PORT: u16 = 7878;

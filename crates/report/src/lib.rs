@@ -13,6 +13,7 @@ pub mod history;
 pub mod html;
 pub mod live;
 pub mod md;
+pub mod mesh;
 pub mod openmetrics;
 pub mod path;
 pub mod placement;

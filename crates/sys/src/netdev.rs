@@ -2,6 +2,7 @@
 //! owns a local address, and index/name conversion.
 
 mod addr;
+mod addrs;
 pub(crate) mod info;
 
 use std::ffi::CStr;
@@ -13,6 +14,7 @@ use mtuperf_proto::host::IfaceCounters;
 use crate::Error;
 
 pub use addr::iface_with_addr;
+pub use addrs::addresses;
 pub use info::{iface_info, iface_info_at};
 
 /// Where the kernel lists network interfaces.

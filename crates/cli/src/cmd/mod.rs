@@ -9,6 +9,7 @@ pub mod history;
 pub mod keygen;
 pub mod lab;
 pub mod man;
+pub mod mesh;
 pub mod path;
 pub mod report;
 pub mod report_trend;

@@ -60,15 +60,19 @@ fn load_runs(store: &Store, ids: &[i64]) -> anyhow::Result<Vec<mtuperf_store::St
 /// one run and it is a path run; `None` when none of them is a path run.
 pub fn path_report(store: &Store, ids: &[i64], md: bool) -> anyhow::Result<Option<String>> {
     let runs = load_runs(store, ids)?;
-    let Some(r) = runs.iter().find(|r| r.kind == "path") else {
+    let Some(r) = runs.iter().find(|r| r.kind == "path" || r.kind == "mesh") else {
         return Ok(None);
     };
     if runs.len() > 1 {
         return Err(anyhow!(
-            "run {} is a path run: report on it alone (`mtuperf report {}`)",
+            "run {} is a {} run: report on it alone (`mtuperf report {}`)",
             r.id,
+            r.kind,
             r.id
         ));
+    }
+    if r.kind == "mesh" {
+        return mesh_report(r, md).map(Some);
     }
     let mut doc: mtuperf_report::path::Document =
         serde_json::from_str(&r.document).with_context(|| format!("run {}", r.id))?;
@@ -83,4 +87,21 @@ pub fn path_report(store: &Store, ids: &[i64], md: bool) -> anyhow::Result<Optio
     } else {
         mtuperf_report::html::path::html(&doc)
     }))
+}
+
+/// The report of one mesh run: the HTML grid, or its text in Markdown.
+fn mesh_report(r: &mtuperf_store::StoredRun, md: bool) -> anyhow::Result<String> {
+    let mut doc: mtuperf_report::mesh::Document =
+        serde_json::from_str(&r.document).with_context(|| format!("run {}", r.id))?;
+    doc.run_id = Some(r.id);
+    Ok(if md {
+        format!(
+            "## mtuperf mesh, run {}\n\n**{}**\n\n```\n{}```\n",
+            r.id,
+            doc.headline,
+            mtuperf_report::mesh::text(&doc)
+        )
+    } else {
+        mtuperf_report::mesh::html(&doc)
+    })
 }

@@ -259,7 +259,13 @@ fn control_handshake(
     let info = || AgentInfo {
         software: SOFTWARE.into(),
         host: mtuperf_sys::host::identity(SOFTWARE),
-        capabilities: vec!["stream".into(), "rr".into(), "path".into(), "doctor".into()],
+        capabilities: vec![
+            "stream".into(),
+            "rr".into(),
+            "path".into(),
+            "doctor".into(),
+            "mesh".into(),
+        ],
         limits: config.limits.clone(),
         peer: peer.to_string(),
     };

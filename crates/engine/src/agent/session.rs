@@ -51,6 +51,7 @@ pub(super) fn run(ctx: SessionCtx, shutdown: &Arc<AtomicBool>) {
                 | ClientMsg::Rr(_)
                 | ClientMsg::Doctor(_)
                 | ClientMsg::UdpStream(_)
+                | ClientMsg::ThirdParty(_)
         );
         // Tests and the agent's own watch checks never overlap (see `gate`).
         let gate = ctx.config.gate.clone();
@@ -71,6 +72,8 @@ pub(super) fn run(ctx: SessionCtx, shutdown: &Arc<AtomicBool>) {
             ClientMsg::Rr(req) => crate::rr::agent::serve(&ctx, &req),
             ClientMsg::Doctor(req) => crate::doctor::agent::serve(&ctx, &req),
             ClientMsg::UdpStream(req) => crate::stream::udp::agent::serve(&ctx, &req),
+            ClientMsg::Discover(req) => crate::mesh::agent::serve_discover(&ctx, &req),
+            ClientMsg::ThirdParty(req) => crate::mesh::agent::serve_third_party(&ctx, &req),
             ClientMsg::Ping => ctx.control.send(&AgentMsg::Ack),
             // A Stop that arrives after its test ended (a race with the end) is harmless.
             ClientMsg::Stop | ClientMsg::UdpSent(_) => Ok(()),
@@ -109,6 +112,8 @@ fn message_name(m: &ClientMsg) -> &'static str {
         ClientMsg::Doctor(_) => "doctor",
         ClientMsg::UdpStream(_) => "udp_stream",
         ClientMsg::UdpSent(_) => "udp_sent",
+        ClientMsg::Discover(_) => "discover",
+        ClientMsg::ThirdParty(_) => "third_party",
         ClientMsg::Go => "go",
         ClientMsg::Stop => "stop",
         ClientMsg::Ping => "ping",

@@ -4,6 +4,7 @@
 //! types and unknown fields are rejected.
 
 pub mod doctor;
+pub mod mesh;
 pub mod path;
 pub mod rr;
 pub mod stream;
@@ -157,6 +158,17 @@ pub enum Refusal {
     Timeout {
         waiting_for: String,
     },
+    /// A third-party (mesh) test asked of an agent that holds no key: only keyed
+    /// agents test toward other agents.
+    KeyRequired {
+        what: String,
+    },
+    /// The peer of a third-party test did not complete the keyed handshake, so no
+    /// test traffic was sent to it.
+    PeerNotAuthenticated {
+        peer: String,
+        detail: String,
+    },
 }
 
 impl std::fmt::Display for Refusal {
@@ -200,6 +212,14 @@ impl std::fmt::Display for Refusal {
             Refusal::BadRequest { detail } => write!(f, "bad request: {detail}"),
             Refusal::UnknownSession => write!(f, "unknown or expired session cookie"),
             Refusal::Timeout { waiting_for } => write!(f, "timed out waiting for {waiting_for}"),
+            Refusal::KeyRequired { what } => write!(
+                f,
+                "{what} needs a keyed agent: start every agent with --key-file (the same key)"
+            ),
+            Refusal::PeerNotAuthenticated { peer, detail } => write!(
+                f,
+                "the peer {peer} did not authenticate, so no test traffic was sent to it: {detail}"
+            ),
         }
     }
 }
@@ -232,6 +252,10 @@ pub enum ClientMsg {
     UdpStream(udp::UdpStreamRequest),
     /// The client's senders are done: what they sent on each index.
     UdpSent(udp::UdpSent),
+    /// Mesh discovery: the agent's interfaces and addresses.
+    Discover(mesh::DiscoverRequest),
+    /// Mesh: run a test from this agent toward another agent.
+    ThirdParty(mesh::ThirdPartyRequest),
     /// Start the accepted test now.
     Go,
     /// Stop the running test early (Ctrl-C); the agent still sends its report.
@@ -271,6 +295,8 @@ pub enum AgentMsg {
     /// One live interval of the agent's side of a UDP stream.
     UdpInterval(Box<udp::UdpInterval>),
     UdpStreamDone(Box<udp::UdpEndReport>),
+    Discovery(Box<mesh::Discovery>),
+    ThirdPartyDone(Box<mesh::ThirdPartyResult>),
     /// Acknowledges a message that needs no other answer.
     Ack,
     /// The agent failed while running an accepted test.

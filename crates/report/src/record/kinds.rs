@@ -1,6 +1,6 @@
 //! One [`RunRecord`] implementation per [`RunKind`], and [`decode`] from the history.
 use super::{Figure, RunKind, RunRecord};
-use crate::{compare, doctor, path, rr, stream};
+use crate::{compare, doctor, mesh, path, rr, stream};
 
 /// Compact JSON in the struct's field order. Our documents are plain structs with
 /// string keys, which always serialize; the error arm keeps a failure visible as a
@@ -24,6 +24,7 @@ pub fn decode(kind: RunKind, document: &str) -> Result<Box<dyn RunRecord>, serde
         RunKind::Doctor => Box::new(serde_json::from_str::<doctor::Document>(document)?),
         RunKind::Compare => Box::new(serde_json::from_str::<compare::CompareDoc>(document)?),
         RunKind::Udp => stream::udp::decode(document)?,
+        RunKind::Mesh => Box::new(serde_json::from_str::<mesh::Document>(document)?),
     })
 }
 
@@ -244,5 +245,56 @@ impl RunRecord for compare::CompareDoc {
     }
     fn text(&self) -> String {
         compare::text(self)
+    }
+}
+
+impl RunRecord for mesh::Document {
+    fn kind(&self) -> RunKind {
+        RunKind::Mesh
+    }
+    fn started_unix_ms(&self) -> i64 {
+        self.result.started_unix_ms
+    }
+    fn headline(&self) -> String {
+        self.headline.clone()
+    }
+    fn headline_value(&self) -> Option<f64> {
+        Some(self.result.findings.len() as f64)
+    }
+    fn interrupted(&self) -> bool {
+        self.result.interrupted
+    }
+    fn document(&self) -> String {
+        json(self)
+    }
+    fn figures(&self) -> Vec<Figure> {
+        let r = &self.result;
+        let mut f = vec![
+            Figure::new("findings", "findings", r.findings.len() as f64),
+            Figure::new("elapsed", "ms", r.elapsed_ms as f64),
+        ];
+        for (ni, net) in r.networks.iter().enumerate() {
+            let dirs: Vec<bool> = r
+                .cells
+                .iter()
+                .filter(|c| c.net == ni)
+                .flat_map(|c| [c.forward.as_ref(), c.reverse.as_ref()])
+                .flatten()
+                .map(|d| d.ok)
+                .collect();
+            let ok = dirs.iter().filter(|&&x| x).count();
+            f.push(
+                Figure::new("directions_ok", "directions", ok as f64)
+                    .label("net", net.cidr.to_string()),
+            );
+            f.push(
+                Figure::new("directions_limited", "directions", (dirs.len() - ok) as f64)
+                    .label("net", net.cidr.to_string()),
+            );
+        }
+        f
+    }
+    fn text(&self) -> String {
+        mesh::text(self)
     }
 }

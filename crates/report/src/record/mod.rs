@@ -25,16 +25,18 @@ pub enum RunKind {
     Compare,
     /// `stream --udp`.
     Udp,
+    Mesh,
 }
 
 impl RunKind {
-    pub const ALL: [RunKind; 6] = [
+    pub const ALL: [RunKind; 7] = [
         RunKind::Stream,
         RunKind::Rr,
         RunKind::Path,
         RunKind::Doctor,
         RunKind::Compare,
         RunKind::Udp,
+        RunKind::Mesh,
     ];
 
     /// The name stored in the history and typed on the command line.
@@ -46,6 +48,7 @@ impl RunKind {
             RunKind::Doctor => "doctor",
             RunKind::Compare => "compare",
             RunKind::Udp => "udp",
+            RunKind::Mesh => "mesh",
         }
     }
 

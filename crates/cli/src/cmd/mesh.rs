@@ -1,0 +1,150 @@
+//! `mtuperf mesh`: verify a whole cluster: every node pair, every interconnect
+//! network, both directions, through the nodes' keyed agents (docs/mesh.md). Exit
+//! codes like `path`: 0 every path carries its network's MTU, 1 a finding, 2 an error.
+use std::time::Duration;
+
+use ipnet::IpNet;
+use mtuperf_engine::config::bounds;
+use mtuperf_engine::mesh::{self, MeshConfig, MeshTests};
+use mtuperf_report::mesh::{self as rm, Document};
+
+use crate::common;
+use crate::exit::{CmdResult, Failure};
+use crate::global::Global;
+use crate::live::mesh::Progress;
+use crate::output::{Format, Output};
+
+/// Mesh's error exit code (any error, usage and unreachable agents included).
+const MESH_ERROR: u8 = 2;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Test {
+    Path,
+    Rr,
+    Stream,
+    Doctor,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The nodes' agents: HOST[:PORT] or NAME=HOST[:PORT], at least two. Every agent
+    /// must run with the same --key-file as this command.
+    #[arg(required = true, num_args = 2.., value_name = "NODE")]
+    nodes: Vec<String>,
+    /// Only the networks inside CIDR (repeatable), like `oifcfg getif` (default:
+    /// every subnet on which at least two nodes have an address).
+    #[arg(long = "net", value_name = "CIDR")]
+    nets: Vec<IpNet>,
+    /// IP packet size every path must carry both ways, 576 to 65535 (default: the
+    /// largest interface MTU on each network).
+    #[arg(long, value_name = "MTU", value_parser = clap::value_parser!(u32).range(i64::from(bounds::MIN_EXPECT_MTU)..=i64::from(bounds::MAX_EXPECT_MTU)))]
+    expect: Option<u32>,
+    /// Tests to run, comma-separated: path (all ordered pairs in parallel), rr and
+    /// stream (rounds of disjoint pairs), doctor (settings compared across nodes).
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "path")]
+    tests: Vec<Test>,
+    /// Tests one node takes part in at once (as sender or peer), 1 to 16; at most
+    /// the agents' --max-sessions.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=16))]
+    per_node: u16,
+    /// Pair tests at once over the whole mesh, 1 to 64 (each waits on one agent; the
+    /// agents' hosts run the tests).
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=64))]
+    parallel: u16,
+    /// Deadline of one pair's test (a black-holed pair costs at most this), 5s to 10m.
+    #[arg(long, default_value = "60s", value_parser = parse_pair_timeout, value_name = "DURATION")]
+    pair_timeout: Duration,
+    /// Length of each rr and stream test, 100ms to 1m.
+    #[arg(long, default_value = "2s", value_parser = parse_load_time, value_name = "DURATION")]
+    time: Duration,
+    /// text, or json (one document, schema mtuperf.mesh/1).
+    #[command(flatten)]
+    output: Output,
+}
+
+fn parse_pair_timeout(s: &str) -> Result<Duration, String> {
+    common::duration_in(s, Duration::from_secs(5), Duration::from_mins(10))
+}
+
+fn parse_load_time(s: &str) -> Result<Duration, String> {
+    common::duration_in(s, Duration::from_millis(100), Duration::from_mins(1))
+}
+
+/// NAME=HOST[:PORT] or HOST[:PORT].
+fn node(s: &str) -> (Option<String>, String) {
+    match s.split_once('=') {
+        Some((name, host)) if !name.is_empty() => (Some(name.to_string()), host.to_string()),
+        _ => (None, s.to_string()),
+    }
+}
+
+// The dispatcher hands every subcommand its Args by value.
+#[allow(clippy::needless_pass_by_value)]
+pub fn run(g: &Global, a: Args) -> CmdResult {
+    a.output
+        .pick(Format::Text, &[Format::Text, Format::Json])
+        .and_then(|f| measure(g, &a, f == Format::Json))
+        .map_err(|f| Failure {
+            code: MESH_ERROR,
+            error: f.error,
+        })
+}
+
+fn measure(g: &Global, a: &Args, json: bool) -> CmdResult {
+    let connect = common::connect_options(g, None)?;
+    if connect.key.is_none() {
+        return Err(Failure::usage(
+            "--key-file",
+            "none",
+            "the key file every node's agent runs with",
+            "mesh asks agents to test each other, which only keyed agents do: pass --key-file (or MTUPERF_KEY_FILE); `mtuperf keygen` writes one",
+        ));
+    }
+    let store = common::open_store(g)?;
+    let mut tests: Vec<MeshTests> = a
+        .tests
+        .iter()
+        .map(|t| match t {
+            Test::Path => MeshTests::Path,
+            Test::Rr => MeshTests::Rr,
+            Test::Stream => MeshTests::Stream,
+            Test::Doctor => MeshTests::Doctor,
+        })
+        .collect();
+    tests.sort_unstable();
+    tests.dedup();
+    let cfg = MeshConfig {
+        nodes: a.nodes.iter().map(|s| node(s)).collect(),
+        connect,
+        nets: a.nets.clone(),
+        expect: a.expect,
+        tests,
+        per_node: usize::from(a.per_node),
+        parallel: usize::from(a.parallel),
+        pair_timeout: a.pair_timeout,
+        load_time: a.time,
+    };
+    let stop = common::interrupt_flag();
+    let progress = Progress::new(json);
+    let result = mesh::run(&cfg, &stop, &progress);
+    progress.bar.finish_and_clear();
+    let mut doc = Document::new(result.map_err(common::engine_failure)?);
+    doc.run_id = common::store_record(
+        store.as_ref(),
+        &doc,
+        common::Place {
+            target: &a.nodes.join(" "),
+            ..common::Place::default()
+        },
+    )?;
+    if json {
+        crate::out::json(&doc);
+    } else {
+        out!("{}", rm::text(&doc));
+        if let Some(id) = doc.run_id {
+            outln!("stored as run {id}");
+        }
+    }
+    let code = u8::from(!doc.ok);
+    Ok(common::measured_exit(&stop, None, code))
+}

@@ -1,0 +1,53 @@
+//! `mesh`'s progress on a terminal: discovery, then pairs done of each phase with ETA.
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use mtuperf_engine::mesh::{MeshNetwork, MeshNode, MeshObserver, PairResult};
+
+/// A progress bar on stderr (only on a terminal): pairs done of the phase, ETA.
+pub struct Progress {
+    pub bar: ProgressBar,
+}
+
+impl Progress {
+    pub fn new(json: bool) -> Progress {
+        let bar = if json || !crate::progress::stderr_is_terminal() {
+            ProgressBar::hidden()
+        } else {
+            ProgressBar::new_spinner()
+        };
+        bar.set_message("discovering the nodes' interfaces");
+        bar.enable_steady_tick(Duration::from_millis(200));
+        Progress { bar }
+    }
+}
+
+impl MeshObserver for Progress {
+    fn discovered(&self, nodes: &[MeshNode], networks: &[MeshNetwork]) {
+        let down = nodes.iter().filter(|n| n.error.is_some()).count();
+        let nets: Vec<String> = networks
+            .iter()
+            .map(|n| format!("{} {} ({} nodes)", n.name, n.cidr, n.members.len()))
+            .collect();
+        self.bar.println(format!(
+            "  {} nodes ({down} unreachable), networks: {}",
+            nodes.len(),
+            nets.join(", ")
+        ));
+    }
+    fn phase(&self, name: &str, total: usize) {
+        self.bar.set_length(total as u64);
+        self.bar.set_position(0);
+        self.bar.reset_eta();
+        self.bar.set_style(
+            ProgressStyle::with_template(
+                "  {msg:8} {bar:40} {pos}/{len} pairs  {elapsed} elapsed, ETA {eta}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        self.bar.set_message(name.to_string());
+    }
+    fn pair_done(&self, _pair: &PairResult) {
+        self.bar.inc(1);
+    }
+}

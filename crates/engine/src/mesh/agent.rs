@@ -1,0 +1,140 @@
+//! The agent's side of `mesh`: discovery, and third-party tests run from this agent
+//! toward another agent as a keyed client.
+//!
+//! Security: a third-party test is refused unless this agent holds a key; the peer is
+//! reached with that key exactly as the CLI would, and test traffic starts only once
+//! the peer has proved it holds the same key (mutual authentication). An arbitrary
+//! address gets at most a TCP handshake and a Hello, never a probe, so the agent
+//! cannot be used to reflect or amplify traffic. The test runs inside the asking
+//! session, so it holds one of this agent's session slots, like any test.
+
+use std::net::IpAddr;
+use std::time::Duration;
+
+use mtuperf_proto::msg::mesh::{
+    DiscoverRequest, Discovery, ThirdPartyRequest, ThirdPartyTest, MAX_DISCOVERED_ADDRS,
+};
+use mtuperf_proto::msg::{AgentMsg, Refusal};
+
+use super::third_party;
+use crate::agent::ctx::SessionCtx;
+use crate::client::{ConnectOptions, Session};
+use crate::doctor::facts;
+use crate::EngineError;
+
+pub fn serve_discover(ctx: &SessionCtx, _req: &DiscoverRequest) -> Result<(), EngineError> {
+    ctx.log("discover", "mesh discovery".into());
+    ctx.control.send(&AgentMsg::Discovery(Box::new(discover())))
+}
+
+/// This host's interfaces (doctor's facts of every up non-loopback interface) and
+/// addresses.
+pub fn discover() -> Discovery {
+    let ifaces = facts::up_interfaces_at(std::path::Path::new(mtuperf_sys::netdev::SYS_CLASS_NET));
+    let facts = facts::gather(&ifaces, "every up non-loopback interface", Duration::ZERO);
+    let mut addrs = mtuperf_sys::netdev::addresses().unwrap_or_default();
+    addrs.retain(|a| ifaces.contains(&a.iface));
+    addrs.truncate(MAX_DISCOVERED_ADDRS);
+    Discovery { facts, addrs }
+}
+
+/// Whether `ip` may be a third-party test's peer at all (a unicast address).
+fn unicast(ip: IpAddr) -> bool {
+    !(ip.is_unspecified() || ip.is_multicast() || matches!(ip, IpAddr::V4(v4) if v4.is_broadcast()))
+}
+
+pub fn serve_third_party(ctx: &SessionCtx, req: &ThirdPartyRequest) -> Result<(), EngineError> {
+    let test = req.test.name();
+    let Some(key) = ctx.config.key.clone() else {
+        ctx.config.log(
+            "warn",
+            Some(ctx.peer),
+            "third_party",
+            format!(
+                "refused a third-party {test} test toward {}: this agent holds no key",
+                req.to
+            ),
+        );
+        return ctx.refuse(Refusal::KeyRequired {
+            what: "a third-party (mesh) test".into(),
+        });
+    };
+    if !unicast(req.to.ip()) || req.to.port() == 0 {
+        return ctx.refuse(Refusal::BadRequest {
+            detail: format!("{} is not a unicast agent address", req.to),
+        });
+    }
+    if mtuperf_sys::netdev::iface_with_addr(req.from).is_none() {
+        return ctx.refuse(Refusal::BadRequest {
+            detail: format!("{} is not an address of this host", req.from),
+        });
+    }
+    if let ThirdPartyTest::Rr { duration_ms } | ThirdPartyTest::Stream { duration_ms } = req.test {
+        let allowed = ctx.config.limits.max_duration_ms;
+        if duration_ms > allowed {
+            return ctx.refuse_limit("max-duration", duration_ms.div_ceil(1000), allowed / 1000);
+        }
+    }
+    ctx.log_fields(
+        "third_party",
+        format!(
+            "third-party {test} test from {} to {}, asked by {}",
+            req.from, req.to, ctx.peer
+        ),
+        serde_json::json!({
+            "test": test, "from": req.from.to_string(), "to": req.to.to_string(),
+            "asked_by": ctx.peer.to_string(),
+        }),
+    );
+    let opts = ConnectOptions {
+        bind: Some(req.from),
+        key: Some(key),
+        ..ConnectOptions::default()
+    };
+    let session = match Session::connect(&req.to.to_string(), &opts) {
+        Ok(s) => s,
+        Err(
+            e @ (EngineError::Auth(_)
+            | EngineError::Refused(
+                Refusal::AuthFailed | Refusal::AuthRequired | Refusal::NotAllowed { .. },
+            )),
+        ) => {
+            ctx.config.log(
+                "warn",
+                Some(ctx.peer),
+                "third_party",
+                format!("no test toward {}: {e}", req.to),
+            );
+            return ctx.refuse(Refusal::PeerNotAuthenticated {
+                peer: req.to.to_string(),
+                detail: e.to_string(),
+            });
+        }
+        // The peer's session slots are all taken: a transient state the orchestrator
+        // retries, so it is passed on as this agent's own busy refusal.
+        Err(EngineError::Refused(Refusal::Busy { .. })) => {
+            ctx.log(
+                "third_party",
+                format!("peer {} busy; told the asker to retry", req.to),
+            );
+            return ctx.refuse(Refusal::Busy {
+                active: None,
+                max: None,
+            });
+        }
+        Err(e) => return Err(e),
+    };
+    let result = third_party::run(&session, req);
+    session.close();
+    match result {
+        Ok(r) => ctx.control.send(&AgentMsg::ThirdPartyDone(Box::new(r))),
+        // Said once: the asker's side adds its own "agent error:".
+        Err(e) => {
+            let message = match e {
+                EngineError::Agent(m) => m,
+                e => e.to_string(),
+            };
+            ctx.control.send(&AgentMsg::Error { message })
+        }
+    }
+}

@@ -1,0 +1,222 @@
+//! Third-party tests and discovery on loopback against in-process agents (issue 14):
+//! a keyed agent runs a path test toward another keyed agent and returns it; an
+//! unkeyed agent refuses third-party requests; a keyed agent refuses to test toward
+//! an agent that does not authenticate (and sends it no probe); the asker is logged.
+
+use std::net::SocketAddr;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::Duration;
+
+use mtuperf_engine::agent::{Agent, AgentConfig, LogLine};
+use mtuperf_engine::client::{ConnectOptions, Session};
+use mtuperf_engine::mesh::{self, MeshConfig, MeshTests, QuietMesh};
+use mtuperf_engine::EngineError;
+use mtuperf_proto::auth::Key;
+use mtuperf_proto::msg::mesh::{
+    DiscoverRequest, Discovery, StopKind, ThirdPartyRequest, ThirdPartyResult, ThirdPartyTest,
+};
+use mtuperf_proto::msg::{ClientMsg, Refusal};
+
+const KEY: Key = Key([7u8; 32]);
+
+fn agent(key: Option<Key>) -> (SocketAddr, Arc<Mutex<Vec<String>>>) {
+    let mut config = AgentConfig::new(vec!["127.0.0.1:0".parse().unwrap()]);
+    config.key = key;
+    let lines = Arc::new(Mutex::new(Vec::new()));
+    let sink = lines.clone();
+    config.log = Arc::new(move |l: &LogLine| {
+        sink.lock()
+            .unwrap()
+            .push(format!("{} {}", l.event, l.message));
+    });
+    let agent = Agent::bind(config).unwrap();
+    let addr = agent.local_addrs()[0];
+    let stop = Arc::new(AtomicBool::new(false));
+    thread::spawn(move || agent.run(&stop));
+    (addr, lines)
+}
+
+fn opts(key: Option<Key>) -> ConnectOptions {
+    ConnectOptions {
+        key,
+        ..ConnectOptions::default()
+    }
+}
+
+fn ask(a: SocketAddr, key: Option<Key>, to: SocketAddr) -> Result<ThirdPartyResult, EngineError> {
+    let s = Session::connect(&a.to_string(), &opts(key)).unwrap();
+    let r = s.ask::<ThirdPartyResult>(
+        &ClientMsg::ThirdParty(ThirdPartyRequest {
+            test: ThirdPartyTest::Path,
+            from: "127.0.0.1".parse().unwrap(),
+            to,
+        }),
+        "third-party result",
+    );
+    s.close();
+    r
+}
+
+#[test]
+fn a_keyed_agent_runs_a_path_test_toward_a_keyed_peer_and_logs_who_asked() {
+    let (a, log) = agent(Some(KEY));
+    let (b, _) = agent(Some(KEY));
+    let Ok(ThirdPartyResult::Path(p)) = ask(a, Some(KEY), b) else {
+        panic!("no path result");
+    };
+    // Loopback carries its whole MTU (65536, read as the largest IP packet) both ways.
+    assert_eq!(p.forward.stop, StopKind::Top, "{p:?}");
+    assert!(p.forward.largest_ok >= 60_000, "{p:?}");
+    assert!(p.reverse.largest_ok >= 60_000, "{p:?}");
+    assert_eq!(p.verdict, "carries");
+    let lines = log.lock().unwrap().join("\n");
+    assert!(
+        lines.contains(&format!(
+            "third-party path test from 127.0.0.1 to {b}, asked by 127.0.0.1:"
+        )),
+        "{lines}"
+    );
+}
+
+#[test]
+fn an_unkeyed_agent_refuses_third_party_requests() {
+    let (a, _) = agent(None);
+    let (b, _) = agent(Some(KEY));
+    match ask(a, None, b) {
+        Err(EngineError::Refused(r @ Refusal::KeyRequired { .. })) => {
+            assert!(r.to_string().contains("needs a keyed agent"), "{r}");
+        }
+        other => panic!("expected a key_required refusal, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_keyed_agent_refuses_to_test_toward_an_agent_that_does_not_authenticate() {
+    let (a, _) = agent(Some(KEY));
+    // An open agent (no key), and one holding another key: neither completes the
+    // keyed handshake with A, so A sends neither a probe.
+    let (open, open_log) = agent(None);
+    let (other, _) = agent(Some(Key([9u8; 32])));
+    for peer in [open, other] {
+        match ask(a, Some(KEY), peer) {
+            Err(EngineError::Refused(Refusal::PeerNotAuthenticated { peer: p, detail })) => {
+                assert_eq!(p, peer.to_string());
+                assert!(!detail.is_empty());
+            }
+            other => panic!("expected peer_not_authenticated for {peer}, got {other:?}"),
+        }
+    }
+    // The open agent saw a session opened and closed, never a test.
+    let lines = open_log.lock().unwrap().join("\n");
+    assert!(!lines.contains("path"), "{lines}");
+}
+
+#[test]
+fn a_peer_address_that_is_not_unicast_or_a_source_not_ours_is_refused() {
+    let (a, _) = agent(Some(KEY));
+    let s = Session::connect(&a.to_string(), &opts(Some(KEY))).unwrap();
+    for (from, to) in [
+        ("127.0.0.1", "255.255.255.255:7878"),
+        ("127.0.0.1", "0.0.0.0:7878"),
+        // TEST-NET-3 is never configured on this host.
+        ("203.0.113.9", "127.0.0.1:7878"),
+    ] {
+        let r = s.ask::<ThirdPartyResult>(
+            &ClientMsg::ThirdParty(ThirdPartyRequest {
+                test: ThirdPartyTest::Path,
+                from: from.parse().unwrap(),
+                to: to.parse().unwrap(),
+            }),
+            "third-party result",
+        );
+        assert!(
+            matches!(r, Err(EngineError::Refused(Refusal::BadRequest { .. }))),
+            "{from} -> {to}: {r:?}"
+        );
+    }
+    s.close();
+}
+
+#[test]
+fn discovery_lists_addresses_with_their_prefixes() {
+    let (a, _) = agent(Some(KEY));
+    let s = Session::connect(&a.to_string(), &opts(Some(KEY))).unwrap();
+    let d: Discovery = s
+        .ask(&ClientMsg::Discover(DiscoverRequest {}), "discovery")
+        .unwrap();
+    s.close();
+    assert!(!d.facts.hostname.is_empty());
+    // Loopback is not an interconnect: never listed.
+    assert!(d.addrs.iter().all(|x| x.iface != "lo"), "{:?}", d.addrs);
+    for x in &d.addrs {
+        assert!(d.facts.ifaces.iter().any(|i| i.info.name == x.iface));
+    }
+}
+
+#[test]
+fn a_mesh_of_loopback_agents_finds_no_shared_network() {
+    // Loopback addresses are not interconnect networks: the orchestrator says so
+    // rather than testing nothing and calling it good.
+    let (a, _) = agent(Some(KEY));
+    let (b, _) = agent(Some(KEY));
+    let cfg = MeshConfig {
+        nodes: vec![(Some("a".into()), a.to_string()), (None, b.to_string())],
+        connect: opts(Some(KEY)),
+        nets: vec!["127.0.0.0/8".parse().unwrap()],
+        expect: None,
+        tests: vec![MeshTests::Path],
+        per_node: 2,
+        parallel: 16,
+        pair_timeout: Duration::from_secs(30),
+        load_time: Duration::from_secs(1),
+    };
+    let stop = AtomicBool::new(false);
+    match mesh::run(&cfg, &stop, &QuietMesh) {
+        Err(EngineError::Agent(m)) => assert!(m.contains("no network is shared"), "{m}"),
+        other => panic!("expected no network, got {other:?}"),
+    }
+}
+
+#[test]
+fn rr_and_stream_third_party_tests_report_what_they_measured() {
+    let (a, _) = agent(Some(KEY));
+    let (b, _) = agent(Some(KEY));
+    let s = Session::connect(&a.to_string(), &opts(Some(KEY))).unwrap();
+    let run = |test| {
+        s.ask::<ThirdPartyResult>(
+            &ClientMsg::ThirdParty(ThirdPartyRequest {
+                test,
+                from: "127.0.0.1".parse().unwrap(),
+                to: b,
+            }),
+            "third-party result",
+        )
+    };
+    match run(ThirdPartyTest::Rr { duration_ms: 300 }) {
+        Ok(ThirdPartyResult::Rr(r)) => {
+            assert!(r.transactions > 0, "{r:?}");
+            assert!(r.p50_ns > 0 && r.p50_ns <= r.p99_ns, "{r:?}");
+            assert!(r.wall_ns >= 200_000_000, "{r:?}");
+        }
+        other => panic!("rr: {other:?}"),
+    }
+    match run(ThirdPartyTest::Stream { duration_ms: 300 }) {
+        Ok(ThirdPartyResult::Stream(r)) => {
+            assert!(r.bytes > 0, "{r:?}");
+            assert!(r.wall_ns >= 200_000_000, "{r:?}");
+        }
+        other => panic!("stream: {other:?}"),
+    }
+    // Beyond the agent's --max-duration: refused by name.
+    match run(ThirdPartyTest::Stream {
+        duration_ms: 7_200_000,
+    }) {
+        Err(EngineError::Refused(Refusal::Limit { limit, .. })) => {
+            assert_eq!(limit, "max-duration");
+        }
+        other => panic!("limit: {other:?}"),
+    }
+    s.close();
+}

@@ -1,0 +1,153 @@
+//! Messages of `mesh`: discovery (what a node's interfaces are, with addresses) and
+//! third-party tests (the orchestrator asks agent A to test toward agent B).
+//!
+//! A third-party test is run by A as a keyed client of B, exactly as the CLI would:
+//! A refuses unless it holds a key itself, and sends test traffic only once B has
+//! completed the keyed handshake with it.
+
+use std::net::{IpAddr, SocketAddr};
+
+use serde::{Deserialize, Serialize};
+
+use crate::msg::doctor::HostFacts;
+
+/// Asks the agent what its interfaces are.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DiscoverRequest {}
+
+/// One address configured on an interface.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IfaceAddr {
+    pub iface: String,
+    pub addr: IpAddr,
+    pub prefix: u8,
+}
+
+/// The agent's answer to a discovery: every up non-loopback interface's facts (MTU,
+/// offloads, bond members, VLAN parent, rp_filter) and the host's sysctls as `doctor`
+/// reads them, plus every address with its prefix length.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Discovery {
+    pub facts: HostFacts,
+    pub addrs: Vec<IfaceAddr>,
+}
+
+/// Most addresses one discovery reply lists (a bound on what the orchestrator keeps).
+pub const MAX_DISCOVERED_ADDRS: usize = 1024;
+
+/// What a third-party test measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ThirdPartyTest {
+    /// A `path` test: forward and reverse size searches.
+    Path,
+    /// An `rr` test (TCP, one client, 1-byte blocks) of `duration_ms`.
+    Rr { duration_ms: u64 },
+    /// A `stream` test (TCP, one stream, A sends) of `duration_ms`.
+    Stream { duration_ms: u64 },
+}
+
+impl ThirdPartyTest {
+    pub fn name(self) -> &'static str {
+        match self {
+            ThirdPartyTest::Path => "path",
+            ThirdPartyTest::Rr { .. } => "rr",
+            ThirdPartyTest::Stream { .. } => "stream",
+        }
+    }
+}
+
+/// Run `test` from this agent's address `from` toward the agent at `to`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ThirdPartyRequest {
+    pub test: ThirdPartyTest,
+    /// One of this agent's own addresses (the network the test is on).
+    pub from: IpAddr,
+    /// The peer agent's control address on the same network.
+    pub to: SocketAddr,
+}
+
+/// How one direction's size search ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopKind {
+    /// Reached the sending interface's MTU.
+    Top,
+    /// A router or the peer answered frag-needed / packet too big.
+    Icmp,
+    /// The sending host refused larger sends.
+    Local,
+    /// Larger probes vanished with no error.
+    Silent,
+}
+
+/// One direction of a third-party path test.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DirSummary {
+    /// Largest IP packet that passed (confirmed).
+    pub largest_ok: u32,
+    /// `largest_ok` read as an interface MTU (link-layer slack).
+    pub mtu: u32,
+    pub stop: StopKind,
+    /// Who answered frag-needed, for `Icmp`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icmp_from: Option<String>,
+    pub probes: u32,
+    pub lost: u32,
+}
+
+/// What a third-party path test found (forward: from A to B; reverse: B to A).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PathSummary {
+    pub forward: DirSummary,
+    pub reverse: DirSummary,
+    /// A's interface MTU toward B, and B's toward A (as B reported it).
+    pub local_mtu: u32,
+    pub peer_mtu: Option<u32>,
+    pub same_segment: bool,
+    /// The verdict's kind ("carries", "mismatch", "switch_port", ...) and sentence.
+    pub verdict: String,
+    pub verdict_text: String,
+    pub elapsed_ms: u64,
+}
+
+/// What a third-party rr test measured on A (the requester): TCP transactions of
+/// 64-byte requests and responses over A's measured phase (`wall_ns`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RrSummary {
+    pub transactions: u64,
+    pub p50_ns: u64,
+    pub p99_ns: u64,
+    pub wall_ns: u64,
+    /// Why the test ended early (a stall, the peer gone), when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<String>,
+}
+
+/// What a third-party stream test measured on B (the receiver): application bytes
+/// received from A over B's measured phase (`wall_ns`), one TCP stream.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StreamSummary {
+    pub bytes: u64,
+    pub wall_ns: u64,
+    /// Why the test ended early (a stall, the peer gone), when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<String>,
+}
+
+/// The result of a third-party test.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ThirdPartyResult {
+    Path(PathSummary),
+    Rr(RrSummary),
+    Stream(StreamSummary),
+}

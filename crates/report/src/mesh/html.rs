@@ -1,0 +1,285 @@
+//! The mesh as one self-contained HTML page in the style of perfSONAR's MaDDash: per
+//! network a grid (rows: from, columns: to) whose cells are split into their two
+//! directions (upper-left triangle: row → column; lower-right: column → row),
+//! coloured by verdict, with the details on hover; then the findings and per-network
+//! summaries. Inline CSS and SVG, no scripts.
+
+use std::fmt::Write as _;
+
+use mtuperf_engine::mesh::{Cell, DirCell, MeshNetwork};
+use mtuperf_proto::msg::mesh::StopKind;
+
+use super::text::cell_text;
+use super::Document;
+use crate::html::esc;
+
+const CSS: &str = "body{font-family:system-ui,sans-serif;margin:2em;max-width:1300px;color:#222}\
+table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}\
+th{background:#eee}table.grid td{padding:0;border:1px solid #fff}table.grid th{font-weight:normal;white-space:nowrap}\
+table.grid th.col{writing-mode:vertical-rl;transform:rotate(180deg);height:6em}\
+.legend span{display:inline-block;margin-right:1.2em}.legend i{display:inline-block;width:1em;height:1em;margin-right:.3em;vertical-align:middle}\
+.ok{background:#eef6ee;padding:.6em;border-left:4px solid #393}.flag{background:#fdd;padding:.6em;border-left:4px solid #c33}\
+ol li{margin-bottom:.6em}.ev{color:#555;font-size:.92em}";
+
+const CELL: u32 = 44;
+
+/// Colour of one direction: green when it carries the network's MTU, else by the
+/// finding that explains it.
+fn colour(verdict: &str, d: Option<&DirCell>) -> &'static str {
+    match d {
+        None => "#bbb",
+        Some(x) if x.ok => "#4caf50",
+        Some(_) => match verdict {
+            "nic_mtu" => "#e53935",
+            "switch_port" => "#fb8c00",
+            "network" => "#8e24aa",
+            "asymmetric" => "#fdd835",
+            "node_route" => "#6d4c41",
+            _ => "#c62828",
+        },
+    }
+}
+
+const LEGEND: [(&str, &str); 8] = [
+    ("ok", "carries the network's MTU"),
+    ("nic_mtu", "a node's NIC MTU"),
+    ("switch_port", "a node's switch port (silent)"),
+    ("network", "the whole network"),
+    ("asymmetric", "asymmetric"),
+    ("node_route", "a router in front of a node"),
+    ("limited", "one pair limited"),
+    ("error", "test failed"),
+];
+
+fn stop(s: StopKind) -> &'static str {
+    match s {
+        StopKind::Top => "reached the sender's NIC MTU",
+        StopKind::Icmp => "larger sizes refused by ICMP frag-needed",
+        StopKind::Local => "larger sizes refused by the sender",
+        StopKind::Silent => "larger sizes vanish silently",
+    }
+}
+
+fn dir_title(d: &Document, from: usize, to: usize, x: Option<&DirCell>, expect: u32) -> String {
+    match x {
+        None => format!("{} → {}: not measured", d.node(from), d.node(to)),
+        Some(x) => format!(
+            "{} → {}: carries {} ({}){}",
+            d.node(from),
+            d.node(to),
+            x.mtu,
+            stop(x.stop),
+            if x.ok {
+                String::new()
+            } else {
+                format!(", below {expect}")
+            }
+        ),
+    }
+}
+
+/// A direction's MTU as the cell's label ("?" when not measured).
+fn mtu(d: Option<&DirCell>) -> String {
+    d.map_or_else(|| "?".into(), |x| x.mtu.to_string())
+}
+
+fn cell_svg(o: &mut String, d: &Document, net: &MeshNetwork, c: &Cell) {
+    let f = dir_title(d, c.from, c.to, c.forward.as_ref(), net.expect);
+    let r = dir_title(d, c.to, c.from, c.reverse.as_ref(), net.expect);
+    let finding = [&c.forward, &c.reverse]
+        .into_iter()
+        .flatten()
+        .find_map(|x| x.finding)
+        .and_then(|i| d.result.findings.get(i))
+        .map_or(String::new(), |x| format!("\n{}", x.summary));
+    let load = d
+        .result
+        .pairs
+        .iter()
+        .find(|p| (p.net, p.from, p.to) == (c.net, c.from, c.to))
+        .map(super::load_figures)
+        .unwrap_or_default();
+    let load = if load.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "\n{} → {}: {}",
+            d.node(c.from),
+            d.node(c.to),
+            load.join(", ")
+        )
+    };
+    let title = format!(
+        "net {}: {}\n{f}\n{r}{load}{finding}",
+        net.name,
+        cell_text(c)
+    );
+    let s = CELL;
+    let _ = write!(
+        o,
+        "<td title=\"{}\"><svg width=\"{s}\" height=\"{s}\" xmlns=\"http://www.w3.org/2000/svg\">\
+<polygon points=\"0,0 {s},0 0,{s}\" fill=\"{}\"><title>{}</title></polygon>\
+<polygon points=\"{s},0 {s},{s} 0,{s}\" fill=\"{}\"><title>{}</title></polygon>\
+<line x1=\"{s}\" y1=\"0\" x2=\"0\" y2=\"{s}\" stroke=\"#fff\" stroke-width=\"1.5\"/>\
+<text x=\"2\" y=\"11\" font-size=\"9\" fill=\"#000\">{}</text>\
+<text x=\"{}\" y=\"{}\" font-size=\"9\" text-anchor=\"end\" fill=\"#000\">{}</text></svg></td>",
+        esc(&title),
+        colour(&c.verdict, c.forward.as_ref()),
+        esc(&f),
+        colour(&c.verdict, c.reverse.as_ref()),
+        esc(&r),
+        mtu(c.forward.as_ref()),
+        s - 2,
+        s - 3,
+        mtu(c.reverse.as_ref()),
+    );
+}
+
+fn grid(o: &mut String, d: &Document, ni: usize, net: &MeshNetwork) {
+    o.push_str("<table class=\"grid\"><tr><th>from ↓ to →</th>");
+    for m in &net.members {
+        let _ = write!(o, "<th class=\"col\">{}</th>", esc(d.node(m.node)));
+    }
+    o.push_str("</tr>\n");
+    for a in &net.members {
+        let _ = write!(
+            o,
+            "<tr><th>{} <small>{}</small></th>",
+            esc(d.node(a.node)),
+            esc(&a.addr.to_string())
+        );
+        for b in &net.members {
+            match d.result.cell(ni, a.node, b.node) {
+                _ if a.node == b.node => o.push_str("<td style=\"background:#f4f4f4\"></td>"),
+                Some(c) => cell_svg(o, d, net, c),
+                None => o.push_str("<td title=\"not tested\" style=\"background:#bbb\"></td>"),
+            }
+        }
+        o.push_str("</tr>\n");
+    }
+    o.push_str("</table>\n");
+}
+
+fn summary(o: &mut String, d: &Document, ni: usize, net: &MeshNetwork) {
+    o.push_str("<table><tr><th>node</th><th>address</th><th>interface</th><th>NIC MTU</th><th>directions out ok</th><th>directions in ok</th></tr>\n");
+    for m in &net.members {
+        let count = |out: bool| {
+            let dirs: Vec<bool> = d
+                .result
+                .cells
+                .iter()
+                .filter(|c| c.net == ni)
+                .filter_map(|c| {
+                    if c.from == m.node {
+                        if out {
+                            c.forward.as_ref()
+                        } else {
+                            c.reverse.as_ref()
+                        }
+                    } else if c.to == m.node {
+                        if out {
+                            c.reverse.as_ref()
+                        } else {
+                            c.forward.as_ref()
+                        }
+                    } else {
+                        None
+                    }
+                })
+                .map(|x| x.ok)
+                .collect();
+            format!("{} of {}", dirs.iter().filter(|&&x| x).count(), dirs.len())
+        };
+        let _ = writeln!(
+            o,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(d.node(m.node)),
+            esc(&m.addr.to_string()),
+            esc(&m.iface),
+            m.mtu,
+            count(true),
+            count(false)
+        );
+    }
+    o.push_str("</table>\n");
+}
+
+/// The whole page.
+pub fn html(d: &Document) -> String {
+    let r = &d.result;
+    let mut o = String::new();
+    let title = format!("mtuperf mesh: {}", d.headline);
+    let _ = write!(
+        o,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/><title>{}</title><style>{CSS}</style></head><body>\n<h1>mtuperf mesh</h1>\n",
+        esc(&title)
+    );
+    let cls = if d.ok { "ok" } else { "flag" };
+    let _ = writeln!(
+        o,
+        "<p class=\"{cls}\">{}</p><p>Started {}, {:.1} s{}.</p>",
+        esc(&d.headline),
+        esc(&d.started),
+        r.elapsed_ms as f64 / 1000.0,
+        d.run_id.map_or(String::new(), |id| format!(", run {id}"))
+    );
+    o.push_str("<p class=\"legend\">Each cell is one test, row → column: the upper-left triangle is row → column, the lower-right column → row. Hover for details. ");
+    for (v, what) in LEGEND {
+        let fake = DirCell {
+            mtu: 0,
+            stop: StopKind::Top,
+            ok: v == "ok",
+            finding: None,
+        };
+        let col = if v == "error" {
+            "#bbb"
+        } else {
+            colour(v, Some(&fake))
+        };
+        let _ = write!(
+            o,
+            "<span><i style=\"background:{col}\"></i>{}</span>",
+            esc(what)
+        );
+    }
+    o.push_str("</p>\n");
+    if !r.findings.is_empty() {
+        let _ = writeln!(o, "<h2>Findings ({})</h2><ol>", r.findings.len());
+        for f in &r.findings {
+            let _ = writeln!(
+                o,
+                "<li><b>{}</b><br/><span class=\"ev\">evidence: {}<br/>next: {}</span></li>",
+                esc(&f.summary),
+                esc(&f.evidence),
+                esc(&f.next)
+            );
+        }
+        o.push_str("</ol>\n");
+    }
+    for (ni, net) in r.networks.iter().enumerate() {
+        let _ = writeln!(
+            o,
+            "<h2>Net {} — {} (expect {})</h2>",
+            esc(&net.name),
+            esc(&net.cidr.to_string()),
+            net.expect
+        );
+        grid(&mut o, d, ni, net);
+        summary(&mut o, d, ni, net);
+    }
+    let unreachable: Vec<&str> = r
+        .nodes
+        .iter()
+        .filter(|n| n.error.is_some())
+        .map(|n| n.label.as_str())
+        .collect();
+    if !unreachable.is_empty() {
+        let _ = writeln!(
+            o,
+            "<p class=\"flag\">Not reached: {}</p>",
+            esc(&unreachable.join(", "))
+        );
+    }
+    o.push_str("</body></html>\n");
+    o
+}
