@@ -18,6 +18,7 @@ use crate::state::Lab;
 pub(crate) const FAULT_LOSS_TABLE: &str = "mtlab_fault_loss";
 
 pub(crate) fn build(run: Runner, lab: &Lab, c: &Cluster) -> Result<(), LabError> {
+    neighbour_room(run, c)?;
     let ns = |host: &str| lab.netns(host).expect("cluster hosts are lab hosts");
     for f in &c.faults {
         let (i, k) = (f.node(), f.net());
@@ -31,6 +32,44 @@ pub(crate) fn build(run: Runner, lab: &Lab, c: &Cluster) -> Result<(), LabError>
         if let Fault::Loss { pct, .. } = *f {
             let rules = fault_loss_rules(&Cluster::nic(k), loss_threshold(pct));
             run.run_stdin_in(&ns(&Cluster::node(i)), &["nft", "-f", "-"], &rules)?;
+        }
+    }
+    Ok(())
+}
+
+/// Entries the host's neighbour tables keep free for everything else (other labs, the
+/// host's own neighbours) on top of what a cluster needs.
+const NEIGH_MARGIN: u64 = 1024;
+
+/// The entries a full mesh of the cluster puts in each neighbour table (ARP, NDP):
+/// every node learns every other node on every network.
+pub(crate) fn neighbours_needed(c: &Cluster) -> u64 {
+    let n = u64::from(c.nodes);
+    n * (n - 1) * u64::from(c.nets)
+}
+
+/// The kernel's ARP and NDP tables are shared by every network namespace and hold at
+/// most `gc_thresh3` entries (1024 by default), so a mesh over a 64-node lab overflows
+/// them ("neighbor table overflow") and every lab on the host then loses packets at
+/// random. Raises the limits (never lowers them) when the cluster needs more; the
+/// settings are the host's own, so they stay after `lab down` (they only make room).
+fn neighbour_room(run: Runner, c: &Cluster) -> Result<(), LabError> {
+    let want = neighbours_needed(c) + NEIGH_MARGIN;
+    for family in ["ipv4", "ipv6"] {
+        for (knob, value) in [("gc_thresh2", want), ("gc_thresh3", 2 * want)] {
+            let file = format!("/proc/sys/net/{family}/neigh/default/{knob}");
+            let now: u64 = std::fs::read_to_string(&file)
+                .ok()
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(u64::MAX);
+            if now < value {
+                let line = format!("sysctl -qw net.{family}.neigh.default.{knob}={value}");
+                run.echo(&line);
+                std::fs::write(&file, value.to_string()).map_err(|source| LabError::Kernel {
+                    line: line.clone(),
+                    source,
+                })?;
+            }
         }
     }
     Ok(())

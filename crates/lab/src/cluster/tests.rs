@@ -228,3 +228,13 @@ fn router_rules_and_loss_rules() {
     }
     assert!(!loss.contains("tcp"), "{loss}");
 }
+
+#[test]
+fn a_full_mesh_needs_one_neighbour_entry_per_ordered_pair_and_network() {
+    use crate::build_cluster::neighbours_needed;
+    let c = |n, k| Cluster::new(n, k, Vec::new()).unwrap();
+    assert_eq!(neighbours_needed(&c(2, 1)), 2);
+    assert_eq!(neighbours_needed(&c(5, 2)), 40);
+    // 64 nodes × 4 networks: far past the kernel's default gc_thresh3 of 1024.
+    assert_eq!(neighbours_needed(&c(64, 4)), 16_128);
+}
