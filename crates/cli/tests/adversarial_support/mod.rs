@@ -204,10 +204,16 @@ impl Raw {
 
     /// Completes the keyed handshake; returns the AuthOk cookie.
     pub fn handshake(&mut self, key: &Key) -> String {
+        self.try_handshake(key).expect("no welcome")
+    }
+
+    /// The keyed handshake, or None when the agent answers the Hello with anything
+    /// but a Welcome (e.g. busy while a finished session's slot is still releasing).
+    pub fn try_handshake(&mut self, key: &Key) -> Option<String> {
         let nc = [0x11u8; 16];
         self.send(&ClientMsg::Hello(Hello::new(nc, Role::Control)));
         let Some(AgentMsg::Welcome(w)) = self.recv() else {
-            panic!("no welcome")
+            return None;
         };
         let mut na = [0u8; 16];
         hex::decode_to_slice(&w.nonce, &mut na).unwrap();
@@ -217,7 +223,7 @@ impl Raw {
         match self.recv() {
             Some(AgentMsg::AuthOk { cookie, info }) => {
                 self.last_auth_ok = Some(*info);
-                cookie
+                Some(cookie)
             }
             other => panic!("expected auth_ok, got {other:?}"),
         }
