@@ -44,6 +44,11 @@ pub fn serve(ctx: &SessionCtx, req: &UdpStreamRequest) -> Result<(), EngineError
     sockets::connect(&socks, ctx.peer.ip(), &req.ports)?;
     let token = u64::from_be_bytes(crate::stamp::random_bytes());
     let rate = config.paced_rate(&ctx.config.limits);
+    // The kernel's counters start before Ready: the client may send its first
+    // datagrams as soon as it knows the ports, and the kernel reassembles them
+    // (ReasmOKs) before this thread would read its counters after Go. The snapshot's
+    // own time is ~0, as t0's would be.
+    let before = sampler.snapshot(Instant::now());
     ctx.control.send(&AgentMsg::UdpStreamReady(UdpStreamReady {
         path: AgentPathInfo {
             iface: sampler.iface.clone(),
@@ -66,7 +71,6 @@ pub fn serve(ctx: &SessionCtx, req: &UdpStreamRequest) -> Result<(), EngineError
         StreamLimit::Time { ms } => Duration::from_millis(ms).min(max),
         StreamLimit::Bytes { .. } => max,
     };
-    let before = sampler.snapshot(t0);
     let plan = Plan {
         token,
         block: req.block,
