@@ -5,3 +5,4 @@ pub mod compare;
 pub mod rr;
 pub mod stream;
 pub mod stream_udp;
+pub mod watch;

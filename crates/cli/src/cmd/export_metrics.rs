@@ -9,7 +9,7 @@ use crate::common;
 use crate::exit::CmdResult;
 use crate::global::Global;
 
-use super::serve_watch::WATCH_LABEL;
+use crate::args::watch::WATCH_LABEL;
 
 pub fn run(g: &Global, ids: &[i64]) -> CmdResult {
     let store = common::require_store(g, "export")?;

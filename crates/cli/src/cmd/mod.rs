@@ -15,7 +15,6 @@ pub mod report;
 pub mod report_trend;
 pub mod rr;
 pub mod serve;
-pub mod serve_watch;
 pub mod show;
 pub mod stream;
 pub mod stream_udp;

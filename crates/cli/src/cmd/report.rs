@@ -24,7 +24,7 @@ pub struct Args {
     compare: Option<i64>,
     /// The watch history of this last stretch of time (1h to 3650d, e.g. 7d): MTU
     /// per peer and direction, and rr p50/p99, over time (HTML only).
-    #[arg(long, value_name = "DURATION", conflicts_with_all = ["last", "compare"], value_parser = super::serve_watch::parse_long_duration)]
+    #[arg(long, value_name = "DURATION", conflicts_with_all = ["last", "compare"], value_parser = crate::args::watch::parse_long_duration)]
     since: Option<std::time::Duration>,
     /// Write here instead of standard output.
     #[arg(short, long, value_name = "FILE")]

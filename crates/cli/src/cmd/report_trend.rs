@@ -6,7 +6,7 @@ use anyhow::Context;
 use mtuperf_report::watch::{StoredWatch, Trend};
 use mtuperf_store::{Filter, Store};
 
-use super::serve_watch::WATCH_LABEL;
+use crate::args::watch::WATCH_LABEL;
 use crate::exit::Failure;
 
 pub fn html(store: &Store, since: Duration) -> Result<String, Failure> {

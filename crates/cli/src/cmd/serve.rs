@@ -61,7 +61,7 @@ pub struct Args {
     #[arg(long, value_name = "LIST", value_parser = crate::placement_args::parse_local_cpus)]
     cpus: Option<crate::placement_args::CpuList>,
     #[command(flatten)]
-    watch: super::serve_watch::WatchArgs,
+    watch: crate::args::watch::WatchArgs,
 }
 
 fn logger(format: LogFormat) -> mtuperf_engine::agent::LogFn {
@@ -129,7 +129,7 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         let _ = signal_hook::flag::register(sig, shutdown.clone());
     }
-    let extra = super::serve_watch::start(g, &a.watch, &shared, &shutdown)?;
+    let extra = crate::groups::watch::start(g, &a.watch, &shared, &shutdown)?;
     agent.run(&shutdown);
     for t in extra {
         let _ = t.join();

@@ -15,6 +15,7 @@ use crate::exit::{self, Failure};
 pub mod demo;
 mod reports;
 mod run;
+pub mod watch;
 
 pub use reports::{adhoc_doc, group_doc, path_report};
 pub use run::execute;

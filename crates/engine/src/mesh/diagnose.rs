@@ -15,49 +15,9 @@
 use std::collections::BTreeMap;
 
 use mtuperf_proto::msg::mesh::StopKind;
-use serde::{Deserialize, Serialize};
 
+pub use super::model::{FindingKind, MeshFinding};
 use super::model::{MeshNetwork, MeshNode, PairResult};
-
-/// What a finding blames.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FindingKind {
-    /// A node's interface MTU is below the others'.
-    NicMtu,
-    /// Every path through a node is silently limited while its NIC is fine.
-    SwitchPort,
-    /// Every path through a node is limited by a router answering frag-needed.
-    NodeRoute,
-    /// Every pair of a network is limited.
-    Network,
-    /// One direction of a pair carries the MTU, the other does not.
-    Asymmetric,
-    /// A pair's path is limited in both directions.
-    Limited,
-    /// A pair's test could not run.
-    TestFailed,
-    /// A node's agent could not be reached or discovered.
-    Unreachable,
-    /// `--tests doctor`: a setting differs from the other nodes'.
-    Setting,
-}
-
-/// One finding, in one line plus its evidence and the next step.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MeshFinding {
-    pub kind: FindingKind,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub net: Option<usize>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub node: Option<usize>,
-    /// The failing directions (from node, to node) this finding explains.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub directions: Vec<(usize, usize)>,
-    pub summary: String,
-    pub evidence: String,
-    pub next: String,
-}
 
 /// What was seen of one direction (from, to) on one network, over every test that
 /// measured it (the forward search of from → to, the reverse search of to → from).

@@ -8,6 +8,7 @@
 pub mod agent;
 mod cells;
 pub mod diagnose;
+pub mod discover;
 pub mod doctor;
 pub mod model;
 pub mod net;

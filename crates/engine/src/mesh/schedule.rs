@@ -7,6 +7,9 @@
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
+/// Threads that run pair tests at once, at most: each waits on one agent.
+pub(crate) const MAX_THREADS: usize = 64;
+
 /// Ordered pairs of `n` members: (i, j) for every i != j.
 pub fn ordered_pairs(n: usize) -> Vec<(usize, usize)> {
     (0..n)

@@ -1,0 +1,101 @@
+//! Continuous verification beside `mtuperf serve`: binds the metrics listener and
+//! runs the watch thread, storing each check (with `--retain`) and feeding the metrics.
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use mtuperf_engine::agent::AgentConfig;
+use mtuperf_engine::metrics::{http::Listener, Metrics};
+use mtuperf_engine::watch::{self, Check, WatchConfig};
+use mtuperf_report::path::Document as PathDoc;
+use mtuperf_report::rr::StepDoc;
+use mtuperf_store::Store;
+
+pub use crate::args::watch::{WatchArgs, WATCH_LABEL};
+use crate::common::{self, Place};
+use crate::exit::{self, Failure};
+use crate::global::Global;
+
+/// Binds the metrics listener and starts the watch thread, as asked. Returns the
+/// threads to join once `shutdown` is set.
+pub fn start(
+    g: &Global,
+    a: &WatchArgs,
+    config: &AgentConfig,
+    shutdown: &Arc<AtomicBool>,
+) -> Result<Vec<JoinHandle<()>>, Failure> {
+    let peers = a.peers()?;
+    if !peers.is_empty() && config.key.is_none() {
+        return Err(Failure::usage(
+            "--watch",
+            &peers.join(","),
+            "peers checked as a keyed client",
+            "give --key-file (the same key as the peers'): watch sends test traffic only to agents that prove they hold it",
+        ));
+    }
+    let metrics = Arc::new(Metrics::new(Some(&config.counters)));
+    let mut threads = Vec::new();
+    if let Some(addr) = a.metrics {
+        let l = Listener::bind(addr).map_err(|e| Failure::new(exit::FAILED, e))?;
+        let at = l.local_addr().unwrap_or(addr);
+        config.log(
+            "info",
+            None,
+            "metrics",
+            format!("metrics served on http://{at}/metrics"),
+        );
+        threads.push(
+            l.spawn(metrics.clone(), shutdown.clone())
+                .map_err(|e| Failure::new(exit::FAILED, e))?,
+        );
+    }
+    if peers.is_empty() {
+        return Ok(threads);
+    }
+    let store = common::open_store(g)?;
+    let cfg = WatchConfig {
+        peers,
+        every: a.watch_every,
+        expect: a.watch_expect,
+        rr: a.watch_rr,
+        rr_rate: a.watch_rr_rate,
+    };
+    let retain = a.retain;
+    let (agent, shutdown) = (config.clone(), shutdown.clone());
+    let t = std::thread::Builder::new()
+        .name("mtuperf-watch".into())
+        .spawn(move || {
+            watch::run(&cfg, &agent, &shutdown, &mut |c| {
+                metrics.watch.observe(&c);
+                keep(store.as_ref(), &c, retain, &agent);
+            });
+        })
+        .map_err(|e| Failure::new(exit::FAILED, e))?;
+    threads.push(t);
+    Ok(threads)
+}
+
+/// Stores a check's results (logged first by the watch loop) and deletes watch
+/// results older than `retain`. A storage failure is logged; the agent goes on.
+fn keep(store: Option<&Store>, c: &Check, retain: Duration, agent: &AgentConfig) {
+    let Some(store) = store else { return };
+    let place = Place {
+        target: &c.peer,
+        group: None,
+        label: Some(WATCH_LABEL),
+    };
+    if let Ok(p) = &c.path {
+        let mut doc = PathDoc::agent(p.clone());
+        doc.started_unix_ms = c.started_unix_ms;
+        let _ = common::store_record(Some(store), &doc, place);
+    }
+    if let Some(Ok(rr)) = &c.rr {
+        let doc = StepDoc::new((*rr.result).clone());
+        let _ = common::store_record(Some(store), &doc, place);
+    }
+    let cutoff = mtuperf_engine::unix_ms() - retain.as_millis() as i64;
+    if let Err(e) = store.prune_label(WATCH_LABEL, cutoff) {
+        agent.log("warn", None, "watch", format!("history retention: {e}"));
+    }
+}
