@@ -4,7 +4,7 @@
 #[allow(dead_code)]
 mod lab_support;
 
-use std::io::Read;
+use std::io::{BufRead, BufReader, Read};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -115,6 +115,11 @@ fn demo_cluster_finds_both_faults_in_under_a_minute_and_removes_its_lab() {
         .expect("lab name in the output")
         .to_string();
     assert!(all.contains("lab removed"), "{all}");
+    assert_lab_gone(&name);
+}
+
+/// No namespace or state of lab `name` is left.
+fn assert_lab_gone(name: &str) {
     let prefix = format!("mtlab-{name}-");
     let left: Vec<String> = std::fs::read_dir("/run/netns")
         .map(|d| {
@@ -126,7 +131,65 @@ fn demo_cluster_finds_both_faults_in_under_a_minute_and_removes_its_lab() {
         .unwrap_or_default();
     assert!(left.is_empty(), "namespaces left: {left:?}");
     assert!(
-        !std::path::Path::new(STATE_ROOT).join(&name).exists(),
+        !std::path::Path::new(STATE_ROOT).join(name).exists(),
         "lab state left"
     );
+}
+
+/// Ctrl-C sent to the demo alone while the mesh runs: the demo stops the mesh, prints
+/// what it has, exits 130 and removes its lab.
+#[test]
+fn demo_cluster_interrupted_removes_its_lab() {
+    require_lab!(false);
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(BIN)
+        .current_dir(dir.path())
+        .args(["--no-store", "demo", "--cluster", "-o", "grid.html"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start mtuperf");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line.clone());
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    let mut name = None;
+    loop {
+        let line = rx
+            .recv_timeout(Duration::from_mins(2))
+            .expect("the demo says it runs the mesh");
+        if let Some(n) = line.split("building cluster lab \"").nth(1) {
+            name = n.split('"').next().map(str::to_string);
+        }
+        if line.contains("running `mtuperf mesh`") {
+            break;
+        }
+    }
+    let name = name.expect("lab name in the output");
+    // Some pairs under way, not all (the whole mesh takes well over a second).
+    std::thread::sleep(Duration::from_secs(1));
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap());
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let deadline = Instant::now() + Duration::from_mins(2);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            panic!("the demo did not stop within 2 min of Ctrl-C");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let all = reader.join().unwrap();
+    assert_eq!(status.code(), Some(130), "{all}");
+    assert!(all.contains("lab removed"), "{all}");
+    assert_lab_gone(&name);
 }
