@@ -5,30 +5,41 @@
 //! compact `compare` (8K stream and 8K UDP rr, interleaved repetitions) from the lab's
 //! client host, prints the verdict, writes report.html and removes the lab.
 //! Otherwise it says why and runs stream over loopback against an in-process agent.
-//! The orchestration is in [`crate::groups::demo`].
+//! `--cluster` instead builds a 6-node, 2-network cluster lab with two faults, runs a
+//! path-only `mtuperf mesh` from inside node n1, prints its matrices and findings and
+//! writes its HTML grid. Exit code, both ways: 0 once the demo has shown its result
+//! (the findings are what the cluster demo is there to show), 130/143 when stopped,
+//! 5/6 when it could not run.
+//! The orchestration is in [`crate::groups::demo`] and [`crate::groups::demo_cluster`].
 use std::path::PathBuf;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use anyhow::Context;
 use mtuperf_report::stream::{self as rs, RunDoc};
 
 use crate::common;
-use crate::exit::{self, CmdResult};
+use crate::exit::{self, CmdResult, Failure};
 use crate::global::Global;
 use crate::groups::demo::{self, DemoObserver};
+use crate::groups::demo_cluster;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Skip the lab and run on loopback.
     #[arg(long)]
     loopback: bool,
+    /// A 6-node, 2-network cluster lab with two faults, verified by `mtuperf mesh`
+    /// (root needed; no loopback fallback).
+    #[arg(long, conflicts_with_all = ["loopback", "time", "repeat"])]
+    cluster: bool,
     /// Length of each run.
     #[arg(long, default_value = "2s", value_parser = common::parse_test_time)]
     time: Duration,
     /// Repetitions per path and test (interleaved std, jumbo, std, jumbo ...).
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(2..=50))]
     repeat: u32,
-    /// Where the lab demo writes its HTML report.
+    /// Where the lab demo writes its HTML report (the mesh grid with --cluster).
     #[arg(long, short = 'o', default_value = "report.html")]
     output: PathBuf,
 }
@@ -48,6 +59,9 @@ impl DemoObserver for Printer {
 // The dispatcher hands every subcommand its Args by value.
 #[allow(clippy::needless_pass_by_value)]
 pub fn run(g: &Global, a: Args) -> CmdResult {
+    if a.cluster {
+        return cluster_demo(g, &a);
+    }
     if !a.loopback {
         match mtuperf_lab::check_environment() {
             Ok(()) => return lab_demo(g, &a),
@@ -76,4 +90,36 @@ fn lab_demo(g: &Global, a: &Args) -> CmdResult {
     } else {
         0
     })
+}
+
+fn cluster_demo(g: &Global, a: &Args) -> CmdResult {
+    mtuperf_lab::check_environment().map_err(|e| Failure::new(exit::ENVIRONMENT, e))?;
+    // Ctrl-C sets this instead of ending the process, so the lab's guard removes it.
+    let stop = common::interrupt_flag();
+    let demo = demo_cluster::cluster(g, &stop, &mut Printer)?;
+    let doc = &demo.doc;
+    outln!();
+    out!("{}", mtuperf_report::mesh::text(doc));
+    if let Some(id) = doc.run_id {
+        outln!("stored as run {id}");
+    }
+    let interrupted = doc.result.interrupted || stop.load(Ordering::Relaxed);
+    outln!(
+        "demo: {} (injected: {})",
+        if interrupted {
+            "interrupted: the mesh did not test every pair"
+        } else if demo.found_injected {
+            "the mesh named exactly the two injected faults"
+        } else {
+            "the mesh's findings differ from the injected faults"
+        },
+        demo_cluster::faults_text()
+    );
+    std::fs::write(&a.output, mtuperf_report::mesh::html(doc))
+        .with_context(|| format!("writing {}", a.output.display()))?;
+    outln!(
+        "demo: mesh grid written to {} (open it in a browser); lab removed. By hand: README, \"A cluster in the lab\", and docs/mesh.md.",
+        a.output.display()
+    );
+    Ok(if interrupted { exit::INTERRUPTED } else { 0 })
 }

@@ -71,7 +71,7 @@ pub fn loopback(g: &Global, time: Duration, obs: &mut dyn DemoObserver) -> Resul
 }
 
 /// Removes the demo lab however the demo ends.
-struct DemoLab(Lab);
+pub(super) struct DemoLab(pub(super) Lab);
 impl Drop for DemoLab {
     fn drop(&mut self) {
         let _ = Lab::down(&self.0.name, false);
@@ -106,13 +106,7 @@ pub fn lab(
             .map(|ip| ip.to_string())
             .ok_or_else(|| anyhow!("lab has no {sc} target"))
     };
-    let exe = std::env::current_exe().context("locating the mtuperf binary")?;
-    let mut argv = vec![exe.display().to_string()];
-    match (&g.db, g.no_store) {
-        (_, true) => argv.push("--no-store".into()),
-        (Some(p), false) => argv.extend(["--db".into(), p.display().to_string()]),
-        (None, false) => {}
-    }
+    let mut argv = mtuperf_argv(g)?;
     argv.extend([
         "compare".into(),
         "--path".into(),
@@ -154,4 +148,17 @@ pub fn lab(
         ));
     }
     Ok(doc.context("reading the compare document")?)
+}
+
+/// This mtuperf binary with the demo's history options (`--no-store`, `--db`), for a
+/// command the demo runs inside a lab host.
+pub(super) fn mtuperf_argv(g: &Global) -> anyhow::Result<Vec<String>> {
+    let exe = std::env::current_exe().context("locating the mtuperf binary")?;
+    let mut argv = vec![exe.display().to_string()];
+    match (&g.db, g.no_store) {
+        (_, true) => argv.push("--no-store".into()),
+        (Some(p), false) => argv.extend(["--db".into(), p.display().to_string()]),
+        (None, false) => {}
+    }
+    Ok(argv)
 }

@@ -13,6 +13,7 @@ use mtuperf_store::Store;
 use crate::exit::{self, Failure};
 
 pub mod demo;
+pub mod demo_cluster;
 mod reports;
 mod run;
 pub mod watch;

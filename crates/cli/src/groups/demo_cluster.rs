@@ -1,0 +1,195 @@
+//! `mtuperf demo --cluster`'s orchestration: a 6-node, 2-network cluster lab with two
+//! injected faults (n3's NIC on net1 at 1500; switch sw2's port toward n5 at 1500),
+//! keyed agents on every node, a path-only `mtuperf mesh` run from inside node n1
+//! (lab addresses are only reachable from inside the lab), and the lab removed
+//! however the demo ends. What the user sees comes through [`DemoObserver`].
+use std::io::Read;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, Context};
+use mtuperf_engine::mesh::diagnose::{FindingKind, MeshFinding};
+use mtuperf_lab::{cluster, Lab, LabOptions};
+use mtuperf_report::mesh::Document;
+
+use crate::exit::{self, Failure};
+use crate::global::Global;
+use crate::groups::demo::{mtuperf_argv, DemoLab, DemoObserver};
+
+/// Nodes and networks of the demo cluster.
+const NODES: u32 = 6;
+const NETS: u32 = 2;
+/// The injected faults, as `lab up --fault` takes them, with what the mesh should
+/// find for each: (fault, kind, node, network number).
+const FAULTS: [(&str, FindingKind, &str, u8); 2] = [
+    ("nic-mtu=n3:1:1500", FindingKind::NicMtu, "n3", 1),
+    ("port-mtu=n5:2:1500", FindingKind::SwitchPort, "n5", 2),
+];
+/// The mesh's own deadline per pair, and the demo's for the whole mesh (a stall guard:
+/// the mesh takes well under a minute).
+const PAIR_TIMEOUT: &str = "30s";
+const MESH_DEADLINE: Duration = Duration::from_mins(3);
+/// After Ctrl-C, how long the mesh (which got the terminal's SIGINT too) has to stop
+/// on its own before the demo forwards one.
+const STOP_GRACE: Duration = Duration::from_secs(2);
+
+/// What the cluster demo measured.
+pub struct ClusterDemo {
+    pub doc: Document,
+    /// The mesh's findings are exactly the two injected faults (kind, node, network).
+    pub found_injected: bool,
+}
+
+/// Builds the cluster lab, runs the mesh in it and removes the lab. `stop` is the
+/// demo's Ctrl-C flag, set up before the lab is built so the lab's guard runs.
+pub fn cluster(
+    g: &Global,
+    stop: &AtomicBool,
+    obs: &mut dyn DemoObserver,
+) -> Result<ClusterDemo, Failure> {
+    let faults: Vec<String> = FAULTS.iter().map(|f| f.0.to_string()).collect();
+    let c = cluster::parse(NODES, NETS, &faults).map_err(|e| Failure::new(exit::FAILED, e))?;
+    let opts = LabOptions::cluster(&format!("democ{}", std::process::id()), c);
+    obs.say(&format!(
+        "demo: building cluster lab {:?}: {NODES} nodes (n1..n{NODES}), {NETS} networks (one bridge each), MTU 9000; faults: {}",
+        opts.name,
+        faults.join(", ")
+    ));
+    let mut lab = DemoLab(Lab::up(&opts).map_err(|e| Failure::new(exit::ENVIRONMENT, e))?);
+    obs.say("demo: starting a keyed agent on every node (lab serve)");
+    lab.0
+        .serve(&[])
+        .map_err(|e| Failure::new(exit::FAILED, e))?;
+    let status = lab
+        .0
+        .cluster_status()
+        .ok_or_else(|| anyhow!("lab {:?} has no cluster", lab.0.name))?;
+    let mut argv = mtuperf_argv(g)?;
+    argv.extend(["mesh".into(), "--json".into()]);
+    argv.extend(["--pair-timeout".into(), PAIR_TIMEOUT.into()]);
+    for n in &status.networks {
+        argv.extend(["--net".into(), n.v4_subnet.clone()]);
+    }
+    // Every agent is reached on net1 (no silent fault there, so the control
+    // connections are never black-holed); the mesh discovers the other networks.
+    for m in &status.members {
+        let a = m.addresses.first().context("a node without addresses")?;
+        argv.push(format!("{}={}", m.name, a.v4));
+    }
+    obs.say(&format!(
+        "demo: running `mtuperf mesh` (path tests, every ordered pair, both networks) from inside n1 against all {NODES} nodes with the lab key",
+    ));
+    if stop.load(Ordering::Relaxed) {
+        return Err(Failure::new(
+            exit::INTERRUPTED,
+            anyhow!("interrupted before the mesh ran"),
+        ));
+    }
+    let mut child = lab
+        .0
+        .exec_command("n1", &argv)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .context("starting mesh in the lab's node n1")?;
+    let mut stdout = child.stdout.take().context("mesh stdout")?;
+    let reader = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = stdout.read_to_end(&mut v);
+        v
+    });
+    let t0 = Instant::now();
+    let mut stopped_at: Option<Instant> = None;
+    let mut forwarded = false;
+    let status = loop {
+        if let Some(s) = child.try_wait().context("waiting for mesh")? {
+            break s;
+        }
+        if t0.elapsed() > MESH_DEADLINE {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(Failure::new(
+                exit::FAILED,
+                anyhow!(
+                    "mesh in the lab did not finish within {}",
+                    humantime::format_duration(MESH_DEADLINE)
+                ),
+            ));
+        }
+        if stop.load(Ordering::Relaxed) {
+            let at = *stopped_at.get_or_insert_with(Instant::now);
+            // The mesh saw the terminal's SIGINT unless only the demo was signalled:
+            // one SIGINT then (a second would end it before it prints).
+            if !forwarded && at.elapsed() > STOP_GRACE {
+                forwarded = true;
+                if let Ok(pid) = i32::try_from(child.id()) {
+                    let _ = nix::sys::signal::kill(
+                        nix::unistd::Pid::from_raw(pid),
+                        nix::sys::signal::Signal::SIGINT,
+                    );
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let out = reader.join().unwrap_or_default();
+    // A mesh that ran prints its document (exit 0 or 1, 130 when interrupted); an
+    // error prints an error document (mtuperf.error/1), whose message is on stderr.
+    let doc = serde_json::from_slice::<Document>(&out);
+    let doc = match doc {
+        Ok(d) => d,
+        Err(_) if stop.load(Ordering::Relaxed) => {
+            return Err(Failure::new(
+                exit::INTERRUPTED,
+                anyhow!("mesh interrupted before it printed a result"),
+            ))
+        }
+        Err(e) => {
+            return Err(Failure::new(
+                exit::FAILED,
+                anyhow!("mesh in the lab failed ({status}): {e}"),
+            ))
+        }
+    };
+    let found_injected = found_exactly_the_faults(&doc);
+    Ok(ClusterDemo {
+        doc,
+        found_injected,
+    })
+}
+
+/// Whether the findings are exactly one per injected fault, of its kind, naming its
+/// node and network (networks by their subnet, 198.19.K.0/24).
+fn found_exactly_the_faults(doc: &Document) -> bool {
+    let r = &doc.result;
+    let names = |f: &MeshFinding, kind: FindingKind, node: &str, net: u8| {
+        f.kind == kind
+            && f.node.map(|n| doc.node(n)) == Some(node)
+            && f.net
+                .and_then(|k| r.networks.get(k))
+                .map(|n| n.cidr.to_string())
+                == Some(format!("198.19.{net}.0/24"))
+    };
+    r.findings.len() == FAULTS.len()
+        && FAULTS.iter().all(|&(_, kind, node, net)| {
+            r.findings
+                .iter()
+                .filter(|f| names(f, kind, node, net))
+                .count()
+                == 1
+        })
+}
+
+/// "n3's NIC on net1, the switch port in front of n5 on net2".
+pub fn faults_text() -> String {
+    FAULTS
+        .iter()
+        .map(|&(_, kind, node, net)| match kind {
+            FindingKind::NicMtu => format!("{node}'s NIC on net{net} at 1500"),
+            _ => format!("the switch port in front of {node} on net{net} at 1500"),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
