@@ -14,7 +14,7 @@ use mtuperf_proto::msg::Refusal;
 
 pub use path::PathConfig;
 pub use rr::RrConfig;
-pub use stream::StreamConfig;
+pub use stream::{StreamConfig, StreamParams};
 pub use udp_stream::UdpStreamConfig;
 
 /// Why a config is refused: beyond an agent's limit (named by the agent flag that

@@ -19,7 +19,8 @@ use mtuperf_proto::host::HostIdentity;
 use mtuperf_proto::msg::{EndReport, StreamRequest};
 use serde::{Deserialize, Serialize};
 
-pub use client::{run, StreamObserver, StreamParams};
+pub use crate::config::StreamParams;
+pub use client::{run, StreamObserver};
 
 /// Which end a figure belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
