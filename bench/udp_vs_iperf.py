@@ -45,6 +45,10 @@ def run_mtuperf(client_ns, target, secs, _server_log):
                           "--block", "8K", "--time", f"{secs}s", "--json"],
                          capture_output=True, text=True, check=True, env=env)
     d = json.loads(out.stdout)["runs"][0]["metrics"]["directions"][0]
+    # Where mtuperf's own losses went (its receiver's kernel counters), per round.
+    c = d["loss_causes"]
+    print(f"    mtuperf sent {d['sent']} received {d['received']} lost {d['lost']} ({d['loss_pct']:.2f}%: socket buffer "
+          f"{c['socket_buffer']}, reassembly {c['reassembly']}, never arrived {c['never_arrived']})", file=sys.stderr)
     return d["goodput_bps"], d["received"] * SIZE
 
 
@@ -53,6 +57,7 @@ def run_iperf3(client_ns, host_port, secs, _server_log):
     out = subprocess.run(ns(client_ns) + ["iperf3", "-c", host, "-p", str(port), "-u", "-b", "0",
                           "-l", str(SIZE), "-t", str(secs), "-J"], capture_output=True, text=True, check=True)
     s = json.loads(out.stdout)["end"]["sum_received"]
+    print(f"    iperf3 sent {s['packets']} lost {s['lost_packets']} ({s['lost_percent']:.2f}%)", file=sys.stderr)
     got = (s["packets"] - s["lost_packets"]) * SIZE
     return got * 8 / s["seconds"], got
 
