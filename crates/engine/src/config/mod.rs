@@ -48,6 +48,34 @@ impl From<ConfigError> for Refusal {
     }
 }
 
+/// A stream's (TCP or UDP) live interval against the protocol's minimum and its
+/// planned length against the agent's `max-duration`.
+fn interval_and_length(
+    interval: Option<std::time::Duration>,
+    limit: &mtuperf_proto::msg::StreamLimit,
+    limits: &mtuperf_proto::msg::Limits,
+) -> Result<(), ConfigError> {
+    use bounds::MIN_INTERVAL_MS;
+    if let Some(i) = interval {
+        let ms = i.as_millis() as u64;
+        if ms < MIN_INTERVAL_MS {
+            return Err(ConfigError::Bad(format!(
+                "interval of {ms} ms is below the protocol's minimum of {MIN_INTERVAL_MS} ms"
+            )));
+        }
+    }
+    if let mtuperf_proto::msg::StreamLimit::Time { ms } = *limit {
+        if ms > limits.max_duration_ms {
+            return Err(ConfigError::Limit {
+                limit: "max-duration",
+                requested: ms / 1000,
+                allowed: limits.max_duration_ms / 1000,
+            });
+        }
+    }
+    Ok(())
+}
+
 /// `Err(Limit)` when `requested` is above `allowed`.
 fn at_most(limit: &'static str, requested: u64, allowed: u64) -> Result<(), ConfigError> {
     if requested > allowed {

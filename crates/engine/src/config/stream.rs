@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use mtuperf_proto::msg::{Direction, Limits, StreamLimit, StreamRequest, DEFAULT_RX_COALESCE_US};
 
-use super::bounds::{MAX_RX_COALESCE_US, MIN_INTERVAL_MS};
-use super::{at_most, ConfigError};
+use super::bounds::MAX_RX_COALESCE_US;
+use super::{at_most, interval_and_length, ConfigError};
 
 /// What one stream test does. [`StreamConfig::request`] is its wire form.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -115,24 +115,7 @@ impl StreamConfig {
                 "receive coalescing of {coalesce_us} µs is above the protocol's maximum of {MAX_RX_COALESCE_US} µs"
             )));
         }
-        if let Some(i) = self.interval {
-            let ms = i.as_millis() as u64;
-            if ms < MIN_INTERVAL_MS {
-                return Err(ConfigError::Bad(format!(
-                    "interval of {ms} ms is below the protocol's minimum of {MIN_INTERVAL_MS} ms"
-                )));
-            }
-        }
-        if let StreamLimit::Time { ms } = self.limit {
-            if ms > limits.max_duration_ms {
-                return Err(ConfigError::Limit {
-                    limit: "max-duration",
-                    requested: ms / 1000,
-                    allowed: limits.max_duration_ms / 1000,
-                });
-            }
-        }
-        Ok(())
+        interval_and_length(self.interval, &self.limit, limits)
     }
 }
 

@@ -3,9 +3,9 @@
 use std::time::Duration;
 
 use mtuperf_proto::msg::udp::{UdpStreamRequest, MAX_UDP_BLOCK, MIN_UDP_BLOCK};
-use mtuperf_proto::msg::{Direction, Limits, StreamLimit, MIN_INTERVAL_MS};
+use mtuperf_proto::msg::{Direction, Limits, StreamLimit};
 
-use super::{at_most, ConfigError};
+use super::{at_most, interval_and_length, ConfigError};
 
 /// The most sockets per direction a UDP stream may ask for (each has a thread).
 pub const MAX_UDP_STREAMS: u32 = 64;
@@ -93,24 +93,7 @@ impl UdpStreamConfig {
         )?;
         at_most("max-block", self.block.into(), limits.max_block.into())?;
         at_most("max-rate", self.rate_bps, limits.max_rate_bps)?;
-        if let Some(i) = self.interval {
-            let ms = i.as_millis() as u64;
-            if ms < MIN_INTERVAL_MS {
-                return Err(ConfigError::Bad(format!(
-                    "interval of {ms} ms is below the protocol's minimum of {MIN_INTERVAL_MS} ms"
-                )));
-            }
-        }
-        if let StreamLimit::Time { ms } = self.limit {
-            if ms > limits.max_duration_ms {
-                return Err(ConfigError::Limit {
-                    limit: "max-duration",
-                    requested: ms / 1000,
-                    allowed: limits.max_duration_ms / 1000,
-                });
-            }
-        }
-        Ok(())
+        interval_and_length(self.interval, &self.limit, limits)
     }
 
     /// The rate senders pace at: the asked one, or the agent's --max-rate for 0.
