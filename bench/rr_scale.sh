@@ -40,7 +40,9 @@ ulimit -n "$(ulimit -Hn)"
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
 trap cleanup EXIT
-in_ns() { local ns=$1; shift; if [ -n "$ns" ]; then ip netns exec "$ns" "$@"; else "$@"; fi; }
+# exec: a backgrounded in_ns is then the agent itself, so the EXIT trap's kill
+# reaches it (without exec it killed only the subshell and the agent lived on).
+in_ns() { local ns=$1; shift; if [ -n "$ns" ]; then exec ip netns exec "$ns" "$@"; else exec "$@"; fi; }
 in_ns "$AGENT_NS" "$NEW" serve --bind "$TARGET" --port "$NEW_PORT" 2>/dev/null & pids+=($!)
 builds=(new)
 if [ -n "$OLD" ]; then
