@@ -33,6 +33,12 @@ pub fn tcp_maxseg(fd: &impl AsFd) -> io::Result<u32> {
     get_u32(fd, libc::IPPROTO_TCP, libc::TCP_MAXSEG)
 }
 
+/// SO_RCVBUFFORCE: a receive buffer beyond `net.core.rmem_max`, for a process with
+/// CAP_NET_ADMIN (EPERM otherwise). The kernel doubles the value, as for SO_RCVBUF.
+pub fn set_rcvbuf_force(fd: &impl AsFd, bytes: u32) -> io::Result<()> {
+    set(fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, int(bytes)?)
+}
+
 /// SO_SNDBUF as granted by the kernel (twice the request, clamped to wmem_max).
 pub fn sndbuf(fd: &impl AsFd) -> io::Result<u32> {
     get_u32(fd, libc::SOL_SOCKET, libc::SO_SNDBUF)

@@ -20,6 +20,40 @@ use mtuperf_proto::dgram::{Header, Kind, HEADER_LEN};
 use super::{fan_out, same_ip, Block, Serving, Tally};
 use crate::rr::wire::{flip, response_header};
 
+/// What one queued request costs the responder socket's receive buffer: the kernel
+/// charges an skb's truesize, not the datagram's length, and a small datagram
+/// received over veth or a NIC is charged about 1–2 KiB. Budget 2 KiB.
+const REQUEST_TRUESIZE: u64 = 2048;
+/// The floor every responder socket gets (as the requester's sockets).
+const RCVBUF_FLOOR: u64 = 4 << 20;
+/// The most a responder asks for: 4096 clients' requests with room to spare.
+const RCVBUF_CEILING: u64 = 64 << 20;
+
+/// Sizes the responder socket's receive buffer so every request in flight fits: in
+/// a closed loop each of `clients` has one outstanding, and the workers may all be
+/// busy while they arrive. Beyond `net.core.rmem_max` only SO_RCVBUFFORCE (root,
+/// CAP_NET_ADMIN) can grant it. Returns a warning when the socket got less than the
+/// clients need: their requests would then be dropped as RcvbufErrors, and the loss
+/// would be the socket's, not the path's.
+pub(in crate::rr) fn hold_requests(sock: &UdpSocket, clients: u32) -> Option<String> {
+    let want = (u64::from(clients) * REQUEST_TRUESIZE).clamp(RCVBUF_FLOOR, RCVBUF_CEILING);
+    // The kernel reports (and charges against) twice what was asked.
+    let granted = || mtuperf_sys::sockopt::rcvbuf(sock).map_or(0, u64::from) / 2;
+    if granted() >= want {
+        return None;
+    }
+    let asked = u32::try_from(want).unwrap_or(u32::MAX);
+    let _ = mtuperf_sys::sockopt::set_rcvbuf_force(sock, asked);
+    let got = granted();
+    (got < want).then(|| {
+        format!(
+            "UDP responder receive buffer {} KiB for {clients} clients' requests, which need {} KiB: requests may be dropped by the socket (RcvbufErrors); raise net.core.rmem_max or run the agent with CAP_NET_ADMIN",
+            got / 1024,
+            want / 1024
+        )
+    })
+}
+
 /// The set of registered source ports, one bit per port.
 struct Ports([u64; 1024]);
 
@@ -124,6 +158,33 @@ fn accept(rx: &[u8], n: usize, from: SocketAddr, a: &Allowed<'_>) -> Option<Head
 #[cfg(test)]
 mod tests {
     use super::Ports;
+
+    #[test]
+    fn a_responder_socket_holds_4096_clients_requests() {
+        let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let warning = super::hold_requests(&sock, 4096);
+        let got = u64::from(mtuperf_sys::sockopt::rcvbuf(&sock).unwrap()) / 2;
+        let need = 4096 * super::REQUEST_TRUESIZE;
+        // With CAP_NET_ADMIN (root: the test suite's and CI's setting) SO_RCVBUFFORCE grants it;
+        // otherwise the shortfall must be said, never silent.
+        if has_net_admin() {
+            assert!(got >= need, "got {got} B, need {need} B; {warning:?}");
+            assert_eq!(warning, None);
+        } else if got < need {
+            let w = warning.expect("a short buffer is reported");
+            assert!(w.contains("4096 clients") && w.contains("rmem_max"), "{w}");
+        }
+    }
+
+    /// CAP_NET_ADMIN in the effective set (bit 12 of CapEff), which SO_RCVBUFFORCE needs.
+    fn has_net_admin() -> bool {
+        std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("CapEff:"))
+                .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+                .is_some_and(|caps| caps & (1 << 12) != 0)
+        })
+    }
 
     #[test]
     fn port_set_holds_exactly_the_registered_ports() {
