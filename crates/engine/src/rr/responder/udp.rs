@@ -176,14 +176,13 @@ mod tests {
         }
     }
 
-    /// CAP_NET_ADMIN in the effective set (bit 12 of CapEff), which SO_RCVBUFFORCE needs.
+    /// CAP_NET_ADMIN in the effective set, which SO_RCVBUFFORCE needs.
     fn has_net_admin() -> bool {
-        std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("CapEff:"))
-                .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
-                .is_some_and(|caps| caps & (1 << 12) != 0)
-        })
+        use mtuperf_lab::env::{parse_cap_eff, CAP_NET_ADMIN};
+        std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|s| parse_cap_eff(&s))
+            .is_some_and(|caps| caps & (1 << CAP_NET_ADMIN) != 0)
     }
 
     #[test]
