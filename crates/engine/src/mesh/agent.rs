@@ -43,6 +43,25 @@ fn unicast(ip: IpAddr) -> bool {
     !(ip.is_unspecified() || ip.is_multicast() || matches!(ip, IpAddr::V4(v4) if v4.is_broadcast()))
 }
 
+/// What the protocol allows of a load's threads and loss timeout.
+fn load_bounds(rr: &mtuperf_proto::msg::mesh::RrLoad) -> Result<(), String> {
+    use crate::config::bounds::{MAX_RR_TIMEOUT, MAX_THREADS, MIN_RR_TIMEOUT};
+    if rr.threads > MAX_THREADS {
+        return Err(format!(
+            "threads {} above {MAX_THREADS} (rr --threads)",
+            rr.threads
+        ));
+    }
+    let t = Duration::from_millis(rr.timeout_ms);
+    if !(MIN_RR_TIMEOUT..=MAX_RR_TIMEOUT).contains(&t) {
+        return Err(format!(
+            "timeout {} ms outside 1 ms to 60 s (rr --timeout)",
+            rr.timeout_ms
+        ));
+    }
+    Ok(())
+}
+
 pub fn serve_third_party(ctx: &SessionCtx, req: &ThirdPartyRequest) -> Result<(), EngineError> {
     let test = req.test.name();
     let Some(key) = ctx.config.key.clone() else {
@@ -64,7 +83,10 @@ pub fn serve_third_party(ctx: &SessionCtx, req: &ThirdPartyRequest) -> Result<()
             detail: format!("{} is not a unicast agent address", req.to),
         });
     }
-    if mtuperf_sys::netdev::iface_with_addr(req.from).is_none() {
+    // Unspecified: the routes choose (an `rr --from` asker does not know this host's
+    // address toward the peer).
+    let bind = (!req.from.is_unspecified()).then_some(req.from);
+    if bind.is_some() && mtuperf_sys::netdev::iface_with_addr(req.from).is_none() {
         return ctx.refuse(Refusal::BadRequest {
             detail: format!("{} is not an address of this host", req.from),
         });
@@ -73,6 +95,17 @@ pub fn serve_third_party(ctx: &SessionCtx, req: &ThirdPartyRequest) -> Result<()
         let allowed = ctx.config.limits.max_duration_ms;
         if duration_ms > allowed {
             return ctx.refuse_limit("max-duration", duration_ms.div_ceil(1000), allowed / 1000);
+        }
+    }
+    // A load runs this host's requester: its shape, its threads and this agent's own
+    // limits (clients, duration, rate, block) apply, named on refusal.
+    if let ThirdPartyTest::RrLoad { rr } = req.test {
+        let cfg = third_party::load_config(&rr);
+        let checked = cfg
+            .validate(&ctx.config.limits)
+            .and_then(|()| load_bounds(&rr).map_err(crate::config::ConfigError::Bad));
+        if let Err(e) = checked {
+            return ctx.refuse(e.into());
         }
     }
     ctx.log_fields(
@@ -87,7 +120,7 @@ pub fn serve_third_party(ctx: &SessionCtx, req: &ThirdPartyRequest) -> Result<()
         }),
     );
     let opts = ConnectOptions {
-        bind: Some(req.from),
+        bind,
         key: Some(key),
         ..ConnectOptions::default()
     };
@@ -132,6 +165,7 @@ pub fn serve_third_party(ctx: &SessionCtx, req: &ThirdPartyRequest) -> Result<()
         Err(e) => {
             let message = match e {
                 EngineError::Agent(m) => m,
+                EngineError::Refused(r) => format!("the peer agent {} refused: {r}", req.to),
                 e => e.to_string(),
             };
             ctx.control.send(&AgentMsg::Error { message })

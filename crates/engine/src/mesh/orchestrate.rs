@@ -94,7 +94,7 @@ fn third_party(
 /// Waits until the agent's answer starts to arrive (or the deadline passes), giving
 /// up at once when `stop` is set (Ctrl-C): a running pair never holds the stop for
 /// its whole deadline. Peeking leaves the frame whole for the reader.
-fn answer_or_stop(
+pub(crate) fn answer_or_stop(
     sock: &std::net::TcpStream,
     until: Instant,
     stop: &AtomicBool,
@@ -156,6 +156,8 @@ fn one(
                 .map(|w| format!("stream interrupted: {w}"));
             p.stream = Some(s);
         }
+        // The mesh asks for no rr load.
+        Ok(ThirdPartyResult::RrLoad(_)) => p.error = Some("rr: unexpected rr load result".into()),
         Err(e) => p.error = Some(format!("{}: {e}", test.name())),
     }
     p
@@ -176,9 +178,9 @@ fn run_jobs(
 ) {
     let deadline = match test {
         ThirdPartyTest::Path => cfg.pair_timeout,
-        ThirdPartyTest::Rr { .. } | ThirdPartyTest::Stream { .. } => {
-            cfg.pair_timeout + cfg.load_time
-        }
+        ThirdPartyTest::Rr { .. }
+        | ThirdPartyTest::Stream { .. }
+        | ThirdPartyTest::RrLoad { .. } => cfg.pair_timeout + cfg.load_time,
     };
     let done = |_: usize, r: &PairResult| obs.pair_done(r);
     let threads = jobs

@@ -9,7 +9,9 @@ use std::net::{IpAddr, SocketAddr};
 
 use serde::{Deserialize, Serialize};
 
+use crate::host::{HostIdentity, HostSnapshot, IfaceInfo, ThreadsCpu};
 use crate::msg::doctor::HostFacts;
+use crate::msg::rr::{Latency, RrCounts, RrProto, RrServed};
 
 /// Asks the agent what its interfaces are.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -48,7 +50,38 @@ pub enum ThirdPartyTest {
     Rr { duration_ms: u64 },
     /// A `stream` test (TCP, one stream, A sends) of `duration_ms`.
     Stream { duration_ms: u64 },
+    /// A full `rr` load (`rr --from`): A runs the requester with these parameters
+    /// and returns everything it measured (protocol 6).
+    RrLoad { rr: RrLoad },
 }
+
+/// The parameters of a third-party rr load: what `rr` takes, for this agent's share
+/// of the clients.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RrLoad {
+    pub proto: RrProto,
+    pub block: u32,
+    pub request: u32,
+    /// This agent's clients.
+    pub clients: u32,
+    /// Serving threads asked of the peer for this agent's session (0: its default).
+    pub workers: u32,
+    /// This agent's requester threads (0: one per core).
+    pub threads: u32,
+    pub duration_ms: u64,
+    /// Open loop: this agent's requests per second (None: closed loop).
+    pub rate: Option<u64>,
+    /// UDP: a request unanswered this long is counted lost.
+    pub timeout_ms: u64,
+    pub verify: bool,
+}
+
+/// Most latency buckets a third-party rr result may carry: a histogram of 1 ns to
+/// 100 s at 3 significant digits has fewer than 28,000.
+pub const MAX_LATENCY_BUCKETS: usize = 32_768;
+/// Most error lines a third-party rr result may carry.
+pub const MAX_LOAD_ERRORS: usize = 16;
 
 impl ThirdPartyTest {
     pub fn name(self) -> &'static str {
@@ -56,11 +89,13 @@ impl ThirdPartyTest {
             ThirdPartyTest::Path => "path",
             ThirdPartyTest::Rr { .. } => "rr",
             ThirdPartyTest::Stream { .. } => "stream",
+            ThirdPartyTest::RrLoad { .. } => "rr load",
         }
     }
 }
 
-/// Run `test` from this agent's address `from` toward the agent at `to`.
+/// Run `test` from this agent's address `from` toward the agent at `to`. An
+/// unspecified `from` (0.0.0.0 or ::) lets this host's routes choose (protocol 6).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ThirdPartyRequest {
@@ -143,11 +178,77 @@ pub struct StreamSummary {
     pub interrupted: Option<String>,
 }
 
+/// Everything a third-party rr load measured on A (the requester), with what the
+/// peer B said it served A's session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RrLoadSummary {
+    /// A's host.
+    pub host: HostIdentity,
+    /// B's host, as B told A.
+    pub peer_host: HostIdentity,
+    pub counts: RrCounts,
+    /// Requests still unanswered when the drain after the end ran out.
+    pub unanswered: u64,
+    /// The first failures during the run (at most [`MAX_LOAD_ERRORS`]).
+    pub errors: Vec<String>,
+    /// Block latency with every non-empty bucket (at most [`MAX_LATENCY_BUCKETS`]).
+    pub latency: Latency,
+    /// A's requester threads and their CPU.
+    pub threads: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<ThreadsCpu>,
+    /// A's host before and after (system-wide CPU, interface and IP counters).
+    pub before: HostSnapshot,
+    pub after: HostSnapshot,
+    pub iface: Option<IfaceInfo>,
+    /// A's measured phase: Go → its last requester thread finished (ns).
+    pub wall_ns: u64,
+    /// Serving threads B granted A's session.
+    pub workers: u32,
+    /// B's account of A's session (its counts are B's, summed over its workers).
+    pub served: RrServed,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<String>,
+}
+
+impl RrLoadSummary {
+    /// Checks a decoded summary's sizes and that its histogram holds its count.
+    pub fn check(&self) -> Result<(), String> {
+        let buckets = self.latency.buckets.len();
+        if buckets > MAX_LATENCY_BUCKETS {
+            return Err(format!(
+                "{buckets} latency buckets, at most {MAX_LATENCY_BUCKETS} allowed"
+            ));
+        }
+        if self.errors.len() > MAX_LOAD_ERRORS {
+            return Err(format!(
+                "{} error lines, at most {MAX_LOAD_ERRORS} allowed",
+                self.errors.len()
+            ));
+        }
+        let held = self
+            .latency
+            .buckets
+            .iter()
+            .try_fold(0u64, |n, b| n.checked_add(b[1]));
+        if held != Some(self.latency.count) {
+            return Err(format!(
+                "the latency buckets hold {held:?} values, the count says {}",
+                self.latency.count
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// The result of a third-party test.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum ThirdPartyResult {
     Path(PathSummary),
     Rr(RrSummary),
     Stream(StreamSummary),
+    /// Protocol 6.
+    RrLoad(Box<RrLoadSummary>),
 }
