@@ -55,7 +55,7 @@ fn share(total: u64, n: u64, i: u64) -> u64 {
 /// How long one host may take from its request to its result: the run, its drain,
 /// and the handshakes and reports of its own session with the target.
 pub fn host_deadline(params: &RrConfig) -> Duration {
-    params.time + params.timeout.max(Duration::from_secs(1)) * 2 + Duration::from_secs(60)
+    params.time + params.timeout.max(Duration::from_secs(1)) * 2 + Duration::from_mins(1)
 }
 
 /// Runs one rr step from every host in `hosts` toward `target` at once.
