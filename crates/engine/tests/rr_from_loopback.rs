@@ -21,10 +21,17 @@ use mtuperf_proto::msg::Refusal;
 const KEY: Key = Key([9u8; 32]);
 
 fn agent(max_clients: Option<u32>) -> SocketAddr {
+    agent_with(max_clients, None)
+}
+
+fn agent_with(max_clients: Option<u32>, max_sessions: Option<u32>) -> SocketAddr {
     let mut config = AgentConfig::new(vec!["127.0.0.1:0".parse().unwrap()]);
     config.key = Some(KEY);
     if let Some(m) = max_clients {
         config.limits.max_clients = m;
+    }
+    if let Some(m) = max_sessions {
+        config.limits.max_sessions = m;
     }
     let agent = Agent::bind(config).unwrap();
     let addr = agent.local_addrs()[0];
@@ -139,5 +146,33 @@ fn a_host_beyond_its_own_limit_refuses_naming_it() {
             );
         }
         other => panic!("expected a max-clients refusal, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_busy_target_is_named_with_its_limit() {
+    let target = agent_with(None, Some(1));
+    let hosts = vec![agent(None).to_string(), agent(None).to_string()];
+    let cfg = RrConfig {
+        clients: 2,
+        time: Duration::from_millis(500),
+        ..RrConfig::default()
+    };
+    match rr::run_from(
+        &hosts,
+        &target.to_string(),
+        &opts(),
+        &cfg,
+        &AtomicBool::new(false),
+    ) {
+        Err(e @ EngineError::FromHost { .. }) => {
+            let m = e.to_string();
+            assert!(
+                m.contains(&format!("the peer agent {target} refused")),
+                "{m}"
+            );
+            assert!(m.contains("--max-sessions"), "{m}");
+        }
+        other => panic!("expected the busy target named, got {other:?}"),
     }
 }

@@ -145,6 +145,14 @@ pub fn serve_third_party(ctx: &SessionCtx, req: &ThirdPartyRequest) -> Result<()
         }
         // The peer's session slots are all taken: a transient state the orchestrator
         // retries, so it is passed on as this agent's own busy refusal.
+        // An rr load's asker does not retry: it is told whose sessions are taken.
+        Err(EngineError::Refused(r @ Refusal::Busy { .. }))
+            if matches!(req.test, ThirdPartyTest::RrLoad { .. }) =>
+        {
+            return ctx.control.send(&AgentMsg::Error {
+                message: format!("the peer agent {} refused: {r}", req.to),
+            });
+        }
         Err(EngineError::Refused(Refusal::Busy { .. })) => {
             ctx.log(
                 "third_party",

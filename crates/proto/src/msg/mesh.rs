@@ -252,3 +252,73 @@ pub enum ThirdPartyResult {
     /// Protocol 6.
     RrLoad(Box<RrLoadSummary>),
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn summary() -> RrLoadSummary {
+        RrLoadSummary {
+            host: HostIdentity::default(),
+            peer_host: HostIdentity::default(),
+            counts: RrCounts::default(),
+            unanswered: 0,
+            errors: Vec::new(),
+            latency: Latency {
+                unit: "ns".into(),
+                count: 3,
+                buckets: vec![[1000, 2], [2000, 1]],
+                ..Latency::default()
+            },
+            threads: 1,
+            cpu: None,
+            before: HostSnapshot::default(),
+            after: HostSnapshot::default(),
+            iface: None,
+            wall_ns: 1,
+            workers: 1,
+            served: RrServed::default(),
+            interrupted: None,
+        }
+    }
+
+    #[test]
+    fn a_load_summary_is_checked_for_size_and_count() {
+        assert_eq!(summary().check(), Ok(()));
+        let mut s = summary();
+        s.latency.count = 4;
+        assert!(s.check().unwrap_err().contains("count says 4"));
+        let mut s = summary();
+        s.latency.buckets = vec![[1, 0]; MAX_LATENCY_BUCKETS + 1];
+        s.latency.count = 0;
+        assert!(s.check().unwrap_err().contains("latency buckets"));
+        let mut s = summary();
+        s.latency.buckets = vec![[1, u64::MAX], [2, 1]];
+        assert!(s.check().is_err(), "an overflowing sum is refused");
+        let mut s = summary();
+        s.errors = vec![String::new(); MAX_LOAD_ERRORS + 1];
+        assert!(s.check().unwrap_err().contains("error lines"));
+    }
+
+    #[test]
+    fn an_rr_load_request_round_trips_and_rejects_unknown_fields() {
+        let t = ThirdPartyTest::RrLoad {
+            rr: RrLoad {
+                proto: RrProto::Udp,
+                block: 8192,
+                request: 128,
+                clients: 3,
+                workers: 0,
+                threads: 1,
+                duration_ms: 1000,
+                rate: Some(500),
+                timeout_ms: 100,
+                verify: false,
+            },
+        };
+        let j = serde_json::to_string(&t).unwrap();
+        assert_eq!(serde_json::from_str::<ThirdPartyTest>(&j).unwrap(), t);
+        let bad = j.replace("\"verify\"", "\"extra\":1,\"verify\"");
+        assert!(serde_json::from_str::<ThirdPartyTest>(&bad).is_err());
+    }
+}
