@@ -18,6 +18,23 @@ fn assert_schema(doc: &serde_json::Value) {
     assert!(errors.is_empty(), "rr schema: {errors:?}");
 }
 
+/// `mtuperf GLOBAL.. rr 198.19.1.1 --from FROM ARGS..`, run in n1.
+fn rr_from(lab: &TestLab, global: &[&str], from: &str, args: &[&str]) -> std::process::Output {
+    let mut argv = vec![lab_support::BIN];
+    argv.extend(global);
+    argv.extend(["rr", "198.19.1.1", "--from", from]);
+    argv.extend(args);
+    lab.exec("n1", &argv)
+}
+
+/// A three-node, one-network cluster lab with a keyed agent on every node.
+fn three_served_nodes() -> TestLab {
+    let lab = TestLab::up(&["--scenario", "cluster", "--nodes", "3", "--nets", "1"]);
+    let serve = mtuperf(&["lab", "serve", "--name", &lab.name]);
+    assert!(serve.status.success(), "lab serve: {}", text(&serve));
+    lab
+}
+
 fn n(v: &serde_json::Value) -> u64 {
     v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
 }
@@ -29,22 +46,15 @@ fn n(v: &serde_json::Value) -> u64 {
 #[test]
 fn rr_from_two_nodes_adds_up_against_one_agent() {
     require_lab!(false);
-    let lab = TestLab::up(&["--scenario", "cluster", "--nodes", "3", "--nets", "1"]);
-    let serve = mtuperf(&["lab", "serve", "--name", &lab.name]);
-    assert!(serve.status.success(), "lab serve: {}", text(&serve));
+    let lab = three_served_nodes();
     let db = tempfile::tempdir().unwrap();
     let db_path = db.path().join("history.db");
     for proto in ["udp", "tcp"] {
-        let out = lab.exec(
-            "n1",
+        let out = rr_from(
+            &lab,
+            &["--db", db_path.to_str().unwrap()],
+            "198.19.1.2,198.19.1.3",
             &[
-                lab_support::BIN,
-                "--db",
-                db_path.to_str().unwrap(),
-                "rr",
-                "198.19.1.1",
-                "--from",
-                "198.19.1.2,198.19.1.3",
                 "--proto",
                 proto,
                 "--clients",
@@ -66,8 +76,8 @@ fn rr_from_two_nodes_adds_up_against_one_agent() {
         assert_eq!(hosts.len(), 2);
         let (mut blocks, mut sent, mut served, mut rate) = (0, 0, 0, 0.0);
         for h in hosts {
-            let c = &h["result"]["counts"];
-            let un = n(&h["result"]["unanswered"]);
+            let c = &h["result"]["requester"]["counts"];
+            let un = n(&h["result"]["requester"]["unanswered"]);
             assert_eq!(n(&h["clients"]), 3, "{proto}: {h}");
             assert!(n(&c["blocks"]) > 50, "{proto}: {c}");
             assert_eq!(n(&c["requests_sent"]), n(&c["blocks"]) + n(&c["lost"]) + un);
@@ -98,20 +108,11 @@ fn rr_from_two_nodes_adds_up_against_one_agent() {
         );
     }
     // The text names each host and the total.
-    let out = lab.exec(
-        "n1",
-        &[
-            lab_support::BIN,
-            "--no-store",
-            "rr",
-            "198.19.1.1",
-            "--from",
-            "198.19.1.2,198.19.1.3",
-            "--clients",
-            "2",
-            "--time",
-            "500ms",
-        ],
+    let out = rr_from(
+        &lab,
+        &["--no-store"],
+        "198.19.1.2,198.19.1.3",
+        &["--clients", "2", "--time", "500ms"],
     );
     let t = text(&out);
     assert_eq!(out.status.code(), Some(0), "{t}");
@@ -130,28 +131,17 @@ fn rr_from_two_nodes_adds_up_against_one_agent() {
 #[test]
 fn rr_from_an_unreachable_host_fails_in_time_naming_it() {
     require_lab!(false);
-    let lab = TestLab::up(&["--scenario", "cluster", "--nodes", "3", "--nets", "1"]);
-    let serve = mtuperf(&["lab", "serve", "--name", &lab.name]);
-    assert!(serve.status.success(), "lab serve: {}", text(&serve));
+    let lab = three_served_nodes();
     // Off every lab network (no route: refused at once), and on net1 with no one
     // answering ARP there (the kernel gives up after its neighbour probes).
     for gone in ["198.18.250.250", "198.19.1.200"] {
         let from = format!("198.19.1.2,{gone}");
         let t0 = Instant::now();
-        let out = lab.exec(
-            "n1",
-            &[
-                lab_support::BIN,
-                "--no-store",
-                "rr",
-                "198.19.1.1",
-                "--from",
-                &from,
-                "--clients",
-                "2",
-                "--time",
-                "1s",
-            ],
+        let out = rr_from(
+            &lab,
+            &["--no-store"],
+            &from,
+            &["--clients", "2", "--time", "1s"],
         );
         let took = t0.elapsed();
         let t = text(&out);

@@ -47,6 +47,27 @@ fn opts() -> ConnectOptions {
     }
 }
 
+/// One default step of `clients` clients over `ms` from `hosts` toward `target`.
+fn step(
+    hosts: &[String],
+    target: SocketAddr,
+    clients: u32,
+    ms: u64,
+) -> Result<rr::RrResult, EngineError> {
+    let cfg = RrConfig {
+        clients,
+        time: Duration::from_millis(ms),
+        ..RrConfig::default()
+    };
+    rr::run_from(
+        hosts,
+        &target.to_string(),
+        &opts(),
+        &cfg,
+        &AtomicBool::new(false),
+    )
+}
+
 #[test]
 fn two_hosts_add_up_to_the_total_and_to_what_the_target_served() {
     let target = agent(None);
@@ -68,12 +89,19 @@ fn two_hosts_add_up_to_the_total_and_to_what_the_target_served() {
         let sum = |f: &dyn Fn(&rr::RrFromHost) -> u64| r.from.iter().map(f).sum::<u64>();
         let c = &r.client.counts;
         assert!(c.blocks > 0, "{proto:?}: {c:?}");
-        assert_eq!(c.blocks, sum(&|h| h.result.counts.blocks));
-        assert_eq!(c.requests_sent, sum(&|h| h.result.counts.requests_sent));
-        assert_eq!(r.client.unanswered, sum(&|h| h.result.unanswered));
+        assert_eq!(c.blocks, sum(&|h| h.result.requester.counts.blocks));
+        assert_eq!(
+            c.requests_sent,
+            sum(&|h| h.result.requester.counts.requests_sent)
+        );
+        assert_eq!(r.client.unanswered, sum(&|h| h.result.requester.unanswered));
         for h in &r.from {
-            assert!(h.accounted, "{proto:?} {}: {:?}", h.agent, h.result.counts);
-            assert!(h.result.counts.blocks > 0 && h.blocks_per_s > 0.0);
+            assert!(
+                h.accounted,
+                "{proto:?} {}: {:?}",
+                h.agent, h.result.requester.counts
+            );
+            assert!(h.result.requester.counts.blocks > 0 && h.blocks_per_s > 0.0);
         }
         assert_eq!(c.requests_sent, c.blocks + c.lost + r.client.unanswered);
         // The merged histogram holds every answered block.
@@ -99,19 +127,8 @@ fn an_absent_host_is_named_and_ends_the_step_in_time() {
         l.local_addr().unwrap().to_string()
     };
     let hosts = vec![agent(None).to_string(), gone.clone()];
-    let cfg = RrConfig {
-        clients: 2,
-        time: Duration::from_millis(300),
-        ..RrConfig::default()
-    };
     let t0 = Instant::now();
-    let r = rr::run_from(
-        &hosts,
-        &target.to_string(),
-        &opts(),
-        &cfg,
-        &AtomicBool::new(false),
-    );
+    let r = step(&hosts, target, 2, 300);
     match r {
         Err(e @ EngineError::FromHost { .. }) => {
             assert!(e.to_string().contains(&gone), "{e}");
@@ -126,18 +143,7 @@ fn an_absent_host_is_named_and_ends_the_step_in_time() {
 fn a_host_beyond_its_own_limit_refuses_naming_it() {
     let target = agent(None);
     let hosts = vec![agent(Some(2)).to_string()];
-    let cfg = RrConfig {
-        clients: 8,
-        time: Duration::from_millis(300),
-        ..RrConfig::default()
-    };
-    match rr::run_from(
-        &hosts,
-        &target.to_string(),
-        &opts(),
-        &cfg,
-        &AtomicBool::new(false),
-    ) {
+    match step(&hosts, target, 8, 300) {
         Err(EngineError::FromHost { host, source }) => {
             assert_eq!(host, hosts[0]);
             assert!(
@@ -153,18 +159,7 @@ fn a_host_beyond_its_own_limit_refuses_naming_it() {
 fn a_busy_target_is_named_with_its_limit() {
     let target = agent_with(None, Some(1));
     let hosts = vec![agent(None).to_string(), agent(None).to_string()];
-    let cfg = RrConfig {
-        clients: 2,
-        time: Duration::from_millis(500),
-        ..RrConfig::default()
-    };
-    match rr::run_from(
-        &hosts,
-        &target.to_string(),
-        &opts(),
-        &cfg,
-        &AtomicBool::new(false),
-    ) {
+    match step(&hosts, target, 2, 500) {
         Err(e @ EngineError::FromHost { .. }) => {
             let m = e.to_string();
             assert!(

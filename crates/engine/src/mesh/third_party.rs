@@ -9,7 +9,7 @@ use mtuperf_proto::msg::mesh::{
     DirSummary, PathSummary, RrLoad, RrLoadSummary, RrSummary, StopKind, StreamSummary,
     ThirdPartyRequest, ThirdPartyResult, ThirdPartyTest, MAX_LOAD_ERRORS,
 };
-use mtuperf_proto::msg::rr::RrProto;
+use mtuperf_proto::msg::rr::{RrProto, RrReverse};
 
 use crate::client::Session;
 use crate::config::{PathConfig, RrConfig, StreamConfig};
@@ -48,16 +48,18 @@ pub fn run(session: &Session, req: &ThirdPartyRequest) -> Result<ThirdPartyResul
             Ok(ThirdPartyResult::RrLoad(Box::new(RrLoadSummary {
                 host: r.client_host,
                 peer_host: r.agent_host,
-                counts: r.client.counts,
-                unanswered: r.client.unanswered,
-                errors,
-                latency: r.client.latency,
-                threads: r.client.threads,
-                cpu: r.client.cpu,
+                requester: RrReverse {
+                    counts: r.client.counts,
+                    unanswered: r.client.unanswered,
+                    errors,
+                    latency: r.client.latency,
+                    threads: r.client.threads,
+                    wall_ns: r.client.wall_ns,
+                    cpu: r.client.cpu,
+                },
                 before: r.client.before,
                 after: r.client.after,
                 iface: r.client.iface,
-                wall_ns: r.client.wall_ns,
                 workers: r.workers,
                 served: r.agent,
                 interrupted: interrupted(r.interrupted, r.interrupt_reason),

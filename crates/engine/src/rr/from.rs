@@ -184,17 +184,18 @@ fn from_host(host: &str, e: EngineError) -> EngineError {
 }
 
 fn host_part(host: &str, load: &RrLoad, s: RrLoadSummary) -> RrFromHost {
-    let c = &s.counts;
+    let q = &s.requester;
+    let c = &q.counts;
     RrFromHost {
         agent: host.to_string(),
         clients: load.clients,
         rate: load.rate,
-        blocks_per_s: if s.wall_ns > 0 {
-            c.blocks as f64 / (s.wall_ns as f64 / 1e9)
+        blocks_per_s: if q.wall_ns > 0 {
+            c.blocks as f64 / (q.wall_ns as f64 / 1e9)
         } else {
             0.0
         },
-        accounted: c.requests_sent == c.blocks + c.lost + s.unanswered,
+        accounted: c.requests_sent == c.blocks + c.lost + q.unanswered,
         result: s,
     }
 }
@@ -227,15 +228,15 @@ fn merge(
         ..RrServed::default()
     };
     for p in &parts {
-        let s = &p.result;
-        counts.add(&s.counts);
-        unanswered += s.unanswered;
-        threads += s.threads;
+        let (s, q) = (&p.result, &p.result.requester);
+        counts.add(&q.counts);
+        unanswered += q.unanswered;
+        threads += q.threads;
         workers += s.workers;
-        wall_ns = wall_ns.max(s.wall_ns);
-        add_cpu(&mut cpu, s.cpu);
+        wall_ns = wall_ns.max(q.wall_ns);
+        add_cpu(&mut cpu, q.cpu);
         add_cpu(&mut agent_cpu, s.served.cpu);
-        errors.extend(s.errors.iter().map(|e| format!("{}: {e}", p.agent)));
+        errors.extend(q.errors.iter().map(|e| format!("{}: {e}", p.agent)));
         reasons.extend(s.interrupted.iter().map(|w| format!("{}: {w}", p.agent)));
         served.requests += s.served.requests;
         served.responses += s.served.responses;
@@ -260,7 +261,7 @@ fn merge(
             counts,
             unanswered,
             errors,
-            latency: hist::merge(parts.iter().map(|p| &p.result.latency)),
+            latency: hist::merge(parts.iter().map(|p| &p.result.requester.latency)),
             threads,
             cpu,
             timeout_ns: params.timeout.as_nanos() as u64,

@@ -9,9 +9,9 @@ use std::net::{IpAddr, SocketAddr};
 
 use serde::{Deserialize, Serialize};
 
-use crate::host::{HostIdentity, HostSnapshot, IfaceInfo, ThreadsCpu};
+use crate::host::{HostIdentity, HostSnapshot, IfaceInfo};
 use crate::msg::doctor::HostFacts;
-use crate::msg::rr::{Latency, RrCounts, RrProto, RrServed};
+use crate::msg::rr::{RrProto, RrReverse, RrServed};
 
 /// Asks the agent what its interfaces are.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -187,55 +187,50 @@ pub struct RrLoadSummary {
     pub host: HostIdentity,
     /// B's host, as B told A.
     pub peer_host: HostIdentity,
-    pub counts: RrCounts,
-    /// Requests still unanswered when the drain after the end ran out.
-    pub unanswered: u64,
-    /// The first failures during the run (at most [`MAX_LOAD_ERRORS`]).
-    pub errors: Vec<String>,
-    /// Block latency with every non-empty bucket (at most [`MAX_LATENCY_BUCKETS`]).
-    pub latency: Latency,
-    /// A's requester threads and their CPU.
-    pub threads: u32,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cpu: Option<ThreadsCpu>,
-    /// A's host before and after (system-wide CPU, interface and IP counters).
-    pub before: HostSnapshot,
-    pub after: HostSnapshot,
-    pub iface: Option<IfaceInfo>,
-    /// A's measured phase: Go → its last requester thread finished (ns).
-    pub wall_ns: u64,
+    /// A's requester: counts, unanswered, the first errors (at most
+    /// [`MAX_LOAD_ERRORS`]), latency with every non-empty bucket (at most
+    /// [`MAX_LATENCY_BUCKETS`]), threads, their CPU, and A's measured phase (`wall_ns`,
+    /// Go → its last requester thread finished).
+    pub requester: RrReverse,
     /// Serving threads B granted A's session.
     pub workers: u32,
     /// B's account of A's session (its counts are B's, summed over its workers).
     pub served: RrServed,
+    /// Why A's run ended early, when it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interrupted: Option<String>,
+    /// A's interface toward B, and A's host before and after its run (system-wide
+    /// CPU, interface and IP counters), for A's own figures.
+    pub iface: Option<IfaceInfo>,
+    pub before: HostSnapshot,
+    pub after: HostSnapshot,
 }
 
 impl RrLoadSummary {
     /// Checks a decoded summary's sizes and that its histogram holds its count.
     pub fn check(&self) -> Result<(), String> {
-        let buckets = self.latency.buckets.len();
+        let r = &self.requester;
+        let buckets = r.latency.buckets.len();
         if buckets > MAX_LATENCY_BUCKETS {
             return Err(format!(
                 "{buckets} latency buckets, at most {MAX_LATENCY_BUCKETS} allowed"
             ));
         }
-        if self.errors.len() > MAX_LOAD_ERRORS {
+        if r.errors.len() > MAX_LOAD_ERRORS {
             return Err(format!(
                 "{} error lines, at most {MAX_LOAD_ERRORS} allowed",
-                self.errors.len()
+                r.errors.len()
             ));
         }
-        let held = self
+        let held = r
             .latency
             .buckets
             .iter()
             .try_fold(0u64, |n, b| n.checked_add(b[1]));
-        if held != Some(self.latency.count) {
+        if held != Some(r.latency.count) {
             return Err(format!(
                 "the latency buckets hold {held:?} values, the count says {}",
-                self.latency.count
+                r.latency.count
             ));
         }
         Ok(())
@@ -256,26 +251,25 @@ pub enum ThirdPartyResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::msg::rr::Latency;
 
     fn summary() -> RrLoadSummary {
         RrLoadSummary {
             host: HostIdentity::default(),
             peer_host: HostIdentity::default(),
-            counts: RrCounts::default(),
-            unanswered: 0,
-            errors: Vec::new(),
-            latency: Latency {
-                unit: "ns".into(),
-                count: 3,
-                buckets: vec![[1000, 2], [2000, 1]],
-                ..Latency::default()
+            requester: RrReverse {
+                latency: Latency {
+                    unit: "ns".into(),
+                    count: 3,
+                    buckets: vec![[1000, 2], [2000, 1]],
+                    ..Latency::default()
+                },
+                threads: 1,
+                ..RrReverse::default()
             },
-            threads: 1,
-            cpu: None,
             before: HostSnapshot::default(),
             after: HostSnapshot::default(),
             iface: None,
-            wall_ns: 1,
             workers: 1,
             served: RrServed::default(),
             interrupted: None,
@@ -286,17 +280,17 @@ mod tests {
     fn a_load_summary_is_checked_for_size_and_count() {
         assert_eq!(summary().check(), Ok(()));
         let mut s = summary();
-        s.latency.count = 4;
+        s.requester.latency.count = 4;
         assert!(s.check().unwrap_err().contains("count says 4"));
         let mut s = summary();
-        s.latency.buckets = vec![[1, 0]; MAX_LATENCY_BUCKETS + 1];
-        s.latency.count = 0;
+        s.requester.latency.buckets = vec![[1, 0]; MAX_LATENCY_BUCKETS + 1];
+        s.requester.latency.count = 0;
         assert!(s.check().unwrap_err().contains("latency buckets"));
         let mut s = summary();
-        s.latency.buckets = vec![[1, u64::MAX], [2, 1]];
+        s.requester.latency.buckets = vec![[1, u64::MAX], [2, 1]];
         assert!(s.check().is_err(), "an overflowing sum is refused");
         let mut s = summary();
-        s.errors = vec![String::new(); MAX_LOAD_ERRORS + 1];
+        s.requester.errors = vec![String::new(); MAX_LOAD_ERRORS + 1];
         assert!(s.check().unwrap_err().contains("error lines"));
     }
 

@@ -23,9 +23,9 @@ fn accounting(sent: u64, answered: u64, lost: u64, unanswered: u64) -> String {
 }
 
 fn host_line(out: &mut String, h: &RrFromHost) {
-    let s = &h.result;
-    let c = &s.counts;
-    let f = end_figures(&s.before, &s.after, s.iface.as_ref(), c.blocks, s.cpu);
+    let (s, q) = (&h.result, &h.result.requester);
+    let c = &q.counts;
+    let f = end_figures(&s.before, &s.after, s.iface.as_ref(), c.blocks, q.cpu);
     let _ = writeln!(
         out,
         "  from {} ({}): {} client{}, {:.0} blocks/s in {:.2} s, p50 {}, p99 {}",
@@ -34,18 +34,18 @@ fn host_line(out: &mut String, h: &RrFromHost) {
         h.clients,
         if h.clients == 1 { "" } else { "s" },
         h.blocks_per_s,
-        s.wall_ns as f64 / 1e9,
-        lat(s.latency.p50 as f64),
-        lat(s.latency.p99 as f64)
+        q.wall_ns as f64 / 1e9,
+        lat(q.latency.p50 as f64),
+        lat(q.latency.p99 as f64)
     );
     let _ = writeln!(
         out,
         "       {}; the target served its session {} of {} requests; host CPU {}, mtuperf's {} threads busy {}",
-        accounting(c.requests_sent, c.blocks, c.lost, s.unanswered),
+        accounting(c.requests_sent, c.blocks, c.lost, q.unanswered),
         s.served.responses,
         s.served.requests,
         f.cpu_pct.map_or_else(|| "-".into(), |p| format!("{p:.1}%")),
-        s.threads,
+        q.threads,
         f.tool_cpu_pct.map_or_else(|| "-".into(), |p| format!("{p:.0}%")),
     );
     if let Some(why) = &s.interrupted {
