@@ -13,6 +13,7 @@ use super::model::{MeshConfig, MeshNetwork, MeshNode, MeshResult, MeshTests, Pai
 use super::schedule::{ordered_pairs, run_bounded, tournament, MAX_THREADS};
 use super::{doctor, net};
 use crate::client::{resolve, Session};
+use crate::control::answer_or_stop;
 use crate::EngineError;
 
 /// Progress of a mesh run (the CLI draws a progress bar; tests ignore it).
@@ -89,35 +90,6 @@ fn third_party(
             r => return r,
         }
     }
-}
-
-/// Waits until the agent's answer starts to arrive (or the deadline passes), giving
-/// up at once when `stop` is set (Ctrl-C): a running pair never holds the stop for
-/// its whole deadline. Peeking leaves the frame whole for the reader.
-pub(crate) fn answer_or_stop(
-    sock: &std::net::TcpStream,
-    until: Instant,
-    stop: &AtomicBool,
-) -> Result<(), EngineError> {
-    let mut b = [0u8; 1];
-    while Instant::now() < until {
-        if stop.load(Ordering::Relaxed) {
-            return Err(EngineError::Agent(
-                "interrupted (Ctrl-C) before the result".into(),
-            ));
-        }
-        let _ = sock.set_read_timeout(Some(Duration::from_millis(200)));
-        match sock.peek(&mut b) {
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) => {}
-            // Data, end of stream or an error: the reader says which.
-            _ => break,
-        }
-    }
-    Ok(())
 }
 
 /// One pair's test, as a result (an error is part of it).

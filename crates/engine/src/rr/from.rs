@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use super::{hist, RrClientEnd, RrResult};
 use crate::client::{resolve, ConnectOptions, Session};
 use crate::config::{ConfigError, RrConfig};
-use crate::mesh::orchestrate::answer_or_stop;
+use crate::control::answer_or_stop;
 use crate::stamp::unix_ms;
 use crate::EngineError;
 
