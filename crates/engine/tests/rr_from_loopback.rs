@@ -171,3 +171,28 @@ fn a_busy_target_is_named_with_its_limit() {
         other => panic!("expected the busy target named, got {other:?}"),
     }
 }
+
+#[test]
+fn a_stop_ends_every_host_early_with_what_it_measured() {
+    let target = agent(None);
+    let hosts = vec![agent(None).to_string(), agent(None).to_string()];
+    let cfg = RrConfig {
+        clients: 2,
+        time: Duration::from_secs(20),
+        ..RrConfig::default()
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    thread::spawn(move || {
+        thread::sleep(Duration::from_millis(500));
+        flag.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    let t0 = Instant::now();
+    let r = rr::run_from(&hosts, &target.to_string(), &opts(), &cfg, &stop).unwrap();
+    assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
+    assert!(r.interrupted, "{r:?}");
+    assert!(r.client.counts.blocks > 0);
+    for h in &r.from {
+        assert!(h.accounted && h.result.interrupted.is_some(), "{h:?}");
+    }
+}

@@ -8,7 +8,10 @@
 //! cannot be used to reflect or amplify traffic. The test runs inside the asking
 //! session, so it holds one of this agent's session slots, like any test.
 
-use std::net::IpAddr;
+use std::io::ErrorKind;
+use std::net::{IpAddr, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use mtuperf_proto::msg::mesh::{
@@ -41,6 +44,26 @@ pub fn discover() -> Discovery {
 /// Whether `ip` may be a third-party test's peer at all (a unicast address).
 fn unicast(ip: IpAddr) -> bool {
     !(ip.is_unspecified() || ip.is_multicast() || matches!(ip, IpAddr::V4(v4) if v4.is_broadcast()))
+}
+
+/// Sets `stop` once the asker sends anything (its Stop) or goes away, until `done`.
+/// Peeking leaves the message for the session's reader.
+fn watch_asker(sock: &TcpStream, done: &AtomicBool, stop: &AtomicBool) {
+    let mut b = [0u8; 1];
+    while !done.load(Ordering::Relaxed) {
+        let _ = sock.set_read_timeout(Some(Duration::from_millis(200)));
+        match sock.peek(&mut b) {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+                ) => {}
+            _ => {
+                stop.store(true, Ordering::Relaxed);
+                return;
+            }
+        }
+    }
 }
 
 /// What the protocol allows of a load's threads and loss timeout.
@@ -165,7 +188,19 @@ pub fn serve_third_party(ctx: &SessionCtx, req: &ThirdPartyRequest) -> Result<()
         }
         Err(e) => return Err(e),
     };
-    let result = third_party::run(&session, req);
+    // The asker's Stop (Ctrl-C) or its going away ends a load early: nothing else
+    // reads the control connection while the test runs, so a watcher peeks at it.
+    let stop = Arc::new(AtomicBool::new(false));
+    let done = AtomicBool::new(false);
+    let asker = ctx.control.socket();
+    let result = std::thread::scope(|s| {
+        if matches!(req.test, ThirdPartyTest::RrLoad { .. }) {
+            s.spawn(|| watch_asker(asker, &done, &stop));
+        }
+        let r = third_party::run(&session, req, &stop);
+        done.store(true, Ordering::Relaxed);
+        r
+    });
     session.close();
     match result {
         Ok(r) => ctx.control.send(&AgentMsg::ThirdPartyDone(Box::new(r))),

@@ -16,8 +16,12 @@ use crate::config::{PathConfig, RrConfig, StreamConfig};
 use crate::path::{DirResult, Limit, PathResult};
 use crate::EngineError;
 
-pub fn run(session: &Session, req: &ThirdPartyRequest) -> Result<ThirdPartyResult, EngineError> {
-    let stop = Arc::new(AtomicBool::new(false));
+/// Runs `req` on `session`; `stop` ends a load early (its asker's Stop).
+pub fn run(
+    session: &Session,
+    req: &ThirdPartyRequest,
+    stop: &Arc<AtomicBool>,
+) -> Result<ThirdPartyResult, EngineError> {
     match req.test {
         ThirdPartyTest::Path => {
             let r = crate::path::run(session, &req.to.to_string(), &PathConfig::default())?;
@@ -32,7 +36,7 @@ pub fn run(session: &Session, req: &ThirdPartyRequest) -> Result<ThirdPartyResul
                 threads: Some(1),
                 ..RrConfig::default()
             };
-            let r = crate::rr::client::run(session, &cfg, &stop, &crate::rr::Quiet)?;
+            let r = crate::rr::client::run(session, &cfg, stop, &crate::rr::Quiet)?;
             Ok(ThirdPartyResult::Rr(RrSummary {
                 transactions: r.client.counts.blocks,
                 p50_ns: r.client.latency.p50,
@@ -42,7 +46,7 @@ pub fn run(session: &Session, req: &ThirdPartyRequest) -> Result<ThirdPartyResul
             }))
         }
         ThirdPartyTest::RrLoad { rr } => {
-            let r = crate::rr::client::run(session, &load_config(&rr), &stop, &crate::rr::Quiet)?;
+            let r = crate::rr::client::run(session, &load_config(&rr), stop, &crate::rr::Quiet)?;
             let mut errors = r.client.errors;
             errors.truncate(MAX_LOAD_ERRORS);
             Ok(ThirdPartyResult::RrLoad(Box::new(RrLoadSummary {
@@ -70,7 +74,7 @@ pub fn run(session: &Session, req: &ThirdPartyRequest) -> Result<ThirdPartyResul
             let r = crate::stream::client::run(
                 session,
                 &cfg.params(),
-                &stop,
+                stop,
                 &crate::stream::client::Quiet,
             )?;
             Ok(ThirdPartyResult::Stream(StreamSummary {

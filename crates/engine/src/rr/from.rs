@@ -132,16 +132,17 @@ pub fn run_from(
                         from,
                         to,
                     };
-                    session
-                        .control
-                        .send(&ClientMsg::ThirdParty(req))
-                        .and_then(|()| answer_or_stop(session.control.socket(), until, stop))
-                        .and_then(|()| {
-                            session.control.expect::<ThirdPartyResult>(
-                                Some(until.saturating_duration_since(Instant::now())),
-                                "its rr load's result",
-                            )
-                        })
+                    let sock = session.control.socket();
+                    session.control.send(&ClientMsg::ThirdParty(req))?;
+                    // Ctrl-C: the host is told to stop, and still sends what it measured.
+                    if answer_or_stop(sock, until, stop).is_err() {
+                        session.control.send(&ClientMsg::Stop)?;
+                        answer_or_stop(sock, until, &AtomicBool::new(false))?;
+                    }
+                    session.control.expect::<ThirdPartyResult>(
+                        Some(until.saturating_duration_since(Instant::now())),
+                        "its rr load's result",
+                    )
                 })
             })
             .collect();
