@@ -40,12 +40,13 @@ fn host_line(out: &mut String, h: &RrFromHost) {
     );
     let _ = writeln!(
         out,
-        "       {}; the target served its session {} of {} requests; host CPU {}, mtuperf's {} threads busy {}",
+        "       {}; the target served its session {} of {} requests; host CPU {}, mtuperf's {} thread{} busy {}",
         accounting(c.requests_sent, c.blocks, c.lost, q.unanswered),
         s.served.responses,
         s.served.requests,
         f.cpu_pct.map_or_else(|| "-".into(), |p| format!("{p:.1}%")),
         q.threads,
+        if q.threads == 1 { "" } else { "s" },
         f.tool_cpu_pct.map_or_else(|| "-".into(), |p| format!("{p:.0}%")),
     );
     if let Some(why) = &s.interrupted {
