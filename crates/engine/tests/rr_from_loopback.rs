@@ -196,3 +196,20 @@ fn a_stop_ends_every_host_early_with_what_it_measured() {
         assert!(h.accounted && h.result.interrupted.is_some(), "{h:?}");
     }
 }
+
+#[test]
+fn a_target_beyond_its_limit_is_named_with_the_host_and_the_limit() {
+    let target = agent(Some(2));
+    let hosts = vec![agent(None).to_string(), agent(None).to_string()];
+    match step(&hosts, target, 6, 300) {
+        Err(e @ EngineError::FromHost { .. }) => {
+            let m = e.to_string();
+            assert!(
+                m.contains(&format!("the peer agent {target} refused")),
+                "{m}"
+            );
+            assert!(m.contains("--max-clients") && m.contains("asked 3"), "{m}");
+        }
+        other => panic!("expected the target's max-clients refusal, got {other:?}"),
+    }
+}
