@@ -156,23 +156,6 @@ fn a_host_beyond_its_own_limit_refuses_naming_it() {
 }
 
 #[test]
-fn a_busy_target_is_named_with_its_limit() {
-    let target = agent_with(None, Some(1));
-    let hosts = vec![agent(None).to_string(), agent(None).to_string()];
-    match step(&hosts, target, 2, 500) {
-        Err(e @ EngineError::FromHost { .. }) => {
-            let m = e.to_string();
-            assert!(
-                m.contains(&format!("the peer agent {target} refused")),
-                "{m}"
-            );
-            assert!(m.contains("--max-sessions"), "{m}");
-        }
-        other => panic!("expected the busy target named, got {other:?}"),
-    }
-}
-
-#[test]
 fn a_stop_ends_every_host_early_with_what_it_measured() {
     let target = agent(None);
     let hosts = vec![agent(None).to_string(), agent(None).to_string()];
@@ -197,19 +180,26 @@ fn a_stop_ends_every_host_early_with_what_it_measured() {
     }
 }
 
+/// The target refuses a host's session: its sessions are all taken (one allowed,
+/// two hosts), or a host's share of the clients is beyond its --max-clients. The
+/// error names the host, the target and the limit.
 #[test]
-fn a_target_beyond_its_limit_is_named_with_the_host_and_the_limit() {
-    let target = agent(Some(2));
-    let hosts = vec![agent(None).to_string(), agent(None).to_string()];
-    match step(&hosts, target, 6, 300) {
-        Err(e @ EngineError::FromHost { .. }) => {
-            let m = e.to_string();
-            assert!(
-                m.contains(&format!("the peer agent {target} refused")),
-                "{m}"
-            );
-            assert!(m.contains("--max-clients") && m.contains("asked 3"), "{m}");
+fn a_target_refusing_is_named_with_the_host_and_the_limit() {
+    for (target, clients, limit) in [
+        (agent_with(None, Some(1)), 2, "--max-sessions"),
+        (agent(Some(2)), 6, "--max-clients"),
+    ] {
+        let hosts = vec![agent(None).to_string(), agent(None).to_string()];
+        match step(&hosts, target, clients, 500) {
+            Err(e @ EngineError::FromHost { .. }) => {
+                let m = e.to_string();
+                assert!(
+                    m.contains(&format!("the peer agent {target} refused")),
+                    "{m}"
+                );
+                assert!(m.contains(limit), "{m}");
+            }
+            other => panic!("expected the target's {limit} refusal, got {other:?}"),
         }
-        other => panic!("expected the target's max-clients refusal, got {other:?}"),
     }
 }
