@@ -19,6 +19,16 @@ fn keygen(dir: &std::path::Path) -> std::path::PathBuf {
     key
 }
 
+/// What `schemas/rr.schema.json` finds wrong with `doc`.
+fn schema_errors(doc: &serde_json::Value) -> Vec<String> {
+    let text = include_str!("../../../schemas/rr.schema.json");
+    jsonschema::validator_for(&serde_json::from_str(text).unwrap())
+        .unwrap()
+        .iter_errors(doc)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect()
+}
+
 fn keyed_agents(key: &std::path::Path, n: usize) -> Vec<AgentProc> {
     let k = key.to_str().unwrap();
     (0..n)
@@ -48,11 +58,7 @@ fn from_two_local_agents_is_valid_accounted_stored_and_shown() {
                 "--json",
             ]),
     );
-    let schema: serde_json::Value =
-        serde_json::from_str(include_str!("../../../schemas/rr.schema.json")).unwrap();
-    let v = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = v.iter_errors(&doc).map(|e| e.to_string()).collect();
-    assert!(errors.is_empty(), "schema errors: {errors:?}");
+    assert_eq!(schema_errors(&doc), Vec::<String>::new());
     let step = &doc["steps"][0];
     let r = &step["result"];
     let parts = r["from"].as_array().unwrap();
