@@ -5,6 +5,7 @@
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -151,4 +152,33 @@ impl Control {
     pub fn shutdown(&self) {
         let _ = self.sock.shutdown(Shutdown::Both);
     }
+}
+
+/// Waits until the agent's answer starts to arrive (or the deadline passes), giving
+/// up at once when `stop` is set (Ctrl-C): a running pair never holds the stop for
+/// its whole deadline. Peeking leaves the frame whole for the reader.
+pub fn answer_or_stop(
+    sock: &std::net::TcpStream,
+    until: Instant,
+    stop: &AtomicBool,
+) -> Result<(), EngineError> {
+    let mut b = [0u8; 1];
+    while Instant::now() < until {
+        if stop.load(Ordering::Relaxed) {
+            return Err(EngineError::Agent(
+                "interrupted (Ctrl-C) before the result".into(),
+            ));
+        }
+        let _ = sock.set_read_timeout(Some(Duration::from_millis(200)));
+        match sock.peek(&mut b) {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            // Data, end of stream or an error: the reader says which.
+            _ => break,
+        }
+    }
+    Ok(())
 }

@@ -52,6 +52,12 @@ pub enum EngineError {
     /// What answered the hello is something else (an SSH or HTTP server, iperf3).
     #[error("{addr} is not an mtuperf agent ({detail})")]
     NotAgent { addr: SocketAddr, detail: String },
+    /// One of `rr --from`'s client hosts failed: which, and why.
+    #[error("--from {host}: {source}")]
+    FromHost {
+        host: String,
+        source: Box<EngineError>,
+    },
 }
 
 impl EngineError {
@@ -73,6 +79,9 @@ impl EngineError {
 
     /// True when the agent could not be reached at all (as opposed to refusing).
     pub fn is_unreachable(&self) -> bool {
+        if let EngineError::FromHost { source, .. } = self {
+            return source.is_unreachable();
+        }
         matches!(
             self,
             EngineError::Connect { .. }
@@ -84,6 +93,9 @@ impl EngineError {
     }
 
     pub fn is_refusal(&self) -> bool {
+        if let EngineError::FromHost { source, .. } = self {
+            return source.is_refusal();
+        }
         matches!(self, EngineError::Refused(_) | EngineError::Auth(_))
     }
 }

@@ -9,7 +9,7 @@ use mtuperf_report::rr::{self as rep, Document, StepDoc};
 
 use crate::args::rr::RrArgs;
 use crate::common;
-use crate::exit::{self, CmdResult};
+use crate::exit::{self, CmdResult, Failure};
 use crate::global::Global;
 use crate::live::rr::Printer;
 use crate::output::{Format, Output};
@@ -21,6 +21,12 @@ pub struct Args {
     /// Local address to send from (chooses the interface).
     #[arg(long, value_name = "LOCAL_ADDR")]
     bind: Option<IpAddr>,
+    /// Drive the load from these hosts' keyed agents instead of this host (comma-separated
+    /// HOST[:PORT]): --clients and --rate are totals split over them, --threads is per
+    /// host, --workers per host's session on TARGET. Needs --key-file (every agent's key).
+    #[arg(long = "from", value_name = "HOST[:PORT]", value_delimiter = ',',
+          conflicts_with_all = ["bind", "bidir", "interval", "cpu", "agent_cpu"])]
+    from: Vec<String>,
     #[command(flatten)]
     test: RrArgs,
     /// text, or json (one document, schema mtuperf.rr/1).
@@ -32,6 +38,28 @@ pub struct Args {
     label: Option<String>,
     #[command(flatten)]
     placement: crate::placement_args::PlacementArgs,
+}
+
+/// `--from` needs a key (only keyed agents test toward others) and a client per host.
+fn check_from(from: &[String], loads: &[u32], keyed: bool) -> Result<(), Failure> {
+    if !keyed {
+        return Err(Failure::usage(
+            "--key-file",
+            "none",
+            "the key file every --from agent and the target's agent run with",
+            "--from asks agents to test toward another agent, which only keyed agents do; `mtuperf keygen` writes one",
+        ));
+    }
+    let n = from.len() as u32;
+    match loads.iter().find(|&&c| c < n) {
+        Some(c) => Err(Failure::usage(
+            "--clients",
+            &c.to_string(),
+            &format!("at least {n}, one per --from host"),
+            "--clients is the total over the --from hosts, split as evenly as it goes",
+        )),
+        None => Ok(()),
+    }
 }
 
 pub fn run(g: &Global, a: &Args) -> CmdResult {
@@ -47,7 +75,13 @@ pub fn run(g: &Global, a: &Args) -> CmdResult {
         clients: std::sync::atomic::AtomicU32::new(0),
         total_s: a.test.time.as_secs_f64(),
     };
-    let session = Session::connect(&a.target, &opts).map_err(common::engine_failure)?;
+    // With --from, this host sends nothing to the target: the hosts' agents do.
+    let session = if a.from.is_empty() {
+        Some(Session::connect(&a.target, &opts).map_err(common::engine_failure)?)
+    } else {
+        check_from(&a.from, &loads, opts.key.is_some())?;
+        None
+    };
     let group = match (&store, loads.len() > 1) {
         (Some(s), true) => s
             .create_group("rr", &serde_json::json!({ "clients": loads }).to_string())
@@ -68,7 +102,11 @@ pub fn run(g: &Global, a: &Args) -> CmdResult {
                 if clients == 1 { "" } else { "s" }
             );
         }
-        let result = rr::run(&session, &params, &stop, &printer).map_err(common::engine_failure)?;
+        let result = match &session {
+            Some(s) => rr::run(s, &params, &stop, &printer),
+            None => rr::run_from(&a.from, &a.target, &opts, &params, &stop),
+        }
+        .map_err(common::engine_failure)?;
         let mut step = StepDoc::new(result);
         // Stored before the next step starts.
         step.run_id = common::store_record(
@@ -96,7 +134,9 @@ pub fn run(g: &Global, a: &Args) -> CmdResult {
             break;
         }
     }
-    session.close();
+    if let Some(s) = session {
+        s.close();
+    }
     let doc = Document::new(steps);
     if let (Some(s), Some(id)) = (&store, group) {
         let _ = s.finish_group(id, &serde_json::to_string(&doc.sweep).unwrap_or_default());

@@ -8,7 +8,10 @@
 //! cannot be used to reflect or amplify traffic. The test runs inside the asking
 //! session, so it holds one of this agent's session slots, like any test.
 
-use std::net::IpAddr;
+use std::io::ErrorKind;
+use std::net::{IpAddr, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use mtuperf_proto::msg::mesh::{
@@ -43,6 +46,45 @@ fn unicast(ip: IpAddr) -> bool {
     !(ip.is_unspecified() || ip.is_multicast() || matches!(ip, IpAddr::V4(v4) if v4.is_broadcast()))
 }
 
+/// Sets `stop` once the asker sends anything (its Stop) or goes away, until `done`.
+/// Peeking leaves the message for the session's reader.
+fn watch_asker(sock: &TcpStream, done: &AtomicBool, stop: &AtomicBool) {
+    let mut b = [0u8; 1];
+    while !done.load(Ordering::Relaxed) {
+        let _ = sock.set_read_timeout(Some(Duration::from_millis(200)));
+        match sock.peek(&mut b) {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+                ) => {}
+            _ => {
+                stop.store(true, Ordering::Relaxed);
+                return;
+            }
+        }
+    }
+}
+
+/// What the protocol allows of a load's threads and loss timeout.
+fn load_bounds(rr: &mtuperf_proto::msg::mesh::RrLoad) -> Result<(), String> {
+    use crate::config::bounds::{MAX_RR_TIMEOUT, MAX_THREADS, MIN_RR_TIMEOUT};
+    if rr.threads > MAX_THREADS {
+        return Err(format!(
+            "threads {} above {MAX_THREADS} (rr --threads)",
+            rr.threads
+        ));
+    }
+    let t = Duration::from_millis(rr.timeout_ms);
+    if !(MIN_RR_TIMEOUT..=MAX_RR_TIMEOUT).contains(&t) {
+        return Err(format!(
+            "timeout {} ms outside 1 ms to 60 s (rr --timeout)",
+            rr.timeout_ms
+        ));
+    }
+    Ok(())
+}
+
 pub fn serve_third_party(ctx: &SessionCtx, req: &ThirdPartyRequest) -> Result<(), EngineError> {
     let test = req.test.name();
     let Some(key) = ctx.config.key.clone() else {
@@ -64,7 +106,10 @@ pub fn serve_third_party(ctx: &SessionCtx, req: &ThirdPartyRequest) -> Result<()
             detail: format!("{} is not a unicast agent address", req.to),
         });
     }
-    if mtuperf_sys::netdev::iface_with_addr(req.from).is_none() {
+    // Unspecified: the routes choose (an `rr --from` asker does not know this host's
+    // address toward the peer).
+    let bind = (!req.from.is_unspecified()).then_some(req.from);
+    if bind.is_some() && mtuperf_sys::netdev::iface_with_addr(req.from).is_none() {
         return ctx.refuse(Refusal::BadRequest {
             detail: format!("{} is not an address of this host", req.from),
         });
@@ -73,6 +118,17 @@ pub fn serve_third_party(ctx: &SessionCtx, req: &ThirdPartyRequest) -> Result<()
         let allowed = ctx.config.limits.max_duration_ms;
         if duration_ms > allowed {
             return ctx.refuse_limit("max-duration", duration_ms.div_ceil(1000), allowed / 1000);
+        }
+    }
+    // A load runs this host's requester: its shape, its threads and this agent's own
+    // limits (clients, duration, rate, block) apply, named on refusal.
+    if let ThirdPartyTest::RrLoad { rr } = req.test {
+        let cfg = third_party::load_config(&rr);
+        let checked = cfg
+            .validate(&ctx.config.limits)
+            .and_then(|()| load_bounds(&rr).map_err(crate::config::ConfigError::Bad));
+        if let Err(e) = checked {
+            return ctx.refuse(e.into());
         }
     }
     ctx.log_fields(
@@ -87,7 +143,7 @@ pub fn serve_third_party(ctx: &SessionCtx, req: &ThirdPartyRequest) -> Result<()
         }),
     );
     let opts = ConnectOptions {
-        bind: Some(req.from),
+        bind,
         key: Some(key),
         ..ConnectOptions::default()
     };
@@ -112,6 +168,14 @@ pub fn serve_third_party(ctx: &SessionCtx, req: &ThirdPartyRequest) -> Result<()
         }
         // The peer's session slots are all taken: a transient state the orchestrator
         // retries, so it is passed on as this agent's own busy refusal.
+        // An rr load's asker does not retry: it is told whose sessions are taken.
+        Err(EngineError::Refused(r @ Refusal::Busy { .. }))
+            if matches!(req.test, ThirdPartyTest::RrLoad { .. }) =>
+        {
+            return ctx.control.send(&AgentMsg::Error {
+                message: format!("the peer agent {} refused: {r}", req.to),
+            });
+        }
         Err(EngineError::Refused(Refusal::Busy { .. })) => {
             ctx.log(
                 "third_party",
@@ -124,7 +188,19 @@ pub fn serve_third_party(ctx: &SessionCtx, req: &ThirdPartyRequest) -> Result<()
         }
         Err(e) => return Err(e),
     };
-    let result = third_party::run(&session, req);
+    // The asker's Stop (Ctrl-C) or its going away ends a load early: nothing else
+    // reads the control connection while the test runs, so a watcher peeks at it.
+    let stop = Arc::new(AtomicBool::new(false));
+    let done = AtomicBool::new(false);
+    let asker = ctx.control.socket();
+    let result = std::thread::scope(|s| {
+        if matches!(req.test, ThirdPartyTest::RrLoad { .. }) {
+            s.spawn(|| watch_asker(asker, &done, &stop));
+        }
+        let r = third_party::run(&session, req, &stop);
+        done.store(true, Ordering::Relaxed);
+        r
+    });
     session.close();
     match result {
         Ok(r) => ctx.control.send(&AgentMsg::ThirdPartyDone(Box::new(r))),
@@ -132,6 +208,7 @@ pub fn serve_third_party(ctx: &SessionCtx, req: &ThirdPartyRequest) -> Result<()
         Err(e) => {
             let message = match e {
                 EngineError::Agent(m) => m,
+                EngineError::Refused(r) => format!("the peer agent {} refused: {r}", req.to),
                 e => e.to_string(),
             };
             ctx.control.send(&AgentMsg::Error { message })

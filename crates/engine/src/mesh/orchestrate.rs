@@ -13,6 +13,7 @@ use super::model::{MeshConfig, MeshNetwork, MeshNode, MeshResult, MeshTests, Pai
 use super::schedule::{ordered_pairs, run_bounded, tournament, MAX_THREADS};
 use super::{doctor, net};
 use crate::client::{resolve, Session};
+use crate::control::answer_or_stop;
 use crate::EngineError;
 
 /// Progress of a mesh run (the CLI draws a progress bar; tests ignore it).
@@ -91,35 +92,6 @@ fn third_party(
     }
 }
 
-/// Waits until the agent's answer starts to arrive (or the deadline passes), giving
-/// up at once when `stop` is set (Ctrl-C): a running pair never holds the stop for
-/// its whole deadline. Peeking leaves the frame whole for the reader.
-fn answer_or_stop(
-    sock: &std::net::TcpStream,
-    until: Instant,
-    stop: &AtomicBool,
-) -> Result<(), EngineError> {
-    let mut b = [0u8; 1];
-    while Instant::now() < until {
-        if stop.load(Ordering::Relaxed) {
-            return Err(EngineError::Agent(
-                "interrupted (Ctrl-C) before the result".into(),
-            ));
-        }
-        let _ = sock.set_read_timeout(Some(Duration::from_millis(200)));
-        match sock.peek(&mut b) {
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) => {}
-            // Data, end of stream or an error: the reader says which.
-            _ => break,
-        }
-    }
-    Ok(())
-}
-
 /// One pair's test, as a result (an error is part of it).
 #[allow(clippy::too_many_arguments)]
 fn one(
@@ -156,6 +128,8 @@ fn one(
                 .map(|w| format!("stream interrupted: {w}"));
             p.stream = Some(s);
         }
+        // The mesh asks for no rr load.
+        Ok(ThirdPartyResult::RrLoad(_)) => p.error = Some("rr: unexpected rr load result".into()),
         Err(e) => p.error = Some(format!("{}: {e}", test.name())),
     }
     p
@@ -176,9 +150,9 @@ fn run_jobs(
 ) {
     let deadline = match test {
         ThirdPartyTest::Path => cfg.pair_timeout,
-        ThirdPartyTest::Rr { .. } | ThirdPartyTest::Stream { .. } => {
-            cfg.pair_timeout + cfg.load_time
-        }
+        ThirdPartyTest::Rr { .. }
+        | ThirdPartyTest::Stream { .. }
+        | ThirdPartyTest::RrLoad { .. } => cfg.pair_timeout + cfg.load_time,
     };
     let done = |_: usize, r: &PairResult| obs.pair_done(r);
     let threads = jobs

@@ -6,18 +6,22 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mtuperf_proto::msg::mesh::{
-    DirSummary, PathSummary, RrSummary, StopKind, StreamSummary, ThirdPartyRequest,
-    ThirdPartyResult, ThirdPartyTest,
+    DirSummary, PathSummary, RrLoad, RrLoadSummary, RrSummary, StopKind, StreamSummary,
+    ThirdPartyRequest, ThirdPartyResult, ThirdPartyTest, MAX_LOAD_ERRORS,
 };
-use mtuperf_proto::msg::rr::RrProto;
+use mtuperf_proto::msg::rr::{RrProto, RrReverse};
 
 use crate::client::Session;
 use crate::config::{PathConfig, RrConfig, StreamConfig};
 use crate::path::{DirResult, Limit, PathResult};
 use crate::EngineError;
 
-pub fn run(session: &Session, req: &ThirdPartyRequest) -> Result<ThirdPartyResult, EngineError> {
-    let stop = Arc::new(AtomicBool::new(false));
+/// Runs `req` on `session`; `stop` ends a load early (its asker's Stop).
+pub fn run(
+    session: &Session,
+    req: &ThirdPartyRequest,
+    stop: &Arc<AtomicBool>,
+) -> Result<ThirdPartyResult, EngineError> {
     match req.test {
         ThirdPartyTest::Path => {
             let r = crate::path::run(session, &req.to.to_string(), &PathConfig::default())?;
@@ -32,7 +36,7 @@ pub fn run(session: &Session, req: &ThirdPartyRequest) -> Result<ThirdPartyResul
                 threads: Some(1),
                 ..RrConfig::default()
             };
-            let r = crate::rr::client::run(session, &cfg, &stop, &crate::rr::Quiet)?;
+            let r = crate::rr::client::run(session, &cfg, stop, &crate::rr::Quiet)?;
             Ok(ThirdPartyResult::Rr(RrSummary {
                 transactions: r.client.counts.blocks,
                 p50_ns: r.client.latency.p50,
@@ -41,12 +45,36 @@ pub fn run(session: &Session, req: &ThirdPartyRequest) -> Result<ThirdPartyResul
                 interrupted: interrupted(r.interrupted, r.interrupt_reason),
             }))
         }
+        ThirdPartyTest::RrLoad { rr } => {
+            let r = crate::rr::client::run(session, &load_config(&rr), stop, &crate::rr::Quiet)?;
+            let mut errors = r.client.errors;
+            errors.truncate(MAX_LOAD_ERRORS);
+            Ok(ThirdPartyResult::RrLoad(Box::new(RrLoadSummary {
+                host: r.client_host,
+                peer_host: r.agent_host,
+                requester: RrReverse {
+                    counts: r.client.counts,
+                    unanswered: r.client.unanswered,
+                    errors,
+                    latency: r.client.latency,
+                    threads: r.client.threads,
+                    wall_ns: r.client.wall_ns,
+                    cpu: r.client.cpu,
+                },
+                before: r.client.before,
+                after: r.client.after,
+                iface: r.client.iface,
+                workers: r.workers,
+                served: r.agent,
+                interrupted: interrupted(r.interrupted, r.interrupt_reason),
+            })))
+        }
         ThirdPartyTest::Stream { duration_ms } => {
             let cfg = StreamConfig::timed(128 * 1024, Duration::from_millis(duration_ms));
             let r = crate::stream::client::run(
                 session,
                 &cfg.params(),
-                &stop,
+                stop,
                 &crate::stream::client::Quiet,
             )?;
             Ok(ThirdPartyResult::Stream(StreamSummary {
@@ -61,6 +89,23 @@ pub fn run(session: &Session, req: &ThirdPartyRequest) -> Result<ThirdPartyResul
                 interrupted: interrupted(r.interrupted, r.interrupt_reason),
             }))
         }
+    }
+}
+
+/// The rr config of a third-party load (one way, no hooks, no pinning).
+pub fn load_config(rr: &RrLoad) -> RrConfig {
+    RrConfig {
+        proto: rr.proto,
+        block: rr.block,
+        request: rr.request,
+        workers: (rr.workers > 0).then_some(rr.workers),
+        clients: rr.clients,
+        time: Duration::from_millis(rr.duration_ms),
+        rate: rr.rate,
+        timeout: Duration::from_millis(rr.timeout_ms),
+        verify: rr.verify,
+        threads: (rr.threads > 0).then_some(rr.threads),
+        ..RrConfig::default()
     }
 }
 

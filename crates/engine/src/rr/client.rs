@@ -221,5 +221,6 @@ pub fn run(
         interrupted: !reasons.is_empty(),
         interrupt_reason: (!reasons.is_empty()).then(|| reasons.join("; ")),
         request: req,
+        from: Vec::new(),
     })
 }

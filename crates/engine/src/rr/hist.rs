@@ -44,6 +44,30 @@ pub fn from_histogram(h: &Histogram<u64>) -> Latency {
     }
 }
 
+/// The latency of the union of several runs: every bucket of each recorded again into
+/// one histogram of the same bounds and precision (each bucket's value falls back into
+/// its own bucket), so the percentiles are the union's, not averages of percentiles.
+/// Min and max are the exact extremes of the parts.
+pub fn merge<'a>(parts: impl IntoIterator<Item = &'a Latency>) -> Latency {
+    let mut h = new_histogram();
+    let (mut min, mut max) = (u64::MAX, 0);
+    for l in parts {
+        for &[value, count] in &l.buckets {
+            let _ = h.record_n(value.clamp(1, HIGHEST_NS), count);
+        }
+        if l.count > 0 {
+            min = min.min(l.min);
+            max = max.max(l.max);
+        }
+    }
+    let mut merged = from_histogram(&h);
+    if merged.count > 0 {
+        merged.min = min;
+        merged.max = max;
+    }
+    merged
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -73,6 +97,28 @@ mod tests {
         );
         assert_eq!(l.buckets.iter().map(|b| b[1]).sum::<u64>(), 1000);
         assert!(l.min <= 1000 && l.max >= 999_000);
+    }
+
+    #[test]
+    fn merged_percentiles_are_the_unions() {
+        // Host one answers fast, host two slowly: the union's p50 sits at the edge
+        // between them and its p99 in the slow half, unlike the average of the two.
+        let (mut a, mut b, mut all) = (new_histogram(), new_histogram(), new_histogram());
+        for i in 1..=900u64 {
+            record(&mut a, i * 100);
+            record(&mut all, i * 100);
+        }
+        for i in 1..=100u64 {
+            record(&mut b, 1_000_000 + i * 10_000);
+            record(&mut all, 1_000_000 + i * 10_000);
+        }
+        let m = merge([&from_histogram(&a), &from_histogram(&b)]);
+        let u = from_histogram(&all);
+        assert_eq!(m.count, 1000);
+        assert_eq!((m.p50, m.p90, m.p99, m.p999), (u.p50, u.p90, u.p99, u.p999));
+        assert_eq!(m.buckets, u.buckets);
+        assert_eq!((m.min, m.max), (100, u.max));
+        assert_eq!(merge([]).count, 0);
     }
 
     #[test]

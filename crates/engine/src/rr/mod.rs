@@ -13,6 +13,7 @@ pub mod agent;
 mod bidir_requester;
 mod bidir_responder;
 pub mod client;
+pub mod from;
 pub(crate) mod hist;
 mod observer;
 mod requester;
@@ -25,6 +26,7 @@ use mtuperf_proto::placement::Placement;
 use serde::{Deserialize, Serialize};
 
 pub use client::run;
+pub use from::{run_from, RrFromHost};
 pub use hist::from_histogram;
 pub use mtuperf_proto::msg::rr::{Latency, RrCounts, RrReverse};
 pub use observer::{Quiet, RrObserver};
@@ -95,6 +97,10 @@ pub struct RrResult {
     /// before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interrupt_reason: Option<String>,
+    /// `rr --from`: each client host's own result; `client` is then their union
+    /// (counts summed, histograms merged) and `agent` the target's accounts summed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub from: Vec<RrFromHost>,
 }
 
 /// The reverse direction of a `--bidir` run: the agent requested, the client served.

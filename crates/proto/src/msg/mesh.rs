@@ -9,7 +9,9 @@ use std::net::{IpAddr, SocketAddr};
 
 use serde::{Deserialize, Serialize};
 
+use crate::host::{HostIdentity, HostSnapshot, IfaceInfo};
 use crate::msg::doctor::HostFacts;
+use crate::msg::rr::{RrProto, RrReverse, RrServed};
 
 /// Asks the agent what its interfaces are.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -48,7 +50,38 @@ pub enum ThirdPartyTest {
     Rr { duration_ms: u64 },
     /// A `stream` test (TCP, one stream, A sends) of `duration_ms`.
     Stream { duration_ms: u64 },
+    /// A full `rr` load (`rr --from`): A runs the requester with these parameters
+    /// and returns everything it measured (protocol 6).
+    RrLoad { rr: RrLoad },
 }
+
+/// The parameters of a third-party rr load: what `rr` takes, for this agent's share
+/// of the clients.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RrLoad {
+    pub proto: RrProto,
+    pub block: u32,
+    pub request: u32,
+    /// This agent's clients.
+    pub clients: u32,
+    /// Serving threads asked of the peer for this agent's session (0: its default).
+    pub workers: u32,
+    /// This agent's requester threads (0: one per core).
+    pub threads: u32,
+    pub duration_ms: u64,
+    /// Open loop: this agent's requests per second (None: closed loop).
+    pub rate: Option<u64>,
+    /// UDP: a request unanswered this long is counted lost.
+    pub timeout_ms: u64,
+    pub verify: bool,
+}
+
+/// Most latency buckets a third-party rr result may carry: a histogram of 1 ns to
+/// 100 s at 3 significant digits has fewer than 28,000.
+pub const MAX_LATENCY_BUCKETS: usize = 32_768;
+/// Most error lines a third-party rr result may carry.
+pub const MAX_LOAD_ERRORS: usize = 16;
 
 impl ThirdPartyTest {
     pub fn name(self) -> &'static str {
@@ -56,11 +89,13 @@ impl ThirdPartyTest {
             ThirdPartyTest::Path => "path",
             ThirdPartyTest::Rr { .. } => "rr",
             ThirdPartyTest::Stream { .. } => "stream",
+            ThirdPartyTest::RrLoad { .. } => "rr load",
         }
     }
 }
 
-/// Run `test` from this agent's address `from` toward the agent at `to`.
+/// Run `test` from this agent's address `from` toward the agent at `to`. An
+/// unspecified `from` (0.0.0.0 or ::) lets this host's routes choose (protocol 6).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ThirdPartyRequest {
@@ -143,11 +178,141 @@ pub struct StreamSummary {
     pub interrupted: Option<String>,
 }
 
+/// Everything a third-party rr load measured on A (the requester), with what the
+/// peer B said it served A's session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RrLoadSummary {
+    /// A's host.
+    pub host: HostIdentity,
+    /// B's host, as B told A.
+    pub peer_host: HostIdentity,
+    /// A's requester: counts, unanswered, the first errors (at most
+    /// [`MAX_LOAD_ERRORS`]), latency with every non-empty bucket (at most
+    /// [`MAX_LATENCY_BUCKETS`]), threads, their CPU, and A's measured phase (`wall_ns`,
+    /// Go → its last requester thread finished).
+    pub requester: RrReverse,
+    /// Serving threads B granted A's session.
+    pub workers: u32,
+    /// B's account of A's session (its counts are B's, summed over its workers).
+    pub served: RrServed,
+    /// Why A's run ended early, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<String>,
+    /// A's interface toward B, and A's host before and after its run (system-wide
+    /// CPU, interface and IP counters), for A's own figures.
+    pub iface: Option<IfaceInfo>,
+    pub before: HostSnapshot,
+    pub after: HostSnapshot,
+}
+
+impl RrLoadSummary {
+    /// Checks a decoded summary's sizes and that its histogram holds its count.
+    pub fn check(&self) -> Result<(), String> {
+        let r = &self.requester;
+        let buckets = r.latency.buckets.len();
+        if buckets > MAX_LATENCY_BUCKETS {
+            return Err(format!(
+                "{buckets} latency buckets, at most {MAX_LATENCY_BUCKETS} allowed"
+            ));
+        }
+        if r.errors.len() > MAX_LOAD_ERRORS {
+            return Err(format!(
+                "{} error lines, at most {MAX_LOAD_ERRORS} allowed",
+                r.errors.len()
+            ));
+        }
+        let held = r
+            .latency
+            .buckets
+            .iter()
+            .try_fold(0u64, |n, b| n.checked_add(b[1]));
+        if held != Some(r.latency.count) {
+            return Err(format!(
+                "the latency buckets hold {held:?} values, the count says {}",
+                r.latency.count
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// The result of a third-party test.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum ThirdPartyResult {
     Path(PathSummary),
     Rr(RrSummary),
     Stream(StreamSummary),
+    /// Protocol 6.
+    RrLoad(Box<RrLoadSummary>),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::msg::rr::Latency;
+
+    fn summary() -> RrLoadSummary {
+        RrLoadSummary {
+            host: HostIdentity::default(),
+            peer_host: HostIdentity::default(),
+            requester: RrReverse {
+                latency: Latency {
+                    unit: "ns".into(),
+                    count: 3,
+                    buckets: vec![[1000, 2], [2000, 1]],
+                    ..Latency::default()
+                },
+                threads: 1,
+                ..RrReverse::default()
+            },
+            before: HostSnapshot::default(),
+            after: HostSnapshot::default(),
+            iface: None,
+            workers: 1,
+            served: RrServed::default(),
+            interrupted: None,
+        }
+    }
+
+    #[test]
+    fn a_load_summary_is_checked_for_size_and_count() {
+        assert_eq!(summary().check(), Ok(()));
+        let mut s = summary();
+        s.requester.latency.count = 4;
+        assert!(s.check().unwrap_err().contains("count says 4"));
+        let mut s = summary();
+        s.requester.latency.buckets = vec![[1, 0]; MAX_LATENCY_BUCKETS + 1];
+        s.requester.latency.count = 0;
+        assert!(s.check().unwrap_err().contains("latency buckets"));
+        let mut s = summary();
+        s.requester.latency.buckets = vec![[1, u64::MAX], [2, 1]];
+        assert!(s.check().is_err(), "an overflowing sum is refused");
+        let mut s = summary();
+        s.requester.errors = vec![String::new(); MAX_LOAD_ERRORS + 1];
+        assert!(s.check().unwrap_err().contains("error lines"));
+    }
+
+    #[test]
+    fn an_rr_load_request_round_trips_and_rejects_unknown_fields() {
+        let t = ThirdPartyTest::RrLoad {
+            rr: RrLoad {
+                proto: RrProto::Udp,
+                block: 8192,
+                request: 128,
+                clients: 3,
+                workers: 0,
+                threads: 1,
+                duration_ms: 1000,
+                rate: Some(500),
+                timeout_ms: 100,
+                verify: false,
+            },
+        };
+        let j = serde_json::to_string(&t).unwrap();
+        assert_eq!(serde_json::from_str::<ThirdPartyTest>(&j).unwrap(), t);
+        let bad = j.replace("\"verify\"", "\"extra\":1,\"verify\"");
+        assert!(serde_json::from_str::<ThirdPartyTest>(&bad).is_err());
+    }
 }

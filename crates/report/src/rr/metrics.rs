@@ -109,7 +109,7 @@ impl Direction {
     }
 }
 
-fn end_figures(
+pub(super) fn end_figures(
     before: &HostSnapshot,
     after: &HostSnapshot,
     iface: Option<&IfaceInfo>,
@@ -198,7 +198,12 @@ fn tool_warnings(client: &EndFigures, agent: &EndFigures) -> Vec<String> {
 
 pub fn compute(r: &RrResult) -> RrMetrics {
     let c = &r.client.counts;
-    let fwd = Direction::of(c, r.client.wall_ns, r.request.block);
+    let mut fwd = Direction::of(c, r.client.wall_ns, r.request.block);
+    // `rr --from`: each host's rate over its own measured phase, summed.
+    if !r.from.is_empty() {
+        fwd.blocks_per_s = r.from.iter().map(|h| h.blocks_per_s).sum();
+        fwd.mib_per_s = fwd.blocks_per_s * f64::from(r.request.block) / f64::from(1u32 << 20);
+    }
     let client = end_figures(
         &r.client.before,
         &r.client.after,

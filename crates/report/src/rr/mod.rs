@@ -5,6 +5,7 @@ mod figures;
 mod metrics;
 mod text;
 mod text_bidir;
+mod text_from;
 
 use mtuperf_engine::rr::RrResult;
 use serde::{Deserialize, Serialize};

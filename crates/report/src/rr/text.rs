@@ -182,6 +182,9 @@ pub fn step_text(step: &StepDoc) -> String {
         },
         r,
     );
+    if !r.from.is_empty() {
+        super::text_from::host_lines(&mut out, r);
+    }
     if let (Some(v), Some(f)) = (&r.reverse, &m.reverse) {
         super::text_bidir::reverse_lines(&mut out, v, f, r);
     }

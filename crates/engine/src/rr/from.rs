@@ -1,0 +1,319 @@
+//! `rr --from`: one rr step driven from several client hosts at once, as a cluster's
+//! sessions come from many nodes. Each host's keyed agent runs the requester toward
+//! the target's agent (a third-party rr load over its own authenticated session with
+//! the target, so no traffic is sent before both ends proved the key) and returns
+//! everything it measured; this side merges them: counts summed, histograms merged
+//! (the union's percentiles), blocks/s summed, and the target's accounts of every
+//! host's session summed.
+//!
+//! Clients and an open loop's rate are totals, split over the hosts as evenly as they
+//! go (the first hosts take the remainder); `threads` is per host; `workers` is per
+//! host's session on the target (each session gets its own serving threads).
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::sync::atomic::AtomicBool;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use mtuperf_proto::host::{HostSnapshot, ThreadsCpu};
+use mtuperf_proto::msg::mesh::{
+    RrLoad, RrLoadSummary, ThirdPartyRequest, ThirdPartyResult, ThirdPartyTest,
+};
+use mtuperf_proto::msg::rr::RrCounts;
+use mtuperf_proto::msg::{ClientMsg, RrServed};
+use serde::{Deserialize, Serialize};
+
+use super::{hist, RrClientEnd, RrResult};
+use crate::client::{resolve, ConnectOptions, Session};
+use crate::config::{ConfigError, RrConfig};
+use crate::control::answer_or_stop;
+use crate::stamp::unix_ms;
+use crate::EngineError;
+
+/// One client host's part of an `rr --from` step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RrFromHost {
+    /// The host's agent, as given.
+    pub agent: String,
+    /// Its share of the clients and of an open loop's rate.
+    pub clients: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<u64>,
+    /// Blocks received per second of this host's measured phase.
+    pub blocks_per_s: f64,
+    /// Whether sent = answered + lost + unanswered held on this host.
+    pub accounted: bool,
+    /// Everything the host measured, and the target's account of its session.
+    pub result: RrLoadSummary,
+}
+
+/// `share` of `total` split over `n` as evenly as it goes, the first taking the rest.
+fn share(total: u64, n: u64, i: u64) -> u64 {
+    total / n + u64::from(i < total % n)
+}
+
+/// How long one host may take from its request to its result: the run, its drain,
+/// and the handshakes and reports of its own session with the target.
+pub fn host_deadline(params: &RrConfig) -> Duration {
+    params.time + params.timeout.max(Duration::from_secs(1)) * 2 + Duration::from_mins(1)
+}
+
+/// Runs one rr step from every host in `hosts` toward `target` at once.
+pub fn run_from(
+    hosts: &[String],
+    target: &str,
+    opts: &ConnectOptions,
+    params: &RrConfig,
+    stop: &AtomicBool,
+) -> Result<RrResult, EngineError> {
+    let n = hosts.len() as u64;
+    if n == 0 || u64::from(params.clients) < n || params.rate.is_some_and(|r| r < n) {
+        return Err(EngineError::Config(ConfigError::Bad(format!(
+            "{} --from host(s) need at least one client and one request/s each (--clients {}, --rate {})",
+            n,
+            params.clients,
+            params.rate.map_or("none".into(), |r| r.to_string())
+        ))));
+    }
+    params.check_shape()?;
+    let to = resolve(target)?;
+    let from = if to.is_ipv4() {
+        IpAddr::V4(Ipv4Addr::UNSPECIFIED)
+    } else {
+        IpAddr::V6(Ipv6Addr::UNSPECIFIED)
+    };
+    // Every host admitted before any is asked to send: a host that cannot be reached
+    // ends the step before any traffic.
+    let sessions: Vec<Result<Session, EngineError>> = thread::scope(|s| {
+        let joins: Vec<_> = hosts
+            .iter()
+            .map(|h| s.spawn(move || Session::connect(h, opts)))
+            .collect();
+        joins.into_iter().map(joined).collect()
+    });
+    let mut open = Vec::new();
+    let mut failed = None;
+    for (host, s) in hosts.iter().zip(sessions) {
+        match s {
+            Ok(s) => open.push(s),
+            Err(e) => {
+                failed.get_or_insert(from_host(host, e));
+            }
+        }
+    }
+    if let Some(e) = failed {
+        open.into_iter().for_each(Session::close);
+        return Err(e);
+    }
+    let started_unix_ms = unix_ms();
+    let until = Instant::now() + host_deadline(params);
+    let loads: Vec<RrLoad> = (0..n)
+        .map(|i| RrLoad {
+            proto: params.proto,
+            block: params.block,
+            request: params.request,
+            clients: share(params.clients.into(), n, i) as u32,
+            workers: params.workers.unwrap_or(0),
+            threads: params.threads.unwrap_or(0),
+            duration_ms: params.time.as_millis() as u64,
+            rate: params.rate.map(|r| share(r, n, i)),
+            timeout_ms: params.timeout.as_millis() as u64,
+            verify: params.verify,
+        })
+        .collect();
+    let results: Vec<Result<ThirdPartyResult, EngineError>> = thread::scope(|s| {
+        let joins: Vec<_> = open
+            .iter()
+            .zip(&loads)
+            .map(|(session, &rr)| {
+                s.spawn(move || {
+                    let req = ThirdPartyRequest {
+                        test: ThirdPartyTest::RrLoad { rr },
+                        from,
+                        to,
+                    };
+                    let sock = session.control.socket();
+                    session.control.send(&ClientMsg::ThirdParty(req))?;
+                    // Ctrl-C: the host is told to stop, and still sends what it measured.
+                    if answer_or_stop(sock, until, stop).is_err() {
+                        session.control.send(&ClientMsg::Stop)?;
+                        answer_or_stop(sock, until, &AtomicBool::new(false))?;
+                    }
+                    session.control.expect::<ThirdPartyResult>(
+                        Some(until.saturating_duration_since(Instant::now())),
+                        "its rr load's result",
+                    )
+                })
+            })
+            .collect();
+        joins.into_iter().map(joined).collect()
+    });
+    open.into_iter().for_each(Session::close);
+    let mut parts = Vec::new();
+    for ((host, load), r) in hosts.iter().zip(&loads).zip(results) {
+        let summary = match r {
+            Ok(ThirdPartyResult::RrLoad(s)) => *s,
+            Ok(_) => {
+                return Err(from_host(
+                    host,
+                    EngineError::Protocol("answered with another test's result".into()),
+                ))
+            }
+            Err(e) => return Err(from_host(host, e)),
+        };
+        summary.check().map_err(|m| {
+            from_host(
+                host,
+                EngineError::Protocol(format!("its rr load's result: {m}")),
+            )
+        })?;
+        parts.push(host_part(host, load, summary));
+    }
+    Ok(merge(target, params, started_unix_ms, parts))
+}
+
+fn joined<T>(h: thread::ScopedJoinHandle<'_, Result<T, EngineError>>) -> Result<T, EngineError> {
+    h.join()
+        .unwrap_or_else(|_| Err(EngineError::Protocol("a host's thread panicked".into())))
+}
+
+fn from_host(host: &str, e: EngineError) -> EngineError {
+    EngineError::FromHost {
+        host: host.to_string(),
+        source: Box::new(e),
+    }
+}
+
+fn host_part(host: &str, load: &RrLoad, s: RrLoadSummary) -> RrFromHost {
+    let q = &s.requester;
+    let c = &q.counts;
+    RrFromHost {
+        agent: host.to_string(),
+        clients: load.clients,
+        rate: load.rate,
+        blocks_per_s: if q.wall_ns > 0 {
+            c.blocks as f64 / (q.wall_ns as f64 / 1e9)
+        } else {
+            0.0
+        },
+        accounted: c.requests_sent == c.blocks + c.lost + q.unanswered,
+        result: s,
+    }
+}
+
+fn add_cpu(sum: &mut Option<ThreadsCpu>, o: Option<ThreadsCpu>) {
+    match (sum.as_mut(), o) {
+        (Some(a), Some(b)) => a.add(&b),
+        (None, b) => *sum = b,
+        (Some(_), None) => {}
+    }
+}
+
+/// The union of the hosts' parts as one rr result (`from` keeps each part).
+fn merge(
+    target: &str,
+    params: &RrConfig,
+    started_unix_ms: i64,
+    parts: Vec<RrFromHost>,
+) -> RrResult {
+    let mut counts = RrCounts::default();
+    let (mut unanswered, mut threads, mut workers, mut wall_ns) = (0, 0, 0, 0);
+    let (mut cpu, mut agent_cpu) = (None, None);
+    let mut errors = Vec::new();
+    let mut reasons = Vec::new();
+    let first = parts.first().map(|p| &p.result);
+    let mut served = RrServed {
+        before: first.map(|s| s.served.before.clone()).unwrap_or_default(),
+        after: first.map(|s| s.served.after.clone()).unwrap_or_default(),
+        iface: first.and_then(|s| s.served.iface.clone()),
+        ..RrServed::default()
+    };
+    for p in &parts {
+        let (s, q) = (&p.result, &p.result.requester);
+        counts.add(&q.counts);
+        unanswered += q.unanswered;
+        threads += q.threads;
+        workers += s.workers;
+        wall_ns = wall_ns.max(q.wall_ns);
+        add_cpu(&mut cpu, q.cpu);
+        add_cpu(&mut agent_cpu, s.served.cpu);
+        errors.extend(q.errors.iter().map(|e| format!("{}: {e}", p.agent)));
+        reasons.extend(s.interrupted.iter().map(|w| format!("{}: {w}", p.agent)));
+        served.requests += s.served.requests;
+        served.responses += s.served.responses;
+        served.bytes_sent += s.served.bytes_sent;
+        served.rejected += s.served.rejected;
+        served.wall_ns = served.wall_ns.max(s.served.wall_ns);
+    }
+    served.cpu = agent_cpu;
+    RrResult {
+        request: params.wire(Vec::new(), None),
+        workers,
+        target: target.to_string(),
+        local_addr: parts
+            .iter()
+            .map(|p| p.agent.as_str())
+            .collect::<Vec<_>>()
+            .join(","),
+        started_unix_ms,
+        client_host: first.map(|s| s.host.clone()).unwrap_or_default(),
+        agent_host: first.map(|s| s.peer_host.clone()).unwrap_or_default(),
+        client: RrClientEnd {
+            counts,
+            unanswered,
+            errors,
+            latency: hist::merge(parts.iter().map(|p| &p.result.requester.latency)),
+            threads,
+            cpu,
+            timeout_ns: params.timeout.as_nanos() as u64,
+            verify: params.verify,
+            // Several hosts' system-wide figures do not add up to one host's: each
+            // host's are in its part.
+            before: HostSnapshot::default(),
+            after: HostSnapshot::default(),
+            iface: None,
+            wall_ns,
+            intervals: Vec::new(),
+            placement: None,
+        },
+        agent: served,
+        reverse: None,
+        interrupted: !reasons.is_empty(),
+        interrupt_reason: (!reasons.is_empty()).then(|| reasons.join("; ")),
+        from: parts,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_add_up_to_the_total() {
+        for (total, n) in [(1u64, 1u64), (5, 2), (7, 3), (4096, 3), (10, 10)] {
+            let s: Vec<u64> = (0..n).map(|i| share(total, n, i)).collect();
+            assert_eq!(s.iter().sum::<u64>(), total, "{total}/{n}: {s:?}");
+            assert!(s.iter().max().unwrap() - s.iter().min().unwrap() <= 1);
+        }
+    }
+
+    #[test]
+    fn too_few_clients_for_the_hosts_is_refused_before_connecting() {
+        let cfg = RrConfig {
+            clients: 1,
+            ..RrConfig::default()
+        };
+        let hosts = ["192.0.2.1".to_string(), "192.0.2.2".to_string()];
+        let r = run_from(
+            &hosts,
+            "192.0.2.3",
+            &ConnectOptions::default(),
+            &cfg,
+            &AtomicBool::new(false),
+        );
+        assert!(
+            matches!(&r, Err(EngineError::Config(ConfigError::Bad(m))) if m.contains("--clients 1")),
+            "{r:?}"
+        );
+    }
+}

@@ -1,0 +1,205 @@
+//! `rr --from` on loopback against in-process keyed agents (issue 20): two client
+//! agents drive one target's agent at once; the parts add up to the total, the merged
+//! histogram holds every answered block, and the target's accounts sum to what it
+//! served. A --from host that is not there ends the step with its name, in time.
+
+use std::net::SocketAddr;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use mtuperf_engine::agent::{Agent, AgentConfig};
+use mtuperf_engine::client::ConnectOptions;
+use mtuperf_engine::config::RrConfig;
+use mtuperf_engine::rr;
+use mtuperf_engine::EngineError;
+use mtuperf_proto::auth::Key;
+use mtuperf_proto::msg::rr::RrProto;
+use mtuperf_proto::msg::Refusal;
+
+const KEY: Key = Key([9u8; 32]);
+
+fn agent(max_clients: Option<u32>) -> SocketAddr {
+    agent_with(max_clients, None)
+}
+
+fn agent_with(max_clients: Option<u32>, max_sessions: Option<u32>) -> SocketAddr {
+    let mut config = AgentConfig::new(vec!["127.0.0.1:0".parse().unwrap()]);
+    config.key = Some(KEY);
+    if let Some(m) = max_clients {
+        config.limits.max_clients = m;
+    }
+    if let Some(m) = max_sessions {
+        config.limits.max_sessions = m;
+    }
+    let agent = Agent::bind(config).unwrap();
+    let addr = agent.local_addrs()[0];
+    let stop = Arc::new(AtomicBool::new(false));
+    thread::spawn(move || agent.run(&stop));
+    addr
+}
+
+fn opts() -> ConnectOptions {
+    ConnectOptions {
+        key: Some(KEY),
+        ..ConnectOptions::default()
+    }
+}
+
+/// One default step of `clients` clients over `ms` from `hosts` toward `target`.
+fn step(
+    hosts: &[String],
+    target: SocketAddr,
+    clients: u32,
+    ms: u64,
+) -> Result<rr::RrResult, EngineError> {
+    let cfg = RrConfig {
+        clients,
+        time: Duration::from_millis(ms),
+        ..RrConfig::default()
+    };
+    rr::run_from(
+        hosts,
+        &target.to_string(),
+        &opts(),
+        &cfg,
+        &AtomicBool::new(false),
+    )
+}
+
+#[test]
+fn two_hosts_add_up_to_the_total_and_to_what_the_target_served() {
+    let target = agent(None);
+    let hosts = vec![agent(None).to_string(), agent(None).to_string()];
+    for proto in [RrProto::Udp, RrProto::Tcp] {
+        let cfg = RrConfig {
+            proto,
+            block: 4096,
+            clients: 5,
+            threads: Some(1),
+            workers: Some(1),
+            time: Duration::from_millis(500),
+            ..RrConfig::default()
+        };
+        let stop = AtomicBool::new(false);
+        let r = rr::run_from(&hosts, &target.to_string(), &opts(), &cfg, &stop).unwrap();
+        assert_eq!(r.from.len(), 2);
+        assert_eq!(r.from.iter().map(|h| h.clients).collect::<Vec<_>>(), [3, 2]);
+        let sum = |f: &dyn Fn(&rr::RrFromHost) -> u64| r.from.iter().map(f).sum::<u64>();
+        let c = &r.client.counts;
+        assert!(c.blocks > 0, "{proto:?}: {c:?}");
+        assert_eq!(c.blocks, sum(&|h| h.result.requester.counts.blocks));
+        assert_eq!(
+            c.requests_sent,
+            sum(&|h| h.result.requester.counts.requests_sent)
+        );
+        assert_eq!(r.client.unanswered, sum(&|h| h.result.requester.unanswered));
+        for h in &r.from {
+            assert!(
+                h.accounted,
+                "{proto:?} {}: {:?}",
+                h.agent, h.result.requester.counts
+            );
+            assert!(h.result.requester.counts.blocks > 0 && h.blocks_per_s > 0.0);
+        }
+        assert_eq!(c.requests_sent, c.blocks + c.lost + r.client.unanswered);
+        // The merged histogram holds every answered block.
+        assert_eq!(r.client.latency.count, c.blocks);
+        assert_eq!(
+            r.client.latency.buckets.iter().map(|b| b[1]).sum::<u64>(),
+            c.blocks
+        );
+        // The target's accounts of the two sessions, summed.
+        assert_eq!(r.agent.responses, sum(&|h| h.result.served.responses));
+        assert!(r.agent.responses >= c.blocks, "{:?}", r.agent);
+        assert_eq!(r.request.clients, 5);
+        assert!(!r.interrupted, "{:?}", r.interrupt_reason);
+    }
+}
+
+#[test]
+fn an_absent_host_is_named_and_ends_the_step_in_time() {
+    let target = agent(None);
+    // A port nobody listens on: refused at once; the host is named.
+    let gone = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().to_string()
+    };
+    let hosts = vec![agent(None).to_string(), gone.clone()];
+    let t0 = Instant::now();
+    let r = step(&hosts, target, 2, 300);
+    match r {
+        Err(e @ EngineError::FromHost { .. }) => {
+            assert!(e.to_string().contains(&gone), "{e}");
+            assert!(e.is_unreachable(), "{e}");
+        }
+        other => panic!("expected the host named, got {other:?}"),
+    }
+    assert!(t0.elapsed() < Duration::from_secs(10));
+}
+
+#[test]
+fn a_host_beyond_its_own_limit_refuses_naming_it() {
+    let target = agent(None);
+    let hosts = vec![agent(Some(2)).to_string()];
+    match step(&hosts, target, 8, 300) {
+        Err(EngineError::FromHost { host, source }) => {
+            assert_eq!(host, hosts[0]);
+            assert!(
+                matches!(&*source, EngineError::Refused(Refusal::Limit { limit, requested: 8, allowed: 2 }) if limit == "max-clients"),
+                "{source}"
+            );
+        }
+        other => panic!("expected a max-clients refusal, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_stop_ends_every_host_early_with_what_it_measured() {
+    let target = agent(None);
+    let hosts = vec![agent(None).to_string(), agent(None).to_string()];
+    let cfg = RrConfig {
+        clients: 2,
+        time: Duration::from_secs(20),
+        ..RrConfig::default()
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    thread::spawn(move || {
+        thread::sleep(Duration::from_millis(500));
+        flag.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    let t0 = Instant::now();
+    let r = rr::run_from(&hosts, &target.to_string(), &opts(), &cfg, &stop).unwrap();
+    assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
+    assert!(r.interrupted, "{r:?}");
+    assert!(r.client.counts.blocks > 0);
+    for h in &r.from {
+        assert!(h.accounted && h.result.interrupted.is_some(), "{h:?}");
+    }
+}
+
+/// The target refuses a host's session: its sessions are all taken (one allowed,
+/// two hosts), or a host's share of the clients is beyond its --max-clients. The
+/// error names the host, the target and the limit.
+#[test]
+fn a_target_refusing_is_named_with_the_host_and_the_limit() {
+    for (target, clients, limit) in [
+        (agent_with(None, Some(1)), 2, "--max-sessions"),
+        (agent(Some(2)), 6, "--max-clients"),
+    ] {
+        let hosts = vec![agent(None).to_string(), agent(None).to_string()];
+        match step(&hosts, target, clients, 500) {
+            Err(e @ EngineError::FromHost { .. }) => {
+                let m = e.to_string();
+                assert!(
+                    m.contains(&format!("the peer agent {target} refused")),
+                    "{m}"
+                );
+                assert!(m.contains(limit), "{m}");
+            }
+            other => panic!("expected the target's {limit} refusal, got {other:?}"),
+        }
+    }
+}
