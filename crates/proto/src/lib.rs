@@ -36,6 +36,8 @@ pub mod units;
 /// and UDP streams (`stream --udp`): `UdpStream`, `UdpSent`, their replies, and the
 /// `StreamData` datagram kind;
 /// and the mesh: discovery (`discover`) and third-party tests (`third_party`).
-pub const PROTOCOL_VERSION: u16 = 5;
+/// 6: stream and UDP stream requests may ask the agent to pin its data threads
+/// (`cpus`), and their end reports carry where those threads ran (`placement`).
+pub const PROTOCOL_VERSION: u16 = 6;
 /// Default TCP port of the agent (control and TCP data connections).
 pub const DEFAULT_PORT: u16 = 7878;
