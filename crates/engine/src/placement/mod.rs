@@ -134,16 +134,15 @@ impl Watch {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
-        let softirq = match (&self.softirq_before, &softirq_after) {
-            (Some(b), Some(a)) => Some(SoftirqTime {
+        let softirq = if let (Some(b), Some(a)) = (&self.softirq_before, &softirq_after) {
+            Some(SoftirqTime {
                 tick_ns: 1_000_000_000 / mtuperf_sys::cpu::clk_tck(),
                 per_cpu: per_cpu_delta(b, a),
                 plus_minus_ticks_per_cpu: 1,
-            }),
-            _ => {
-                errors.push("/proc/stat's per-CPU softirq time could not be read".into());
-                None
-            }
+            })
+        } else {
+            errors.push("/proc/stat's per-CPU softirq time could not be read".into());
+            None
         };
         let net_rx = if let (Some(b), Some(a)) = (&self.rx_before, &rx_after) {
             per_cpu_delta(b, a)
