@@ -3,7 +3,7 @@
 
 use mtuperf_proto::placement::{format_cpu_list, parse_cpu_list};
 
-/// `--cpu` alone (stream: the agent's data threads are not pinned yet).
+/// `--cpu` alone (path: there is no agent-side thread to pin).
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct CpuArgs {
     /// Pin this end's test threads to these CPUs (kernel list syntax: 0, 0-3, 0,2);
@@ -18,7 +18,7 @@ impl CpuArgs {
     }
 }
 
-/// `--cpu` and `--agent-cpu` (rr).
+/// `--cpu` and `--agent-cpu` (rr, stream, stream --udp).
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct PlacementArgs {
     #[command(flatten)]

@@ -4,49 +4,12 @@
 #[allow(dead_code)]
 mod lab_support;
 
-use std::io::{BufRead, BufReader, Read};
-use std::process::{Command, Output, Stdio};
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use lab_support::{mtuperf, text, BIN};
+use lab_support::{mtuperf, output_within, text, BIN};
 use mtuperf_lab::STATE_ROOT;
-
-/// Runs `cmd` with a deadline (killed after it), collecting its output.
-fn output_within(mut cmd: Command, limit: Duration) -> Output {
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start mtuperf");
-    let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
-    let err_reader = std::thread::spawn(move || {
-        let mut s = Vec::new();
-        let _ = err.read_to_end(&mut s);
-        s
-    });
-    let out_reader = std::thread::spawn(move || {
-        let mut s = Vec::new();
-        let _ = out.read_to_end(&mut s);
-        s
-    });
-    let deadline = Instant::now() + limit;
-    let status = loop {
-        if let Some(s) = child.try_wait().expect("wait") {
-            break s;
-        }
-        if Instant::now() >= deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("mtuperf did not finish within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    Output {
-        status,
-        stdout: out_reader.join().unwrap(),
-        stderr: err_reader.join().unwrap(),
-    }
-}
 
 /// `--cluster` takes neither `--loopback` nor the compare demo's `--time`/`--repeat`.
 #[test]

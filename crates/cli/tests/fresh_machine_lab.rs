@@ -5,50 +5,12 @@
 #[allow(dead_code)]
 mod lab_support;
 
-use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
-use lab_support::{mtuperf, text, TestLab, BIN};
+use lab_support::{mtuperf, output_within, text, TestLab, BIN};
 use mtuperf_lab::{unique_name, STATE_ROOT};
-
-/// Runs `cmd` with a deadline (killed after it), collecting its output.
-fn output_within(mut cmd: Command, limit: Duration) -> Output {
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start mtuperf");
-    let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
-    let reader = std::thread::spawn(move || {
-        let mut s = Vec::new();
-        let _ = err.read_to_end(&mut s);
-        s
-    });
-    let mut stdout = Vec::new();
-    let stdout_reader = std::thread::spawn(move || {
-        let _ = out.read_to_end(&mut stdout);
-        stdout
-    });
-    let deadline = Instant::now() + limit;
-    let status = loop {
-        if let Some(s) = child.try_wait().expect("wait") {
-            break s;
-        }
-        if Instant::now() >= deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("mtuperf did not finish within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    Output {
-        status,
-        stdout: stdout_reader.join().unwrap(),
-        stderr: reader.join().unwrap(),
-    }
-}
 
 /// A command for the built binary (by absolute path) with nothing in PATH.
 fn bare(dir: &Path, args: &[&str]) -> Command {

@@ -153,7 +153,7 @@ fn compare_fixes_one_placement_for_every_path_and_reports_it_per_path() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(html.contains("<h2>Placement</h2>"), "{html}");
-    assert!(html.contains("same: every rr repetition"), "{html}");
+    assert!(html.contains("same: every repetition"), "{html}");
     assert!(
         html.contains("<td class=\"l\">a</td><td>2</td><td>0</td><td>2</td>"),
         "{html}"

@@ -7,9 +7,32 @@
 //! µs/MiB because both counted the same 35 ticks.
 //!
 //! The tool's own CPU (its threads, getrusage RUSAGE_THREAD) has no such quantum:
-//! the kernel scales it to the scheduler's nanosecond runtime, reported in µs.
+//! the kernel scales it to the scheduler's nanosecond runtime, reported in µs; each
+//! thread also reads that runtime itself, in ns, from /proc/thread-self/schedstat
+//! ([`own_thread`]). Both are read once, when the thread's phase ends.
+//!
+//! Per-CPU softirq time (the receive and transmit processing the kernel does for
+//! the traffic) comes from /proc/stat's per-CPU softirq column, in the same ticks:
+//! a placement's `softirq` states its tick and ± one tick per CPU.
 
+use std::time::Instant;
+
+use mtuperf_proto::host::ThreadsCpu;
 use serde::{Deserialize, Serialize};
+
+/// The calling thread's own CPU over its life so far (`born`: when it started):
+/// getrusage(RUSAGE_THREAD) and its schedstat runtime. Called once per thread, at
+/// the end of its phase, never per block. None when getrusage fails.
+pub fn own_thread(born: Instant) -> Option<ThreadsCpu> {
+    let c = mtuperf_sys::cpu::thread_cpu().ok()?;
+    Some(ThreadsCpu {
+        threads: 1,
+        user_ns: c.user_ns,
+        system_ns: c.system_ns,
+        life_ns: born.elapsed().as_nanos() as u64,
+        sched_ns: mtuperf_sys::cpu::thread_sched_ns().ok(),
+    })
+}
 
 /// One /proc/stat tick (1 / USER_HZ), ns.
 pub const TICK_NS: u64 = 10_000_000;

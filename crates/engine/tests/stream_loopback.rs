@@ -32,6 +32,7 @@ fn request(direction: Direction, streams: u32, limit: StreamLimit) -> StreamRequ
         interval_ms: 100,
         omit_ms: 0,
         rx_coalesce_us: mtuperf_proto::msg::DEFAULT_RX_COALESCE_US,
+        cpus: None,
     }
 }
 

@@ -45,6 +45,8 @@ fn config(direction: Direction, streams: u32, rate_bps: u64) -> UdpStreamConfig 
         rate_bps,
         window: None,
         interval: Some(Duration::from_millis(100)),
+        cpus: None,
+        agent_cpus: None,
     }
 }
 

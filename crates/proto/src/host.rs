@@ -60,10 +60,21 @@ pub struct ThreadsCpu {
     pub system_ns: u64,
     /// Sum of those threads' lifetimes (start → end): the CPU they could have used.
     pub life_ns: u64,
+    /// The same threads' time on CPU from /proc/thread-self/schedstat, in ns (the
+    /// scheduler's runtime, finer than getrusage's µs); absent when a thread could
+    /// not read it, or from an agent before protocol 6.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sched_ns: Option<u64>,
 }
 
 impl ThreadsCpu {
     pub fn add(&mut self, o: &ThreadsCpu) {
+        // A sum over threads is only whole if every thread read its schedstat.
+        self.sched_ns = match (self.threads, self.sched_ns, o.sched_ns) {
+            (0, _, b) => b,
+            (_, Some(a), Some(b)) => Some(a + b),
+            _ => None,
+        };
         self.threads += o.threads;
         self.user_ns += o.user_ns;
         self.system_ns += o.system_ns;
@@ -72,6 +83,12 @@ impl ThreadsCpu {
 
     pub fn busy_ns(&self) -> u64 {
         self.user_ns + self.system_ns
+    }
+
+    /// Time on CPU from the finest source read: schedstat's ns when every thread
+    /// read it, else getrusage's user + system.
+    pub fn on_cpu_ns(&self) -> u64 {
+        self.sched_ns.unwrap_or_else(|| self.busy_ns())
     }
 }
 

@@ -37,7 +37,9 @@ pub mod units;
 /// `StreamData` datagram kind;
 /// and the mesh: discovery (`discover`) and third-party tests (`third_party`).
 /// 6: third-party rr loads (`rr --from`): `ThirdPartyTest::RrLoad`, its full result
-/// `ThirdPartyResult::RrLoad`, and an unspecified `from` address.
+/// `ThirdPartyResult::RrLoad`, and an unspecified `from` address; stream and UDP
+/// stream requests may ask the agent to pin its data threads (`cpus`), and their end
+/// reports carry where those threads ran (`placement`).
 pub const PROTOCOL_VERSION: u16 = 6;
 /// Default TCP port of the agent (control and TCP data connections).
 pub const DEFAULT_PORT: u16 = 7878;

@@ -104,6 +104,37 @@ pub struct IrqAffinity {
     pub cpus: String,
 }
 
+/// Softirq time each CPU spent during a test (/proc/stat's per-CPU softirq column
+/// deltas, host-wide like `net_rx`), in USER_HZ ticks: coarse, so its resolution
+/// goes with it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SoftirqTime {
+    /// One tick in ns (1 / USER_HZ: 10 ms).
+    pub tick_ns: u64,
+    /// `[cpu, ticks]`, CPUs that counted none left out.
+    pub per_cpu: Vec<[u64; 2]>,
+    /// Each CPU's count is uncertain by ± this many ticks (its counter may have been
+    /// partway into a tick at either reading); a sum over n CPUs by ± n.
+    pub plus_minus_ticks_per_cpu: u64,
+}
+
+impl SoftirqTime {
+    /// Ticks over all CPUs.
+    pub fn ticks(&self) -> u64 {
+        self.per_cpu.iter().map(|c| c[1]).sum()
+    }
+
+    /// The CPU that spent most softirq time.
+    pub fn main_cpu(&self) -> Option<u32> {
+        self.per_cpu
+            .iter()
+            .filter(|c| c[1] > 0)
+            .max_by_key(|c| c[1])
+            .map(|c| c[0] as u32)
+    }
+}
+
 /// Where one end's test threads and its receive processing ran during a test.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -125,6 +156,10 @@ pub struct Placement {
     /// Pinning or sampling failures (pinning that failed leaves the thread unpinned).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<String>,
+    /// Softirq time per CPU over the run (absent when /proc/stat could not be read,
+    /// and from an agent before protocol 6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub softirq: Option<SoftirqTime>,
 }
 
 impl Placement {

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use mtuperf_proto::host::HostIdentity;
-use mtuperf_proto::placement::{format_cpu_list, Placement};
+use mtuperf_proto::placement::{format_cpu_list, Placement, SoftirqTime};
 use serde::{Deserialize, Serialize};
 
 /// Both ends' placement in one run, as compare and the text line use it.
@@ -76,6 +76,14 @@ pub fn end(p: Option<&Placement>) -> String {
     }
     if let Some(rx) = p.main_rx_cpu() {
         let _ = write!(s, ", NET_RX mostly CPU {rx}");
+    }
+    if let Some(cpu) = p.softirq.as_ref().and_then(SoftirqTime::main_cpu) {
+        let si = p.softirq.as_ref().map_or(0, SoftirqTime::ticks);
+        let _ = write!(
+            s,
+            ", softirq time {si} ticks of {} ms ± 1/CPU, mostly CPU {cpu}",
+            p.softirq.as_ref().map_or(0, |t| t.tick_ns / 1_000_000)
+        );
     }
     if !p.irqs.is_empty() {
         let irqs: Vec<String> = p

@@ -85,6 +85,58 @@ pub fn thread_cpu() -> io::Result<ProcessCpu> {
     rusage(libc::RUSAGE_THREAD)
 }
 
+const THREAD_SCHEDSTAT: &str = "/proc/thread-self/schedstat";
+
+/// The calling thread's time on CPU in ns since it started, from the first field of
+/// /proc/thread-self/schedstat (the scheduler's own runtime: ns, no tick quantum;
+/// getrusage(RUSAGE_THREAD) is the same time split into user and system and rounded
+/// to µs). Needs CONFIG_SCHED_INFO (or schedstats), as every mainstream kernel has.
+pub fn thread_sched_ns() -> Result<u64, Error> {
+    let text =
+        fs::read_to_string(THREAD_SCHEDSTAT).map_err(|e| Error::read(THREAD_SCHEDSTAT, e))?;
+    parse_schedstat(&text).ok_or_else(|| Error::parse(THREAD_SCHEDSTAT, "no run time field"))
+}
+
+/// The first field of a schedstat line (`187940 1236543 2`): ns on CPU.
+pub fn parse_schedstat(text: &str) -> Option<u64> {
+    text.split_whitespace().next()?.parse().ok()
+}
+
+/// Softirq time each CPU has spent so far, in USER_HZ ticks (index = CPU number),
+/// from the softirq column of /proc/stat's `cpuN` lines.
+pub fn softirq_ticks() -> Result<Vec<u64>, Error> {
+    let text = fs::read_to_string(PROC_STAT).map_err(|e| Error::read(PROC_STAT, e))?;
+    parse_softirq_ticks(&text).ok_or_else(|| Error::parse(PROC_STAT, "no per-CPU softirq column"))
+}
+
+/// The softirq column (the 7th count) of each `cpuN` line, indexed by N (CPUs
+/// without a line, being offline, read 0). None when there is no such line or one
+/// is malformed.
+pub fn parse_softirq_ticks(text: &str) -> Option<Vec<u64>> {
+    let mut out: Vec<u64> = Vec::new();
+    let mut any = false;
+    for line in text.lines() {
+        let mut f = line.split_whitespace();
+        let Some(cpu) = f.next().and_then(|n| n.strip_prefix("cpu")) else {
+            continue;
+        };
+        if cpu.is_empty() {
+            continue;
+        }
+        let n: usize = cpu.parse().ok()?;
+        if n > mtuperf_proto::placement::MAX_CPU as usize {
+            return None;
+        }
+        let ticks: u64 = f.nth(6)?.parse().ok()?;
+        if out.len() <= n {
+            out.resize(n + 1, 0);
+        }
+        out[n] = ticks;
+        any = true;
+    }
+    any.then_some(out)
+}
+
 fn rusage(who: libc::c_int) -> io::Result<ProcessCpu> {
     // SAFETY: rusage is plain old data; all-zero is a valid value.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
@@ -176,6 +228,47 @@ mod tests {
         // The spinner used CPU; the sleeper next to nothing (and less than the spinner).
         assert!(spin.user_ns + spin.system_ns > 0);
         assert!(idle.user_ns + idle.system_ns < spin.user_ns + spin.system_ns);
+    }
+
+    #[test]
+    fn schedstat_and_per_cpu_softirq_parse_from_captured_text() {
+        assert_eq!(parse_schedstat("187940 1236543 2\n"), Some(187_940));
+        assert_eq!(parse_schedstat(""), None);
+        assert_eq!(parse_schedstat("x 1 2"), None);
+        // cpu0 and cpu1 of the captured /proc/stat: softirq columns 20 and 49.
+        assert_eq!(parse_softirq_ticks(STAT_6X), Some(vec![20, 49]));
+        // An offline CPU has no line: its slot reads 0.
+        assert_eq!(
+            parse_softirq_ticks("cpu 1 1 1 1 1 1 9\ncpu2 1 1 1 1 1 1 7\n"),
+            Some(vec![0, 0, 7])
+        );
+        assert_eq!(parse_softirq_ticks("cpu 1 2 3 4 5 6 7\n"), None);
+        assert_eq!(parse_softirq_ticks("cpu0 1 2 3 4\n"), None);
+        assert_eq!(parse_softirq_ticks("cpu0 1 2 3 4 5 6 x\n"), None);
+        assert_eq!(parse_softirq_ticks("cpu99999999 1 2 3 4 5 6 7\n"), None);
+    }
+
+    #[test]
+    fn schedstat_agrees_with_rusage_thread_on_a_busy_thread() {
+        let (sched, ru) = std::thread::spawn(|| {
+            let t = std::time::Instant::now();
+            let mut x = 0u64;
+            while t.elapsed() < std::time::Duration::from_millis(100) {
+                x = std::hint::black_box(x.wrapping_add(1));
+            }
+            // Read back to back: the same runtime, two sources.
+            let ru = thread_cpu().unwrap();
+            (thread_sched_ns().unwrap(), ru.user_ns + ru.system_ns)
+        })
+        .join()
+        .unwrap();
+        assert!(sched > 0 && ru > 0, "{sched} {ru}");
+        // RUSAGE_THREAD is the same runtime rounded to µs; allow 2 ms or 5%.
+        let tol = (ru / 20).max(2_000_000);
+        assert!(
+            sched.abs_diff(ru) <= tol,
+            "schedstat {sched} ns, rusage {ru} ns"
+        );
     }
 
     #[test]

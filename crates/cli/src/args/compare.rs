@@ -36,7 +36,7 @@ pub struct PlanArgs {
     /// Compare even paths whose check failed (the report flags them).
     #[arg(long)]
     pub force: bool,
-    /// CPU placement of every rr repetition, the same for every path: same (client and
+    /// CPU placement of every repetition (rr, stream, UDP stream), the same for every path: same (client and
     /// agent threads on CPU 0), split (client CPU 0, agent CPU 1) or free (not pinned).
     #[arg(long, value_enum, default_value = "free")]
     pub placement: crate::placement_args::PlacementArg,

@@ -59,11 +59,16 @@ pub struct StreamArgs {
 }
 
 impl StreamArgs {
-    /// The engine's parameters: the config and, with --file, the file's content.
-    pub fn params(&self) -> Result<StreamParams, Failure> {
+    /// The engine's parameters: the config (the agent's data threads pinned to
+    /// `agent_cpus`, `--agent-cpu`) and, with --file, the file's content.
+    pub fn params(&self, agent_cpus: Option<Vec<u32>>) -> Result<StreamParams, Failure> {
         Ok(StreamParams {
             file: self.file.as_ref().map(load_file).transpose()?,
-            ..self.config()?.params()
+            ..StreamConfig {
+                agent_cpus,
+                ..self.config()?
+            }
+            .params()
         })
     }
 
@@ -100,6 +105,7 @@ impl StreamArgs {
             interval: a.interval,
             omit: a.omit,
             rx_coalesce: a.rx_coalesce,
+            agent_cpus: None,
         })
     }
 }

@@ -66,6 +66,9 @@ pub struct Common<'a> {
     pub repeat: u32,
     pub json: bool,
     pub label: Option<&'a str>,
+    /// `--cpu` and `--agent-cpu`.
+    pub cpus: Option<Vec<u32>>,
+    pub agent_cpus: Option<Vec<u32>>,
 }
 
 impl Common<'_> {
@@ -90,6 +93,8 @@ impl Common<'_> {
             rate_bps,
             window: c.window,
             interval: c.interval,
+            cpus: c.cpus.clone(),
+            agent_cpus: c.agent_cpus.clone(),
         }
     }
 }

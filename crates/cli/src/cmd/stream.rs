@@ -32,7 +32,7 @@ pub struct Args {
     #[arg(long)]
     label: Option<String>,
     #[command(flatten)]
-    placement: crate::placement_args::CpuArgs,
+    placement: crate::placement_args::PlacementArgs,
     #[command(flatten)]
     udp: super::stream_udp::UdpArgs,
 }
@@ -53,6 +53,8 @@ fn udp_common(a: &Args, json: bool) -> super::stream_udp::Common<'_> {
         repeat: a.repeat,
         json,
         label: a.label.as_deref(),
+        cpus: a.placement.cpus(),
+        agent_cpus: a.placement.agent_cpus(),
     }
 }
 
@@ -61,7 +63,7 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
     if a.udp.udp {
         return super::stream_udp::run(g, &udp_common(&a, json), &a.udp);
     }
-    let params = a.test.params()?;
+    let params = a.test.params(a.placement.agent_cpus())?;
     let store = common::open_store(g)?;
     let opts = common::connect_options(g, a.bind)?;
     let stop = common::interrupt_flag();

@@ -128,7 +128,7 @@ pub fn lab(
         "--json".into(),
     ]);
     obs.say(&format!(
-        "demo: comparing 8K stream and 8K UDP rr over std and jumbo, {} repetitions of {} each, interleaved; rr with client and agent pinned to CPU 0",
+        "demo: comparing 8K stream and 8K UDP rr over std and jumbo, {} repetitions of {} each, interleaved; stream and rr with client and agent pinned to CPU 0",
         repeat.max(2),
         humantime::format_duration(time)
     ));

@@ -1,6 +1,7 @@
 //! Helpers of the lab tests: a lab guard driving the CLI, UDP sender/receiver scripts.
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use mtuperf_lab::{env, unique_name, Lab};
 
@@ -128,4 +129,42 @@ pub fn count_of(counts: &str, size: usize) -> usize {
         .filter_map(|kv| kv.split_once(':'))
         .find(|(k, _)| k.parse() == Ok(size))
         .map_or(0, |(_, v)| v.parse().unwrap())
+}
+
+/// Runs `cmd` with a deadline (killed after it), collecting its output.
+#[allow(dead_code)] // the demo tests' helper; lab.rs includes this module too
+pub fn output_within(mut cmd: Command, limit: Duration) -> Output {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start mtuperf");
+    let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let err_reader = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = err.read_to_end(&mut s);
+        s
+    });
+    let out_reader = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = out.read_to_end(&mut s);
+        s
+    });
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("mtuperf did not finish within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    Output {
+        status,
+        stdout: out_reader.join().unwrap(),
+        stderr: err_reader.join().unwrap(),
+    }
 }

@@ -44,6 +44,20 @@ impl SessionCtx {
         })
     }
 
+    /// Checks a request's `--agent-cpu` list against this agent's processor set
+    /// (`serve --cpus`, else its online CPUs) and refuses it, naming the flag, the
+    /// value, the allowed set and a hint, when outside. Ok(true): go on.
+    pub fn check_cpus(&self, cpus: Option<&[u32]>) -> Result<bool, EngineError> {
+        let Some(cpus) = cpus else {
+            return Ok(true);
+        };
+        let online = mtuperf_sys::affinity::online_cpus();
+        match crate::placement::check_agent_cpus(cpus, self.config.cpus.as_deref(), &online) {
+            Ok(()) => Ok(true),
+            Err(detail) => self.refuse(Refusal::BadRequest { detail }).map(|()| false),
+        }
+    }
+
     pub fn refuse(&self, refusal: Refusal) -> Result<(), EngineError> {
         self.config.counters.refused(&refusal);
         self.control.send(&AgentMsg::Refused(refusal))

@@ -99,8 +99,8 @@ pub struct Plan {
     pub force: bool,
     /// This host's relevant sysctls when the comparison was planned.
     pub sysctls: BTreeMap<String, String>,
-    /// `--placement`: where every rr repetition's threads run (absent in plans stored
-    /// before it existed: free).
+    /// `--placement`: where both ends' test threads run in every repetition (rr,
+    /// stream, UDP stream); absent in plans stored before it existed: free.
     #[serde(default, skip_serializing_if = "PlacementPolicy::is_free")]
     pub placement: PlacementPolicy,
 }

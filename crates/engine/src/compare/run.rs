@@ -82,10 +82,13 @@ fn one(
         });
     }
     if cell.test == TestKind::Udp {
+        let (cpus, agent_cpus) = plan.placement.cpus();
         let config = UdpStreamConfig {
             block: cell.block,
             limit: mtuperf_proto::msg::StreamLimit::Time { ms: plan.time_ms },
             rate_bps: 0,
+            cpus,
+            agent_cpus,
             ..UdpStreamConfig::default()
         };
         let res =
@@ -100,9 +103,12 @@ fn one(
             udp: Some(res?),
         });
     }
-    let params = StreamConfig::timed(cell.block, Duration::from_millis(plan.time_ms)).params();
-    // Only the client's data threads can be pinned in stream (the agent's are not).
-    let cpus = plan.placement.cpus().0;
+    let (cpus, agent_cpus) = plan.placement.cpus();
+    let params = StreamConfig {
+        agent_cpus,
+        ..StreamConfig::timed(cell.block, Duration::from_millis(plan.time_ms))
+    }
+    .params();
     let res = stream::client::run_pinned(&session, &params, cpus, stop, &stream::client::Quiet);
     session.close();
     Ok(Repetition {

@@ -27,6 +27,8 @@ pub struct StreamConfig {
     pub omit: Duration,
     /// Receive coalescing (see `StreamRequest::rx_coalesce_us`).
     pub rx_coalesce: Duration,
+    /// `--agent-cpu`: the CPUs the agent pins its data threads to (None: unpinned).
+    pub agent_cpus: Option<Vec<u32>>,
 }
 
 impl Default for StreamConfig {
@@ -41,6 +43,7 @@ impl Default for StreamConfig {
             interval: None,
             omit: Duration::ZERO,
             rx_coalesce: Duration::from_micros(DEFAULT_RX_COALESCE_US.into()),
+            agent_cpus: None,
         }
     }
 }
@@ -70,6 +73,7 @@ impl StreamConfig {
             interval_ms: self.interval.map_or(0, |d| d.as_millis() as u64),
             omit_ms: self.omit.as_millis() as u64,
             rx_coalesce_us: u32::try_from(self.rx_coalesce.as_micros()).unwrap_or(u32::MAX),
+            cpus: self.agent_cpus.clone(),
         }
     }
 
@@ -85,6 +89,7 @@ impl StreamConfig {
             interval: (req.interval_ms != 0).then(|| Duration::from_millis(req.interval_ms)),
             omit: Duration::from_millis(req.omit_ms),
             rx_coalesce: Duration::from_micros(req.rx_coalesce_us.into()),
+            agent_cpus: req.cpus.clone(),
         }
     }
 
@@ -139,6 +144,7 @@ mod tests {
             interval: Some(Duration::from_millis(500)),
             omit: Duration::from_secs(2),
             window: Some(1 << 20),
+            agent_cpus: Some(vec![0, 2]),
             ..StreamConfig::default()
         };
         assert_eq!(StreamConfig::from_request(&c.request()), c);

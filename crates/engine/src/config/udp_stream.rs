@@ -22,6 +22,11 @@ pub struct UdpStreamConfig {
     pub rate_bps: u64,
     pub window: Option<u32>,
     pub interval: Option<Duration>,
+    /// `--cpu`: the CPUs this end pins its data threads to (not sent: None when
+    /// read back from a request).
+    pub cpus: Option<Vec<u32>>,
+    /// `--agent-cpu`: the CPUs the agent pins its data threads to.
+    pub agent_cpus: Option<Vec<u32>>,
 }
 
 impl Default for UdpStreamConfig {
@@ -34,6 +39,8 @@ impl Default for UdpStreamConfig {
             rate_bps: 1_000_000_000,
             window: None,
             interval: None,
+            cpus: None,
+            agent_cpus: None,
         }
     }
 }
@@ -50,6 +57,7 @@ impl UdpStreamConfig {
             window: self.window,
             interval_ms: self.interval.map_or(0, |d| d.as_millis() as u64),
             ports,
+            cpus: self.agent_cpus.clone(),
         }
     }
 
@@ -63,6 +71,8 @@ impl UdpStreamConfig {
             rate_bps: req.rate_bps,
             window: req.window,
             interval: (req.interval_ms != 0).then(|| Duration::from_millis(req.interval_ms)),
+            cpus: None,
+            agent_cpus: req.cpus.clone(),
         }
     }
 
@@ -155,6 +165,7 @@ mod tests {
             rate_bps: 5,
             window: Some(1 << 20),
             interval: Some(Duration::from_millis(250)),
+            agent_cpus: Some(vec![1]),
             ..UdpStreamConfig::default()
         };
         let req = c.request(vec![1, 2, 3, 4, 5, 6]);

@@ -5,8 +5,9 @@
 //! (all of them: a processor set, not one CPU per thread) and registers its thread
 //! id. A [`Watch`] started before Go samples the CPU each registered thread last ran
 //! on every [`SAMPLE_MS`] ms (/proc/self/task/TID/stat field 39: sampled, not
-//! assumed from the pinning) and takes the per-CPU NET_RX softirq counts at its start
-//! and end. The sampling thread itself wakes 1000/SAMPLE_MS times a second and reads
+//! assumed from the pinning) and takes the per-CPU NET_RX softirq counts
+//! (/proc/softirqs) and softirq time (/proc/stat, in ticks) at its start and end
+//! only. The sampling thread itself wakes 1000/SAMPLE_MS times a second and reads
 //! one small file per test thread; it is not pinned.
 
 mod check;
@@ -17,7 +18,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use mtuperf_proto::placement::{Placement, ThreadPlacement};
+use mtuperf_proto::placement::{Placement, SoftirqTime, ThreadPlacement};
 
 pub use check::{check_agent_cpus, check_cpus};
 pub use policy::PlacementPolicy;
@@ -80,6 +81,7 @@ pub struct Watch {
     stop: Arc<AtomicBool>,
     handle: Option<JoinHandle<Seen>>,
     rx_before: Option<Vec<u64>>,
+    softirq_before: Option<Vec<u64>>,
     iface: Option<String>,
 }
 
@@ -99,6 +101,7 @@ impl Watch {
             stop,
             handle,
             rx_before: mtuperf_sys::affinity::net_rx_softirqs().ok(),
+            softirq_before: mtuperf_sys::cpu::softirq_ticks().ok(),
             iface: iface.map(str::to_string),
         }
     }
@@ -106,6 +109,7 @@ impl Watch {
     /// Stops sampling and returns what was seen.
     pub fn finish(mut self) -> Placement {
         let rx_after = mtuperf_sys::affinity::net_rx_softirqs().ok();
+        let softirq_after = mtuperf_sys::cpu::softirq_ticks().ok();
         self.stop.store(true, Ordering::Relaxed);
         let seen = self
             .handle
@@ -130,17 +134,18 @@ impl Watch {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
+        let softirq = if let (Some(b), Some(a)) = (&self.softirq_before, &softirq_after) {
+            Some(SoftirqTime {
+                tick_ns: 1_000_000_000 / mtuperf_sys::cpu::clk_tck(),
+                per_cpu: per_cpu_delta(b, a),
+                plus_minus_ticks_per_cpu: 1,
+            })
+        } else {
+            errors.push("/proc/stat's per-CPU softirq time could not be read".into());
+            None
+        };
         let net_rx = if let (Some(b), Some(a)) = (&self.rx_before, &rx_after) {
-            a.iter()
-                .enumerate()
-                .map(|(cpu, n)| {
-                    [
-                        cpu as u64,
-                        n.saturating_sub(b.get(cpu).copied().unwrap_or(0)),
-                    ]
-                })
-                .filter(|c| c[1] > 0)
-                .collect()
+            per_cpu_delta(b, a)
         } else {
             errors.push("/proc/softirqs could not be read".into());
             Vec::new()
@@ -157,8 +162,24 @@ impl Watch {
                 .map(mtuperf_sys::affinity::iface_irqs)
                 .unwrap_or_default(),
             errors,
+            softirq,
         }
     }
+}
+
+/// `[cpu, after - before]` for each CPU that counted something.
+fn per_cpu_delta(before: &[u64], after: &[u64]) -> Vec<[u64; 2]> {
+    after
+        .iter()
+        .enumerate()
+        .map(|(cpu, n)| {
+            [
+                cpu as u64,
+                n.saturating_sub(before.get(cpu).copied().unwrap_or(0)),
+            ]
+        })
+        .filter(|c| c[1] > 0)
+        .collect()
 }
 
 impl Drop for Watch {
@@ -228,5 +249,9 @@ mod tests {
         assert!(samples >= 1, "{placed:?}");
         assert_eq!(placed.thread_cpus(), vec![cpu]);
         assert!(placed.irqs.is_empty(), "lo has no queue IRQs");
+        let s = placed
+            .softirq
+            .expect("per-CPU softirq time read at start and end");
+        assert_eq!((s.tick_ns, s.plus_minus_ticks_per_cpu), (10_000_000, 1));
     }
 }

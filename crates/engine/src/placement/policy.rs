@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Where a comparison pins the two ends of every rr repetition.
+/// Where a comparison pins the two ends of every repetition (rr, stream, UDP stream).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PlacementPolicy {
@@ -46,10 +46,10 @@ impl PlacementPolicy {
                 "free: threads not pinned, placed by the kernel in each repetition (recorded, not fixed)"
             }
             PlacementPolicy::Same => {
-                "same: every rr repetition of every path with client and agent test threads on CPU 0 (stream: the client's data threads on CPU 0, the agent's unpinned)"
+                "same: every repetition of every path with client and agent test threads on CPU 0"
             }
             PlacementPolicy::Split => {
-                "split: every rr repetition of every path with client test threads on CPU 0, the agent's on CPU 1 (stream: the client's data threads on CPU 0, the agent's unpinned)"
+                "split: every repetition of every path with client test threads on CPU 0, the agent's on CPU 1"
             }
         }
     }

@@ -19,7 +19,7 @@ use crate::agent::ctx::SessionCtx;
 use crate::config::bounds::{MAX_RR_TIMEOUT, MAX_UDP_PORTS, MIN_RR_TIMEOUT};
 use crate::config::RrConfig;
 use crate::flow::Start;
-use crate::placement::{check_agent_cpus, Pinning, Watch};
+use crate::placement::{Pinning, Watch};
 use crate::sampler::Sampler;
 use crate::EngineError;
 
@@ -63,13 +63,7 @@ fn check(ctx: &SessionCtx, req: &RrRequest, workers: u32) -> Result<bool, Engine
     if let Err(e) = config.validate(&ctx.config.limits) {
         return ctx.refuse(e.into()).map(|()| false);
     }
-    if let Some(cpus) = &req.cpus {
-        let online = mtuperf_sys::affinity::online_cpus();
-        if let Err(detail) = check_agent_cpus(cpus, ctx.config.cpus.as_deref(), &online) {
-            return bad(ctx, detail);
-        }
-    }
-    Ok(workers > 0)
+    Ok(ctx.check_cpus(req.cpus.as_deref())? && workers > 0)
 }
 
 pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {

@@ -15,12 +15,13 @@ use crate::agent::ctx::SessionCtx;
 use crate::config::StreamConfig;
 use crate::flow::Start;
 use crate::payload::incompressible;
+use crate::placement::{Pinning, Watch};
 use crate::sampler::Sampler;
 use crate::EngineError;
 
 fn check_limits(ctx: &SessionCtx, req: &StreamRequest) -> Result<bool, EngineError> {
     match StreamConfig::from_request(req).validate(&ctx.config.limits) {
-        Ok(()) => Ok(true),
+        Ok(()) => ctx.check_cpus(req.cpus.as_deref()),
         Err(e) => ctx.refuse(e.into()).map(|()| false),
     }
 }
@@ -87,7 +88,7 @@ pub fn serve(ctx: &SessionCtx, req: &StreamRequest) -> Result<(), EngineError> {
     // The limit bounds what the client may send; what it sent before the limit is
     // still drained (bounded by the same grace as any test's end), so a run ended at
     // the limit balances its bytes.
-    let phase = Phase::new(
+    let mut phase = Phase::new(
         req,
         conns,
         &payload,
@@ -96,6 +97,9 @@ pub fn serve(ctx: &SessionCtx, req: &StreamRequest) -> Result<(), EngineError> {
         true,
         "the client",
     );
+    let pin = Pinning::new(req.cpus.clone());
+    phase.pin = Some(pin.clone());
+    let watch = Watch::start(&pin, sampler.iface.as_ref().map(|i| i.name.as_str()));
     let control = ctx.control.clone();
     // A client that takes no live interval within the send timeout gets no more: the
     // ticker also watches the data threads and must not block on it.
@@ -103,6 +107,7 @@ pub fn serve(ctx: &SessionCtx, req: &StreamRequest) -> Result<(), EngineError> {
     let (conns, intervals) = phase::run(&phase, t0, &stop, |s| {
         live = live && control.send(&AgentMsg::Interval(*s)).is_ok();
     });
+    let placement = watch.finish();
     let after = sampler.snapshot(t0);
     // Wait for the client's end-of-test Stop (bounded), so its reader is gone.
     let wait_until = Instant::now() + IDLE;
@@ -144,5 +149,6 @@ pub fn serve(ctx: &SessionCtx, req: &StreamRequest) -> Result<(), EngineError> {
         intervals,
         wall_ns: wall.as_nanos() as u64,
         interrupted,
+        placement: Some(placement),
     })))
 }

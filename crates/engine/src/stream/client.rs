@@ -251,6 +251,7 @@ pub fn run_pinned(
             intervals: client_intervals,
             wall_ns,
             interrupted,
+            placement: None,
         },
         agent,
         interrupted,

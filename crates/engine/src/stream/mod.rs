@@ -52,7 +52,7 @@ pub struct StreamResult {
     /// Where the payload came from: "generated" or the file's path.
     pub source: String,
     /// Where the client's data threads and receive softirqs ran (absent in runs
-    /// stored before it existed).
+    /// stored before it existed; the agent's is `agent.placement`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_placement: Option<mtuperf_proto::placement::Placement>,
 }

@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use super::AgentPathInfo;
 use crate::host::{HostSnapshot, IfaceInfo, TcpInfo};
+use crate::placement::Placement;
 
 /// Who sends the bulk data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -55,6 +56,10 @@ pub struct StreamRequest {
     /// this field existed read as 0, which is what those runs did.
     #[serde(default)]
     pub rx_coalesce_us: u32,
+    /// `--agent-cpu`: pin the agent's data threads to these CPUs (each thread may run
+    /// on any of them); the agent refuses CPUs outside its `serve --cpus` (protocol 6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<Vec<u32>>,
 }
 
 /// The longest receive coalescing an agent accepts (10 ms).
@@ -165,4 +170,8 @@ pub struct EndReport {
     pub intervals: Vec<IntervalSample>,
     pub wall_ns: u64,
     pub interrupted: bool,
+    /// The agent's end: where its data threads and receive softirqs ran (protocol 6;
+    /// the client's end is `StreamResult::client_placement`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<Placement>,
 }

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::stream::{Direction, StreamLimit};
 use super::AgentPathInfo;
 use crate::host::{HostSnapshot, IfaceCounters, IfaceInfo, SnmpCounters};
+use crate::placement::Placement;
 
 /// The smallest datagram: the 40-byte header.
 pub const MIN_UDP_BLOCK: u32 = 40;
@@ -35,6 +36,10 @@ pub struct UdpStreamRequest {
     pub interval_ms: u64,
     /// The client's source port of each index (`connections()` of them).
     pub ports: Vec<u16>,
+    /// `--agent-cpu`: pin the agent's data threads to these CPUs; the agent refuses
+    /// CPUs outside its `serve --cpus` (protocol 6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<Vec<u32>>,
 }
 
 impl UdpStreamRequest {
@@ -142,4 +147,8 @@ pub struct UdpEndReport {
     pub intervals: Vec<UdpInterval>,
     pub wall_ns: u64,
     pub interrupted: bool,
+    /// The agent's end: where its data threads and receive softirqs ran (protocol 6;
+    /// the client's end is the result's `client_placement`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<Placement>,
 }

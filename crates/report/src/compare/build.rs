@@ -54,6 +54,7 @@ fn row(r: &Rep) -> RepRow {
     if let Some(u) = &r.rep.udp {
         let run = crate::stream::udp::RunDoc::new(u.clone());
         row.started = crate::timestamp(u.started_unix_ms);
+        row.placement.clone_from(&run.placement);
         row.goodput_bps = Some(run.metrics.goodput_bps);
         row.loss_pct = Some(run.loss_pct());
         if let Some(d) = run.metrics.directions.first() {
@@ -82,6 +83,7 @@ fn row(r: &Rep) -> RepRow {
     if let Some(s) = &r.rep.stream {
         let run = crate::stream::RunDoc::new(s.clone());
         let f = crate::stream::figures(&run);
+        row.placement.clone_from(&run.placement);
         row.started = run.started;
         row.goodput_bps = value_of(&f, "goodput");
         row.cpu_us_per_mib = value_of(&f, "receiver_cpu");

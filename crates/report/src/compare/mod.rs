@@ -54,7 +54,7 @@ pub struct RepRow {
     pub limited_by: Option<LimitCause>,
     #[serde(default)]
     pub limit_shares: Option<LimitShares>,
-    /// rr: both ends' placement (absent for stream and in runs from before it).
+    /// Both ends' placement (absent in runs from before it was recorded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub placement: Option<crate::placement::PlacementSummary>,
     /// udp: datagrams lost as % of sent (`goodput_bps` is then the received goodput,
@@ -217,10 +217,10 @@ pub struct CompareDoc {
     #[serde(default)]
     pub latency: Vec<LatencyCdf>,
     pub environment: Environment,
-    /// rr: placement per path (absent when no repetition recorded one).
+    /// Placement per path (absent when no repetition recorded one).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub placement: Vec<placement::PathPlacement>,
-    /// Set when the paths' rr repetitions differ in placement.
+    /// Set when the paths' repetitions differ in placement.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub placement_warning: Option<String>,
 }

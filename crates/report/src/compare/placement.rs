@@ -1,4 +1,5 @@
-//! Placement per path in a comparison: how many of each path's rr repetitions ran
+//! Placement per path in a comparison: how many of each path's repetitions (rr,
+//! stream, UDP stream) ran
 //! with both ends on one CPU or across CPUs, and a warning when the paths differ
 //! (a latency difference may then come from placement, not from the path).
 
@@ -7,11 +8,11 @@ use serde::{Deserialize, Serialize};
 use super::RepRow;
 use mtuperf_engine::compare::Plan;
 
-/// One path's rr repetitions by placement.
+/// One path's repetitions by placement.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PathPlacement {
     pub path: String,
-    /// rr repetitions with a recorded placement.
+    /// Repetitions with a recorded placement (every test).
     pub repetitions: u32,
     /// Of those: both ends' threads mostly on the same CPU (one host).
     pub shared_cpu: u32,
@@ -22,7 +23,7 @@ pub struct PathPlacement {
     pub agent_cpus: Vec<u32>,
 }
 
-/// Per path, in plan order; empty when no rr repetition recorded a placement.
+/// Per path, in plan order; empty when no repetition recorded a placement.
 pub fn per_path(plan: &Plan, runs: &[RepRow]) -> Vec<PathPlacement> {
     let mut out = Vec::new();
     for p in &plan.paths {
@@ -80,7 +81,7 @@ pub fn warning(per: &[PathPlacement]) -> Option<String> {
         })
         .collect();
     Some(format!(
-        "{}: latency differences may come from placement (compare --placement same or split fixes it)",
+        "{}: latency and throughput differences may come from placement (compare --placement same or split fixes it)",
         parts.join(", ")
     ))
 }
@@ -103,7 +104,7 @@ mod tests {
     fn paths_that_differ_in_placement_are_named_with_their_counts() {
         let w = warning(&[pp("std", 7, 10), pp("jumbo", 2, 10)]).unwrap();
         assert!(
-            w.starts_with("std ran cross-CPU in 7/10 repetitions, jumbo in 2/10: latency differences may come from placement"),
+            w.starts_with("std ran cross-CPU in 7/10 repetitions, jumbo in 2/10: latency and throughput differences may come from placement"),
             "{w}"
         );
         assert_eq!(warning(&[pp("std", 5, 10), pp("jumbo", 5, 10)]), None);

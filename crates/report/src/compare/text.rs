@@ -45,7 +45,7 @@ pub fn plan_line(d: &CompareDoc) -> String {
     )
 }
 
-/// The placement policy and, per path, how its rr repetitions were placed.
+/// The placement policy and, per path, how its repetitions were placed.
 fn placement_lines(s: &mut String, d: &CompareDoc) {
     if d.placement.is_empty() && d.plan.placement.is_free() {
         return;
@@ -55,7 +55,7 @@ fn placement_lines(s: &mut String, d: &CompareDoc) {
         let cpus = |c: &[u32]| mtuperf_proto::placement::format_cpu_list(c);
         let _ = writeln!(
             s,
-            "  {:<10} rr: {} of {} repetitions cross-CPU, {} same CPU; client threads on CPU {}, agent's on CPU {}",
+            "  {:<10} {} of {} repetitions cross-CPU, {} same CPU; client threads on CPU {}, agent's on CPU {}",
             p.path,
             p.cross_cpu,
             p.repetitions,

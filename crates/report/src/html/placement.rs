@@ -1,5 +1,5 @@
 //! The report's placement section: the comparison's policy and, per path, how its
-//! rr repetitions were placed, with the warning when the paths differ.
+//! repetitions (rr, stream, UDP stream) were placed, with the warning when the paths differ.
 
 use std::fmt::Write as _;
 
@@ -37,7 +37,7 @@ pub fn section(d: &CompareDoc) -> String {
             &mut o,
             &[
                 "path",
-                "rr repetitions",
+                "repetitions",
                 "cross-CPU",
                 "same CPU",
                 "client threads on CPU",

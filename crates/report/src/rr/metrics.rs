@@ -20,10 +20,11 @@ pub struct EndFigures {
     /// their uncertainty (± one tick per CPU).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_resolution: Option<mtuperf_engine::cpu_res::CpuResolution>,
-    /// The tool's own CPU per block: user + system time of the mtuperf threads that
-    /// carried the traffic on this end (client: requester threads; agent: serving
-    /// threads; plus the other role's threads under `--bidir`), each over its life
-    /// (getrusage RUSAGE_THREAD), µs per block (same blocks as `cpu_us_per_block`).
+    /// The tool's own CPU per block: time on CPU of the mtuperf threads that carried
+    /// the traffic on this end (client: requester threads; agent: serving threads;
+    /// plus the other role's threads under `--bidir`), each over its life, in ns from
+    /// /proc/thread-self/schedstat (getrusage RUSAGE_THREAD's user + system when a
+    /// thread could not read it), µs per block (same blocks as `cpu_us_per_block`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_cpu_us_per_block: Option<f64>,
     /// Those threads' CPU as % of their lifetimes summed (100: every thread busy all
@@ -148,10 +149,10 @@ pub(super) fn end_figures(
         },
         cpu_resolution: cpu_ok
             .then(|| mtuperf_engine::cpu_res::CpuResolution::of(cpu.busy_ns(), after.cpu.ncpu)),
-        tool_cpu_us_per_block: tool.and_then(|t| per_block(t.busy_ns() as f64 / 1000.0)),
+        tool_cpu_us_per_block: tool.and_then(|t| per_block(t.on_cpu_ns() as f64 / 1000.0)),
         tool_cpu_pct: tool
             .filter(|t| t.life_ns > 0)
-            .map(|t| t.busy_ns() as f64 / t.life_ns as f64 * 100.0),
+            .map(|t| t.on_cpu_ns() as f64 / t.life_ns as f64 * 100.0),
         tool_threads: tool.map(|t| t.threads),
         rx_frames: ifd.as_ref().map(|d| d.rx_packets),
         tx_frames: ifd.as_ref().map(|d| d.tx_packets),

@@ -23,6 +23,9 @@ pub struct RunDoc {
     pub started: String,
     pub result: StreamResult,
     pub metrics: StreamMetrics,
+    /// Both ends' placement summarised (absent in runs stored before it existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<crate::placement::PlacementSummary>,
 }
 
 impl RunDoc {
@@ -31,6 +34,12 @@ impl RunDoc {
         RunDoc {
             run_id: None,
             started: crate::timestamp(result.started_unix_ms),
+            placement: crate::placement::summarize(
+                result.client_placement.as_ref(),
+                result.agent.placement.as_ref(),
+                &result.client_host,
+                &result.agent_host,
+            ),
             result,
             metrics,
         }

@@ -327,12 +327,12 @@ pub fn summary_text(run: &RunDoc) -> String {
         &run.metrics.ends,
         mtuperf_engine::stream::metrics::agent_report_missing(&run.result),
     );
-    if let Some(p) = &run.result.client_placement {
-        let _ = writeln!(
-            out,
-            "placement: client {} (the agent's data threads are not sampled)",
-            crate::placement::end(Some(p))
-        );
+    if let Some(l) = crate::placement::line(
+        run.result.client_placement.as_ref(),
+        run.result.agent.placement.as_ref(),
+        run.placement.as_ref(),
+    ) {
+        let _ = writeln!(out, "{l}");
     }
     for a in &run.metrics.advice {
         let _ = writeln!(out, "advice: {a}");

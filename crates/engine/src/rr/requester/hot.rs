@@ -143,12 +143,7 @@ pub fn run(p: &Plan<'_>) -> Outcome {
     } {
         r.error.get_or_insert(e);
     }
-    let cpu = mtuperf_sys::cpu::thread_cpu().ok().map(|c| ThreadsCpu {
-        threads: 1,
-        user_ns: c.user_ns,
-        system_ns: c.system_ns,
-        life_ns: born.elapsed().as_nanos() as u64,
-    });
+    let cpu = crate::cpu_res::own_thread(born);
     Outcome {
         counts: r.counts,
         hist: r.hist,

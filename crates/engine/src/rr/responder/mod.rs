@@ -108,12 +108,7 @@ pub(super) fn fan_out<W: Send>(
                     pin.enter("responder");
                     let born = Instant::now();
                     let mut t = serve(w);
-                    t.cpu = mtuperf_sys::cpu::thread_cpu().ok().map(|c| ThreadsCpu {
-                        threads: 1,
-                        user_ns: c.user_ns,
-                        system_ns: c.system_ns,
-                        life_ns: born.elapsed().as_nanos() as u64,
-                    });
+                    t.cpu = crate::cpu_res::own_thread(born);
                     t
                 })
             })

@@ -18,6 +18,7 @@ use crate::agent::config::wire_name;
 use crate::agent::ctx::SessionCtx;
 use crate::config::UdpStreamConfig;
 use crate::flow::Start;
+use crate::placement::{Pinning, Watch};
 use crate::sampler::Sampler;
 use crate::EngineError;
 
@@ -25,6 +26,9 @@ pub fn serve(ctx: &SessionCtx, req: &UdpStreamRequest) -> Result<(), EngineError
     let config = UdpStreamConfig::from_request(req);
     if let Err(e) = config.validate(&ctx.config.limits) {
         return ctx.refuse(e.into());
+    }
+    if !ctx.check_cpus(req.cpus.as_deref())? {
+        return Ok(());
     }
     let n = req.connections();
     if req.ports.len() != n as usize || req.ports.contains(&0) {
@@ -81,7 +85,9 @@ pub fn serve(ctx: &SessionCtx, req: &UdpStreamRequest) -> Result<(), EngineError
         hard_end: t0 + planned + DRAIN + IDLE,
         halt: AtomicBool::new(false),
         abort: AtomicBool::new(false),
+        pin: Pinning::new(req.cpus.clone()),
     };
+    let watch = Watch::start(&plan.pin, sampler.iface.as_ref().map(|i| i.name.as_str()));
     let lives: Vec<Live> = (0..n).map(|_| Live::new()).collect();
     let conns: Vec<Conn> = socks
         .into_iter()
@@ -153,6 +159,7 @@ pub fn serve(ctx: &SessionCtx, req: &UdpStreamRequest) -> Result<(), EngineError
         }
         out
     });
+    let placement = watch.finish();
     let after = sampler.snapshot(t0);
     let wall = t0.elapsed();
     let sent: u64 = conns.iter().map(|c| c.sent).sum();
@@ -182,5 +189,6 @@ pub fn serve(ctx: &SessionCtx, req: &UdpStreamRequest) -> Result<(), EngineError
             intervals,
             wall_ns: wall.as_nanos() as u64,
             interrupted,
+            placement: Some(placement),
         })))
 }

@@ -15,6 +15,7 @@ use super::phase::{self, Conn};
 use super::{datagrams_per_index, sockets, UdpStreamResult, IDLE, LIVE_DEFAULT};
 use crate::client::Session;
 use crate::config::UdpStreamConfig;
+use crate::placement::{Pinning, Watch};
 use crate::sampler::Sampler;
 use crate::stamp::unix_ms;
 use crate::stream::End;
@@ -92,7 +93,9 @@ pub fn run(
         hard_end: t0 + planned + DRAIN + IDLE,
         halt: AtomicBool::new(false),
         abort: AtomicBool::new(false),
+        pin: Pinning::new(config.cpus.clone()),
     };
+    let watch = Watch::start(&plan.pin, sampler.iface.as_ref().map(|i| i.name.as_str()));
     let hard_end = plan.hard_end + IDLE + session.reply_timeout();
     let (tx, rx) = mpsc::channel::<Result<AgentMsg, EngineError>>();
     let reader = {
@@ -190,6 +193,7 @@ pub fn run(
         let _ = relay.join();
         out
     });
+    let client_placement = Some(watch.finish());
     let after = sampler.snapshot(t0);
     let wall_ns = t0.elapsed().as_nanos() as u64;
     if !matches!(report, Some(Ok(_))) {
@@ -246,10 +250,12 @@ pub fn run(
             intervals: client_intervals,
             wall_ns,
             interrupted,
+            placement: None,
         },
         agent,
         interrupted,
         interrupt_reason: (!reasons.is_empty()).then(|| reasons.join("; ")),
+        client_placement,
     })
 }
 

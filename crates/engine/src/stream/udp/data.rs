@@ -64,6 +64,9 @@ pub struct Plan {
     pub halt: AtomicBool,
     /// The peer is gone: receivers stop now too.
     pub abort: AtomicBool,
+    /// Pins this end's data threads (`--cpu`, `--agent-cpu`) and registers them
+    /// for placement sampling.
+    pub pin: std::sync::Arc<crate::placement::Pinning>,
 }
 
 fn ns_since(t0: Instant) -> u64 {
@@ -229,6 +232,7 @@ mod tests {
             hard_end: now,
             halt: AtomicBool::new(false),
             abort: AtomicBool::new(false),
+            pin: crate::placement::Pinning::new(None),
         }
     }
 

@@ -61,4 +61,8 @@ pub struct UdpStreamResult {
     pub interrupted: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interrupt_reason: Option<String>,
+    /// Where the client's data threads and receive softirqs ran (absent in runs
+    /// stored before it existed; the agent's is `agent.placement`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_placement: Option<mtuperf_proto::placement::Placement>,
 }

@@ -163,6 +163,8 @@ pub fn run(
             .map(|c| {
                 let live = &lives[c.index as usize];
                 let h = s.spawn(move || {
+                    plan.pin
+                        .enter(if c.sending { "sender" } else { "receiver" });
                     if c.sending {
                         data::send(&c.sock, c.index, plan, live)
                     } else {

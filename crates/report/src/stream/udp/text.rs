@@ -188,6 +188,13 @@ pub fn summary_text(run: &RunDoc) -> String {
     for e in &run.metrics.ends {
         let _ = writeln!(out, "{}", cpu_line(e));
     }
+    if let Some(l) = crate::placement::line(
+        run.result.client_placement.as_ref(),
+        run.result.agent.placement.as_ref(),
+        run.placement.as_ref(),
+    ) {
+        let _ = writeln!(out, "{l}");
+    }
     if let Some(why) = &run.result.interrupt_reason {
         let _ = writeln!(out, "interrupted: {why}");
     }
