@@ -4,6 +4,7 @@
 //! count and the stop flag in `Serving`. `udp` and `tcp` hold the serving loops;
 //! here is what their threads share and count, and the one fan-out both use.
 
+mod steer;
 pub(super) mod tcp;
 pub(super) mod udp;
 
