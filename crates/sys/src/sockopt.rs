@@ -59,6 +59,17 @@ pub fn set_rcvbuf(fd: &impl AsFd, n: u32) -> io::Result<()> {
     set(fd, libc::SOL_SOCKET, libc::SO_RCVBUF, int(n)?)
 }
 
+/// SO_INCOMING_CPU (asm-generic/socket.h; not in the libc crate): the CPU on which
+/// the kernel last processed a packet received on this socket.
+const SO_INCOMING_CPU: libc::c_int = 49;
+
+/// The CPU that last received for this socket (SO_INCOMING_CPU, Linux 3.19+): with
+/// RSS the CPU of the NIC queue its flow hashes to; over loopback or veth the CPU of
+/// the sender. Fails before the socket received anything.
+pub fn incoming_cpu(fd: &impl AsFd) -> io::Result<u32> {
+    get_u32(fd, libc::SOL_SOCKET, SO_INCOMING_CPU)
+}
+
 /// IP_MTU_DISCOVER or IPV6_MTU_DISCOVER.
 pub fn set_pmtu_discover(fd: &impl AsFd, v6: bool, mode: PmtuMode) -> io::Result<()> {
     // The IPv4 and IPv6 constants have the same values (DONT 0, DO 2, PROBE 3).
@@ -182,6 +193,19 @@ mod tests {
             let want = if v6 { 65_536 } else { 65_535 };
             assert_eq!(path_mtu(&s, v6).unwrap(), want, "{dst}");
         }
+    }
+
+    #[test]
+    fn incoming_cpu_of_a_loopback_connection_is_an_online_cpu() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (mut server, _) = listener.accept().unwrap();
+        std::io::Write::write_all(&mut client, b"x").unwrap();
+        let mut b = [0u8; 1];
+        std::io::Read::read_exact(&mut server, &mut b).unwrap();
+        let cpu = incoming_cpu(&server).unwrap();
+        let online = crate::affinity::online_cpus();
+        assert!(online.contains(&cpu), "cpu {cpu} not in {online:?}");
     }
 
     #[test]

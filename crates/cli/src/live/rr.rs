@@ -28,4 +28,7 @@ impl RrObserver for Printer {
             eprintln!("{}", mtuperf_report::live::rr_line(c, self.total_s, s));
         }
     }
+    fn warning(&self, what: &str) {
+        eprintln!("warning: {what}");
+    }
 }

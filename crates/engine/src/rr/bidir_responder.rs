@@ -30,15 +30,22 @@ pub enum Listen {
 }
 
 /// Binds the responder at `ip` and describes it for the request (token fresh per step).
+/// Over UDP its socket is sized for `clients` requests in flight, as the agent's
+/// responder; when it cannot be, `warn` is told.
 pub fn bind(
     ip: IpAddr,
     proto: RrProto,
+    clients: u32,
     timeout: Duration,
     verify: bool,
+    warn: impl FnOnce(&str),
 ) -> Result<(Listen, RrBidir), EngineError> {
     let listen = match proto {
         RrProto::Udp => {
             let s = super::requester::udp_socket(ip)?;
+            if let Some(w) = super::responder::udp::hold_requests(&s, clients) {
+                warn(&w);
+            }
             let _ = s.set_read_timeout(Some(Duration::from_millis(50)));
             Listen::Udp(s)
         }

@@ -51,7 +51,14 @@ pub fn run(
         .filter_map(|s| s.local_addr().ok().map(|a| a.port()))
         .collect();
     let (listen, bidir) = if params.bidir {
-        let (l, b) = bidir_responder::bind(local_ip, params.proto, params.timeout, params.verify)?;
+        let (l, b) = bidir_responder::bind(
+            local_ip,
+            params.proto,
+            params.clients,
+            params.timeout,
+            params.verify,
+            |w| obs.warning(w),
+        )?;
         (Some(l), Some(b))
     } else {
         (None, None)

@@ -14,6 +14,9 @@ pub trait RrObserver: Sync {
     fn interval(&self, _sample: &RrInterval) {}
     /// `--bidir`: the client's responder is serving at `addr` (before Go).
     fn responder(&self, _addr: SocketAddr) {}
+    /// Something the user should know before reading the result (e.g. the
+    /// `--bidir` responder's socket could not get the receive buffer its clients need).
+    fn warning(&self, _what: &str) {}
 }
 
 /// An observer that ignores everything.

@@ -118,6 +118,21 @@ pub fn tcp_transports(conns: Vec<TcpStream>, threads: u32) -> Vec<Transport> {
     out
 }
 
+/// TCP, threads not placed by `--cpu`: thread `k` of `threads` runs on the k-th online
+/// CPU when there are enough CPUs, so each connection's packets are processed on one
+/// CPU; the agent's TCP workers follow them there (SO_INCOMING_CPU, `responder::steer`)
+/// and a request, its block and both wakeups stay on that CPU. Measured in
+/// BENCHMARKS.md §4 (TCP at 16 to 4096 clients). A failure leaves the thread unpinned.
+fn pin_one_per_cpu(k: usize, threads: u32) {
+    let online = mtuperf_sys::affinity::online_cpus();
+    if threads < 2 || threads as usize > online.len() {
+        return;
+    }
+    if let Some(&c) = online.get(k) {
+        let _ = mtuperf_sys::affinity::pin_current_thread(&[c]);
+    }
+}
+
 /// What the requester needs besides its transports.
 pub struct Drive<'a> {
     pub req: &'a RrRequest,
@@ -160,16 +175,20 @@ pub fn run(
         metas.push((base, count, t));
         base += count;
     }
+    let tcp = matches!(metas.first(), Some((_, _, Transport::Tcp(_))));
     let lives: Vec<Live> = metas.iter().map(|_| Live::default()).collect();
     let end_ns = req.duration_ms * 1_000_000;
     let remaining = AtomicUsize::new(metas.len());
     let (outcomes, intervals) = thread::scope(|s| {
         let mut handles = Vec::new();
-        for ((base, clients, transport), live) in metas.into_iter().zip(&lives) {
+        for (k, ((base, clients, transport), live)) in metas.into_iter().zip(&lives).enumerate() {
             let remaining = &remaining;
             handles.push(s.spawn(move || {
                 if let Some(pin) = d.pin {
                     pin.enter("requester");
+                    if tcp && pin.cpus().is_none() {
+                        pin_one_per_cpu(k, nt);
+                    }
                 }
                 let plan = Plan {
                     base,

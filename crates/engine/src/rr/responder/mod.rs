@@ -4,8 +4,11 @@
 //! count and the stop flag in `Serving`. `udp` and `tcp` hold the serving loops;
 //! here is what their threads share and count, and the one fan-out both use.
 
+mod steer;
 pub(super) mod tcp;
 pub(super) mod udp;
+mod udp_allow;
+mod udp_batch;
 
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -135,6 +138,11 @@ impl Block {
         let payload = incompressible(size as usize, 0x6d74_7570_6572_7272);
         let sum = checksum(&payload);
         Block { payload, sum }
+    }
+
+    /// The block alone.
+    pub fn payload(&self) -> &[u8] {
+        &self.payload
     }
 
     /// A worker's response buffer: room for the header, then the block.

@@ -1,5 +1,7 @@
 //! The TCP responder: the session's data connections (one per client, each
-//! cookie-bound by the handshake) are dealt round-robin to `workers` threads; each
+//! cookie-bound by the handshake) are dealt to `workers` threads, each pinned to a
+//! CPU, by the CPU that receives them (`steer`; round-robin when the workers are
+//! placed by `--agent-cpu` or outnumber the CPUs); each
 //! waits on its own epoll instance, which returns only the connections with a
 //! request waiting, reads whole requests and writes whole blocks. The work per block
 //! does not depend on how many connections a worker holds.
@@ -13,18 +15,22 @@ use mtuperf_proto::dgram::{Header, Kind, HEADER_LEN};
 use nix::poll::PollTimeout;
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags};
 
+use super::steer::Steer;
 use super::{fan_out, Block, Serving, Tally};
 use crate::rr::wire::{flip, response_header};
 
-struct Conn {
+pub(super) struct Conn {
     sock: TcpStream,
     buf: Vec<u8>,
     got: usize,
-    dead: bool,
+    /// Requests answered on this connection.
+    served: u64,
 }
 
 /// Readiness events taken per epoll_wait.
 const EVENTS: usize = 256;
+/// Event data of a worker's steering wakeup.
+const WAKE: u64 = u64::MAX;
 
 pub(in crate::rr) fn serve(
     conns: Vec<TcpStream>,
@@ -34,63 +40,133 @@ pub(in crate::rr) fn serve(
 ) -> Tally {
     let block = Block::new(shared.block);
     let n = (workers as usize).clamp(1, conns.len().max(1));
+    // Steered to the CPUs that receive them unless `--agent-cpu` placed the workers.
+    let steer = if shared.pin.cpus().is_none() {
+        Steer::new(n, &mtuperf_sys::affinity::online_cpus())
+    } else {
+        None
+    };
     let mut groups: Vec<Vec<Conn>> = (0..n).map(|_| Vec::new()).collect();
     for (i, sock) in conns.into_iter().enumerate() {
         let _ = sock.set_nodelay(true);
         let _ = sock.set_write_timeout(Some(Duration::from_secs(10)));
-        if let Some(g) = groups.get_mut(i % n) {
+        let k = steer
+            .as_ref()
+            .and_then(|s| s.worker_for(&sock))
+            .unwrap_or(i % n);
+        if let Some(g) = groups.get_mut(k) {
             g.push(Conn {
                 sock,
                 buf: vec![0u8; HEADER_LEN + shared.request as usize],
                 got: 0,
-                dead: false,
+                served: 0,
             });
         }
     }
-    let block = &block;
-    fan_out(&shared.pin, groups, |g| worker(g, shared, deadline, block))
+    let (block, steer) = (&block, steer.as_ref());
+    let work: Vec<(usize, Vec<Conn>)> = groups.into_iter().enumerate().collect();
+    fan_out(&shared.pin, work, |(k, g)| {
+        worker(k, g, shared, deadline, block, steer)
+    })
 }
 
-fn worker(mut conns: Vec<Conn>, shared: &Serving, deadline: Instant, block: &Block) -> Tally {
+fn worker(
+    k: usize,
+    conns: Vec<Conn>,
+    shared: &Serving,
+    deadline: Instant,
+    block: &Block,
+    steer: Option<&Steer<Conn>>,
+) -> Tally {
     let mut t = Tally::default();
     let mut tx = block.response_buffer();
     let mut stalled = false;
     let Ok(ep) = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC) else {
         return t;
     };
+    let total = conns.len();
+    // Slots keep their index (the event data) while they live; a connection that
+    // died or moved to another worker leaves a free slot for one that moves in.
+    let mut slots: Vec<Option<Conn>> = Vec::with_capacity(total);
+    let mut free: Vec<usize> = Vec::with_capacity(total);
+    let mut arrived: Vec<Conn> = Vec::new();
     let mut alive = 0usize;
-    for (i, c) in conns.iter_mut().enumerate() {
-        if ep
-            .add(&c.sock, EpollEvent::new(EpollFlags::EPOLLIN, i as u64))
-            .is_ok()
-        {
-            alive += 1;
-        } else {
-            c.dead = true;
+    if let Some(s) = steer {
+        s.pin(k);
+        if let Some(w) = s.waker(k) {
+            let _ = ep.add(w, EpollEvent::new(EpollFlags::EPOLLIN, WAKE));
         }
     }
+    for c in conns {
+        alive += usize::from(admit(&ep, c, &mut slots, &mut free));
+    }
     let mut events = vec![EpollEvent::empty(); EVENTS];
-    while !shared.stop.load(Ordering::Relaxed) && Instant::now() < deadline && alive > 0 {
+    // With steering a worker may be left without connections for a while: it waits
+    // for some to move in until the end.
+    while !shared.stop.load(Ordering::Relaxed)
+        && Instant::now() < deadline
+        && (alive > 0 || steer.is_some())
+    {
         let n = match ep.wait(&mut events, PollTimeout::from(50u8)) {
             Ok(n) => n,
             Err(nix::errno::Errno::EINTR) => continue,
             Err(_) => break,
         };
         for ev in events.get(..n).unwrap_or_default() {
-            let Some(c) = conns.get_mut(ev.data() as usize) else {
-                continue;
-            };
-            if c.dead {
+            if ev.data() == WAKE {
+                if let Some(s) = steer {
+                    s.take(k, &mut arrived);
+                    for c in arrived.drain(..) {
+                        alive += usize::from(admit(&ep, c, &mut slots, &mut free));
+                    }
+                }
                 continue;
             }
-            if !serve_one(c, shared, &mut t, &mut tx, block.sum, &mut stalled) {
-                c.dead = true;
-                alive -= 1;
-                let _ = ep.delete(&c.sock);
+            let i = ev.data() as usize;
+            let Some(Some(c)) = slots.get_mut(i) else {
+                continue;
+            };
+            let ok = serve_one(c, shared, &mut t, &mut tx, block.sum, &mut stalled);
+            let to = match steer {
+                Some(s) if ok && c.served % super::steer::RECHECK == 1 => {
+                    s.worker_for(&c.sock).filter(|&w| w != k)
+                }
+                _ => None,
+            };
+            if ok && to.is_none() {
+                continue;
+            }
+            let _ = ep.delete(&c.sock);
+            alive -= 1;
+            free.push(i);
+            let gone = slots.get_mut(i).and_then(Option::take);
+            if let (Some(s), Some(w), Some(c)) = (steer, to, gone) {
+                s.send(w, c);
             }
         }
     }
     t
+}
+
+/// Registers `c` with the worker's epoll in a free slot; false if epoll refused it
+/// (the connection is then dropped: its client sees it closed).
+fn admit(ep: &Epoll, c: Conn, slots: &mut Vec<Option<Conn>>, free: &mut Vec<usize>) -> bool {
+    let i = free.pop().unwrap_or(slots.len());
+    if ep
+        .add(&c.sock, EpollEvent::new(EpollFlags::EPOLLIN, i as u64))
+        .is_err()
+    {
+        if i < slots.len() {
+            free.push(i);
+        }
+        return false;
+    }
+    if let Some(slot) = slots.get_mut(i) {
+        *slot = Some(c);
+    } else {
+        slots.push(Some(c));
+    }
+    true
 }
 
 /// Reads what `c` has; answers when a whole request is in. False when the
@@ -129,6 +205,7 @@ fn serve_one(
     }
     let ok = c.sock.write_all(tx).is_ok();
     if ok {
+        c.served += 1;
         t.responses += 1;
         t.bytes_sent += tx.len() as u64;
     }

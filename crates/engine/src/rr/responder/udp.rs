@@ -1,24 +1,23 @@
-//! The UDP responder: `workers` threads share one socket (blocking `recv_from` with a
-//! short timeout to notice the end). A datagram is answered only when it comes from
+//! The UDP responder: `workers` threads share one socket (each takes a batch of
+//! requests per `recvmmsg`, blocking for the first with a short timeout to notice the
+//! end, and answers the batch with one `sendmmsg`: `udp_batch`). A datagram is answered only when it comes from
 //! the control connection's address and one of the client's registered ports AND
 //! carries the session token and a well-formed request header; the answer goes back
 //! to that source and nowhere else. Everything else is counted as rejected and
-//! dropped. Per datagram the work is one recv, one send and constant-time checks
+//! dropped. Per datagram the work is at most one recv, one send and constant-time checks
 //! (the registered ports are a bitmap), whatever the number of clients.
 //!
 //! One shared socket rather than one SO_REUSEPORT socket per worker: the kernel
 //! spreads REUSEPORT traffic by 4-tuple, and the client sends from only a few sockets
 //! (one per client thread), so REUSEPORT would leave most workers idle.
 
-use std::io::ErrorKind;
-use std::net::{IpAddr, SocketAddr, UdpSocket};
-use std::sync::atomic::Ordering;
+use std::net::{IpAddr, UdpSocket};
 use std::time::Instant;
 
-use mtuperf_proto::dgram::{Header, Kind, HEADER_LEN};
+use mtuperf_proto::dgram::HEADER_LEN;
 
-use super::{fan_out, same_ip, Block, Serving, Tally};
-use crate::rr::wire::{flip, response_header};
+use super::udp_allow::Allowed;
+use super::{fan_out, Block, Serving, Tally};
 
 /// What one queued request costs the responder socket's receive buffer: the kernel
 /// charges an skb's truesize, not the datagram's length, and a small datagram
@@ -54,35 +53,6 @@ pub(in crate::rr) fn hold_requests(sock: &UdpSocket, clients: u32) -> Option<Str
     })
 }
 
-/// The set of registered source ports, one bit per port.
-struct Ports([u64; 1024]);
-
-impl Ports {
-    fn of(ports: &[u16]) -> Box<Ports> {
-        let mut set = Box::new(Ports([0; 1024]));
-        for &p in ports {
-            if let Some(w) = set.0.get_mut(usize::from(p) / 64) {
-                *w |= 1 << (p % 64);
-            }
-        }
-        set
-    }
-
-    fn contains(&self, p: u16) -> bool {
-        self.0
-            .get(usize::from(p) / 64)
-            .is_some_and(|w| w & (1 << (p % 64)) != 0)
-    }
-}
-
-/// What every worker checks a datagram against.
-struct Allowed<'a> {
-    shared: &'a Serving,
-    peer: IpAddr,
-    ports: Box<Ports>,
-    expect_len: usize,
-}
-
 /// Serves until `shared.stop` or `deadline`; returns the summed tallies.
 pub(in crate::rr) fn serve(
     sock: &UdpSocket,
@@ -93,72 +63,15 @@ pub(in crate::rr) fn serve(
     deadline: Instant,
 ) -> Tally {
     let block = Block::new(shared.block);
-    let allowed = Allowed {
-        shared,
-        peer,
-        ports: Ports::of(ports),
-        expect_len: HEADER_LEN + shared.request as usize,
-    };
+    let allowed = Allowed::new(shared, peer, ports, HEADER_LEN + shared.request as usize);
     let (allowed, block) = (&allowed, &block);
     fan_out(&shared.pin, (0..workers.max(1)).collect(), |_| {
-        worker(sock, allowed, deadline, block)
+        super::udp_batch::worker(sock, allowed, deadline, block)
     })
-}
-
-fn worker(sock: &UdpSocket, a: &Allowed<'_>, deadline: Instant, block: &Block) -> Tally {
-    let shared = a.shared;
-    let mut t = Tally::default();
-    let mut rx = vec![0u8; 65_536];
-    let mut tx = block.response_buffer();
-    let mut stalled = false;
-    while !shared.stop.load(Ordering::Relaxed) && Instant::now() < deadline {
-        let (n, from) = match sock.recv_from(&mut rx) {
-            Ok(x) => x,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
-                ) =>
-            {
-                continue
-            }
-            Err(_) => continue,
-        };
-        let Some(req) = accept(&rx, n, from, a) else {
-            t.rejected += 1;
-            continue;
-        };
-        t.requests += 1;
-        shared.maybe_stall(&mut stalled);
-        response_header(&mut tx, &req, block.sum, shared.block);
-        let corrupt = shared.next_response_corrupt();
-        if corrupt {
-            flip(&mut tx);
-        }
-        if let Ok(sent) = sock.send_to(&tx, from) {
-            t.responses += 1;
-            t.bytes_sent += sent as u64;
-        }
-        if corrupt {
-            flip(&mut tx);
-        }
-    }
-    t
-}
-
-fn accept(rx: &[u8], n: usize, from: SocketAddr, a: &Allowed<'_>) -> Option<Header> {
-    if !same_ip(from.ip(), a.peer) || !a.ports.contains(from.port()) || n != a.expect_len {
-        return None;
-    }
-    let h = Header::read(rx.get(..n)?).ok()?;
-    let s = a.shared;
-    (h.kind == Kind::RrRequest && h.token == s.token && h.len == s.request).then_some(h)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::Ports;
-
     #[test]
     fn a_responder_socket_holds_4096_clients_requests() {
         let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
@@ -183,16 +96,5 @@ mod tests {
             .ok()
             .and_then(|s| parse_cap_eff(&s))
             .is_some_and(|caps| caps & (1 << CAP_NET_ADMIN) != 0)
-    }
-
-    #[test]
-    fn port_set_holds_exactly_the_registered_ports() {
-        let set = Ports::of(&[1, 63, 64, 40_000, 65_535]);
-        for p in [1, 63, 64, 40_000, 65_535] {
-            assert!(set.contains(p), "{p}");
-        }
-        for p in [0, 2, 62, 65, 39_999, 65_534] {
-            assert!(!set.contains(p), "{p}");
-        }
     }
 }
