@@ -210,3 +210,61 @@ fn path_runs_with_its_probing_thread_pinned() {
         "{doc:#}"
     );
 }
+
+/// rr over TCP without `--cpu`/`--agent-cpu` pins one thread per CPU on both ends
+/// (connections are steered to the CPU that receives them): the record names each
+/// thread's own pinning and the samples agree with it, and the text does not say
+/// "unpinned".
+#[test]
+fn rr_tcp_steering_pins_are_recorded_per_thread_not_called_unpinned() {
+    let online = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let agent = AgentProc::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let args = [
+        "--no-store",
+        "rr",
+        &agent.target(),
+        "--proto",
+        "tcp",
+        "--clients",
+        "8",
+        "--threads",
+        "2",
+        "--workers",
+        "2",
+        "--time",
+        "1s",
+    ];
+    let doc = json_of(mtuperf(&db).args(args).arg("--json"));
+    assert_valid(&doc);
+    let r = &doc["steps"][0]["result"];
+    for end in ["client", "agent"] {
+        let p = &r[end]["placement"];
+        assert!(p["pinned"].is_null(), "{end}: {p}");
+        let threads = p["threads"].as_array().unwrap();
+        assert_eq!(threads.len(), 2, "{end}: {p}");
+        for t in threads {
+            if online < 2 {
+                assert!(
+                    t["pinned"].is_null(),
+                    "{end}: one CPU, nothing to steer: {t}"
+                );
+                continue;
+            }
+            let cpu = t["pinned"].as_u64().unwrap_or_else(|| panic!("{end}: {t}"));
+            for seen in t["cpus"].as_array().unwrap() {
+                assert_eq!(seen[0].as_u64(), Some(cpu), "{end}: ran off its CPU: {t}");
+            }
+        }
+    }
+    let out = mtuperf(&db).args(args).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    if online >= 2 {
+        assert!(
+            text.contains("by rr's TCP steering") && !text.contains("unpinned"),
+            "{text}"
+        );
+    }
+}

@@ -91,6 +91,11 @@ pub struct ThreadPlacement {
     /// `[cpu, samples]`: the CPU it last ran on (/proc/self/task/TID/stat field 39)
     /// at each sample, counted per CPU.
     pub cpus: Vec<[u32; 2]>,
+    /// The one CPU the tool itself pinned this thread to when the end had no
+    /// `--cpu`/`--agent-cpu` (rr over TCP: one thread per CPU, connections steered to
+    /// the CPU that receives them). Absent: the thread was not pinned by the tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pinned: Option<u32>,
 }
 
 /// The IRQ affinity of one of the test interface's queues.
@@ -243,10 +248,12 @@ mod tests {
                 ThreadPlacement {
                     role: "a".into(),
                     cpus: vec![[0, 3], [1, 1]],
+                    pinned: None,
                 },
                 ThreadPlacement {
                     role: "b".into(),
                     cpus: vec![[1, 3]],
+                    pinned: None,
                 },
             ],
             net_rx: vec![[0, 5], [1, 9]],

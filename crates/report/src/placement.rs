@@ -68,11 +68,21 @@ pub fn end(p: Option<&Placement>) -> String {
     } else {
         format!("threads on CPU {}", format_cpu_list(&seen))
     };
-    match &p.pinned {
-        Some(c) => {
-            let _ = write!(s, " (pinned {})", format_cpu_list(c));
+    if let Some(c) = &p.pinned {
+        let _ = write!(s, " (pinned {})", format_cpu_list(c));
+    } else {
+        let mut own: Vec<u32> = p.threads.iter().filter_map(|t| t.pinned).collect();
+        own.sort_unstable();
+        own.dedup();
+        if own.is_empty() {
+            s.push_str(" (unpinned)");
+        } else {
+            let _ = write!(
+                s,
+                " (one thread per CPU by rr's TCP steering: {})",
+                format_cpu_list(&own)
+            );
         }
-        None => s.push_str(" (unpinned)"),
     }
     if let Some(rx) = p.main_rx_cpu() {
         let _ = write!(s, ", NET_RX mostly CPU {rx}");
@@ -128,6 +138,7 @@ mod tests {
             threads: vec![ThreadPlacement {
                 role: "t".into(),
                 cpus: vec![[cpu, 10]],
+                pinned: None,
             }],
             sample_ms: 10,
             net_rx: vec![[1, 40]],
@@ -163,5 +174,24 @@ mod tests {
         let s = summarize(Some(&on(0)), Some(&on(0)), &h, &other).unwrap();
         assert_eq!(s.shared_cpu, None);
         assert!(summarize(None, None, &h, &h).is_none());
+    }
+
+    #[test]
+    fn threads_the_tool_pinned_itself_are_not_called_unpinned() {
+        let mut p = on(0);
+        p.pinned = None;
+        assert!(end(Some(&p)).contains("(unpinned)"), "{}", end(Some(&p)));
+        p.threads[0].pinned = Some(0);
+        p.threads.push(ThreadPlacement {
+            role: "t".into(),
+            cpus: vec![[1, 10]],
+            pinned: Some(1),
+        });
+        let t = end(Some(&p));
+        assert!(
+            t.contains("one thread per CPU by rr's TCP steering: 0-1"),
+            "{t}"
+        );
+        assert!(!t.contains("unpinned"), "{t}");
     }
 }

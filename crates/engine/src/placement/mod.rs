@@ -31,6 +31,8 @@ pub const SAMPLE_MS: u32 = 10;
 pub struct Pinning {
     cpus: Option<Vec<u32>>,
     threads: Mutex<Vec<(&'static str, i32)>>,
+    /// Threads the tool pinned to one CPU by its own policy: `(tid, cpu)`.
+    own: Mutex<Vec<(i32, u32)>>,
     errors: Mutex<Vec<String>>,
 }
 
@@ -62,6 +64,29 @@ impl Pinning {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .push((role, tid));
+    }
+
+    /// Pins the calling thread to `cpu` by the tool's own policy (used only when the
+    /// end has no `--cpu`/`--agent-cpu`) and records it, so the placement says so
+    /// rather than "unpinned". A failure leaves the thread where it was, unrecorded.
+    pub fn pin_own(&self, cpu: u32) {
+        if mtuperf_sys::affinity::pin_current_thread(&[cpu]).is_ok() {
+            let tid = mtuperf_sys::affinity::current_tid();
+            self.own
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push((tid, cpu));
+        }
+    }
+
+    fn own_cpu(&self, tid: i32) -> Option<u32> {
+        self.own
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .rev()
+            .find(|(t, _)| *t == tid)
+            .map(|(_, c)| *c)
     }
 
     fn registered(&self) -> Vec<(&'static str, i32)> {
@@ -126,6 +151,7 @@ impl Watch {
                     .find(|(t, _)| t == tid)
                     .map(|(_, c)| c.clone())
                     .unwrap_or_default(),
+                pinned: self.pin.own_cpu(*tid),
             })
             .collect();
         let mut errors = self

@@ -123,13 +123,13 @@ pub fn tcp_transports(conns: Vec<TcpStream>, threads: u32) -> Vec<Transport> {
 /// CPU; the agent's TCP workers follow them there (SO_INCOMING_CPU, `responder::steer`)
 /// and a request, its block and both wakeups stay on that CPU. Measured in
 /// BENCHMARKS.md §4 (TCP at 16 to 4096 clients). A failure leaves the thread unpinned.
-fn pin_one_per_cpu(k: usize, threads: u32) {
+fn pin_one_per_cpu(k: usize, threads: u32, pin: &crate::placement::Pinning) {
     let online = mtuperf_sys::affinity::online_cpus();
     if threads < 2 || threads as usize > online.len() {
         return;
     }
     if let Some(&c) = online.get(k) {
-        let _ = mtuperf_sys::affinity::pin_current_thread(&[c]);
+        pin.pin_own(c);
     }
 }
 
@@ -187,7 +187,7 @@ pub fn run(
                 if let Some(pin) = d.pin {
                     pin.enter("requester");
                     if tcp && pin.cpus().is_none() {
-                        pin_one_per_cpu(k, nt);
+                        pin_one_per_cpu(k, nt, pin);
                     }
                 }
                 let plan = Plan {

@@ -52,11 +52,11 @@ impl<C> Steer<C> {
         })
     }
 
-    /// Pins the calling thread to worker `k`'s CPU (a failure leaves it unpinned:
-    /// steering then only costs the moves).
-    pub fn pin(&self, k: usize) {
+    /// Pins the calling thread to worker `k`'s CPU, recorded in its placement (a
+    /// failure leaves it unpinned: steering then only costs the moves).
+    pub fn pin(&self, k: usize, pinning: &crate::placement::Pinning) {
         if let Some(&c) = self.cpus.get(k) {
-            let _ = mtuperf_sys::affinity::pin_current_thread(&[c]);
+            pinning.pin_own(c);
         }
     }
 

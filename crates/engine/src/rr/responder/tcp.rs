@@ -92,7 +92,7 @@ fn worker(
     let mut arrived: Vec<Conn> = Vec::new();
     let mut alive = 0usize;
     if let Some(s) = steer {
-        s.pin(k);
+        s.pin(k, &shared.pin);
         if let Some(w) = s.waker(k) {
             let _ = ep.add(w, EpollEvent::new(EpollFlags::EPOLLIN, WAKE));
         }
