@@ -217,7 +217,7 @@ fn path_runs_with_its_probing_thread_pinned() {
 /// "unpinned".
 #[test]
 fn rr_tcp_steering_pins_are_recorded_per_thread_not_called_unpinned() {
-    let online = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let online = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
     let agent = AgentProc::start(&[]);
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
