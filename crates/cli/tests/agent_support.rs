@@ -95,3 +95,16 @@ pub fn json_of(cmd: &mut Command) -> serde_json::Value {
     );
     serde_json::from_slice(&out.stdout).expect("one JSON document on stdout")
 }
+
+/// Fails the test with every error when `doc` does not validate against `schema`
+/// (the text of one of the repository's `schemas/*.schema.json`).
+#[allow(dead_code)] // not every test binary that includes this module validates
+pub fn assert_schema(doc: &serde_json::Value, schema: &str) {
+    let v: serde_json::Value = serde_json::from_str(schema).unwrap();
+    let validator = jsonschema::validator_for(&v).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(doc)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect();
+    assert!(errors.is_empty(), "schema errors: {errors:?}");
+}

@@ -4,17 +4,10 @@
 
 mod agent_support;
 
-use agent_support::{json_of, mtuperf, AgentProc};
+use agent_support::{assert_schema, json_of, mtuperf, AgentProc};
 
 fn assert_valid(doc: &serde_json::Value) {
-    let text = include_str!("../../../schemas/rr.schema.json");
-    let v: serde_json::Value = serde_json::from_str(text).unwrap();
-    let schema = jsonschema::validator_for(&v).unwrap();
-    let errors: Vec<String> = schema
-        .iter_errors(doc)
-        .map(|e| format!("{e} at {}", e.instance_path))
-        .collect();
-    assert!(errors.is_empty(), "schema errors: {errors:?}");
+    assert_schema(doc, include_str!("../../../schemas/rr.schema.json"));
 }
 
 #[test]

@@ -5,7 +5,7 @@
 
 mod agent_support;
 
-use agent_support::{json_of, mtuperf, AgentProc};
+use agent_support::{assert_schema, json_of, mtuperf, AgentProc};
 
 /// `stream` over TCP, or with `--udp` at a gentle rate.
 fn stream_args<'a>(target: &'a str, udp: bool, extra: &[&'a str]) -> Vec<&'a str> {
@@ -18,18 +18,12 @@ fn stream_args<'a>(target: &'a str, udp: bool, extra: &[&'a str]) -> Vec<&'a str
 }
 
 fn assert_valid(doc: &serde_json::Value, udp: bool) {
-    let text = if udp {
+    let schema = if udp {
         include_str!("../../../schemas/stream-udp.schema.json")
     } else {
         include_str!("../../../schemas/stream.schema.json")
     };
-    let v: serde_json::Value = serde_json::from_str(text).unwrap();
-    let schema = jsonschema::validator_for(&v).unwrap();
-    let errors: Vec<String> = schema
-        .iter_errors(doc)
-        .map(|e| format!("{e} at {}", e.instance_path))
-        .collect();
-    assert!(errors.is_empty(), "schema errors: {errors:?}");
+    assert_schema(doc, schema);
 }
 
 #[test]
