@@ -261,3 +261,36 @@ fn rr_tcp_steering_pins_are_recorded_per_thread_not_called_unpinned() {
         );
     }
 }
+
+/// An agent confined to a processor set (`serve --cpus 0`) steers only inside it: no
+/// serving thread is pinned to a CPU outside the set, though the client asked for no
+/// `--agent-cpu` and the host has more CPUs.
+#[test]
+fn rr_tcp_steering_stays_inside_the_agents_processor_set() {
+    let agent = AgentProc::start(&["--cpus", "0"]);
+    let dir = tempfile::tempdir().unwrap();
+    let doc = json_of(mtuperf(&dir.path().join("h.db")).args([
+        "--no-store",
+        "rr",
+        &agent.target(),
+        "--proto",
+        "tcp",
+        "--clients",
+        "8",
+        "--workers",
+        "2",
+        "--time",
+        "1s",
+        "--json",
+    ]));
+    assert_valid(&doc);
+    let p = &doc["steps"][0]["result"]["agent"]["placement"];
+    let threads = p["threads"].as_array().unwrap();
+    assert!(!threads.is_empty(), "{p}");
+    for t in threads {
+        assert!(
+            t["pinned"].is_null() || t["pinned"] == 0,
+            "pinned outside serve --cpus 0: {t}"
+        );
+    }
+}

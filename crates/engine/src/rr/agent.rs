@@ -181,7 +181,15 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
             &req.udp_ports,
             t0 + max,
         ),
-        None => super::responder::tcp::serve(tcp, workers, &shared, t0 + max),
+        None => {
+            // Steering pins only inside the operator's processor set, when there is one.
+            let allowed = ctx
+                .config
+                .cpus
+                .clone()
+                .unwrap_or_else(mtuperf_sys::affinity::online_cpus);
+            super::responder::tcp::serve(tcp, workers, &shared, t0 + max, &allowed)
+        }
     };
     // The reverse direction ends on its own schedule: its duration, then the drain.
     let drain =

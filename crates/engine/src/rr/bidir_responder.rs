@@ -105,7 +105,13 @@ impl Responder {
                 }
                 Listen::Tcp(l) => {
                     let (conns, rejected) = accept(&l, agent, sh.token, clients, &sh, deadline);
-                    let mut t = super::responder::tcp::serve(conns, workers, &sh, deadline);
+                    let mut t = super::responder::tcp::serve(
+                        conns,
+                        workers,
+                        &sh,
+                        deadline,
+                        &mtuperf_sys::affinity::online_cpus(),
+                    );
                     t.rejected += rejected;
                     t
                 }

@@ -32,17 +32,20 @@ const EVENTS: usize = 256;
 /// Event data of a worker's steering wakeup.
 const WAKE: u64 = u64::MAX;
 
+/// `allowed`: the CPUs steering may pin workers to (the agent's processor set,
+/// `serve --cpus`, or every online CPU).
 pub(in crate::rr) fn serve(
     conns: Vec<TcpStream>,
     workers: u32,
     shared: &Serving,
     deadline: Instant,
+    allowed: &[u32],
 ) -> Tally {
     let block = Block::new(shared.block);
     let n = (workers as usize).clamp(1, conns.len().max(1));
     // Steered to the CPUs that receive them unless `--agent-cpu` placed the workers.
     let steer = if shared.pin.cpus().is_none() {
-        Steer::new(n, &mtuperf_sys::affinity::online_cpus())
+        Steer::new(n, allowed)
     } else {
         None
     };
