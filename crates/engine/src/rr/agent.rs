@@ -172,6 +172,11 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
             shared.stop.store(true, Ordering::Relaxed);
         })
     };
+    let allowed = ctx
+        .config
+        .cpus
+        .clone()
+        .unwrap_or_else(mtuperf_sys::affinity::online_cpus);
     let tally = match udp {
         Some(sock) => super::responder::udp::serve(
             &sock,
@@ -181,15 +186,8 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
             &req.udp_ports,
             t0 + max,
         ),
-        None => {
-            // Steering pins only inside the operator's processor set, when there is one.
-            let allowed = ctx
-                .config
-                .cpus
-                .clone()
-                .unwrap_or_else(mtuperf_sys::affinity::online_cpus);
-            super::responder::tcp::serve(tcp, workers, &shared, t0 + max, &allowed)
-        }
+        // Steering pins only inside the operator's processor set, when there is one.
+        None => super::responder::tcp::serve(tcp, workers, &shared, t0 + max, &allowed),
     };
     // The reverse direction ends on its own schedule: its duration, then the drain.
     let drain =
