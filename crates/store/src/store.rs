@@ -57,9 +57,24 @@ impl Store {
             .map_err(err("setting the busy timeout"))?;
         // WAL lets readers and one writer work at once; synchronous=FULL fsyncs the WAL at
         // every commit, so an insert that returned survives a power loss (NORMAL would not).
-        let _mode: String = conn
-            .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
-            .map_err(err("enabling WAL"))?;
+        // Switching to WAL takes an exclusive lock, and SQLite returns SQLITE_BUSY at
+        // once (the busy handler is not called for it) when a second handle on the same
+        // file is opening at that moment: retry within the busy timeout.
+        let until = std::time::Instant::now() + BUSY_TIMEOUT;
+        loop {
+            match conn
+                .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get::<_, String>(0))
+            {
+                Ok(_) => break,
+                Err(rusqlite::Error::SqliteFailure(e, _))
+                    if e.code == rusqlite::ErrorCode::DatabaseBusy
+                        && std::time::Instant::now() < until =>
+                {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Err(e) => return Err(err("enabling WAL")(e)),
+            }
+        }
         conn.pragma_update(None, "synchronous", "FULL")
             .map_err(err("setting synchronous"))?;
         conn.pragma_update(None, "foreign_keys", true)
