@@ -1,7 +1,8 @@
 //! `rr --from` on loopback against in-process keyed agents (issue 20): two client
 //! agents drive one target's agent at once; the parts add up to the total, the merged
 //! histogram holds every answered block, and the target's accounts sum to what it
-//! served. A --from host that is not there ends the step with its name, in time.
+//! served. A --from host that is not there ends the step with its name, in time; one
+//! whose load fails once the sessions are open leaves the others' result, marked.
 
 use std::net::SocketAddr;
 use std::sync::atomic::AtomicBool;
@@ -180,26 +181,84 @@ fn a_stop_ends_every_host_early_with_what_it_measured() {
     }
 }
 
-/// The target refuses a host's session: its sessions are all taken (one allowed,
-/// two hosts), or a host's share of the clients is beyond its --max-clients. The
-/// error names the host, the target and the limit.
+/// The target refuses every host's session: each host's share of the clients is beyond
+/// its --max-clients. The step is the first host's error, naming the host, the target
+/// and the limit.
 #[test]
-fn a_target_refusing_is_named_with_the_host_and_the_limit() {
-    for (target, clients, limit) in [
-        (agent_with(None, Some(1)), 2, "--max-sessions"),
-        (agent(Some(2)), 6, "--max-clients"),
-    ] {
-        let hosts = vec![agent(None).to_string(), agent(None).to_string()];
-        match step(&hosts, target, clients, 500) {
-            Err(e @ EngineError::FromHost { .. }) => {
-                let m = e.to_string();
-                assert!(
-                    m.contains(&format!("the peer agent {target} refused")),
-                    "{m}"
-                );
-                assert!(m.contains(limit), "{m}");
-            }
-            other => panic!("expected the target's {limit} refusal, got {other:?}"),
+fn a_target_refusing_every_host_is_the_first_hosts_error() {
+    let target = agent(Some(2));
+    let hosts = vec![agent(None).to_string(), agent(None).to_string()];
+    match step(&hosts, target, 6, 500) {
+        Err(EngineError::FromHost { host, source }) => {
+            assert_eq!(host, hosts[0]);
+            let m = source.to_string();
+            assert!(
+                m.contains(&format!("the peer agent {target} refused")),
+                "{m}"
+            );
+            assert!(m.contains("--max-clients"), "{m}");
         }
+        other => panic!("expected the target's --max-clients refusal, got {other:?}"),
     }
+}
+
+/// One host's load fails once every session is open (the target refuses it for a
+/// limit): the other host's result is kept, the failed host listed with its share and
+/// error, and the step marked interrupted.
+fn assert_partial(r: &rr::RrResult, measured: &str, failed: &str, limit: &str, target: SocketAddr) {
+    assert_eq!(r.from.len(), 1, "{r:?}");
+    let h = &r.from[0];
+    assert_eq!(h.agent, measured);
+    let c = &r.client.counts;
+    assert!(c.blocks > 0, "{c:?}");
+    // The totals are the measured host's alone.
+    assert_eq!(*c, h.result.requester.counts);
+    assert_eq!(r.client.unanswered, h.result.requester.unanswered);
+    assert_eq!(c.requests_sent, c.blocks + c.lost + r.client.unanswered);
+    assert!(h.accounted);
+    assert_eq!(r.client.latency.count, c.blocks);
+    assert_eq!(r.agent.responses, h.result.served.responses);
+    assert_eq!(r.request.clients, h.clients);
+    assert_eq!(r.local_addr, measured);
+    assert_eq!(r.from_failed.len(), 1, "{r:?}");
+    let f = &r.from_failed[0];
+    assert_eq!(f.agent, failed);
+    assert!(
+        f.error
+            .contains(&format!("the peer agent {target} refused"))
+            && f.error.contains(limit),
+        "{}",
+        f.error
+    );
+    assert!(r.interrupted);
+    let why = r.interrupt_reason.as_deref().unwrap_or_default();
+    assert!(
+        why.starts_with("1 of 2 --from hosts measured")
+            && why.contains(&format!("{failed} failed: {}", f.error)),
+        "{why}"
+    );
+}
+
+#[test]
+fn a_host_the_target_refuses_is_listed_and_the_others_result_kept() {
+    // 5 clients over two hosts: 3 and 2; the target allows 2 per session.
+    let target = agent(Some(2));
+    let hosts = vec![agent(None).to_string(), agent(None).to_string()];
+    let r = step(&hosts, target, 5, 500).unwrap();
+    assert_partial(&r, &hosts[1], &hosts[0], "--max-clients", target);
+    assert_eq!(r.from[0].clients, 2);
+    assert_eq!(r.from_failed[0].clients, 3);
+}
+
+#[test]
+fn a_host_beyond_the_targets_sessions_is_listed_and_the_others_result_kept() {
+    // One session allowed, two hosts: whichever comes second is refused.
+    let target = agent_with(None, Some(1));
+    let hosts = vec![agent(None).to_string(), agent(None).to_string()];
+    let r = step(&hosts, target, 2, 500).unwrap();
+    let (measured, failed) = match r.from.first() {
+        Some(h) if h.agent == hosts[0] => (&hosts[0], &hosts[1]),
+        _ => (&hosts[1], &hosts[0]),
+    };
+    assert_partial(&r, measured, failed, "--max-sessions", target);
 }

@@ -229,5 +229,6 @@ pub fn run(
         interrupt_reason: (!reasons.is_empty()).then(|| reasons.join("; ")),
         request: req,
         from: Vec::new(),
+        from_failed: Vec::new(),
     })
 }

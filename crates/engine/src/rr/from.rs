@@ -6,6 +6,12 @@
 //! (the union's percentiles), blocks/s summed, and the target's accounts of every
 //! host's session summed.
 //!
+//! A host that fails once every session is open (its session breaks, it answers
+//! wrongly, its summary does not check, the target refuses its session) does not
+//! discard the others' results: the step is their union, lists the failed host with its
+//! share and error (`from_failed`), and is marked interrupted. Only when every host
+//! failed is the step an error (the first host's).
+//!
 //! Clients and an open loop's rate are totals, split over the hosts as evenly as they
 //! go (the first hosts take the remainder); `threads` is per host; `workers` is per
 //! host's session on the target (each session gets its own serving threads).
@@ -20,7 +26,7 @@ use mtuperf_proto::msg::mesh::{
     RrLoad, RrLoadSummary, ThirdPartyRequest, ThirdPartyResult, ThirdPartyTest,
 };
 use mtuperf_proto::msg::rr::RrCounts;
-use mtuperf_proto::msg::{ClientMsg, RrServed};
+use mtuperf_proto::msg::{ClientMsg, RrRequest, RrServed};
 use serde::{Deserialize, Serialize};
 
 use super::{hist, RrClientEnd, RrResult};
@@ -45,6 +51,20 @@ pub struct RrFromHost {
     pub accounted: bool,
     /// Everything the host measured, and the target's account of its session.
     pub result: RrLoadSummary,
+}
+
+/// A client host of an `rr --from` step that measured nothing: it failed after every
+/// host's session had opened. Its share is in none of the step's totals.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RrFromFailed {
+    /// The host's agent, as given.
+    pub agent: String,
+    /// Its share of the clients and of an open loop's rate.
+    pub clients: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<u64>,
+    /// What went wrong, with its causes (the host is `agent`).
+    pub error: String,
 }
 
 /// `share` of `total` split over `n` as evenly as it goes, the first taking the rest.
@@ -150,26 +170,40 @@ pub fn run_from(
     });
     open.into_iter().for_each(Session::close);
     let mut parts = Vec::new();
+    let mut failed = Vec::new();
+    let mut first_error = None;
     for ((host, load), r) in hosts.iter().zip(&loads).zip(results) {
-        let summary = match r {
-            Ok(ThirdPartyResult::RrLoad(s)) => *s,
-            Ok(_) => {
-                return Err(from_host(
-                    host,
-                    EngineError::Protocol("answered with another test's result".into()),
-                ))
+        match checked(r) {
+            Ok(summary) => parts.push(host_part(host, load, summary)),
+            Err(e) => {
+                failed.push(RrFromFailed {
+                    agent: host.clone(),
+                    clients: load.clients,
+                    rate: load.rate,
+                    error: e.to_string(),
+                });
+                first_error.get_or_insert(from_host(host, e));
             }
-            Err(e) => return Err(from_host(host, e)),
-        };
-        summary.check().map_err(|m| {
-            from_host(
-                host,
-                EngineError::Protocol(format!("its rr load's result: {m}")),
-            )
-        })?;
-        parts.push(host_part(host, load, summary));
+        }
     }
-    Ok(merge(target, params, started_unix_ms, parts))
+    // What the hosts that succeeded measured is kept; only none at all is an error.
+    match first_error {
+        Some(e) if parts.is_empty() => Err(e),
+        _ => Ok(merge(target, params, started_unix_ms, parts, failed)),
+    }
+}
+
+/// A host's answer as its rr load's summary, checked.
+fn checked(r: Result<ThirdPartyResult, EngineError>) -> Result<RrLoadSummary, EngineError> {
+    let ThirdPartyResult::RrLoad(summary) = r? else {
+        return Err(EngineError::Protocol(
+            "answered with another test's result".into(),
+        ));
+    };
+    summary
+        .check()
+        .map_err(|m| EngineError::Protocol(format!("its rr load's result: {m}")))?;
+    Ok(*summary)
 }
 
 fn joined<T>(h: thread::ScopedJoinHandle<'_, Result<T, EngineError>>) -> Result<T, EngineError> {
@@ -209,18 +243,37 @@ fn add_cpu(sum: &mut Option<ThreadsCpu>, o: Option<ThreadsCpu>) {
     }
 }
 
-/// The union of the hosts' parts as one rr result (`from` keeps each part).
+/// Why a step with failed hosts is incomplete: how many measured, and each failure.
+fn failed_reasons(measured: usize, failed: &[RrFromFailed]) -> Vec<String> {
+    if failed.is_empty() {
+        return Vec::new();
+    }
+    let mut out = vec![format!(
+        "{measured} of {} --from hosts measured, the totals are theirs",
+        measured + failed.len()
+    )];
+    out.extend(
+        failed
+            .iter()
+            .map(|f| format!("{} failed: {}", f.agent, f.error)),
+    );
+    out
+}
+
+/// The union of the hosts' parts as one rr result (`from` keeps each part,
+/// `from_failed` the hosts that measured nothing).
 fn merge(
     target: &str,
     params: &RrConfig,
     started_unix_ms: i64,
     parts: Vec<RrFromHost>,
+    failed: Vec<RrFromFailed>,
 ) -> RrResult {
     let mut counts = RrCounts::default();
     let (mut unanswered, mut threads, mut workers, mut wall_ns) = (0, 0, 0, 0);
     let (mut cpu, mut agent_cpu) = (None, None);
     let mut errors = Vec::new();
-    let mut reasons = Vec::new();
+    let mut reasons = failed_reasons(parts.len(), &failed);
     let first = parts.first().map(|p| &p.result);
     let mut served = RrServed {
         before: first.map(|s| s.served.before.clone()).unwrap_or_default(),
@@ -247,7 +300,14 @@ fn merge(
     }
     served.cpu = agent_cpu;
     RrResult {
-        request: params.wire(Vec::new(), None),
+        // The clients and rate that ran: the measured hosts' shares.
+        request: RrRequest {
+            clients: parts.iter().map(|p| p.clients).sum(),
+            rate: params
+                .rate
+                .map(|_| parts.iter().filter_map(|p| p.rate).sum()),
+            ..params.wire(Vec::new(), None)
+        },
         workers,
         target: target.to_string(),
         local_addr: parts
@@ -281,6 +341,7 @@ fn merge(
         interrupted: !reasons.is_empty(),
         interrupt_reason: (!reasons.is_empty()).then(|| reasons.join("; ")),
         from: parts,
+        from_failed: failed,
     }
 }
 

@@ -26,7 +26,7 @@ use mtuperf_proto::placement::Placement;
 use serde::{Deserialize, Serialize};
 
 pub use client::run;
-pub use from::{run_from, RrFromHost};
+pub use from::{run_from, RrFromFailed, RrFromHost};
 pub use hist::from_histogram;
 pub use mtuperf_proto::msg::rr::{Latency, RrCounts, RrReverse};
 pub use observer::{Quiet, RrObserver};
@@ -91,7 +91,8 @@ pub struct RrResult {
     /// `--bidir`: the agent → client direction (absent in one-way runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reverse: Option<RrBidirResult>,
-    /// Ended early or abnormally (Ctrl-C, the agent gone, a stall, no report).
+    /// Ended early or abnormally (Ctrl-C, the agent gone, a stall, no report, an
+    /// `rr --from` host that failed: the figures then cover only the others).
     pub interrupted: bool,
     /// Why, when interrupted: each cause, "; "-separated. Absent in runs stored
     /// before it existed.
@@ -101,6 +102,10 @@ pub struct RrResult {
     /// (counts summed, histograms merged) and `agent` the target's accounts summed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub from: Vec<RrFromHost>,
+    /// `rr --from`: the hosts that failed once every session was open, with their
+    /// share and error; no figure of the step includes them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub from_failed: Vec<RrFromFailed>,
 }
 
 /// The reverse direction of a `--bidir` run: the agent requested, the client served.
