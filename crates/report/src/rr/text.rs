@@ -220,11 +220,12 @@ pub fn step_text(step: &StepDoc) -> String {
         let _ = writeln!(out, "  warning: {w}");
     }
     for e in &r.client.errors {
-        let _ = writeln!(out, "  error: {e}");
+        let _ = writeln!(out, "  error: {}", mtuperf_proto::text::escape_control(e));
     }
     if r.interrupted {
         match &r.interrupt_reason {
             Some(why) => {
+                let why = mtuperf_proto::text::escape_control(why);
                 let _ = writeln!(out, "  (interrupted: {why})");
             }
             None => {

@@ -1,9 +1,12 @@
 //! The lines of an `rr --from` step: one per client host (its share, throughput,
-//! latency, its accounting and what the target served it), then the total.
+//! latency, its accounting and what the target served it), one per host that failed
+//! (its share and its error), then the total of the hosts that measured. Text a peer
+//! sent (hostnames, reasons, errors) is escaped.
 
 use std::fmt::Write as _;
 
-use mtuperf_engine::rr::{RrFromHost, RrResult};
+use mtuperf_engine::rr::{RrFromFailed, RrFromHost, RrResult};
+use mtuperf_proto::text::escape_control as esc;
 
 use super::metrics::end_figures;
 use crate::fmt::latency_ns as lat;
@@ -30,7 +33,7 @@ fn host_line(out: &mut String, h: &RrFromHost) {
         out,
         "  from {} ({}): {} client{}, {:.0} blocks/s in {:.2} s, p50 {}, p99 {}",
         h.agent,
-        s.host.hostname,
+        esc(&s.host.hostname),
         h.clients,
         if h.clients == 1 { "" } else { "s" },
         h.blocks_per_s,
@@ -50,8 +53,19 @@ fn host_line(out: &mut String, h: &RrFromHost) {
         f.tool_cpu_pct.map_or_else(|| "-".into(), |p| format!("{p:.0}%")),
     );
     if let Some(why) = &s.interrupted {
-        let _ = writeln!(out, "       (interrupted: {why})");
+        let _ = writeln!(out, "       (interrupted: {})", esc(why));
     }
+}
+
+fn failed_line(out: &mut String, f: &RrFromFailed) {
+    let _ = writeln!(
+        out,
+        "  from {}: FAILED, its {} client{} measured nothing (not in the totals): {}",
+        f.agent,
+        f.clients,
+        if f.clients == 1 { "" } else { "s" },
+        esc(&f.error)
+    );
 }
 
 /// Per-host lines and the total of an `rr --from` step.
@@ -59,19 +73,57 @@ pub fn host_lines(out: &mut String, r: &RrResult) {
     for h in &r.from {
         host_line(out, h);
     }
+    for f in &r.from_failed {
+        failed_line(out, f);
+    }
     let c = &r.client.counts;
     let n = r.from.len();
-    let _ = writeln!(
+    let of = if r.from_failed.is_empty() {
+        String::new()
+    } else {
+        format!(" of {}", n + r.from_failed.len())
+    };
+    let _ =
+        writeln!(
         out,
-        "  total of {n} host{}: {:.0} blocks/s (summed), {} blocks in the merged histogram; {}",
-        if n == 1 { "" } else { "s" },
+        "  total of {n}{of} host{}: {:.0} blocks/s (summed), {} blocks in the merged histogram; {}",
+        if n + r.from_failed.len() == 1 { "" } else { "s" },
         r.from.iter().map(|h| h.blocks_per_s).sum::<f64>(),
         r.client.latency.count,
         accounting(c.requests_sent, c.blocks, c.lost, r.client.unanswered)
     );
     let _ = writeln!(
         out,
-        "  the target agent served {} responses to {} requests over the {n} hosts' sessions",
-        r.agent.responses, r.agent.requests
+        "  the target agent served {} responses to {} requests over {}",
+        r.agent.responses,
+        r.agent.requests,
+        if n == 1 {
+            "the host's session".to_string()
+        } else {
+            format!("the {n} hosts' sessions")
+        }
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_host_is_one_line_with_its_error_escaped() {
+        let mut out = String::new();
+        failed_line(
+            &mut out,
+            &RrFromFailed {
+                agent: "198.19.1.200".into(),
+                clients: 1,
+                rate: None,
+                error: "agent error: refused\nmtuperf: forged \x1b[2J".into(),
+            },
+        );
+        assert_eq!(
+            out,
+            "  from 198.19.1.200: FAILED, its 1 client measured nothing (not in the totals): agent error: refused\\nmtuperf: forged \\x1b[2J\n"
+        );
+    }
 }
