@@ -245,11 +245,13 @@ pub fn interrupt_flag() -> Arc<AtomicBool> {
 
 /// The exit code of a measuring command whose runs were printed and stored: 130 or
 /// 143 when a signal stopped it, 5 when a run ended early on its own (a deadline,
-/// a stall, the agent gone; the reason goes to stderr), `ok` otherwise.
+/// a stall, the agent gone, an `rr --from` host failed; the reason goes to stderr,
+/// escaped), `ok` otherwise.
 pub fn measured_exit(stop: &AtomicBool, interrupt_reason: Option<&str>, ok: u8) -> u8 {
     if stop.load(std::sync::atomic::Ordering::Relaxed) {
         exit::INTERRUPTED
     } else if let Some(why) = interrupt_reason {
+        let why = mtuperf_proto::text::escape_control(why);
         eprintln!("mtuperf: run interrupted: {why}");
         exit::FAILED
     } else {
