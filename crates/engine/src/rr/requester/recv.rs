@@ -76,7 +76,9 @@ impl Run<'_> {
     }
 
     /// Reads what connection `i` has (epoll said it is readable), up to the end of
-    /// the one message in flight.
+    /// the one message in flight. The connection is edge-triggered, so it is read
+    /// until EAGAIN or the message's end; each read asks for the whole buffer, so an
+    /// agent that sent more than the one block asked for is caught at once.
     pub(super) fn recv_tcp(&mut self, i: usize, mut sock: &TcpStream) {
         let p = self.p;
         let mut fail = None;
@@ -95,18 +97,7 @@ impl Run<'_> {
                 return;
             }
             loop {
-                // The header and the block in one read where they both arrived (one
-                // message in flight per connection: nothing follows the block).
-                let res = if s.hdr_got < HEADER_LEN {
-                    let want = (HEADER_LEN - s.hdr_got + p.block as usize).min(recvbuf.len());
-                    sock.read(recvbuf.get_mut(..want).unwrap_or_default())
-                } else {
-                    let want = usize::try_from(s.body_left)
-                        .unwrap_or(usize::MAX)
-                        .min(recvbuf.len());
-                    sock.read(recvbuf.get_mut(..want).unwrap_or_default())
-                };
-                let n = match res {
+                let n = match sock.read(recvbuf) {
                     Ok(0) => {
                         fail = Some("the agent closed a data connection".to_string());
                         break;
@@ -121,7 +112,7 @@ impl Run<'_> {
                 };
                 let mut body = recvbuf.get(..n).unwrap_or_default();
                 if s.hdr_got < HEADER_LEN {
-                    let h = (HEADER_LEN - s.hdr_got).min(n);
+                    let h = (HEADER_LEN - s.hdr_got).min(body.len());
                     if let (Some(dst), Some(src)) =
                         (s.hdr.get_mut(s.hdr_got..s.hdr_got + h), body.get(..h))
                     {
@@ -134,11 +125,18 @@ impl Run<'_> {
                         s.fnv = FNV_INIT;
                     }
                 }
-                if !body.is_empty() {
+                let take = usize::try_from(s.body_left).map_or(body.len(), |l| l.min(body.len()));
+                let (mine, extra) = body.split_at(take);
+                if !mine.is_empty() {
                     if p.verify {
-                        s.fnv = fnv_update(s.fnv, body);
+                        s.fnv = fnv_update(s.fnv, mine);
                     }
-                    s.body_left -= body.len() as u64;
+                    s.body_left -= mine.len() as u64;
+                }
+                if !extra.is_empty() {
+                    counts.invalid += 1;
+                    fail = Some("the agent sent more than the block asked for".into());
+                    break;
                 }
                 if s.hdr_got == HEADER_LEN && s.body_left == 0 {
                     s.hdr_got = 0;
