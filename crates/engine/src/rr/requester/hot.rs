@@ -169,7 +169,7 @@ impl Run<'_> {
                 return Ok(());
             }
         }
-        self.watch(socks, EpollFlags::EPOLLIN)?;
+        self.watch(socks)?;
         let mut events = vec![EpollEvent::empty(); EVENTS];
         while let Some(next) = self.turn() {
             for k in 0..self.wait(&mut events, next)? {
@@ -183,10 +183,7 @@ impl Run<'_> {
     }
 
     fn run_tcp(&mut self, conns: &[TcpStream]) -> Result<(), String> {
-        // Edge-triggered (recv_tcp reads each to EAGAIN or its message's end): a
-        // level-triggered epoll would poll every answered connection a second time at
-        // the next wait only to drop it from its ready list.
-        self.watch(conns, EpollFlags::EPOLLIN | EpollFlags::EPOLLET)?;
+        self.watch(conns)?;
         let mut events = vec![EpollEvent::empty(); EVENTS];
         while let Some(next) = self.turn() {
             for k in 0..self.wait(&mut events, next)? {
@@ -200,10 +197,10 @@ impl Run<'_> {
     }
 
     /// Registers `fds` (event data: their index) with a new epoll instance.
-    fn watch<F: AsFd>(&mut self, fds: &[F], flags: EpollFlags) -> Result<(), String> {
+    fn watch<F: AsFd>(&mut self, fds: &[F]) -> Result<(), String> {
         let ep = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC).map_err(|e| format!("epoll: {e}"))?;
         for (i, f) in fds.iter().enumerate() {
-            ep.add(f, EpollEvent::new(flags, i as u64))
+            ep.add(f, EpollEvent::new(EpollFlags::EPOLLIN, i as u64))
                 .map_err(|e| format!("epoll add: {e}"))?;
         }
         self.ep = Some(ep);

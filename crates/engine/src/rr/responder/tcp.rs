@@ -5,27 +5,15 @@
 //! waits on its own epoll instance, which returns only the connections with a
 //! request waiting, reads whole requests and writes whole blocks. The work per block
 //! does not depend on how many connections a worker holds.
-//!
-//! Readiness is edge-triggered: a level-triggered epoll puts every connection it
-//! returned back on its ready list and polls it again at the next wait only to drop
-//! it, a second touch of the socket per request that costs most when thousands of
-//! sockets no longer fit in the cache. Edge-triggered, a connection must be read
-//! until the kernel has nothing more, so each read asks for room for two requests:
-//! one request (the closed loop's case) is then a short read, which shows the socket
-//! drained without a read that only says so; a client that sent several at once is
-//! answered in order.
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use mtuperf_proto::dgram::{Header, Kind, HEADER_LEN};
-use nix::errno::Errno;
 use nix::poll::PollTimeout;
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags};
-use nix::sys::socket::{recv, MsgFlags};
 
 use super::steer::Steer;
 use super::{fan_out, Block, Serving, Tally};
@@ -33,9 +21,7 @@ use crate::rr::wire::{flip, response_header};
 
 pub(super) struct Conn {
     sock: TcpStream,
-    /// Room for two requests (see the module's note on edge-triggered readiness).
     buf: Vec<u8>,
-    /// Bytes of `buf` holding what was read and not yet answered.
     got: usize,
     /// Requests answered on this connection.
     served: u64,
@@ -74,7 +60,7 @@ pub(in crate::rr) fn serve(
         if let Some(g) = groups.get_mut(k) {
             g.push(Conn {
                 sock,
-                buf: vec![0u8; 2 * (HEADER_LEN + shared.request as usize)],
+                buf: vec![0u8; HEADER_LEN + shared.request as usize],
                 got: 0,
                 served: 0,
             });
@@ -95,15 +81,11 @@ fn worker(
     block: &Block,
     steer: Option<&Steer<Conn>>,
 ) -> Tally {
-    let mut w = Answering {
-        shared,
-        t: Tally::default(),
-        tx: block.response_buffer(),
-        sum: block.sum,
-        stalled: false,
-    };
+    let mut t = Tally::default();
+    let mut tx = block.response_buffer();
+    let mut stalled = false;
     let Ok(ep) = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC) else {
-        return w.t;
+        return t;
     };
     let total = conns.len();
     // Slots keep their index (the event data) while they live; a connection that
@@ -147,7 +129,7 @@ fn worker(
             let Some(Some(c)) = slots.get_mut(i) else {
                 continue;
             };
-            let ok = serve_one(c, &mut w);
+            let ok = serve_one(c, shared, &mut t, &mut tx, block.sum, &mut stalled);
             let to = match steer {
                 Some(s) if ok && c.served % super::steer::RECHECK == 1 => {
                     s.worker_for(&c.sock).filter(|&w| w != k)
@@ -166,7 +148,7 @@ fn worker(
             }
         }
     }
-    w.t
+    t
 }
 
 /// Registers `c` with the worker's epoll in a free slot; false if epoll refused it
@@ -174,10 +156,7 @@ fn worker(
 fn admit(ep: &Epoll, c: Conn, slots: &mut Vec<Option<Conn>>, free: &mut Vec<usize>) -> bool {
     let i = free.pop().unwrap_or(slots.len());
     if ep
-        .add(
-            &c.sock,
-            EpollEvent::new(EpollFlags::EPOLLIN | EpollFlags::EPOLLET, i as u64),
-        )
+        .add(&c.sock, EpollEvent::new(EpollFlags::EPOLLIN, i as u64))
         .is_err()
     {
         if i < slots.len() {
@@ -193,146 +172,48 @@ fn admit(ep: &Epoll, c: Conn, slots: &mut Vec<Option<Conn>>, free: &mut Vec<usiz
     true
 }
 
-/// Reads everything `c` has (edge-triggered: until a short read or EAGAIN) and
-/// answers each whole request in it. False when the connection is finished (closed,
-/// failed, or sent something that is not a request).
-fn serve_one(c: &mut Conn, w: &mut Answering<'_>) -> bool {
-    let msg = c.buf.len() / 2;
-    loop {
-        let room = c.buf.len() - c.got;
-        let k = match recv(
-            c.sock.as_raw_fd(),
-            c.buf.get_mut(c.got..).unwrap_or_default(),
-            MsgFlags::MSG_DONTWAIT,
-        ) {
-            Ok(0) => return false,
-            Ok(k) => k,
-            Err(Errno::EAGAIN) => return true,
-            Err(Errno::EINTR) => continue,
-            Err(_) => return false,
-        };
-        c.got += k;
-        while c.got >= msg {
-            if !w.answer(c, msg) {
-                return false;
-            }
-            c.buf.copy_within(msg..c.got, 0);
-            c.got -= msg;
-        }
-        if k < room {
-            return true;
-        }
-    }
-}
-
-/// A worker's answering state: its tallies and its one response buffer.
-struct Answering<'s> {
-    shared: &'s Serving,
-    t: Tally,
-    tx: Vec<u8>,
+/// Reads what `c` has; answers when a whole request is in. False when the
+/// connection is finished (closed, failed, or sent something that is not a request).
+fn serve_one(
+    c: &mut Conn,
+    shared: &Serving,
+    t: &mut Tally,
+    tx: &mut [u8],
     sum: u32,
-    stalled: bool,
-}
-
-impl Answering<'_> {
-    /// Answers the request at the start of `c.buf` (`msg` bytes long).
-    fn answer(&mut self, c: &mut Conn, msg: usize) -> bool {
-        let (shared, t, tx) = (self.shared, &mut self.t, &mut self.tx);
-        let req = c
-            .buf
-            .get(..msg)
-            .and_then(|b| Header::read(b).ok())
-            .filter(|h| {
-                h.kind == Kind::RrRequest && h.token == shared.token && h.len == shared.request
-            });
-        let Some(req) = req else {
-            t.rejected += 1;
-            let _ = c.sock.shutdown(std::net::Shutdown::Both);
-            return false;
-        };
-        t.requests += 1;
-        shared.maybe_stall(&mut self.stalled);
-        response_header(tx, &req, self.sum, shared.block);
-        let corrupt = shared.next_response_corrupt();
-        if corrupt {
-            flip(tx);
-        }
-        let ok = c.sock.write_all(tx).is_ok();
-        if ok {
-            c.served += 1;
-            t.responses += 1;
-            t.bytes_sent += tx.len() as u64;
-        }
-        if corrupt {
-            flip(tx);
-        }
-        ok
+    stalled: &mut bool,
+) -> bool {
+    let got = c.got;
+    match c.sock.read(c.buf.get_mut(got..).unwrap_or_default()) {
+        Ok(0) | Err(_) => return false,
+        Ok(k) => c.got += k,
     }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::io::{Read, Write};
-    use std::net::{TcpListener, TcpStream};
-    use std::time::{Duration, Instant};
-
-    use mtuperf_proto::dgram::{Header, Kind, HEADER_LEN};
-    use mtuperf_proto::msg::rr::RrHooks;
-
-    use super::super::Serving;
-    use crate::rr::wire::request_header;
-
-    const TOKEN: u64 = 0x1234_5678_9abc_def0;
-    const REQUEST: u32 = 128;
-    const BLOCK: u32 = 8192;
-
-    /// A connected pair: (the client's end, the agent's end).
-    fn pair() -> (TcpStream, TcpStream) {
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        let c = TcpStream::connect(l.local_addr().unwrap()).unwrap();
-        let (a, _) = l.accept().unwrap();
-        (c, a)
+    if c.got < c.buf.len() {
+        return true;
     }
-
-    fn request(seq: u64) -> Vec<u8> {
-        let mut b = vec![0u8; HEADER_LEN + REQUEST as usize];
-        request_header(&mut b, 7, TOKEN, seq, 0, REQUEST);
-        b
+    c.got = 0;
+    let req = Header::read(&c.buf).ok().filter(|h| {
+        h.kind == Kind::RrRequest && h.token == shared.token && h.len == shared.request
+    });
+    let Some(req) = req else {
+        t.rejected += 1;
+        let _ = c.sock.shutdown(std::net::Shutdown::Both);
+        return false;
+    };
+    t.requests += 1;
+    shared.maybe_stall(stalled);
+    response_header(tx, &req, sum, shared.block);
+    let corrupt = shared.next_response_corrupt();
+    if corrupt {
+        flip(tx);
     }
-
-    /// Edge-triggered readiness reports new bytes once: requests that arrive together
-    /// (a client that did not wait for its answer, or one split across reads) must
-    /// all be answered, in order, from that one report.
-    #[test]
-    fn requests_sent_together_are_all_answered_in_order() {
-        let (mut client, agent) = pair();
-        client
-            .set_read_timeout(Some(Duration::from_secs(5)))
-            .unwrap();
-        let serving = Serving::new(TOKEN, BLOCK, REQUEST, RrHooks::default());
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let tally = std::thread::scope(|s| {
-            let srv = s.spawn(|| super::serve(vec![agent], 1, &serving, deadline, &[0]));
-            // Three requests in one write, then one request split in two writes.
-            let three: Vec<u8> = (1..=3).flat_map(request).collect();
-            client.write_all(&three).unwrap();
-            let mut answer = vec![0u8; HEADER_LEN + BLOCK as usize];
-            for seq in 1..=3 {
-                client.read_exact(&mut answer).unwrap();
-                let h = Header::read(&answer).unwrap();
-                assert_eq!((h.kind, h.seq, h.len), (Kind::RrResponse, seq, BLOCK));
-            }
-            let fourth = request(4);
-            let (a, b) = fourth.split_at(10);
-            client.write_all(a).unwrap();
-            std::thread::sleep(Duration::from_millis(50));
-            client.write_all(b).unwrap();
-            client.read_exact(&mut answer).unwrap();
-            assert_eq!(Header::read(&answer).unwrap().seq, 4);
-            drop(client);
-            srv.join().unwrap()
-        });
-        assert_eq!((tally.requests, tally.responses, tally.rejected), (4, 4, 0));
-        assert_eq!(tally.bytes_sent, 4 * (HEADER_LEN as u64 + u64::from(BLOCK)));
+    let ok = c.sock.write_all(tx).is_ok();
+    if ok {
+        c.served += 1;
+        t.responses += 1;
+        t.bytes_sent += tx.len() as u64;
     }
+    if corrupt {
+        flip(tx);
+    }
+    ok
 }
