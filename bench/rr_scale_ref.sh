@@ -31,22 +31,27 @@ ulimit -n "$(ulimit -Hn)"
 
 "$BIN" serve --bind 127.0.0.1 --port "$PORT" 2>/dev/null &
 agent=$!
-trap 'kill $agent 2>/dev/null || true' EXIT
+# Waited for, so a run right after this one can bind the same port.
+trap 'kill $agent 2>/dev/null; wait $agent 2>/dev/null || true' EXIT
 sleep 1
+kill -0 "$agent" 2>/dev/null || { echo "the agent did not start on 127.0.0.1:$PORT" >&2; exit 6; }
 
 # One step of mtuperf: "blocks/s client_us agent_us" (nan on failure).
 mtuperf_step() {
-    "$BIN" --no-store rr "127.0.0.1:$PORT" --proto tcp --threads "$PAIRS" --workers "$PAIRS" \
-        --clients "$1" --time "${T}s" --json 2>/dev/null |
-        python3 -c '
+    local doc
+    doc=$("$BIN" --no-store rr "127.0.0.1:$PORT" --proto tcp --threads "$PAIRS" --workers "$PAIRS" \
+        --clients "$1" --time "${T}s" --json 2>/dev/null) || { echo "nan nan nan"; return; }
+    printf '%s' "$doc" | python3 -c '
 import json, sys
 m = json.load(sys.stdin)["steps"][0]["metrics"]
 print("%.0f %.2f %.2f" % (m["blocks_per_s"], m["client"]["tool_cpu_us_per_block"],
-                          m["agent"]["tool_cpu_us_per_block"]))' || echo "nan nan nan"
+                          m["agent"]["tool_cpu_us_per_block"]))'
 }
 
 ref_step() {
-    "$REF" "$1" "$T" "$PAIRS" | awk '{print $2, $3, $4}' || echo "nan nan nan"
+    local r
+    r=$("$REF" "$1" "$T" "$PAIRS") || { echo "nan nan nan"; return; }
+    echo "$r" | awk '{print $2, $3, $4}'
 }
 
 out=$(mktemp)

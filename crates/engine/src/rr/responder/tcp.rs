@@ -217,3 +217,71 @@ fn serve_one(
     }
     ok
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read, Write};
+    use std::net::{TcpListener, TcpStream};
+    use std::time::{Duration, Instant};
+
+    use mtuperf_proto::dgram::{Header, Kind, HEADER_LEN};
+    use mtuperf_proto::msg::rr::RrHooks;
+
+    use super::super::Serving;
+    use crate::rr::wire::request_header;
+
+    const TOKEN: u64 = 0x1234_5678_9abc_def0;
+    const REQUEST: u32 = 128;
+    const BLOCK: u32 = 8192;
+
+    /// A connected pair: (the client's end, the agent's end).
+    fn pair() -> (TcpStream, TcpStream) {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let c = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (a, _) = l.accept().unwrap();
+        (c, a)
+    }
+
+    fn request(seq: u64) -> Vec<u8> {
+        let mut b = vec![0u8; HEADER_LEN + REQUEST as usize];
+        request_header(&mut b, 7, TOKEN, seq, 0, REQUEST);
+        b
+    }
+
+    /// Requests that arrive together (a client that did not wait for its answer) are
+    /// all answered, in order, and one split across reads is put together: what any
+    /// change to the worker's readiness handling must keep (edge-triggered epoll, tried
+    /// in BENCHMARKS §4, reports new bytes only once).
+    #[test]
+    fn requests_sent_together_are_all_answered_in_order() {
+        let (mut client, agent) = pair();
+        client
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .unwrap();
+        let serving = Serving::new(TOKEN, BLOCK, REQUEST, RrHooks::default());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let tally = std::thread::scope(|s| {
+            let srv = s.spawn(|| super::serve(vec![agent], 1, &serving, deadline, &[0]));
+            // Three requests in one write, then one request split in two writes.
+            let three: Vec<u8> = (1..=3).flat_map(request).collect();
+            client.write_all(&three).unwrap();
+            let mut answer = vec![0u8; HEADER_LEN + BLOCK as usize];
+            for seq in 1..=3 {
+                client.read_exact(&mut answer).unwrap();
+                let h = Header::read(&answer).unwrap();
+                assert_eq!((h.kind, h.seq, h.len), (Kind::RrResponse, seq, BLOCK));
+            }
+            let fourth = request(4);
+            let (a, b) = fourth.split_at(10);
+            client.write_all(a).unwrap();
+            std::thread::sleep(Duration::from_millis(50));
+            client.write_all(b).unwrap();
+            client.read_exact(&mut answer).unwrap();
+            assert_eq!(Header::read(&answer).unwrap().seq, 4);
+            drop(client);
+            srv.join().unwrap()
+        });
+        assert_eq!((tally.requests, tally.responses, tally.rejected), (4, 4, 0));
+        assert_eq!(tally.bytes_sent, 4 * (HEADER_LEN as u64 + u64::from(BLOCK)));
+    }
+}
