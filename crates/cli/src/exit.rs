@@ -96,7 +96,8 @@ impl From<anyhow::Error> for Failure {
 pub type CmdResult = Result<u8, Failure>;
 
 /// Ends the process: flushes stdout (a closed pipe is not an error: the command already
-/// stopped printing and stored its run), prints the error chain once, then any storage
+/// stopped printing and stored its run), prints the error chain once (on one line,
+/// control characters escaped), then any storage
 /// failure (the result was printed first; exit 5).
 pub fn finish(result: CmdResult) -> ExitCode {
     crate::out::flush();
@@ -104,7 +105,14 @@ pub fn finish(result: CmdResult) -> ExitCode {
         Ok(code) => code,
         Err(f) if is_broken_pipe(&f.error) => 0,
         Err(f) => {
-            let _ = writeln!(std::io::stderr(), "mtuperf: error: {:#}", f.error);
+            // The chain can carry what a peer sent (an agent's refusal, a hostname):
+            // escaped, so it cannot forge a second line or drive the terminal.
+            let chain = format!("{:#}", f.error);
+            let _ = writeln!(
+                std::io::stderr(),
+                "mtuperf: error: {}",
+                mtuperf_proto::text::escape_control(&chain)
+            );
             if crate::out::json_chosen() && !crate::out::document_printed() {
                 crate::out::json(&ErrorDoc {
                     schema: ERROR_SCHEMA,

@@ -296,6 +296,48 @@ fn silent(c: TcpStream) {
     drop(c);
 }
 
+/// Reads the client's first frame, then answers it with an agent `error` frame whose
+/// message carries a forged line and a terminal escape.
+fn forging_agent(mut c: TcpStream) {
+    let mut len = [0u8; 4];
+    if c.read_exact(&mut len).is_err() {
+        return;
+    }
+    let mut frame = vec![0u8; u32::from_be_bytes(len) as usize];
+    let _ = c.read_exact(&mut frame);
+    let msg = AgentMsg::Error {
+        message: "boom\nmtuperf: error: FORGED\r\x1b[2J".into(),
+    };
+    let payload = serde_json::to_vec(&msg).unwrap();
+    let mut out = ((payload.len() + 1) as u32).to_be_bytes().to_vec();
+    out.push(0);
+    out.extend_from_slice(&payload);
+    let _ = c.write_all(&out);
+    thread::sleep(Duration::from_secs(2));
+}
+
+#[test]
+fn an_error_a_peer_sent_is_printed_on_one_line_with_its_control_characters_escaped() {
+    let addr = fake_server(forging_agent);
+    let out = Command::new(BIN)
+        .env_remove("MTUPERF_KEY_FILE")
+        .args(["--no-store", "stream", &addr.to_string(), "--time", "1s"])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_ne!(out.status.code(), Some(0), "{err}");
+    let errors: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("mtuperf: error:"))
+        .collect();
+    assert_eq!(errors.len(), 1, "a peer forged an error line: {err:?}");
+    assert!(
+        errors[0].contains("boom\\nmtuperf: error: FORGED\\r\\x1b[2J"),
+        "{err:?}"
+    );
+    assert!(!err.contains('\x1b') && !err.contains('\r'), "{err:?}");
+}
+
 #[test]
 fn a_client_pointed_at_something_else_is_told_it_is_not_an_agent() {
     // (server, what the error must quote, seconds it may take)
