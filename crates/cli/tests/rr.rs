@@ -307,3 +307,56 @@ fn label_is_stored_with_every_step_and_defaults_to_the_client_count() {
     labels.sort_unstable();
     assert_eq!(labels, ["clients=1", "clients=2", "jumbo", "jumbo"]);
 }
+
+#[test]
+fn a_step_that_fails_leaves_the_steps_before_it_printed_and_stored() {
+    // The agent takes 8 clients: the sweep's second step is refused by name.
+    let agent = AgentProc::start(&["--max-clients", "8"]);
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let sweep = ["--time", "300ms", "--clients", "2,9"];
+    let out = mtuperf(&db)
+        .args(["rr", &agent.target()])
+        .args(sweep)
+        .arg("--json")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(err.contains("--max-clients"), "{err}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_valid(&doc);
+    let steps = doc["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 1, "{doc}");
+    assert_eq!(steps[0]["result"]["request"]["clients"], 2);
+    assert!(
+        steps[0]["result"]["client"]["counts"]["blocks"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+    let id = steps[0]["run_id"].as_i64().unwrap();
+    // Text: the measured step is printed with its run id, then the error.
+    let out = mtuperf(&db)
+        .args(["rr", &agent.target()])
+        .args(sweep)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(4), "{text}");
+    assert!(
+        text.contains("block latency") && text.contains("stored as run"),
+        "{text}"
+    );
+    let h = mtuperf(&db).args(["history", "--json"]).output().unwrap();
+    let rows: serde_json::Value = serde_json::from_slice(&h.stdout).unwrap();
+    let ids: Vec<i64> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["kind"] == "rr")
+        .map(|r| r["id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 2, "one stored step per run: {rows}");
+    assert!(ids.contains(&id));
+}

@@ -89,6 +89,9 @@ pub fn run(g: &Global, a: &Args) -> CmdResult {
         _ => None,
     };
     let mut steps: Vec<StepDoc> = Vec::new();
+    // A step that fails ends the sweep, but the steps already measured are still
+    // printed (they are stored already) before the failure is reported.
+    let mut failed = None;
     for &clients in &loads {
         let params = RrConfig {
             cpus: a.placement.cpus(),
@@ -105,8 +108,14 @@ pub fn run(g: &Global, a: &Args) -> CmdResult {
         let result = match &session {
             Some(s) => rr::run(s, &params, &stop, &printer),
             None => rr::run_from(&a.from, &a.target, &opts, &params, &stop),
-        }
-        .map_err(common::engine_failure)?;
+        };
+        let result = match result {
+            Ok(r) => r,
+            Err(e) => {
+                failed = Some(common::engine_failure(e));
+                break;
+            }
+        };
         let mut step = StepDoc::new(result);
         // Stored before the next step starts.
         step.run_id = common::store_record(
@@ -137,6 +146,11 @@ pub fn run(g: &Global, a: &Args) -> CmdResult {
     if let Some(s) = session {
         s.close();
     }
+    if steps.is_empty() {
+        if let Some(f) = failed {
+            return Err(f);
+        }
+    }
     let doc = Document::new(steps);
     if let (Some(s), Some(id)) = (&store, group) {
         let _ = s.finish_group(id, &serde_json::to_string(&doc.sweep).unwrap_or_default());
@@ -158,6 +172,9 @@ pub fn run(g: &Global, a: &Args) -> CmdResult {
         .steps
         .iter()
         .find_map(|s| s.result.interrupt_reason.as_deref());
+    if let Some(f) = failed {
+        return Err(f);
+    }
     let ok = if a.test.verify && corrupt > 0 {
         eprintln!("mtuperf rr: --verify found {corrupt} corrupted block(s)");
         exit::CHECK_FAILED
