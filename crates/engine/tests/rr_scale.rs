@@ -1,7 +1,7 @@
 //! rr at cluster scale (issue 20): 4096 clients over UDP and over TCP against an
 //! in-process loopback agent. Every request is accounted for, and the process's
 //! descriptors and threads (the agent's and the client's: both live here) return to
-//! their baseline afterwards. One test in its own binary, so no other test's sockets
+//! their baseline afterwards, and the TCP data connections leave no TIME_WAIT sockets. One test in its own binary, so no other test's sockets
 //! or threads come and go meanwhile.
 
 use std::net::SocketAddr;
@@ -38,6 +38,20 @@ fn settle(base: (usize, usize)) -> (usize, usize) {
         }
         thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// TCP sockets in TIME_WAIT (state 06 in /proc/net/tcp) with `port` at either end.
+fn time_wait_with(port: u16) -> usize {
+    let port = format!(":{port:04X}");
+    std::fs::read_to_string("/proc/net/tcp")
+        .unwrap()
+        .lines()
+        .skip(1)
+        .filter(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            f.get(3) == Some(&"06") && (f[1].ends_with(&port) || f[2].ends_with(&port))
+        })
+        .count()
 }
 
 fn run(addr: SocketAddr, proto: RrProto) -> RrResult {
@@ -107,6 +121,13 @@ fn four_thousand_clients_udp_and_tcp_account_for_every_request_and_leave_nothing
     for proto in [RrProto::Udp, RrProto::Tcp] {
         let r = run(addr, proto);
         assert_every_request_accounted(&r, proto);
+        // Nor in the kernel: a TIME_WAIT socket per client would hold the ephemeral
+        // ports the next step's connections need. (The control connection may leave one.)
+        let tw = time_wait_with(addr.port());
+        assert!(
+            tw <= 2,
+            "{proto:?}: {tw} TIME_WAIT sockets with the agent's port"
+        );
         assert_eq!(
             settle(base),
             base,

@@ -60,6 +60,7 @@ pub fn tcp_connect(
         .map(|_| {
             let mut c = crate::client::connect_tcp(to, Some(local), timeout, |s| {
                 let _ = s.set_tcp_nodelay(true);
+                super::no_time_wait(s);
             })?;
             c.write_all(&b.token.to_be_bytes())
                 .and_then(|()| c.set_nonblocking(true))

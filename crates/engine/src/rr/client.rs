@@ -95,6 +95,7 @@ pub fn run(
         for i in 0..req.clients {
             let c = session.open_data(i, |s| {
                 let _ = s.set_tcp_nodelay(true);
+                super::no_time_wait(s);
             })?;
             c.set_nonblocking(true)
                 .map_err(|e| EngineError::io("data connection", e))?;

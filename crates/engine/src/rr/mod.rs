@@ -32,6 +32,19 @@ pub use mtuperf_proto::msg::rr::{Latency, RrCounts, RrReverse};
 pub use observer::{Quiet, RrObserver};
 pub use wire::{MAX_UDP_BLOCK, UDP_MAX_PAYLOAD};
 
+/// Makes a data connection close abortively (SO_LINGER 0), leaving no TIME_WAIT on
+/// either end. An rr connection closes only after everything sent on it was
+/// accounted for (answered, timed out, or counted unanswered) and the agent reported,
+/// so there is nothing a graceful close would still deliver. With graceful closes a
+/// sweep leaves a TIME_WAIT socket per client per step for a minute: after a few
+/// 2048- and 4096-client steps the client's connect() crawls through an ephemeral port
+/// range held by them (up to 10 s for 2048 connections, running out the agent's
+/// data-connection window; BENCHMARKS §4), and a SYN that meets the agent's own
+/// TIME_WAIT for the same ports can be dropped as a PAWS failure.
+pub(crate) fn no_time_wait(s: &socket2::Socket) {
+    let _ = s.set_linger(Some(std::time::Duration::ZERO));
+}
+
 /// One interval of the client's side, as sampled live.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct RrInterval {

@@ -53,6 +53,7 @@ pub(in crate::rr) fn serve(
     for (i, sock) in conns.into_iter().enumerate() {
         let _ = sock.set_nodelay(true);
         let _ = sock.set_write_timeout(Some(Duration::from_secs(10)));
+        crate::rr::no_time_wait(&socket2::SockRef::from(&sock));
         let k = steer
             .as_ref()
             .and_then(|s| s.worker_for(&sock))
