@@ -163,3 +163,25 @@ fn parse_timeout(s: &str) -> Result<Duration, String> {
     }
     Ok(d)
 }
+
+/// `--from` needs a key (only keyed agents test toward others) and a client per host.
+pub fn check_from(from: &[String], loads: &[u32], keyed: bool) -> Result<(), Failure> {
+    if !keyed {
+        return Err(Failure::usage(
+            "--key-file",
+            "none",
+            "the key file every --from agent and the target's agent run with",
+            "--from asks agents to test toward another agent, which only keyed agents do; `mtuperf keygen` writes one",
+        ));
+    }
+    let n = from.len() as u32;
+    match loads.iter().find(|&&c| c < n) {
+        Some(c) => Err(Failure::usage(
+            "--clients",
+            &c.to_string(),
+            &format!("at least {n}, one per --from host"),
+            "--clients is the total over the --from hosts, split as evenly as it goes",
+        )),
+        None => Ok(()),
+    }
+}

@@ -9,7 +9,7 @@ use mtuperf_report::rr::{self as rep, Document, StepDoc};
 
 use crate::args::rr::RrArgs;
 use crate::common;
-use crate::exit::{self, CmdResult, Failure};
+use crate::exit::{self, CmdResult};
 use crate::global::Global;
 use crate::live::rr::Printer;
 use crate::output::{Format, Output};
@@ -40,28 +40,6 @@ pub struct Args {
     placement: crate::placement_args::PlacementArgs,
 }
 
-/// `--from` needs a key (only keyed agents test toward others) and a client per host.
-fn check_from(from: &[String], loads: &[u32], keyed: bool) -> Result<(), Failure> {
-    if !keyed {
-        return Err(Failure::usage(
-            "--key-file",
-            "none",
-            "the key file every --from agent and the target's agent run with",
-            "--from asks agents to test toward another agent, which only keyed agents do; `mtuperf keygen` writes one",
-        ));
-    }
-    let n = from.len() as u32;
-    match loads.iter().find(|&&c| c < n) {
-        Some(c) => Err(Failure::usage(
-            "--clients",
-            &c.to_string(),
-            &format!("at least {n}, one per --from host"),
-            "--clients is the total over the --from hosts, split as evenly as it goes",
-        )),
-        None => Ok(()),
-    }
-}
-
 pub fn run(g: &Global, a: &Args) -> CmdResult {
     let json = a.output.pick(Format::Text, &[Format::Text, Format::Json])? == Format::Json;
     let loads = a.test.loads()?;
@@ -79,7 +57,7 @@ pub fn run(g: &Global, a: &Args) -> CmdResult {
     let session = if a.from.is_empty() {
         Some(Session::connect(&a.target, &opts).map_err(common::engine_failure)?)
     } else {
-        check_from(&a.from, &loads, opts.key.is_some())?;
+        crate::args::rr::check_from(&a.from, &loads, opts.key.is_some())?;
         None
     };
     let group = match (&store, loads.len() > 1) {
@@ -160,21 +138,7 @@ pub fn run(g: &Global, a: &Args) -> CmdResult {
     } else if let Some(sw) = &doc.sweep {
         out!("{}", rep::sweep_text(sw));
     }
-    let corrupt: u64 = doc
-        .steps
-        .iter()
-        .map(|s| {
-            let reverse = s.result.reverse.as_ref();
-            s.result.client.counts.corrupt + reverse.map_or(0, |v| v.requester.counts.corrupt)
-        })
-        .sum();
-    let why = doc
-        .steps
-        .iter()
-        .find_map(|s| s.result.interrupt_reason.as_deref());
-    if let Some(f) = failed {
-        return Err(f);
-    }
+    let (corrupt, why) = (doc.corrupt(), doc.interrupt_reason());
     let ok = if a.test.verify && corrupt > 0 {
         eprintln!("mtuperf rr: --verify found {corrupt} corrupted block(s)");
         exit::CHECK_FAILED

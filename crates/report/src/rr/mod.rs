@@ -127,4 +127,22 @@ impl Document {
             sweep,
         }
     }
+
+    /// Blocks that failed their checksum, both directions of every step.
+    pub fn corrupt(&self) -> u64 {
+        self.steps
+            .iter()
+            .map(|s| {
+                let reverse = s.result.reverse.as_ref();
+                s.result.client.counts.corrupt + reverse.map_or(0, |v| v.requester.counts.corrupt)
+            })
+            .sum()
+    }
+
+    /// Why the first step that ended early did (None: every step ran its course).
+    pub fn interrupt_reason(&self) -> Option<&str> {
+        self.steps
+            .iter()
+            .find_map(|s| s.result.interrupt_reason.as_deref())
+    }
 }
