@@ -124,19 +124,19 @@ pub fn run(g: &Global, a: &Args) -> CmdResult {
     if let Some(s) = session {
         s.close();
     }
-    if steps.is_empty() {
-        if let Some(f) = failed {
-            return Err(f);
-        }
-    }
     let doc = Document::new(steps);
-    if let (Some(s), Some(id)) = (&store, group) {
+    let measured = !doc.steps.is_empty();
+    if let (Some(s), Some(id), true) = (&store, group, measured) {
         let _ = s.finish_group(id, &serde_json::to_string(&doc.sweep).unwrap_or_default());
     }
-    if json {
+    if json && measured {
         crate::out::json(&doc);
     } else if let Some(sw) = &doc.sweep {
         out!("{}", rep::sweep_text(sw));
+    }
+    // The steps measured are printed; then the failure that ended the sweep, if any.
+    if let Some(f) = failed {
+        return Err(f);
     }
     let (corrupt, why) = (doc.corrupt(), doc.interrupt_reason());
     let ok = if a.test.verify && corrupt > 0 {
