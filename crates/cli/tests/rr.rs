@@ -21,6 +21,18 @@ fn assert_valid(doc: &serde_json::Value) {
     assert!(errors.is_empty(), "schema errors: {errors:?}");
 }
 
+/// The rr runs stored in `db`, as `history --json` lists them.
+fn stored_rr(db: &std::path::Path) -> Vec<serde_json::Value> {
+    let h = mtuperf(db).args(["history", "--json"]).output().unwrap();
+    let rows: serde_json::Value = serde_json::from_slice(&h.stdout).unwrap();
+    rows.as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["kind"] == "rr")
+        .cloned()
+        .collect()
+}
+
 #[test]
 fn sweep_json_is_valid_accounted_and_stored_per_step() {
     let agent = AgentProc::start(&[]);
@@ -49,14 +61,7 @@ fn sweep_json_is_valid_accounted_and_stored_per_step() {
         assert!(sweep["knee_rule"].as_str().unwrap().contains("10%"));
     }
     // Four stored runs (2 steps × 2 protocols), each shown again as rr text.
-    let h = mtuperf(&db).args(["history", "--json"]).output().unwrap();
-    let rows: serde_json::Value = serde_json::from_slice(&h.stdout).unwrap();
-    let rr: Vec<_> = rows
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|r| r["kind"] == "rr")
-        .collect();
+    let rr = stored_rr(&db);
     assert_eq!(rr.len(), 4);
     let id = rr[0]["id"].as_i64().unwrap().to_string();
     let s = mtuperf(&db).args(["show", &id]).output().unwrap();
@@ -207,13 +212,8 @@ fn bidir_json_has_both_directions_and_each_step_is_stored() {
             assert!(r["request"]["bidir"]["port"].as_u64().unwrap() > 0);
         }
     }
-    let h = mtuperf(&db).args(["history", "--json"]).output().unwrap();
-    let rows: serde_json::Value = serde_json::from_slice(&h.stdout).unwrap();
-    let ids: Vec<String> = rows
-        .as_array()
-        .unwrap()
+    let ids: Vec<String> = stored_rr(&db)
         .iter()
-        .filter(|r| r["kind"] == "rr")
         .map(|r| r["id"].as_i64().unwrap().to_string())
         .collect();
     assert_eq!(ids.len(), 3, "one stored run per step");
@@ -295,15 +295,8 @@ fn label_is_stored_with_every_step_and_defaults_to_the_client_count() {
         let out = cmd.output().unwrap();
         assert!(out.status.success(), "{out:?}");
     }
-    let h = mtuperf(&db).args(["history", "--json"]).output().unwrap();
-    let rows: serde_json::Value = serde_json::from_slice(&h.stdout).unwrap();
-    let mut labels: Vec<&str> = rows
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|r| r["kind"] == "rr")
-        .map(|r| r["label"].as_str().unwrap())
-        .collect();
+    let rr = stored_rr(&db);
+    let mut labels: Vec<&str> = rr.iter().map(|r| r["label"].as_str().unwrap()).collect();
     labels.sort_unstable();
     assert_eq!(labels, ["clients=1", "clients=2", "jumbo", "jumbo"]);
 }
@@ -348,15 +341,8 @@ fn a_step_that_fails_leaves_the_steps_before_it_printed_and_stored() {
         text.contains("block latency") && text.contains("stored as run"),
         "{text}"
     );
-    let h = mtuperf(&db).args(["history", "--json"]).output().unwrap();
-    let rows: serde_json::Value = serde_json::from_slice(&h.stdout).unwrap();
-    let ids: Vec<i64> = rows
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|r| r["kind"] == "rr")
-        .map(|r| r["id"].as_i64().unwrap())
-        .collect();
-    assert_eq!(ids.len(), 2, "one stored step per run: {rows}");
+    let rr = stored_rr(&db);
+    let ids: Vec<i64> = rr.iter().map(|r| r["id"].as_i64().unwrap()).collect();
+    assert_eq!(ids.len(), 2, "one stored step per run: {rr:?}");
     assert!(ids.contains(&id));
 }
