@@ -21,7 +21,8 @@ pub struct Args {
     #[arg(long = "iface", value_name = "IF")]
     ifaces: Vec<String>,
     /// An agent (`mtuperf serve`) on the other node: run the same checks there and
-    /// compare both ends (HOST, HOST:PORT or [IPv6]:PORT).
+    /// compare both ends (HOST, HOST:PORT or [IPv6]:PORT; with --ssh, the node as ssh
+    /// reaches it).
     #[arg(long, value_name = "HOST")]
     peer: Option<String>,
     /// Thresholds: rac (Oracle minimums FAIL) or generic (the same values WARN).
@@ -44,6 +45,8 @@ pub struct Args {
     /// Print a reviewable shell script fixing each FAIL/WARN instead of the report.
     #[arg(long, conflicts_with_all = ["json", "format"])]
     fix_script: bool,
+    #[command(flatten)]
+    ssh: crate::args::ssh::SshArgs,
 }
 
 /// The interfaces to check and how they were chosen.
@@ -91,11 +94,13 @@ fn check(g: &Global, a: Args) -> CmdResult {
     let json = a.output.pick(Format::Text, &[Format::Text, Format::Json])? == Format::Json;
     let store = common::open_store(g)?;
     let started = mtuperf_engine::unix_ms();
-    let session = match &a.peer {
-        Some(p) => Some(
-            Session::connect(p, &common::connect_options(g, None)?)
-                .map_err(common::engine_failure)?,
-        ),
+    let time = a.sample + Duration::from_secs(30);
+    let peer = match &a.peer {
+        Some(p) => Some(crate::groups::ssh::peer(g, &a.ssh, p, None, time)?),
+        None => None,
+    };
+    let session = match &peer {
+        Some(p) => Some(Session::connect(&p.target, &p.opts).map_err(common::engine_failure)?),
         None => None,
     };
     let (ifaces, selection) = select(&a, session.as_ref())?;

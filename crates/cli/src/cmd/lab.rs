@@ -1,4 +1,4 @@
-//! `mtuperf lab up|down|status|exec|serve`: parse → call mtuperf-lab → print.
+//! `mtuperf lab up|down|status|exec|serve|sshd`: parse → call mtuperf-lab → print.
 mod args;
 mod exec;
 
@@ -82,7 +82,38 @@ pub fn run(_g: &Global, a: Args) -> CmdResult {
             }
             Ok(0)
         }
+        Action::Sshd {
+            name,
+            json: as_json,
+        } => sshd(&name, as_json),
     }
+}
+
+/// `lab sshd`: one line per node, then how to use the config.
+fn sshd(name: &str, as_json: bool) -> CmdResult {
+    let r = existing(name)?.sshd().map_err(fail)?;
+    if as_json {
+        outln!("{}", json(&r)?);
+        return Ok(0);
+    }
+    for n in &r.nodes {
+        outln!(
+            "{:<6} sshd pid {:<8} listening on {}:22 (sessions' TMPDIR {})",
+            n.node,
+            n.pid,
+            n.addr,
+            n.tmp.display()
+        );
+    }
+    let nodes: Vec<&str> = r.nodes.iter().map(|n| n.node.as_str()).collect();
+    outln!("ssh config {}", r.config.display());
+    outln!(
+        "check a cluster from one node: mtuperf lab exec --name {name} {} -- mtuperf mesh --ssh --ssh-command \"ssh -F {}\" {}",
+        nodes.first().copied().unwrap_or("n1"),
+        r.config.display(),
+        nodes.join(" ")
+    );
+    Ok(0)
 }
 
 /// `lab status`: exit 1 (with a message, or an error document with `--json`) when
