@@ -13,6 +13,7 @@
 //! `sshd-nI.log` and `tmp-nI`: the node's `$TMPDIR` (sshd's `SetEnv`), so a test sees
 //! exactly what a run left in it. The lab's nodes share one filesystem: each node's
 //! sessions get a temporary directory of their own this way.
+use std::fmt::Write as _;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -47,6 +48,33 @@ pub struct SshdNode {
     pub pid: u32,
     /// The node's `$TMPDIR` for SSH sessions.
     pub tmp: PathBuf,
+}
+
+impl SshdReport {
+    /// One line per node, then the config and the mesh command that uses it.
+    pub fn render_text(&self, lab: &str) -> String {
+        let mut s = String::new();
+        for n in &self.nodes {
+            let _ = writeln!(
+                s,
+                "{:<6} sshd pid {:<8} listening on {}:22 (sessions' TMPDIR {})",
+                n.node,
+                n.pid,
+                n.addr,
+                n.tmp.display()
+            );
+        }
+        let nodes: Vec<&str> = self.nodes.iter().map(|n| n.node.as_str()).collect();
+        let cfg = self.config.display();
+        let _ = writeln!(s, "ssh config {cfg}");
+        let _ = writeln!(
+            s,
+            "check the cluster from one node: mtuperf lab exec --name {lab} {} -- mtuperf mesh --ssh --ssh-command \"ssh -F {cfg}\" {}",
+            nodes.first().copied().unwrap_or("n1"),
+            nodes.join(" ")
+        );
+        s
+    }
 }
 
 fn io(path: &Path) -> impl Fn(std::io::Error) -> LabError + '_ {
@@ -100,11 +128,7 @@ fn client_config(dir: &Path, c: &Cluster) -> String {
     let d = dir.display();
     let mut s = format!("# mtuperf lab: ssh -F {d}/config NODE reaches a cluster node over net1\n");
     for i in 1..=c.nodes {
-        s.push_str(&format!(
-            "Host {}\n  HostName {}\n",
-            Cluster::node(i),
-            v4(1, i)
-        ));
+        let _ = write!(s, "Host {}\n  HostName {}\n", Cluster::node(i), v4(1, i));
     }
     s + &format!(
         "Host *\n  User root\n  IdentityFile {d}/id_ed25519\n  IdentitiesOnly yes\n  \

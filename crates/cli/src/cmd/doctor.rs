@@ -96,7 +96,7 @@ fn check(g: &Global, a: Args) -> CmdResult {
     let started = mtuperf_engine::unix_ms();
     let time = a.sample + Duration::from_secs(30);
     let peer = match &a.peer {
-        Some(p) => Some(crate::groups::ssh::peer(g, &a.ssh, p, None, time)?),
+        Some(p) => Some(crate::groups::ssh::asked_peer(g, &a.ssh, p, time)?),
         None => None,
     };
     let session = match &peer {

@@ -94,25 +94,9 @@ fn sshd(name: &str, as_json: bool) -> CmdResult {
     let r = existing(name)?.sshd().map_err(fail)?;
     if as_json {
         outln!("{}", json(&r)?);
-        return Ok(0);
+    } else {
+        out!("{}", r.render_text(name));
     }
-    for n in &r.nodes {
-        outln!(
-            "{:<6} sshd pid {:<8} listening on {}:22 (sessions' TMPDIR {})",
-            n.node,
-            n.pid,
-            n.addr,
-            n.tmp.display()
-        );
-    }
-    let nodes: Vec<&str> = r.nodes.iter().map(|n| n.node.as_str()).collect();
-    outln!("ssh config {}", r.config.display());
-    outln!(
-        "check a cluster from one node: mtuperf lab exec --name {name} {} -- mtuperf mesh --ssh --ssh-command \"ssh -F {}\" {}",
-        nodes.first().copied().unwrap_or("n1"),
-        r.config.display(),
-        nodes.join(" ")
-    );
     Ok(0)
 }
 

@@ -215,6 +215,28 @@ pub fn peer(
     bind: Option<IpAddr>,
     lifetime: Duration,
 ) -> Result<Peer, Failure> {
+    peer_as(g, a, target, bind, false, lifetime)
+}
+
+/// [`peer`] for an agent that is only asked for its facts (`doctor --peer`): with
+/// several networks shared, the address SSH arrived on.
+pub fn asked_peer(
+    g: &crate::global::Global,
+    a: &SshArgs,
+    target: &str,
+    lifetime: Duration,
+) -> Result<Peer, Failure> {
+    peer_as(g, a, target, None, true, lifetime)
+}
+
+fn peer_as(
+    g: &crate::global::Global,
+    a: &SshArgs,
+    target: &str,
+    bind: Option<IpAddr>,
+    asked_only: bool,
+    lifetime: Duration,
+) -> Result<Peer, Failure> {
     let mut opts = common::connect_options(g, bind)?;
     if !a.ssh {
         return Ok(Peer {
@@ -225,7 +247,11 @@ pub fn peer(
     }
     let node = parse(target)?;
     let lifetime = lifetime + a.ssh_timeout + ssh::mesh::LIFETIME_MARGIN;
-    let c = config(a, Plan::Peer { local: bind }, lifetime, 4)?;
+    let plan = Plan::Peer {
+        local: bind,
+        asked_only,
+    };
+    let c = config(a, plan, lifetime, 4)?;
     let stop = common::interrupt_flag();
     let agents = Agents {
         fleet: ssh::start(std::slice::from_ref(&node), &c, &Lines, &stop),

@@ -89,9 +89,10 @@ impl Failure {
                 let status = ch.wait(Duration::from_secs(2));
                 let last = last_words(&ch.stderr_tail());
                 let code = status.and_then(|s| s.code());
-                let detail = match (code, script::status_meaning(code.unwrap_or(0))) {
-                    // ssh's own failure: its message says it all.
-                    (Some(255), _) if !last.is_empty() => last,
+                // ssh's own failure (255) or an unknown status: the last words say it all.
+                let meaning =
+                    script::status_meaning(code.unwrap_or(0)).filter(|_| code != Some(255));
+                let detail = match (code, meaning) {
                     (_, Some(meaning)) if !last.is_empty() => format!("{meaning}: {last}"),
                     (_, Some(meaning)) => meaning.to_string(),
                     (_, None) if !last.is_empty() => last,

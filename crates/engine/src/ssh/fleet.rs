@@ -117,32 +117,20 @@ pub fn start(
     stop: &Arc<AtomicBool>,
 ) -> Fleet {
     let image = Image::new(cfg.exe.clone());
-    let greeted: Vec<Result<Greeted, Failure>> = std::thread::scope(|s| {
-        let handles: Vec<_> = nodes
-            .iter()
-            .map(|node| {
-                let job = NodeJob {
-                    node,
-                    command: &cfg.command,
-                    copy: cfg.copy,
-                    version: &cfg.version,
-                    image: &image,
-                    lifetime: cfg.lifetime,
-                    timeout: cfg.timeout,
-                };
-                let stop = stop.clone();
-                s.spawn(move || bootstrap::greet(&job, &stop))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    Err(Failure::new(Step::Connect, "bootstrap thread panicked"))
-                })
-            })
-            .collect()
-    });
+    let job = |node| NodeJob {
+        node,
+        command: &cfg.command,
+        copy: cfg.copy,
+        version: &cfg.version,
+        image: &image,
+        lifetime: cfg.lifetime,
+        timeout: cfg.timeout,
+    };
+    let greeted = each(
+        nodes.iter().collect(),
+        |node| bootstrap::greet(&job(node), stop),
+        || Err(Failure::new(Step::Connect, "bootstrap thread panicked")),
+    );
     let own = mtuperf_sys::netdev::addresses().unwrap_or_default();
     let hellos: Vec<Option<(&str, &super::wire::Hello)>> = nodes
         .iter()
@@ -150,13 +138,8 @@ pub fn start(
         .map(|(n, g)| g.as_ref().ok().map(|g| (n.label(), &g.hello)))
         .collect();
     let binds = plan::binds(&cfg.plan, &hellos, &own);
-    let allow = plan::allow(
-        &own,
-        &binds
-            .iter()
-            .filter_map(|b| b.as_ref().ok().cloned())
-            .collect::<Vec<_>>(),
-    );
+    let listening: Vec<Vec<IpAddr>> = binds.iter().filter_map(|b| b.clone().ok()).collect();
+    let allow = plan::allow(&own, &listening);
     let key = one_time_key();
     let order = |b: &[IpAddr]| Start {
         key: key.to_file(),
@@ -164,62 +147,34 @@ pub fn start(
         allow: allow.clone(),
         max_sessions: cfg.max_sessions,
     };
-    let started: Vec<(Result<ReadyNode, Failure>, Option<Channel>)> = std::thread::scope(|s| {
-        let handles: Vec<_> = nodes
-            .iter()
-            .zip(greeted)
-            .zip(&binds)
-            .map(|((node, g), b)| {
-                let order = b.as_ref().ok().map(|b| order(b));
-                let own = &own;
-                s.spawn(move || start_node(node, g, b, order, own, stop))
-            })
-            .collect();
+    let started = each(
+        nodes.iter().zip(greeted).zip(&binds).collect(),
+        |((node, g), b)| start_node(node, g, b, b.as_ref().ok().map(|b| order(b)), &own, stop),
+        || {
+            (
+                Err(Failure::new(Step::Start, "start thread panicked")),
+                None,
+            )
+        },
+    );
+    Fleet::assemble(key, nodes, started, obs)
+}
+
+/// `f` of every item, each on a thread of its own, in the items' order (`lost`: the
+/// result of a thread that panicked).
+fn each<I: Send, R: Send>(
+    items: Vec<I>,
+    f: impl Fn(I) -> R + Sync,
+    lost: impl Fn() -> R,
+) -> Vec<R> {
+    std::thread::scope(|s| {
+        let f = &f;
+        let handles: Vec<_> = items.into_iter().map(|i| s.spawn(move || f(i))).collect();
         handles
             .into_iter()
-            .map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    (
-                        Err(Failure::new(Step::Start, "start thread panicked")),
-                        None,
-                    )
-                })
-            })
+            .map(|h| h.join().unwrap_or_else(|_| lost()))
             .collect()
-    });
-    let mut fleet = Fleet {
-        key,
-        outcomes: Vec::new(),
-        channels: Vec::new(),
-        pinger: None,
-    };
-    let mut leftovers = Vec::new();
-    for (node, (r, ch)) in nodes.iter().zip(started) {
-        let outcome = match r {
-            Ok(ready) => {
-                if let Some(ch) = ch {
-                    fleet.channels.push((ready.label.clone(), ch));
-                }
-                Outcome::Ready(ready)
-            }
-            Err(failure) => {
-                if let Some(ch) = ch {
-                    leftovers.push((node.label().to_string(), ch));
-                }
-                Outcome::Failed(FailedNode {
-                    label: node.label().to_string(),
-                    ssh: node.to_string(),
-                    failure,
-                })
-            }
-        };
-        obs.outcome(&outcome);
-        fleet.outcomes.push(outcome);
-    }
-    // Greeted nodes that will not run: end their channel (the agent sees end of input).
-    stop_all(&mut leftovers);
-    fleet.pinger = Some(pinger(&fleet.channels));
-    fleet
+    })
 }
 
 fn start_node(
@@ -319,6 +274,46 @@ fn stop_all(channels: &mut [(String, Channel)]) -> Vec<Stopped> {
 }
 
 impl Fleet {
+    /// The outcomes in the nodes' order; the ready nodes' channels kept (and pinged),
+    /// the others' ended.
+    fn assemble(
+        key: Key,
+        nodes: &[SshNode],
+        started: Vec<(Result<ReadyNode, Failure>, Option<Channel>)>,
+        obs: &dyn SshObserver,
+    ) -> Fleet {
+        let mut fleet = Fleet {
+            key,
+            outcomes: Vec::new(),
+            channels: Vec::new(),
+            pinger: None,
+        };
+        let mut leftovers = Vec::new();
+        for (node, (r, ch)) in nodes.iter().zip(started) {
+            let label = node.label().to_string();
+            let outcome = match r {
+                Ok(ready) => {
+                    fleet.channels.extend(ch.map(|c| (label, c)));
+                    Outcome::Ready(ready)
+                }
+                Err(failure) => {
+                    leftovers.extend(ch.map(|c| (label.clone(), c)));
+                    Outcome::Failed(FailedNode {
+                        label,
+                        ssh: node.to_string(),
+                        failure,
+                    })
+                }
+            };
+            obs.outcome(&outcome);
+            fleet.outcomes.push(outcome);
+        }
+        // Greeted nodes that will not run: end their channel (the agent sees end of input).
+        stop_all(&mut leftovers);
+        fleet.pinger = Some(pinger(&fleet.channels));
+        fleet
+    }
+
     /// The ready nodes.
     pub fn ready(&self) -> impl Iterator<Item = &ReadyNode> {
         self.outcomes.iter().filter_map(|o| match o {

@@ -8,7 +8,7 @@ use crate::mesh::diagnose::{FindingKind, MeshFinding};
 use crate::mesh::{MeshConfig, MeshNode, MeshResult, MeshTests};
 
 /// Added to the run's longest possible length for the agents' hard lifetime.
-pub const LIFETIME_MARGIN: Duration = Duration::from_secs(60);
+pub const LIFETIME_MARGIN: Duration = Duration::from_mins(1);
 /// Networks assumed when `--net` does not say (RAC's HAIP uses at most four).
 const NETS_ASSUMED: usize = 4;
 
@@ -31,7 +31,7 @@ pub fn lifetime(cfg: &MeshConfig, nodes: usize, nets: usize, bootstrap: Duration
             t += (cfg.pair_timeout + cfg.load_time) * rounds;
         }
     }
-    (t + LIFETIME_MARGIN).min(Duration::from_secs(24 * 3600))
+    (t + LIFETIME_MARGIN).min(Duration::from_hours(24))
 }
 
 /// The ready nodes as the mesh's nodes: (label, the agent's control address).
@@ -100,7 +100,7 @@ mod tests {
             tests,
             per_node: 4,
             parallel: 16,
-            pair_timeout: Duration::from_secs(60),
+            pair_timeout: Duration::from_mins(1),
             load_time: Duration::from_secs(2),
         }
     }
@@ -113,7 +113,7 @@ mod tests {
         assert_eq!(path, Duration::from_secs(30 + 5 + 10 + 480 + 60));
         // rr adds 2 networks × 2 × 5 rounds (odd: one node rests each round) of 62 s.
         let rr = lifetime(&cfg(vec![MeshTests::Path, MeshTests::Rr]), 5, 2, boot);
-        assert_eq!(rr - path, Duration::from_secs(20 * 62));
+        assert_eq!(rr.checked_sub(path), Some(Duration::from_secs(20 * 62)));
         // Unknown networks count as four; never more than a day.
         assert!(lifetime(&cfg(vec![MeshTests::Path]), 5, 0, boot) > path);
         assert_eq!(
@@ -123,7 +123,7 @@ mod tests {
                 0,
                 boot
             ),
-            Duration::from_secs(24 * 3600)
+            Duration::from_hours(24)
         );
     }
 }

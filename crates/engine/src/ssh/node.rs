@@ -110,15 +110,12 @@ fn split_port(s: &str) -> Result<(&str, Option<u16>), String> {
             },
         };
     }
-    match s.matches(':').count() {
-        0 => Ok((s, None)),
-        1 => {
-            let (h, p) = s.split_once(':').unwrap_or((s, ""));
-            Ok((h, port(p)?))
-        }
-        // More than one colon: a bare IPv6 address.
-        _ => Ok((s, None)),
+    // No colon: no port; more than one: a bare IPv6 address.
+    if s.matches(':').count() == 1 {
+        let (h, p) = s.split_once(':').unwrap_or((s, ""));
+        return Ok((h, port(p)?));
     }
+    Ok((s, None))
 }
 
 #[cfg(test)]

@@ -4,9 +4,10 @@
 //! - `mesh`: the interconnect addresses: every node's address on each network shared
 //!   by at least two of the nodes (as `mesh` finds networks), inside `--net` when given
 //!   (the hook `--oifcfg` fills too: a list of networks);
-//! - one peer (`path`, `rr`, `stream`, `doctor --peer`): the node's address on the
-//!   network it shares with this host (the one holding `--bind`, when given), else the
-//!   address its SSH connection arrived on.
+//! - one peer (`path`, `rr`, `stream`, `doctor --peer`): with `--bind`, the node's
+//!   address in that address's subnet; else its address on the one network it shares
+//!   with this host (several: the user chooses with `--bind`), else the address its SSH
+//!   connection arrived on.
 //!
 //! Every agent allows only the coordinator's own addresses and the other nodes'
 //! listening addresses (a third-party test connects from one node's agent to another).
@@ -14,6 +15,7 @@
 use std::net::IpAddr;
 
 use ipnet::IpNet;
+use mtuperf_proto::msg::doctor::HostFacts;
 use mtuperf_proto::msg::mesh::{Discovery, IfaceAddr};
 
 use super::wire::Hello;
@@ -25,7 +27,12 @@ pub enum Plan {
     /// Every address on a network shared by two nodes, within these (empty: all).
     Mesh { nets: Vec<IpNet> },
     /// One node tested from this host, on the network holding `local` when given.
-    Peer { local: Option<IpAddr> },
+    /// `asked_only` (doctor: the agent is only asked for its facts): with several
+    /// networks shared, the address SSH arrived on rather than an error.
+    Peer {
+        local: Option<IpAddr>,
+        asked_only: bool,
+    },
 }
 
 fn mesh_node(label: &str, discovery: Discovery) -> MeshNode {
@@ -44,7 +51,7 @@ fn me(own: &[IfaceAddr]) -> MeshNode {
     mesh_node(
         "this host",
         Discovery {
-            facts: mtuperf_proto::msg::doctor::HostFacts::default(),
+            facts: HostFacts::default(),
             addrs: own.to_vec(),
         },
     )
@@ -58,12 +65,12 @@ pub fn binds(
 ) -> Vec<Result<Vec<IpAddr>, String>> {
     match plan {
         Plan::Mesh { nets } => mesh_binds(nets, hellos),
-        Plan::Peer { local } => hellos
+        Plan::Peer { local, asked_only } => hellos
             .iter()
             .map(|h| {
                 h.map_or_else(
                     || Err("not reached".to_string()),
-                    |(l, h)| peer_bind(*local, l, h, own),
+                    |(l, h)| peer_bind(*local, *asked_only, l, h, own),
                 )
             })
             .collect(),
@@ -81,7 +88,7 @@ fn mesh_binds(
             None => mesh_node(
                 "",
                 Discovery {
-                    facts: Default::default(),
+                    facts: HostFacts::default(),
                     addrs: Vec::new(),
                 },
             ),
@@ -95,15 +102,14 @@ fn mesh_binds(
                 .flat_map(|n| n.members.iter().filter(|m| m.node == i).map(|m| m.addr))
                 .collect();
             if mine.is_empty() {
-                Err(match nets.is_empty() {
-                    true => "no address on a network shared with another node".to_string(),
-                    false => format!(
+                let within: Vec<String> = nets.iter().map(ToString::to_string).collect();
+                Err(if within.is_empty() {
+                    "no address on a network shared with another node".to_string()
+                } else {
+                    format!(
                         "no address on a network inside --net {} shared with another node",
-                        nets.iter()
-                            .map(ToString::to_string)
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
+                        within.join(", ")
+                    )
                 })
             } else {
                 Ok(mine)
@@ -114,6 +120,7 @@ fn mesh_binds(
 
 fn peer_bind(
     local: Option<IpAddr>,
+    asked_only: bool,
     label: &str,
     h: &Hello,
     own: &[IfaceAddr],
@@ -122,15 +129,17 @@ fn peer_bind(
     let shared = net::networks(&nodes, &[], None);
     let on = |n: &crate::mesh::MeshNetwork| n.members.iter().find(|m| m.node == 1).map(|m| m.addr);
     if let Some(l) = local {
-        return shared
+        // The node's address in the subnet of --bind (whatever kind it is).
+        return h
+            .addrs
             .iter()
-            .find(|n| n.cidr.contains(&l))
-            .and_then(on)
-            .map(|a| vec![a])
+            .find(|a| IpNet::new(a.addr, a.prefix).is_ok_and(|n| n.contains(&l)))
+            .map(|a| vec![a.addr])
             .ok_or_else(|| format!("{label} has no address on the network of --bind {l}"));
     }
     match shared.as_slice() {
         [one] => on(one).map(|a| vec![a]).ok_or_else(|| "no shared address".to_string()),
+        [] | [_, _, ..] if asked_only && h.ssh_server.is_some() => Ok(h.ssh_server.into_iter().collect()),
         [] => h
             .ssh_server
             .map(|a| vec![a])
@@ -179,7 +188,7 @@ mod tests {
         Hello {
             version: "v".into(),
             discovery: Discovery {
-                facts: Default::default(),
+                facts: HostFacts::default(),
                 addrs: addrs
                     .iter()
                     .map(|(i, a, p)| IfaceAddr {
@@ -191,6 +200,14 @@ mod tests {
             },
             ssh_server: server.map(|s| s.parse().unwrap()),
             ssh_client: None,
+            addrs: addrs
+                .iter()
+                .map(|(i, a, p)| IfaceAddr {
+                    iface: (*i).into(),
+                    addr: a.parse().unwrap(),
+                    prefix: *p,
+                })
+                .collect(),
         }
     }
 
@@ -246,37 +263,40 @@ mod tests {
         let own = hello(
             &[("ic1", "192.168.1.1", 24), ("ic2", "192.168.2.1", 24)],
             None,
-        )
-        .discovery
-        .addrs;
+        );
+        let peer = |local: Option<&str>, asked_only: bool, h: &Hello| {
+            let plan = Plan::Peer {
+                local: local.map(|l| l.parse().unwrap()),
+                asked_only,
+            };
+            binds(&plan, &[Some(("n2", h))], &own.discovery.addrs).remove(0)
+        };
         let one = hello(
             &[("ic1", "192.168.1.2", 24), ("pub", "10.0.0.2", 24)],
             Some("10.0.0.2"),
         );
-        let b = binds(&Plan::Peer { local: None }, &[Some(("n2", &one))], &own);
-        assert_eq!(b[0], Ok(ips(&["192.168.1.2"])));
+        assert_eq!(peer(None, false, &one), Ok(ips(&["192.168.1.2"])));
         let two = hello(
             &[("ic1", "192.168.1.2", 24), ("ic2", "192.168.2.2", 24)],
-            None,
+            Some("10.0.0.2"),
         );
-        let b = binds(&Plan::Peer { local: None }, &[Some(("n2", &two))], &own);
-        let e = b[0].as_ref().unwrap_err();
+        let e = peer(None, false, &two).unwrap_err();
         assert!(
             e.contains("2 networks") && e.contains("--bind") && e.contains("192.168.2.2"),
             "{e}"
         );
-        let b = binds(
-            &Plan::Peer {
-                local: Some("192.168.2.1".parse().unwrap()),
-            },
-            &[Some(("n2", &two))],
-            &own,
+        assert_eq!(
+            peer(Some("192.168.2.1"), false, &two),
+            Ok(ips(&["192.168.2.2"]))
         );
-        assert_eq!(b[0], Ok(ips(&["192.168.2.2"])));
+        assert!(peer(Some("172.16.0.1"), false, &two)
+            .unwrap_err()
+            .contains("--bind 172.16.0.1"));
+        // Only asked (doctor): where SSH arrived rather than an error.
+        assert_eq!(peer(None, true, &two), Ok(ips(&["10.0.0.2"])));
         // Nothing shared: where SSH arrived.
         let far = hello(&[("pub", "10.0.0.2", 24)], Some("10.0.0.2"));
-        let b = binds(&Plan::Peer { local: None }, &[Some(("n2", &far))], &own);
-        assert_eq!(b[0], Ok(ips(&["10.0.0.2"])));
+        assert_eq!(peer(None, false, &far), Ok(ips(&["10.0.0.2"])));
     }
 
     #[test]

@@ -82,6 +82,7 @@ pub fn handshake(version: &str, lines: &Lines, out: &mut dyn Write) -> Result<Se
     let hello = Hello {
         version: version.to_string(),
         discovery: crate::mesh::agent::discover(),
+        addrs: mtuperf_sys::netdev::addresses().unwrap_or_default(),
         ssh_server,
         ssh_client,
     };

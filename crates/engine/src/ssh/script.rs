@@ -168,10 +168,7 @@ mod tests {
         let p = std::env::temp_dir().join(format!(
             "mtuperf-script-test-{}-{}",
             std::process::id(),
-            crate::random_bytes::<4>()
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect::<String>()
+            hex::encode(crate::random_bytes::<4>())
         ));
         std::fs::create_dir_all(&p).unwrap();
         p
@@ -194,7 +191,7 @@ mod tests {
         let body = b"#!/bin/sh\nread -r l; echo \"ran $* with $l\"\n";
         let sum = hex::encode(Sha256::digest(body));
         let mut stdin = child.stdin.take().unwrap();
-        write!(stdin, "copy {} {sum}\n", body.len()).unwrap();
+        writeln!(stdin, "copy {} {sum}", body.len()).unwrap();
         stdin.write_all(body).unwrap();
         stdin.write_all(b"secret-on-stdin\n").unwrap();
         let mut rest = String::new();
@@ -219,7 +216,7 @@ mod tests {
         let g = greeting(&mut out);
         let mut stdin = child.stdin.take().unwrap();
         let body = b"#!/bin/sh\necho ran\n";
-        write!(stdin, "copy {} {}\n", body.len(), "0".repeat(64)).unwrap();
+        writeln!(stdin, "copy {} {}", body.len(), "0".repeat(64)).unwrap();
         stdin.write_all(body).unwrap();
         drop(stdin);
         let mut rest = String::new();
