@@ -17,6 +17,27 @@ use mtuperf_lab::Lab;
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
+/// Why these tests cannot run here (besides the lab's own needs): OpenSSH missing.
+fn ssh_missing() -> Option<String> {
+    if !std::path::Path::new(mtuperf_lab::SSHD).is_file() {
+        return Some(format!("{} not found (apt-get install openssh-server)", mtuperf_lab::SSHD));
+    }
+    ["ssh", "ssh-keygen"]
+        .into_iter()
+        .find(|t| !mtuperf_lab::env::tool_in_path(t))
+        .map(|t| format!("{t} not in PATH (apt-get install openssh-client)"))
+}
+
+macro_rules! require_ssh_lab {
+    () => {
+        require_lab!(false);
+        if let Some(why) = ssh_missing() {
+            eprintln!("skipping: {why}");
+            return;
+        }
+    };
+}
+
 /// A cluster lab with sshd in every node.
 struct SshLab {
     lab: TestLab,
@@ -130,6 +151,31 @@ impl SshLab {
     }
 }
 
+/// Validates `doc` against `schemas/mesh.schema.json`.
+fn assert_mesh_schema(doc: &serde_json::Value) {
+    let path = format!(
+        "{}/../../schemas/mesh.schema.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let v = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = v.iter_errors(doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "mesh schema: {errors:?}");
+}
+
+/// The pids of mtuperf processes in `node`'s namespace.
+fn agents_in(l: &SshLab, node: &str) -> Vec<u32> {
+    let lab = Lab::load(&l.lab.name).unwrap().unwrap();
+    let ns = lab.netns(node).unwrap();
+    mtuperf_sys::netns::pids(&ns)
+        .into_iter()
+        .filter(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/comm")).is_ok_and(|c| c.trim() == "mtuperf")
+        })
+        .collect()
+}
+
 /// Reads stderr lines until `n` agents said ready (or stderr ends): the lines read.
 fn wait_ready(child: &mut Child, n: usize) -> Vec<String> {
     let err = child.stderr.take().unwrap();
@@ -170,7 +216,7 @@ fn exit_within(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
 /// removed, and nothing is left in any node.
 #[test]
 fn mesh_over_ssh_names_the_faults_and_leaves_nothing() {
-    require_lab!(false);
+    require_ssh_lab!();
     let l = SshLab::up(5, 2, &["nic-mtu=n2:1:1500", "port-mtu=n4:2:1500"]);
     let mut args = l.mesh_args(&["--json"]);
     args.insert(0, BIN.into());
@@ -226,7 +272,7 @@ fn mesh_over_ssh_names_the_faults_and_leaves_nothing() {
 /// other nodes are still checked (their pair passes) and nothing is left.
 #[test]
 fn a_node_without_sshd_is_named_and_the_others_are_checked() {
-    require_lab!(false);
+    require_ssh_lab!();
     let l = SshLab::up(3, 1, &[]);
     kill(Pid::from_raw(l.sshd[2] as i32), Signal::SIGKILL).unwrap();
     std::thread::sleep(Duration::from_millis(200));
@@ -241,6 +287,7 @@ fn a_node_without_sshd_is_named_and_the_others_are_checked() {
         "{err}"
     );
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_mesh_schema(&doc);
     let findings = doc["findings"].as_array().unwrap();
     assert_eq!(findings.len(), 1, "{findings:?}");
     assert_eq!(findings[0]["kind"], "unreachable");
@@ -257,11 +304,43 @@ fn a_node_without_sshd_is_named_and_the_others_are_checked() {
     assert!(left.is_empty(), "left behind: {left:?}");
 }
 
+/// A node's agent that dies mid-run (kill -9 on the node): the run goes on, the pairs
+/// with that node are findings naming it, its trap removed its directory, and nothing
+/// is left anywhere.
+#[test]
+fn a_node_whose_agent_dies_mid_run_is_named_and_cleaned() {
+    require_ssh_lab!();
+    let l = SshLab::up(3, 1, &[]);
+    let args = l.mesh_args(&["--tests", "path,rr", "--time", "2s", "--json"]);
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut c = l.coordinator(&argv);
+    wait_ready(&mut c, 3);
+    std::thread::sleep(Duration::from_secs(1));
+    let victims = agents_in(&l, "n3");
+    assert_eq!(victims.len(), 1, "one agent on n3: {victims:?}");
+    kill(Pid::from_raw(victims[0] as i32), Signal::SIGKILL).unwrap();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut c.stdout.take().unwrap(), &mut rest).unwrap();
+    let status = exit_within(&mut c, Duration::from_secs(120));
+    assert_eq!(status.code(), Some(1), "{rest}");
+    let doc: serde_json::Value = serde_json::from_str(&rest).unwrap();
+    assert_mesh_schema(&doc);
+    let findings = doc["findings"].as_array().unwrap();
+    assert!(
+        findings
+            .iter()
+            .any(|f| f["summary"].as_str().unwrap().contains("n3")),
+        "no finding names n3: {findings:?}"
+    );
+    let left = l.leftovers();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
 /// Ctrl-C of the coordinator while the agents run: it stops them all (exit 130) and
 /// nothing is left once it has exited.
 #[test]
 fn ctrl_c_of_the_coordinator_stops_every_agent() {
-    require_lab!(false);
+    require_ssh_lab!();
     let l = SshLab::up(4, 1, &[]);
     let args = l.mesh_args(&["--tests", "path,rr,stream", "--time", "3s"]);
     let argv: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -286,7 +365,7 @@ fn ctrl_c_of_the_coordinator_stops_every_agent() {
 /// deadline nothing is left, ssh clients included.
 #[test]
 fn kill_9_of_the_coordinator_leaves_nothing_once_the_agents_notice() {
-    require_lab!(false);
+    require_ssh_lab!();
     let l = SshLab::up(4, 1, &[]);
     let args = l.mesh_args(&[
         "--tests",
@@ -317,7 +396,7 @@ fn kill_9_of_the_coordinator_leaves_nothing_once_the_agents_notice() {
 /// ends them and their directories go; once the coordinator is gone, nothing is left.
 #[test]
 fn a_hung_coordinator_is_outlived_by_the_agents_lifetime() {
-    require_lab!(false);
+    require_ssh_lab!();
     let l = SshLab::up(3, 1, &[]);
     let args = l.mesh_args(&[
         "--tests",

@@ -119,10 +119,9 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
     if let Some(l) = a.lifetime {
         crate::groups::ssh::lifetime(l, shutdown.clone(), &config);
     }
-    let agent = if a.ssh_stdio {
-        crate::groups::ssh::node_agent(config, &shutdown)?
-    } else {
-        bind(config, defaults)?
+    let agent = match a.lifetime.filter(|_| a.ssh_stdio) {
+        Some(l) => crate::groups::ssh::node_agent(config, l, &shutdown)?,
+        None => bind(config, defaults)?,
     };
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         let _ = signal_hook::flag::register(sig, shutdown.clone());

@@ -286,10 +286,15 @@ fn peer_as(
 /// `serve --ssh-stdio`: hello on stdout, the key and addresses from stdin, bound on one
 /// port, ready on stdout; `shutdown` is set at the coordinator's stop, at the end of
 /// its channel or when its pings stop.
-pub fn node_agent(mut config: AgentConfig, shutdown: &Arc<AtomicBool>) -> Result<Agent, Failure> {
+pub fn node_agent(
+    mut config: AgentConfig,
+    lifetime: Duration,
+    shutdown: &Arc<AtomicBool>,
+) -> Result<Agent, Failure> {
     let lines = remote::Lines::spawn(std::io::BufReader::new(std::io::stdin()));
     let mut out = std::io::stdout();
-    let setup = remote::handshake(&version(), &lines, &mut out).map_err(common::engine_failure)?;
+    let setup = remote::handshake(&version(), &lines, &mut out, lifetime)
+        .map_err(common::engine_failure)?;
     config.key = Some(setup.key);
     config.allow = setup.allow;
     config.limits.max_sessions = setup.max_sessions;

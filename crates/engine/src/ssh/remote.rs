@@ -13,7 +13,7 @@ use std::time::Duration;
 use ipnet::IpNet;
 use mtuperf_proto::auth::Key;
 
-use super::wire::{ssh_connection, Hello, NodeMsg, Ready, Start, LEASE, STOP};
+use super::wire::{ssh_connection, Hello, NodeMsg, Ready, Start, LEASE, PING, STOP};
 use crate::agent::{Agent, AgentConfig};
 use crate::EngineError;
 
@@ -75,8 +75,15 @@ fn say(out: &mut dyn Write, msg: &NodeMsg) -> Result<(), EngineError> {
 }
 
 /// Says hello (version, interfaces, the SSH connection's ends) and waits for the
-/// coordinator's [`Start`], at most [`LEASE`].
-pub fn handshake(version: &str, lines: &Lines, out: &mut dyn Write) -> Result<Setup, EngineError> {
+/// coordinator's [`Start`] at most `wait`: the coordinator sends it once every node
+/// has said hello, which can take a slow node's whole bootstrap deadline, so the
+/// caller gives the agent's lifetime (the end of the channel ends the wait earlier).
+pub fn handshake(
+    version: &str,
+    lines: &Lines,
+    out: &mut dyn Write,
+    wait: Duration,
+) -> Result<Setup, EngineError> {
     let (ssh_client, ssh_server) =
         ssh_connection(&std::env::var("SSH_CONNECTION").unwrap_or_default());
     let hello = Hello {
@@ -87,18 +94,19 @@ pub fn handshake(version: &str, lines: &Lines, out: &mut dyn Write) -> Result<Se
         ssh_client,
     };
     say(out, &NodeMsg::Hello(Box::new(hello)))?;
-    let line = match lines.next(LEASE) {
-        Next::Line(l) => l,
-        Next::End => {
-            return Err(EngineError::Closed {
-                what: "the coordinator's start".into(),
-            })
-        }
-        Next::Silent => {
-            return Err(EngineError::Timeout {
-                what: "the coordinator's start".into(),
-                secs: LEASE.as_secs(),
-            })
+    let until = std::time::Instant::now() + wait;
+    let what = || "the coordinator's start".to_string();
+    let line = loop {
+        match lines.next(until.saturating_duration_since(std::time::Instant::now())) {
+            Next::Line(l) if l.trim() == PING => {}
+            Next::Line(l) => break l,
+            Next::End => return Err(EngineError::Closed { what: what() }),
+            Next::Silent => {
+                return Err(EngineError::Timeout {
+                    what: what(),
+                    secs: wait.as_secs(),
+                })
+            }
         }
     };
     let start: Start = serde_json::from_str(&line)
@@ -213,10 +221,10 @@ mod tests {
             allow: vec!["127.0.0.1/32".parse().unwrap()],
             max_sessions: 8,
         };
-        let input = format!("{}\n", serde_json::to_string(&start).unwrap());
+        let input = format!("ping\n{}\n", serde_json::to_string(&start).unwrap());
         let lines = Lines::spawn(Cursor::new(input.into_bytes()));
         let mut out = Vec::new();
-        let s = handshake("mtuperf test", &lines, &mut out).unwrap();
+        let s = handshake("mtuperf test", &lines, &mut out, Duration::from_secs(5)).unwrap();
         assert_eq!(s.key, key);
         assert_eq!(s.max_sessions, 8);
         let hello: NodeMsg =
@@ -230,7 +238,7 @@ mod tests {
     #[test]
     fn a_closed_channel_before_start_is_an_error() {
         let lines = Lines::spawn(Cursor::new(Vec::new()));
-        let e = handshake("v", &lines, &mut Vec::new()).unwrap_err();
+        let e = handshake("v", &lines, &mut Vec::new(), Duration::from_secs(5)).unwrap_err();
         assert!(e.to_string().contains("start"), "{e}");
     }
 
