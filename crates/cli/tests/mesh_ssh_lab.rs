@@ -20,7 +20,10 @@ use nix::unistd::Pid;
 /// Why these tests cannot run here (besides the lab's own needs): OpenSSH missing.
 fn ssh_missing() -> Option<String> {
     if !std::path::Path::new(mtuperf_lab::SSHD).is_file() {
-        return Some(format!("{} not found (apt-get install openssh-server)", mtuperf_lab::SSHD));
+        return Some(format!(
+            "{} not found (apt-get install openssh-server)",
+            mtuperf_lab::SSHD
+        ));
     }
     ["ssh", "ssh-keygen"]
         .into_iter()
@@ -321,7 +324,7 @@ fn a_node_whose_agent_dies_mid_run_is_named_and_cleaned() {
     kill(Pid::from_raw(victims[0] as i32), Signal::SIGKILL).unwrap();
     let mut rest = String::new();
     std::io::Read::read_to_string(&mut c.stdout.take().unwrap(), &mut rest).unwrap();
-    let status = exit_within(&mut c, Duration::from_secs(120));
+    let status = exit_within(&mut c, Duration::from_mins(2));
     assert_eq!(status.code(), Some(1), "{rest}");
     let doc: serde_json::Value = serde_json::from_str(&rest).unwrap();
     assert_mesh_schema(&doc);

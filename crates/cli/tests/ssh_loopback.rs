@@ -205,6 +205,41 @@ fn a_silent_node_costs_its_timeout() {
     );
 }
 
+/// Ctrl-C while the agents are being started: every started one is stopped and the
+/// command exits 130 at once.
+#[test]
+fn ctrl_c_while_starting_exits_130() {
+    let f = Fake::new("exec sleep 60");
+    let mut child = Command::new(BIN)
+        .args(["--no-store", "mesh", "a", "b", "--ssh", "--ssh-command"])
+        .arg(f.dir.path().join("ssh"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let t0 = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "still running 10 s after Ctrl-C"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(130), "{err}");
+    assert!(
+        err.contains("interrupted while starting the agents over SSH"),
+        "{err}"
+    );
+}
+
 #[test]
 fn bad_ssh_flags_are_named() {
     let out = Command::new(BIN)

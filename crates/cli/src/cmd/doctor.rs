@@ -84,10 +84,7 @@ fn select(a: &Args, session: Option<&Session>) -> Result<(Vec<String>, String), 
 #[allow(clippy::needless_pass_by_value)]
 /// Exit codes of doctor, as the issue asks for scripting: 0 no FAIL, 1 any FAIL, 2 any error.
 pub fn run(g: &Global, a: Args) -> CmdResult {
-    check(g, a).map_err(|f| Failure {
-        code: exit::USAGE,
-        error: f.error,
-    })
+    check(g, a).map_err(|f| common::error_code(f, exit::USAGE))
 }
 
 fn check(g: &Global, a: Args) -> CmdResult {

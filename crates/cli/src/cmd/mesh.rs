@@ -9,7 +9,7 @@ use mtuperf_engine::mesh::{self, MeshConfig, MeshTests};
 use mtuperf_report::mesh::{self as rm, Document};
 
 use crate::common;
-use crate::exit::{CmdResult, Failure};
+use crate::exit::CmdResult;
 use crate::global::Global;
 use crate::live::mesh::Progress;
 use crate::output::{Format, Output};
@@ -79,10 +79,7 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
     a.output
         .pick(Format::Text, &[Format::Text, Format::Json])
         .and_then(|f| measure(g, &a, f == Format::Json))
-        .map_err(|f| Failure {
-            code: MESH_ERROR,
-            error: f.error,
-        })
+        .map_err(|f| common::error_code(f, MESH_ERROR))
 }
 
 fn measure(g: &Global, a: &Args, json: bool) -> CmdResult {

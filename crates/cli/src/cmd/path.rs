@@ -53,10 +53,7 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
     a.output
         .pick(Format::Text, &[Format::Text, Format::Json])
         .and_then(|f| measure(g, &a, f == Format::Json))
-        .map_err(|f| Failure {
-            code: PATH_ERROR,
-            error: f.error,
-        })
+        .map_err(|f| common::error_code(f, PATH_ERROR))
 }
 
 fn measure(g: &Global, a: &Args, json: bool) -> CmdResult {
