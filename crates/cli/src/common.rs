@@ -243,6 +243,16 @@ pub fn interrupt_flag() -> Arc<AtomicBool> {
     flag
 }
 
+/// `f` with the error exit code of a command that has one for every error (path,
+/// mesh, doctor: 2), except an interruption (Ctrl-C while agents are started over
+/// SSH), which keeps 130.
+pub fn error_code(f: Failure, code: u8) -> Failure {
+    if f.code == exit::INTERRUPTED {
+        return f;
+    }
+    Failure { code, ..f }
+}
+
 /// The exit code of a measuring command whose runs were printed and stored: 130 or
 /// 143 when a signal stopped it, 5 when a run ended early on its own (a deadline,
 /// a stall, the agent gone, an `rr --from` host failed; the reason goes to stderr,

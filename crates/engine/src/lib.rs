@@ -22,6 +22,7 @@ pub mod placement;
 pub mod rr;
 pub mod sampler;
 mod sniff;
+pub mod ssh;
 pub mod stall;
 pub mod stamp;
 pub mod stream;

@@ -35,6 +35,7 @@ mod rules;
 pub mod scenario;
 mod serve;
 mod serve_report;
+mod sshd;
 mod state;
 mod status;
 #[cfg(test)]
@@ -47,5 +48,6 @@ pub use guard::{unique_name, LabGuard};
 pub use options::{LabOptions, DEFAULT_NAME};
 pub use scenario::{Iface, Link, Role, Route, Scenario, Topology};
 pub use serve_report::{ServeReport, ServedAgent};
+pub use sshd::{SshdNode, SshdReport, SSHD};
 pub use state::{Agent, Host, Lab, STATE_ROOT};
 pub use status::{AgentStatus, HostStatus, IfaceStatus, LabStatus, Offloads, TargetStatus};

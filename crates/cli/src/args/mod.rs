@@ -3,6 +3,7 @@
 //! what is its own (target, repetitions, output).
 pub mod compare;
 pub mod rr;
+pub mod ssh;
 pub mod stream;
 pub mod stream_udp;
 pub mod watch;

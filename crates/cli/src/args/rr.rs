@@ -72,6 +72,11 @@ pub struct RrArgs {
 }
 
 impl RrArgs {
+    /// The longest a sweep over `loads` can take (each step's time and 30 s of setup).
+    pub fn longest(&self, loads: &[u32]) -> Duration {
+        (self.time + Duration::from_secs(30)) * loads.len() as u32
+    }
+
     /// The client counts of the steps to run (one unless --clients lists a sweep).
     pub fn loads(&self) -> Result<Vec<u32>, Failure> {
         let a = self;

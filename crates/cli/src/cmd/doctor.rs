@@ -21,7 +21,8 @@ pub struct Args {
     #[arg(long = "iface", value_name = "IF")]
     ifaces: Vec<String>,
     /// An agent (`mtuperf serve`) on the other node: run the same checks there and
-    /// compare both ends (HOST, HOST:PORT or [IPv6]:PORT).
+    /// compare both ends (HOST, HOST:PORT or [IPv6]:PORT; with --ssh, the node as ssh
+    /// reaches it).
     #[arg(long, value_name = "HOST")]
     peer: Option<String>,
     /// Thresholds: rac (Oracle minimums FAIL) or generic (the same values WARN).
@@ -44,6 +45,8 @@ pub struct Args {
     /// Print a reviewable shell script fixing each FAIL/WARN instead of the report.
     #[arg(long, conflicts_with_all = ["json", "format"])]
     fix_script: bool,
+    #[command(flatten)]
+    ssh: crate::args::ssh::SshArgs,
 }
 
 /// The interfaces to check and how they were chosen.
@@ -81,21 +84,20 @@ fn select(a: &Args, session: Option<&Session>) -> Result<(Vec<String>, String), 
 #[allow(clippy::needless_pass_by_value)]
 /// Exit codes of doctor, as the issue asks for scripting: 0 no FAIL, 1 any FAIL, 2 any error.
 pub fn run(g: &Global, a: Args) -> CmdResult {
-    check(g, a).map_err(|f| Failure {
-        code: exit::USAGE,
-        error: f.error,
-    })
+    check(g, a).map_err(|f| common::error_code(f, exit::USAGE))
 }
 
 fn check(g: &Global, a: Args) -> CmdResult {
     let json = a.output.pick(Format::Text, &[Format::Text, Format::Json])? == Format::Json;
     let store = common::open_store(g)?;
     let started = mtuperf_engine::unix_ms();
-    let session = match &a.peer {
-        Some(p) => Some(
-            Session::connect(p, &common::connect_options(g, None)?)
-                .map_err(common::engine_failure)?,
-        ),
+    let time = a.sample + Duration::from_secs(30);
+    let peer = match &a.peer {
+        Some(p) => Some(crate::groups::ssh::asked_peer(g, &a.ssh, p, time)?),
+        None => None,
+    };
+    let session = match &peer {
+        Some(p) => Some(Session::connect(&p.target, &p.opts).map_err(common::engine_failure)?),
         None => None,
     };
     let (ifaces, selection) = select(&a, session.as_ref())?;

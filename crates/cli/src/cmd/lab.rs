@@ -1,4 +1,4 @@
-//! `mtuperf lab up|down|status|exec|serve`: parse → call mtuperf-lab → print.
+//! `mtuperf lab up|down|status|exec|serve|sshd`: parse → call mtuperf-lab → print.
 mod args;
 mod exec;
 
@@ -82,7 +82,22 @@ pub fn run(_g: &Global, a: Args) -> CmdResult {
             }
             Ok(0)
         }
+        Action::Sshd {
+            name,
+            json: as_json,
+        } => sshd(&name, as_json),
     }
+}
+
+/// `lab sshd`: one line per node, then how to use the config.
+fn sshd(name: &str, as_json: bool) -> CmdResult {
+    let r = existing(name)?.sshd().map_err(fail)?;
+    if as_json {
+        outln!("{}", json(&r)?);
+    } else {
+        out!("{}", r.render_text(name));
+    }
+    Ok(0)
 }
 
 /// `lab status`: exit 1 (with a message, or an error document with `--json`) when

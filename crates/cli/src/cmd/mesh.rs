@@ -9,7 +9,7 @@ use mtuperf_engine::mesh::{self, MeshConfig, MeshTests};
 use mtuperf_report::mesh::{self as rm, Document};
 
 use crate::common;
-use crate::exit::{CmdResult, Failure};
+use crate::exit::CmdResult;
 use crate::global::Global;
 use crate::live::mesh::Progress;
 use crate::output::{Format, Output};
@@ -28,7 +28,8 @@ enum Test {
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The nodes' agents: HOST[:PORT] or NAME=HOST[:PORT], at least two. Every agent
-    /// must run with the same --key-file as this command.
+    /// must run with the same --key-file as this command. With --ssh, the nodes as ssh
+    /// reaches them: [NAME=][USER@]HOST[:PORT].
     #[arg(required = true, num_args = 2.., value_name = "NODE")]
     nodes: Vec<String>,
     /// Only the networks inside CIDR (repeatable), like `oifcfg getif` (default:
@@ -60,6 +61,8 @@ pub struct Args {
     /// text, or json (one document, schema mtuperf.mesh/1).
     #[command(flatten)]
     output: Output,
+    #[command(flatten)]
+    ssh: crate::args::ssh::SshArgs,
 }
 
 fn parse_pair_timeout(s: &str) -> Result<Duration, String> {
@@ -70,36 +73,16 @@ fn parse_load_time(s: &str) -> Result<Duration, String> {
     common::duration_in(s, Duration::from_millis(100), Duration::from_mins(1))
 }
 
-/// NAME=HOST[:PORT] or HOST[:PORT].
-fn node(s: &str) -> (Option<String>, String) {
-    match s.split_once('=') {
-        Some((name, host)) if !name.is_empty() => (Some(name.to_string()), host.to_string()),
-        _ => (None, s.to_string()),
-    }
-}
-
 // The dispatcher hands every subcommand its Args by value.
 #[allow(clippy::needless_pass_by_value)]
 pub fn run(g: &Global, a: Args) -> CmdResult {
     a.output
         .pick(Format::Text, &[Format::Text, Format::Json])
         .and_then(|f| measure(g, &a, f == Format::Json))
-        .map_err(|f| Failure {
-            code: MESH_ERROR,
-            error: f.error,
-        })
+        .map_err(|f| common::error_code(f, MESH_ERROR))
 }
 
 fn measure(g: &Global, a: &Args, json: bool) -> CmdResult {
-    let connect = common::connect_options(g, None)?;
-    if connect.key.is_none() {
-        return Err(Failure::usage(
-            "--key-file",
-            "none",
-            "the key file every node's agent runs with",
-            "mesh asks agents to test each other, which only keyed agents do: pass --key-file (or MTUPERF_KEY_FILE); `mtuperf keygen` writes one",
-        ));
-    }
     let store = common::open_store(g)?;
     let mut tests: Vec<MeshTests> = a
         .tests
@@ -113,9 +96,9 @@ fn measure(g: &Global, a: &Args, json: bool) -> CmdResult {
         .collect();
     tests.sort_unstable();
     tests.dedup();
-    let cfg = MeshConfig {
-        nodes: a.nodes.iter().map(|s| node(s)).collect(),
-        connect,
+    let mut cfg = MeshConfig {
+        nodes: Vec::new(),
+        connect: common::connect_options(g, None)?,
         nets: a.nets.clone(),
         expect: a.expect,
         tests,
@@ -124,11 +107,17 @@ fn measure(g: &Global, a: &Args, json: bool) -> CmdResult {
         pair_timeout: a.pair_timeout,
         load_time: a.time,
     };
+    // Agents started over SSH (--ssh) are stopped when `agents` goes, however this ends.
+    let agents = crate::groups::ssh::mesh_agents(&a.ssh, &a.nodes, &mut cfg)?;
     let stop = common::interrupt_flag();
     let progress = Progress::new(json);
     let result = mesh::run(&cfg, &stop, &progress);
     progress.bar.finish_and_clear();
-    let mut doc = Document::new(result.map_err(common::engine_failure)?);
+    let mut result = result.map_err(common::engine_failure)?;
+    if let Some(agents) = &agents {
+        mtuperf_engine::ssh::mesh::add_failed(&mut result, &agents.fleet);
+    }
+    let mut doc = Document::new(result);
     doc.run_id = common::store_record(
         store.as_ref(),
         &doc,

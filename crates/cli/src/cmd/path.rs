@@ -2,6 +2,7 @@
 //! what breaks it. Exit codes of its own (docs/path.md): 0 the path carries --expect,
 //! 1 it does not (the verdict says why), 2 any error, an unreachable agent included.
 use std::net::IpAddr;
+use std::time::Duration;
 
 use mtuperf_engine::client::{self, Session};
 use mtuperf_engine::config::{bounds, PathConfig};
@@ -19,16 +20,17 @@ const PATH_ERROR: u8 = 2;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The agent (HOST, HOST:PORT or [IPv6]:PORT); with --icmp or --hops, any host.
+    /// The agent (HOST, HOST:PORT or [IPv6]:PORT); with --icmp or --hops, any host;
+    /// with --ssh, the node as ssh reaches it ([USER@]HOST[:PORT]).
     target: String,
     /// Local address to send from (chooses the interface).
     #[arg(long, value_name = "LOCAL_ADDR")]
     bind: Option<IpAddr>,
     /// No agent: ICMP echo with DF (measures the smaller of the two directions).
-    #[arg(long, conflicts_with = "hops")]
+    #[arg(long, conflicts_with_all = ["hops", "ssh"])]
     icmp: bool,
     /// No agent: per-hop discovery like tracepath (each hop's address and reported MTU).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "ssh")]
     hops: bool,
     /// IP packet size the path must carry in both directions for exit 0, 576 to 65535
     /// (default: the local interface MTU toward HOST).
@@ -41,6 +43,8 @@ pub struct Args {
     /// in the path document.
     #[command(flatten)]
     placement: crate::placement_args::CpuArgs,
+    #[command(flatten)]
+    ssh: crate::args::ssh::SshArgs,
 }
 
 // The dispatcher hands every subcommand its Args by value.
@@ -49,10 +53,7 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
     a.output
         .pick(Format::Text, &[Format::Text, Format::Json])
         .and_then(|f| measure(g, &a, f == Format::Json))
-        .map_err(|f| Failure {
-            code: PATH_ERROR,
-            error: f.error,
-        })
+        .map_err(|f| common::error_code(f, PATH_ERROR))
 }
 
 fn measure(g: &Global, a: &Args, json: bool) -> CmdResult {
@@ -73,8 +74,9 @@ fn measure(g: &Global, a: &Args, json: bool) -> CmdResult {
             Document::hops(path::hops::run(ip, a.expect).map_err(common::engine_failure)?)
         }
     } else {
-        let opts = common::connect_options(g, a.bind)?;
-        let session = Session::connect(&a.target, &opts).map_err(common::engine_failure)?;
+        // A path search takes seconds; the agent's lifetime allows minutes.
+        let peer = crate::groups::ssh::peer(g, &a.ssh, &a.target, a.bind, Duration::from_mins(2))?;
+        let session = Session::connect(&peer.target, &peer.opts).map_err(common::engine_failure)?;
         let mut live = Live::new();
         let result = path::run_observed(
             &session,

@@ -16,7 +16,8 @@ use crate::output::{Format, Output};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The agent: HOST, HOST:PORT or [IPv6]:PORT (default port 7878).
+    /// The agent: HOST, HOST:PORT or [IPv6]:PORT (default port 7878); with --ssh, the
+    /// node as ssh reaches it ([USER@]HOST[:PORT]).
     target: String,
     /// Local address to send from (chooses the interface).
     #[arg(long, value_name = "LOCAL_ADDR")]
@@ -25,7 +26,7 @@ pub struct Args {
     /// HOST[:PORT]): --clients and --rate are totals split over them, --threads is per
     /// host, --workers per host's session on TARGET. Needs --key-file (every agent's key).
     #[arg(long = "from", value_name = "HOST[:PORT]", value_delimiter = ',',
-          conflicts_with_all = ["bind", "bidir", "interval", "cpu", "agent_cpu"])]
+          conflicts_with_all = ["bind", "bidir", "interval", "cpu", "agent_cpu", "ssh"])]
     from: Vec<String>,
     #[command(flatten)]
     test: RrArgs,
@@ -38,13 +39,15 @@ pub struct Args {
     label: Option<String>,
     #[command(flatten)]
     placement: crate::placement_args::PlacementArgs,
+    #[command(flatten)]
+    ssh: crate::args::ssh::SshArgs,
 }
 
 pub fn run(g: &Global, a: &Args) -> CmdResult {
     let json = a.output.pick(Format::Text, &[Format::Text, Format::Json])? == Format::Json;
     let loads = a.test.loads()?;
     let store = common::open_store(g)?;
-    let opts = common::connect_options(g, a.bind)?;
+    let peer = crate::groups::ssh::peer(g, &a.ssh, &a.target, a.bind, a.test.longest(&loads))?;
     let stop = common::interrupt_flag();
     let live = a.test.interval.is_some() && !json;
     let printer = Printer {
@@ -55,9 +58,9 @@ pub fn run(g: &Global, a: &Args) -> CmdResult {
     };
     // With --from, this host sends nothing to the target: the hosts' agents do.
     let session = if a.from.is_empty() {
-        Some(Session::connect(&a.target, &opts).map_err(common::engine_failure)?)
+        Some(Session::connect(&peer.target, &peer.opts).map_err(common::engine_failure)?)
     } else {
-        crate::args::rr::check_from(&a.from, &loads, opts.key.is_some())?;
+        crate::args::rr::check_from(&a.from, &loads, peer.opts.key.is_some())?;
         None
     };
     let group = match (&store, loads.len() > 1) {
@@ -77,15 +80,13 @@ pub fn run(g: &Global, a: &Args) -> CmdResult {
             ..a.test.config(clients)
         };
         printer.clients.store(clients, Ordering::Relaxed);
+        let s = if clients == 1 { "" } else { "s" };
         if printer.live {
-            outln!(
-                "step: {clients} client{}",
-                if clients == 1 { "" } else { "s" }
-            );
+            outln!("step: {clients} client{s}");
         }
         let result = match &session {
             Some(s) => rr::run(s, &params, &stop, &printer),
-            None => rr::run_from(&a.from, &a.target, &opts, &params, &stop),
+            None => rr::run_from(&a.from, &a.target, &peer.opts, &params, &stop),
         };
         let result = match result {
             Ok(r) => r,

@@ -1,8 +1,7 @@
 //! `mtuperf serve`: the agent.
 use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
+use std::sync::{atomic::AtomicBool, Arc};
 use std::time::Duration;
 
 use ipnet::IpNet;
@@ -60,6 +59,12 @@ pub struct Args {
     /// (kernel list syntax, e.g. 0-3). Default: every online CPU.
     #[arg(long, value_name = "LIST", value_parser = crate::placement_args::parse_local_cpus)]
     cpus: Option<crate::placement_args::CpuList>,
+    /// Exit by itself after DURATION (1s to 30d), sessions running or not.
+    #[arg(long, value_name = "DURATION", value_parser = |s: &str| common::duration_in(s, Duration::from_secs(1), Duration::from_hours(720)))]
+    lifetime: Option<Duration>,
+    /// Started by another mtuperf's `--ssh` (key and addresses on stdin; docs/mesh.md).
+    #[arg(long, hide = true, requires = "lifetime", conflicts_with_all = ["binds", "allow"])]
+    ssh_stdio: bool,
     #[command(flatten)]
     watch: crate::args::watch::WatchArgs,
 }
@@ -91,14 +96,8 @@ fn logger(format: LogFormat) -> mtuperf_engine::agent::LogFn {
 
 pub fn run(g: &Global, a: Args) -> CmdResult {
     let defaults = a.binds.is_empty();
-    let ips = if defaults {
-        vec![
-            IpAddr::V4(Ipv4Addr::UNSPECIFIED),
-            IpAddr::V6(Ipv6Addr::UNSPECIFIED),
-        ]
-    } else {
-        a.binds.clone()
-    };
+    let any: [IpAddr; 2] = [Ipv4Addr::UNSPECIFIED.into(), Ipv6Addr::UNSPECIFIED.into()];
+    let ips = if defaults { &any[..] } else { &a.binds[..] };
     let mut config = AgentConfig::new(ips.iter().map(|ip| SocketAddr::new(*ip, a.port)).collect());
     config.key = load_key(g.key_file.as_deref())?;
     config.limits = Limits {
@@ -116,16 +115,14 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
     config.log = logger(a.log_format);
     // Counters and the test gate are shared: the clone sees what the agent counts.
     let shared = config.clone();
-    let agent = match Agent::bind(config.clone()) {
-        Ok(agent) => agent,
-        // A host without IPv6 still serves IPv4 when no address was given.
-        Err(_) if defaults => {
-            config.binds.truncate(1);
-            Agent::bind(config).map_err(|e| Failure::new(exit::FAILED, common::engine_error(e)))?
-        }
-        Err(e) => return Err(Failure::new(exit::FAILED, e)),
-    };
     let shutdown = Arc::new(AtomicBool::new(false));
+    if let Some(l) = a.lifetime {
+        crate::groups::ssh::lifetime(l, shutdown.clone(), &config);
+    }
+    let agent = match a.lifetime.filter(|_| a.ssh_stdio) {
+        Some(l) => crate::groups::ssh::node_agent(config, l, &shutdown)?,
+        None => bind(config, defaults)?,
+    };
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         let _ = signal_hook::flag::register(sig, shutdown.clone());
     }
@@ -135,4 +132,15 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
         let _ = t.join();
     }
     Ok(0)
+}
+
+fn bind(mut config: AgentConfig, defaults: bool) -> Result<Agent, Failure> {
+    let first = Agent::bind(config.clone());
+    // A host without IPv6 still serves IPv4 when no address was given.
+    if first.is_err() && defaults {
+        config.binds.truncate(1);
+        return Agent::bind(config)
+            .map_err(|e| Failure::new(exit::FAILED, common::engine_error(e)));
+    }
+    first.map_err(|e| Failure::new(exit::FAILED, e))
 }

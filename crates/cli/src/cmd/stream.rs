@@ -15,7 +15,8 @@ use crate::output::{Format, Output};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The agent: HOST, HOST:PORT or [IPv6]:PORT (default port 7878).
+    /// The agent: HOST, HOST:PORT or [IPv6]:PORT (default port 7878); with --ssh, the
+    /// node as ssh reaches it ([USER@]HOST[:PORT]).
     target: String,
     /// Local address to send from (chooses the interface).
     #[arg(long, value_name = "LOCAL_ADDR")]
@@ -35,6 +36,8 @@ pub struct Args {
     placement: crate::placement_args::PlacementArgs,
     #[command(flatten)]
     udp: super::stream_udp::UdpArgs,
+    #[command(flatten)]
+    ssh: crate::args::ssh::SshArgs,
 }
 
 fn udp_common(a: &Args, json: bool) -> super::stream_udp::Common<'_> {
@@ -65,7 +68,8 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
     }
     let params = a.test.params(a.placement.agent_cpus())?;
     let store = common::open_store(g)?;
-    let opts = common::connect_options(g, a.bind)?;
+    let time = (a.test.time + std::time::Duration::from_secs(30)) * a.repeat;
+    let peer = crate::groups::ssh::peer(g, &a.ssh, &a.target, a.bind, time)?;
     let stop = common::interrupt_flag();
     let printer = Printer {
         live: a.test.interval.is_some() && !json,
@@ -74,7 +78,7 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
     };
     let mut runs = Vec::new();
     for i in 0..a.repeat {
-        let session = Session::connect(&a.target, &opts).map_err(common::engine_failure)?;
+        let session = Session::connect(&peer.target, &peer.opts).map_err(common::engine_failure)?;
         let progress = crate::progress::timed(&params.request, json || printer.live);
         if let Ok(mut bar) = printer.bar.lock() {
             *bar = progress.clone();

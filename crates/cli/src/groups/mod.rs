@@ -16,6 +16,7 @@ pub mod demo;
 pub mod demo_cluster;
 mod reports;
 mod run;
+pub mod ssh;
 pub mod watch;
 
 pub use reports::{adhoc_doc, group_doc, path_report};

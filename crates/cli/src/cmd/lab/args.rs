@@ -94,6 +94,15 @@ pub enum Action {
         #[arg(last = true, value_name = "AGENT_ARGS")]
         extra: Vec<String>,
     },
+    /// Start an OpenSSH server in every cluster node (keys made for the lab) and print
+    /// the `ssh -F` config that reaches them (for `mesh --ssh`).
+    Sshd {
+        #[arg(long, default_value = DEFAULT_NAME)]
+        name: String,
+        /// Print the config and each node's sshd as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 impl UpArgs {

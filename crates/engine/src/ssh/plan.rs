@@ -1,0 +1,322 @@
+//! Which addresses each node's agent listens on, whom it serves, and the address the
+//! coordinator reaches it on.
+//!
+//! - `mesh`: the interconnect addresses: every node's address on each network shared
+//!   by at least two of the nodes (as `mesh` finds networks), inside `--net` when given
+//!   (the hook `--oifcfg` fills too: a list of networks);
+//! - one peer (`path`, `rr`, `stream`, `doctor --peer`): with `--bind`, the node's
+//!   address in that address's subnet; else its address on the one network it shares
+//!   with this host (several: the user chooses with `--bind`), else the address its SSH
+//!   connection arrived on.
+//!
+//! Every agent allows only the coordinator's own addresses and the other nodes'
+//! listening addresses (a third-party test connects from one node's agent to another).
+
+use std::net::IpAddr;
+
+use ipnet::IpNet;
+use mtuperf_proto::msg::doctor::HostFacts;
+use mtuperf_proto::msg::mesh::{Discovery, IfaceAddr};
+
+use super::wire::Hello;
+use crate::mesh::{net, MeshNode};
+
+/// How the nodes' listening addresses are chosen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Plan {
+    /// Every address on a network shared by two nodes, within these (empty: all).
+    Mesh { nets: Vec<IpNet> },
+    /// One node tested from this host, on the network holding `local` when given.
+    /// `asked_only` (doctor: the agent is only asked for its facts): with several
+    /// networks shared, the address SSH arrived on rather than an error.
+    Peer {
+        local: Option<IpAddr>,
+        asked_only: bool,
+    },
+}
+
+fn mesh_node(label: &str, discovery: Discovery) -> MeshNode {
+    MeshNode {
+        label: label.to_string(),
+        agent: String::new(),
+        hostname: None,
+        error: None,
+        max_sessions: None,
+        discovery: Some(discovery),
+    }
+}
+
+/// This host as a node: its addresses only.
+fn me(own: &[IfaceAddr]) -> MeshNode {
+    mesh_node(
+        "this host",
+        Discovery {
+            facts: HostFacts::default(),
+            addrs: own.to_vec(),
+        },
+    )
+}
+
+/// Each node's addresses to listen on (in the nodes' order), or why it has none.
+pub fn binds(
+    plan: &Plan,
+    hellos: &[Option<(&str, &Hello)>],
+    own: &[IfaceAddr],
+) -> Vec<Result<Vec<IpAddr>, String>> {
+    match plan {
+        Plan::Mesh { nets } => mesh_binds(nets, hellos),
+        Plan::Peer { local, asked_only } => hellos
+            .iter()
+            .map(|h| {
+                h.map_or_else(
+                    || Err("not reached".to_string()),
+                    |(l, h)| peer_bind(*local, *asked_only, l, h, own),
+                )
+            })
+            .collect(),
+    }
+}
+
+fn mesh_binds(
+    nets: &[IpNet],
+    hellos: &[Option<(&str, &Hello)>],
+) -> Vec<Result<Vec<IpAddr>, String>> {
+    let nodes: Vec<MeshNode> = hellos
+        .iter()
+        .map(|h| match h {
+            Some((label, h)) => mesh_node(label, h.discovery.clone()),
+            None => mesh_node(
+                "",
+                Discovery {
+                    facts: HostFacts::default(),
+                    addrs: Vec::new(),
+                },
+            ),
+        })
+        .collect();
+    let networks = net::networks(&nodes, nets, None);
+    (0..nodes.len())
+        .map(|i| {
+            let mine: Vec<IpAddr> = networks
+                .iter()
+                .flat_map(|n| n.members.iter().filter(|m| m.node == i).map(|m| m.addr))
+                .collect();
+            if mine.is_empty() {
+                let within: Vec<String> = nets.iter().map(ToString::to_string).collect();
+                Err(if within.is_empty() {
+                    "no address on a network shared with another node".to_string()
+                } else {
+                    format!(
+                        "no address on a network inside --net {} shared with another node",
+                        within.join(", ")
+                    )
+                })
+            } else {
+                Ok(mine)
+            }
+        })
+        .collect()
+}
+
+fn peer_bind(
+    local: Option<IpAddr>,
+    asked_only: bool,
+    label: &str,
+    h: &Hello,
+    own: &[IfaceAddr],
+) -> Result<Vec<IpAddr>, String> {
+    let nodes = [me(own), mesh_node(label, h.discovery.clone())];
+    let shared = net::networks(&nodes, &[], None);
+    let on = |n: &crate::mesh::MeshNetwork| n.members.iter().find(|m| m.node == 1).map(|m| m.addr);
+    if let Some(l) = local {
+        // The node's address in the subnet of --bind (whatever kind it is).
+        return h
+            .addrs
+            .iter()
+            .find(|a| IpNet::new(a.addr, a.prefix).is_ok_and(|n| n.contains(&l)))
+            .map(|a| vec![a.addr])
+            .ok_or_else(|| format!("{label} has no address on the network of --bind {l}"));
+    }
+    match shared.as_slice() {
+        [one] => on(one).map(|a| vec![a]).ok_or_else(|| "no shared address".to_string()),
+        [] | [_, _, ..] if asked_only && h.ssh_server.is_some() => Ok(h.ssh_server.into_iter().collect()),
+        [] => h
+            .ssh_server
+            .map(|a| vec![a])
+            .ok_or_else(|| format!("{label} shares no network with this host and SSH_CONNECTION is unset there")),
+        many => Err(format!(
+            "{label} shares {} networks with this host ({}): choose one with --bind (this host's address on it)",
+            many.len(),
+            many.iter()
+                .filter_map(|n| Some(format!("{} ({})", n.cidr, on(n)?)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
+/// Where the coordinator reaches a node's agent: its address on a network this host
+/// has an address in, else its first.
+pub fn control(binds: &[IpAddr], own: &[IfaceAddr]) -> Option<IpAddr> {
+    let near = |b: &IpAddr| {
+        own.iter()
+            .any(|a| IpNet::new(a.addr, a.prefix).is_ok_and(|n| n.contains(b)))
+    };
+    binds.iter().find(|b| near(b)).or(binds.first()).copied()
+}
+
+/// The clients every agent allows: this host's addresses (loopback aside: the agents
+/// listen on none) and every node's listening addresses, each as a host prefix.
+pub fn allow(own: &[IfaceAddr], binds: &[Vec<IpAddr>]) -> Vec<IpNet> {
+    let mut v: Vec<IpNet> = own
+        .iter()
+        .map(|a| a.addr)
+        .filter(|a| !a.is_loopback())
+        .chain(binds.iter().flatten().copied())
+        .map(IpNet::from)
+        .collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hello(addrs: &[(&str, &str, u8)], server: Option<&str>) -> Hello {
+        Hello {
+            version: "v".into(),
+            discovery: Discovery {
+                facts: HostFacts::default(),
+                addrs: addrs
+                    .iter()
+                    .map(|(i, a, p)| IfaceAddr {
+                        iface: (*i).into(),
+                        addr: a.parse().unwrap(),
+                        prefix: *p,
+                    })
+                    .collect(),
+            },
+            ssh_server: server.map(|s| s.parse().unwrap()),
+            ssh_client: None,
+            addrs: addrs
+                .iter()
+                .map(|(i, a, p)| IfaceAddr {
+                    iface: (*i).into(),
+                    addr: a.parse().unwrap(),
+                    prefix: *p,
+                })
+                .collect(),
+        }
+    }
+
+    fn ips(v: &[&str]) -> Vec<IpAddr> {
+        v.iter().map(|s| s.parse().unwrap()).collect()
+    }
+
+    #[test]
+    fn mesh_binds_only_networks_shared_by_two_nodes() {
+        let n1 = hello(
+            &[
+                ("pub", "10.0.0.1", 24),
+                ("ic1", "192.168.1.1", 24),
+                ("ic2", "192.168.2.1", 24),
+            ],
+            None,
+        );
+        let n2 = hello(
+            &[
+                ("pub", "10.0.0.2", 24),
+                ("ic1", "192.168.1.2", 24),
+                ("ic2", "192.168.2.2", 24),
+                ("x", "172.16.0.2", 24),
+            ],
+            None,
+        );
+        let n3 = hello(&[("pub", "10.9.0.3", 24)], None);
+        let hs = [
+            Some(("n1", &n1)),
+            Some(("n2", &n2)),
+            Some(("n3", &n3)),
+            None,
+        ];
+        let plan = Plan::Mesh {
+            nets: vec!["192.168.0.0/16".parse().unwrap()],
+        };
+        let b = binds(&plan, &hs, &[]);
+        assert_eq!(b[0], Ok(ips(&["192.168.1.1", "192.168.2.1"])));
+        assert_eq!(b[1], Ok(ips(&["192.168.1.2", "192.168.2.2"])));
+        assert!(
+            b[2].as_ref().unwrap_err().contains("--net 192.168.0.0/16"),
+            "{:?}",
+            b[2]
+        );
+        assert!(b[3].is_err());
+        // Without --net the public network is shared too.
+        let b = binds(&Plan::Mesh { nets: vec![] }, &hs, &[]);
+        assert_eq!(b[0], Ok(ips(&["10.0.0.1", "192.168.1.1", "192.168.2.1"])));
+    }
+
+    #[test]
+    fn a_peer_binds_its_address_on_the_shared_network() {
+        let own = hello(
+            &[("ic1", "192.168.1.1", 24), ("ic2", "192.168.2.1", 24)],
+            None,
+        );
+        let peer = |local: Option<&str>, asked_only: bool, h: &Hello| {
+            let plan = Plan::Peer {
+                local: local.map(|l| l.parse().unwrap()),
+                asked_only,
+            };
+            binds(&plan, &[Some(("n2", h))], &own.discovery.addrs).remove(0)
+        };
+        let one = hello(
+            &[("ic1", "192.168.1.2", 24), ("pub", "10.0.0.2", 24)],
+            Some("10.0.0.2"),
+        );
+        assert_eq!(peer(None, false, &one), Ok(ips(&["192.168.1.2"])));
+        let two = hello(
+            &[("ic1", "192.168.1.2", 24), ("ic2", "192.168.2.2", 24)],
+            Some("10.0.0.2"),
+        );
+        let e = peer(None, false, &two).unwrap_err();
+        assert!(
+            e.contains("2 networks") && e.contains("--bind") && e.contains("192.168.2.2"),
+            "{e}"
+        );
+        assert_eq!(
+            peer(Some("192.168.2.1"), false, &two),
+            Ok(ips(&["192.168.2.2"]))
+        );
+        assert!(peer(Some("172.16.0.1"), false, &two)
+            .unwrap_err()
+            .contains("--bind 172.16.0.1"));
+        // Only asked (doctor): where SSH arrived rather than an error.
+        assert_eq!(peer(None, true, &two), Ok(ips(&["10.0.0.2"])));
+        // Nothing shared: where SSH arrived.
+        let far = hello(&[("pub", "10.0.0.2", 24)], Some("10.0.0.2"));
+        assert_eq!(peer(None, false, &far), Ok(ips(&["10.0.0.2"])));
+    }
+
+    #[test]
+    fn control_prefers_a_near_address_and_allow_lists_hosts() {
+        let own = hello(&[("lo", "127.0.0.1", 8), ("ic2", "192.168.2.1", 24)], None)
+            .discovery
+            .addrs;
+        assert_eq!(
+            control(&ips(&["192.168.1.2", "192.168.2.2"]), &own),
+            Some(ips(&["192.168.2.2"])[0])
+        );
+        assert_eq!(
+            control(&ips(&["10.1.1.1"]), &own),
+            Some(ips(&["10.1.1.1"])[0])
+        );
+        let a = allow(
+            &own,
+            &[ips(&["192.168.2.2"]), ips(&["192.168.2.3", "192.168.2.2"])],
+        );
+        let a: Vec<String> = a.iter().map(ToString::to_string).collect();
+        assert_eq!(a, ["192.168.2.1/32", "192.168.2.2/32", "192.168.2.3/32"]);
+    }
+}
