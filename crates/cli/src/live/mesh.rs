@@ -2,7 +2,7 @@
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use mtuperf_engine::mesh::{MeshNetwork, MeshNode, MeshObserver, PairResult};
+use mtuperf_engine::mesh::{MeshNetwork, MeshNode, MeshObserver, PairResult, Plan};
 
 /// A progress bar on stderr (only on a terminal): pairs done of the phase, ETA.
 pub struct Progress {
@@ -34,6 +34,19 @@ impl MeshObserver for Progress {
             nodes.len(),
             nets.join(", ")
         ));
+    }
+    /// Said on stderr in every format (JSON included): how long the run may take.
+    fn plan(&self, plan: &Plan) {
+        let line = format!(
+            "  {} pairs; deadline {} from the start (if every pair test took its whole deadline)",
+            plan.pairs,
+            humantime::format_duration(Duration::from_secs(plan.deadline.as_secs()))
+        );
+        if self.bar.is_hidden() {
+            eprintln!("{line}");
+        } else {
+            self.bar.println(line);
+        }
     }
     fn phase(&self, name: &str, total: usize) {
         self.bar.set_length(total as u64);
