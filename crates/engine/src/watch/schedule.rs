@@ -23,6 +23,9 @@ use crate::unix_ms;
 
 /// How often the cycle looks at its deadline and the shutdown flag.
 const POLL: Duration = Duration::from_millis(200);
+/// A check's own waits end this long before the cycle's deadline, so that a silent
+/// peer's check has ended (with its own error) when the next cycle may start.
+const GRACE: Duration = Duration::from_secs(1);
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     match m.lock() {
@@ -171,6 +174,7 @@ impl Watcher<'_> {
         let started_unix_ms = unix_ms();
         let deadline = cycle_deadline(&self.cfg);
         let until = start + deadline;
+        let checks_until = start + deadline.saturating_sub(GRACE.min(deadline / 4));
         let cancel = Arc::new(AtomicBool::new(false));
         let (tx, rx) = mpsc::channel();
         let mut queue: VecDeque<String> = self.cfg.peers.iter().cloned().collect();
@@ -179,7 +183,7 @@ impl Watcher<'_> {
         while !shutdown.load(Ordering::Relaxed) && Instant::now() < until {
             while running.len() < fan_out {
                 let Some(peer) = queue.pop_front() else { break };
-                if self.start(peer.clone(), until, &cancel, &tx, number) {
+                if self.start(peer.clone(), checks_until, &cancel, &tx, number) {
                     running.insert(peer);
                 } else {
                     let why = "not checked this cycle: its last check has not ended".into();
@@ -192,13 +196,17 @@ impl Watcher<'_> {
             self.collect(&rx, number, &mut running, until, sink);
         }
         cancel.store(true, Ordering::Relaxed);
-        if !shutdown.load(Ordering::Relaxed) {
-            for peer in queue {
-                let why = "not checked this cycle: the cycle's deadline came first".into();
-                self.report(failed(&peer, why), sink);
-            }
+        // At shutdown nothing more is said: the checks cut were not late.
+        let stopping = shutdown.load(Ordering::Relaxed);
+        let late: Vec<String> = if stopping {
+            Vec::new()
+        } else {
+            running.into_iter().collect()
+        };
+        for peer in queue.iter().filter(|_| !stopping) {
+            let why = "not checked this cycle: the cycle's deadline came first".into();
+            self.report(failed(peer, why), sink);
         }
-        let late: Vec<String> = running.into_iter().collect();
         for peer in &late {
             let why = format!(
                 "no result within the cycle's deadline ({:.1} s)",

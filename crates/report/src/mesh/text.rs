@@ -197,15 +197,17 @@ fn net_summary(o: &mut String, d: &Document, say: &Say<'_>, ni: usize, net: &Mes
 }
 
 /// "interrupted after 3.2 s: measured path 14 of 40 pairs; 26 pair tests not measured".
+/// "45m 25s", "40s": a deadline to the second.
+fn whole_secs(ms: u64) -> String {
+    humantime::format_duration(std::time::Duration::from_secs(ms / 1000)).to_string()
+}
+
 pub(crate) fn stopped_line(d: &Document) -> Option<String> {
     let r = &d.result;
     let why = if r.interrupted {
         format!("interrupted after {:.1} s", r.elapsed_ms as f64 / 1000.0)
     } else if r.deadline_passed {
-        format!(
-            "the run's deadline ({:.0} s) passed",
-            r.deadline_ms as f64 / 1000.0
-        )
+        format!("the run's deadline ({}) passed", whole_secs(r.deadline_ms))
     } else {
         return None;
     };
@@ -231,7 +233,7 @@ pub fn text(d: &Document) -> String {
         .collect();
     let _ = writeln!(
         o,
-        "mesh: {}\ntests {}; {}; {:.1} s (deadline {:.0} s), started {}",
+        "mesh: {}\ntests {}; {}; {:.1} s of a {} deadline, started {}",
         d.headline,
         tests.join(", "),
         r.expect.map_or(
@@ -239,7 +241,7 @@ pub fn text(d: &Document) -> String {
             |e| format!("expect {e}")
         ),
         r.elapsed_ms as f64 / 1000.0,
-        r.deadline_ms as f64 / 1000.0,
+        whole_secs(r.deadline_ms),
         d.started
     );
     if let Some(line) = stopped_line(d) {
