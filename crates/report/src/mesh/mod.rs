@@ -49,6 +49,26 @@ impl Document {
     }
 }
 
+/// Reads a stored mesh document. A document of another schema version (mesh/1 stored
+/// sentences where mesh/2 stores typed findings) is refused by name.
+///
+/// # Errors
+/// The document is not a `mtuperf.mesh/2` document.
+pub fn decode(document: &str) -> Result<Document, serde_json::Error> {
+    #[derive(Deserialize)]
+    struct Head {
+        schema: String,
+    }
+    let head: Head = serde_json::from_str(document)?;
+    if head.schema != SCHEMA {
+        return Err(serde::de::Error::custom(format!(
+            "schema {} is not read by this version, which reads {SCHEMA} (typed findings); run the mesh again",
+            head.schema
+        )));
+    }
+    serde_json::from_str(document)
+}
+
 /// "5 nodes, 2 networks, 40 pairs: 2 findings" / "...: every path carries ...".
 pub fn headline(r: &MeshResult) -> String {
     let what = format!(

@@ -288,3 +288,22 @@ fn peer_text_is_escaped() {
     assert!(!t.contains('\u{1b}') && t.contains("n2\\x1b[31m"), "{t}");
     assert!(t.contains("closed\\nfake log line"), "{t}");
 }
+
+#[test]
+fn a_mesh_1_document_is_refused_by_name() {
+    let old = r#"{"schema":"mtuperf.mesh/1","run_id":1,"findings":[{"kind":"test_failed","summary":"x","evidence":"y","next":"z"}]}"#;
+    let e = super::decode(old).unwrap_err().to_string();
+    assert!(
+        e.contains("schema mtuperf.mesh/1 is not read by this version, which reads mtuperf.mesh/2"),
+        "{e}"
+    );
+    let d = doc(
+        nodes(2),
+        vec![network(0, 2, &|_| 9000)],
+        pairs(0, 2, &|_, _| good()),
+        &[],
+    );
+    let back = super::decode(&serde_json::to_string(&d).unwrap()).unwrap();
+    assert_eq!(back.result.findings, d.result.findings);
+    assert_eq!(back.result.cells, d.result.cells);
+}
