@@ -2,7 +2,7 @@
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use mtuperf_engine::mesh::{MeshNetwork, MeshNode, MeshObserver, PairResult, Plan};
+use mtuperf_engine::mesh::{MeshNetwork, MeshNode, MeshObserver, MeshTests, PairResult, Plan};
 
 /// A progress bar on stderr (only on a terminal): pairs done of the phase, ETA.
 pub struct Progress {
@@ -48,7 +48,7 @@ impl MeshObserver for Progress {
             self.bar.println(line);
         }
     }
-    fn phase(&self, name: &str, total: usize) {
+    fn phase(&self, test: MeshTests, total: usize) {
         self.bar.set_length(total as u64);
         self.bar.set_position(0);
         self.bar.reset_eta();
@@ -58,7 +58,12 @@ impl MeshObserver for Progress {
             )
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
         );
-        self.bar.set_message(name.to_string());
+        self.bar.set_message(match test {
+            MeshTests::Path => "path",
+            MeshTests::Rr => "rr",
+            MeshTests::Stream => "stream",
+            MeshTests::Doctor => "doctor",
+        });
     }
     fn pair_done(&self, _pair: &PairResult) {
         self.bar.inc(1);

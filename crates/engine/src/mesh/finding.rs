@@ -4,7 +4,7 @@
 use mtuperf_proto::msg::mesh::StopKind;
 use serde::{Deserialize, Serialize};
 
-use super::model::TestFailureAt;
+use super::outcome::TestFailureAt;
 
 /// One direction as the diagnosis read it: a finding's evidence.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -19,6 +19,7 @@ mod health;
 pub mod model;
 pub mod net;
 pub mod orchestrate;
+pub mod outcome;
 mod pair;
 pub mod plan;
 pub mod schedule;

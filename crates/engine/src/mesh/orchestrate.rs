@@ -26,8 +26,8 @@ pub trait MeshObserver: Sync {
     fn discovered(&self, _nodes: &[MeshNode], _networks: &[MeshNetwork]) {}
     /// The plan and the run's deadline, once the nodes are discovered.
     fn plan(&self, _plan: &Plan) {}
-    /// A phase starts: "path", "rr", "stream", with its number of pair tests.
-    fn phase(&self, _name: &str, _total: usize) {}
+    /// A phase starts: path, rr or stream tests, with its number of pair tests.
+    fn phase(&self, _test: MeshTests, _total: usize) {}
     fn pair_done(&self, _pair: &PairResult) {}
 }
 
@@ -99,7 +99,7 @@ fn retryable(e: &PairError) -> bool {
 /// are done.
 fn path_phase(ctx: &Ctx<'_>, jobs: &[Job], obs: &dyn MeshObserver, pairs: &mut [PairResult]) {
     let test = (MeshTests::Path, ThirdPartyTest::Path);
-    obs.phase("path", jobs.len());
+    obs.phase(MeshTests::Path, jobs.len());
     let timeout = ctx.cfg.pair_timeout;
     let first = run_jobs(ctx, jobs, test, ctx.cfg.per_node, &|_| timeout, obs);
     let mut again: Vec<(Job, Duration)> = Vec::new();
@@ -125,7 +125,7 @@ fn path_phase(ctx: &Ctx<'_>, jobs: &[Job], obs: &dyn MeshObserver, pairs: &mut [
             .find(|a| a.0 == *j)
             .map_or(Duration::ZERO, |a| a.1)
     };
-    for (j, outcome, took) in run_jobs(ctx, &jobs, test, 1, &budget, &super::QuietMesh) {
+    for (j, outcome, took) in run_jobs(ctx, &jobs, test, 1, &budget, &QuietMesh) {
         let Some(p) = pair_of(pairs, &j) else {
             continue;
         };
@@ -176,14 +176,7 @@ fn load_phase(
         }
         kept.push(go);
     }
-    obs.phase(
-        if test.0 == MeshTests::Rr {
-            "rr"
-        } else {
-            "stream"
-        },
-        kept.iter().map(Vec::len).sum(),
-    );
+    obs.phase(test.0, kept.iter().map(Vec::len).sum());
     let budget = ctx.cfg.pair_timeout + ctx.cfg.load_time;
     for round in &kept {
         for (j, outcome, took) in run_jobs(ctx, round, test, 1, &|_| budget, obs) {
