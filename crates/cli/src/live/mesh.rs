@@ -1,4 +1,5 @@
 //! `mesh`'s progress on a terminal: discovery, then pairs done of each phase with ETA.
+use std::io::Write as _;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -43,7 +44,8 @@ impl MeshObserver for Progress {
             humantime::format_duration(Duration::from_secs(plan.deadline.as_secs()))
         );
         if self.bar.is_hidden() {
-            eprintln!("{line}");
+            // A closed stderr is not worth a panic (nor a failed run).
+            let _ = writeln!(std::io::stderr(), "{line}");
         } else {
             self.bar.println(line);
         }

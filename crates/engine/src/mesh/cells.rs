@@ -46,6 +46,7 @@ pub fn diagnose(
                 Finding::Unreachable {
                     agent: n.agent.clone(),
                     error: err.clone(),
+                    ssh_step: None,
                 },
             ));
         }

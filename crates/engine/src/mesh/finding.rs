@@ -56,6 +56,22 @@ pub enum Silence {
     NoResult,
 }
 
+/// The step at which `mesh --ssh` could not start a node's agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StartStep {
+    /// Reaching the node (ssh itself, the login, the private directory).
+    Connect,
+    /// Copying the binary (architecture, transfer, checksum).
+    Copy,
+    /// Starting the agent (hello, bind, ready).
+    Start,
+    /// Choosing its addresses (no interconnect found on it).
+    Plan,
+    /// The run was stopped before the node was ready.
+    Interrupted,
+}
+
 /// An interface offload `--tests doctor` compares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -132,8 +148,14 @@ pub enum Finding {
         count: usize,
         examples: Vec<TestFailureAt>,
     },
-    /// The node's agent could not be asked for its interfaces.
-    Unreachable { agent: String, error: String },
+    /// The node's agent could not be asked for its interfaces; with `ssh_step`, it
+    /// could not be started over SSH (`mesh --ssh`), at that step.
+    Unreachable {
+        agent: String,
+        error: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ssh_step: Option<StartStep>,
+    },
     /// The node went silent `at_ms` into the run, after the orchestrator waited
     /// `waited_ms` on it; `not_measured` pair tests with it were not measured.
     NodeSilent {

@@ -31,7 +31,7 @@ mod diagnose_tests;
 pub use cells::{diagnose, verdict_of, SilentNode, EXAMPLES};
 pub use finding::{
     Claim, Contradiction, Finding, FindingKind, Implausible, MeshFinding, Offload, Seen, Setting,
-    Silence,
+    Silence, StartStep,
 };
 pub use health::{LIVENESS_AFTER, PROBE_EVERY, PROBE_WAIT};
 pub use model::{

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use mtuperf_engine::mesh::{
     Claim, Contradiction, Finding, Implausible, MeshFinding, MeshTests, Offload, PairError, Seen,
-    Setting, Silence, TestFailureAt, PROBE_WAIT,
+    Setting, Silence, StartStep, TestFailureAt, PROBE_WAIT,
 };
 use mtuperf_proto::msg::mesh::StopKind;
 use mtuperf_proto::msg::Refusal;
@@ -134,18 +134,11 @@ impl<'a> Say<'a> {
             | Finding::Asymmetric { .. }
             | Finding::Limited { .. } => self.path_finding(f, &on, &n),
             Finding::TestsFailed { count, examples } => self.failed(f.net, *count, examples),
-            Finding::Unreachable { agent, error } => Words {
-                summary: format!(
-                    "node {n}: its agent at {} could not be asked: {}",
-                    esc(agent),
-                    esc(error)
-                ),
-                evidence: "discovery failed; no pair with this node was tested".into(),
-                next: format!(
-                    "start a keyed agent on {n} (mtuperf serve --key-file ...) and check the orchestrator can reach {}",
-                    esc(agent)
-                ),
-            },
+            Finding::Unreachable {
+                agent,
+                error,
+                ssh_step,
+            } => unreachable(&n, agent, error, *ssh_step),
             Finding::NodeSilent {
                 silence,
                 at_ms,
@@ -302,6 +295,38 @@ impl Say<'_> {
                 next: String::new(),
             },
         }
+    }
+}
+
+fn unreachable(n: &str, agent: &str, error: &str, ssh_step: Option<StartStep>) -> Words {
+    let (agent, error) = (esc(agent), esc(error));
+    let Some(step) = ssh_step else {
+        return Words {
+            summary: format!("node {n}: its agent at {agent} could not be asked: {error}"),
+            evidence: "discovery failed; no pair with this node was tested".into(),
+            next: format!(
+                "start a keyed agent on {n} (mtuperf serve --key-file ...) and check the orchestrator can reach {agent}"
+            ),
+        };
+    };
+    let ssh = agent.strip_prefix("ssh ").unwrap_or(&agent);
+    let (name, next) = match step {
+        StartStep::Connect => ("ssh", format!(
+            "check that `ssh -o BatchMode=yes {ssh} true` works from this host without a prompt (sshd running, your key in its authorized_keys, its host key in your known_hosts), with the same --ssh-command"
+        )),
+        StartStep::Copy => ("copy", format!(
+            "install this mtuperf version on {ssh} (on its PATH), or check that a private temporary directory there allows programs to run"
+        )),
+        StartStep::Start => ("agent", format!("run `mtuperf serve` on {ssh} by hand to see why the agent does not start")),
+        StartStep::Plan => ("addresses", "choose the interconnect with --net (every node needs an address on a network shared with another node)".into()),
+        StartStep::Interrupted => ("interrupted", "run again".into()),
+    };
+    Words {
+        summary: format!("node {n}: {error}"),
+        evidence: format!(
+            "its agent could not be started over SSH (step: {name}); no pair with this node was tested"
+        ),
+        next,
     }
 }
 
