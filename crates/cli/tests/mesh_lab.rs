@@ -153,19 +153,29 @@ fn mesh_names_a_low_nic_and_a_bad_switch_port_on_two_networks() {
         ),
         (Some("switch_port"), Some(3), Some(1))
     );
-    let s = nic["summary"].as_str().unwrap();
-    assert!(
-        s.contains("node n2's NIC net1 on net A (198.19.1.0/24) is MTU 1500, the others 9000"),
-        "{s}"
+    assert_eq!(
+        (
+            nic["iface"].as_str(),
+            nic["mtu"].as_u64(),
+            nic["others"].as_u64()
+        ),
+        (Some("net1"), Some(1500), Some(9000)),
+        "{nic}"
     );
-    let s = port["summary"].as_str().unwrap();
-    assert!(s.contains("node n4 on net B (198.19.2.0/24): every path through it stops above 1500 in both directions, silently, while its NIC (net2) says 9000"), "{s}");
-    assert!(s.contains("switch port"), "{s}");
-    for f in findings {
-        assert!(
-            !f["evidence"].as_str().unwrap().is_empty() && !f["next"].as_str().unwrap().is_empty()
-        );
-    }
+    assert_eq!(
+        (
+            port["iface"].as_str(),
+            port["nic_mtu"].as_u64(),
+            port["mtu"].as_u64()
+        ),
+        (Some("net2"), Some(9000), Some(1500)),
+        "{port}"
+    );
+    // Each finding carries its evidence: the directions it explains, what each did.
+    assert_eq!(nic["directions"].as_array().unwrap().len(), 8, "{nic}");
+    let port_dirs = port["directions"].as_array().unwrap();
+    assert_eq!(port_dirs.len(), 8, "{port}");
+    assert!(port_dirs.iter().all(|d| d["stop"] == "silent"), "{port}");
 
     // One run in the history: show (text and JSON), export and the HTML grid read it.
     let id = doc["run_id"].as_i64().expect("stored run id").to_string();
@@ -181,6 +191,12 @@ fn mesh_names_a_low_nic_and_a_bad_switch_port_on_two_networks() {
         "{shown}"
     );
     assert!(shown.contains("findings (2):"), "{shown}");
+    assert!(
+        shown.contains("node n2's NIC net1 on net A (198.19.1.0/24) is MTU 1500, the others 9000"),
+        "{shown}"
+    );
+    assert!(shown.contains("node n4 on net B (198.19.2.0/24): every path through it stops above 1500 in both directions, silently, while its NIC (net2) says 9000"), "{shown}");
+    assert!(shown.contains("switch port"), "{shown}");
     let show_json = mtuperf(&["--db", db_arg, "show", &id, "--json"]);
     let again: serde_json::Value = serde_json::from_slice(&show_json.stdout).expect("show --json");
     assert_schema("mesh", &again);
@@ -266,7 +282,7 @@ fn mesh_needs_keys_and_names_an_unkeyed_node() {
     let f = &doc["findings"].as_array().unwrap()[0];
     assert_eq!(f["kind"], "unreachable", "{f}");
     assert!(
-        f["summary"]
+        f["error"]
             .as_str()
             .unwrap()
             .contains("does not authenticate"),

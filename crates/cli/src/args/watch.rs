@@ -28,6 +28,10 @@ pub struct WatchArgs {
     /// Peers to check, one per line (blank lines and # comments ignored).
     #[arg(long, value_name = "FILE")]
     pub watch_file: Option<PathBuf>,
+    /// Peers checked at once, 1 to 64; each cycle ends by its deadline (the time
+    /// between cycles less 10%), so a silent peer costs only its own check.
+    #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub watch_parallel: u16,
     /// Time between watch cycles, 10s to 24h; each cycle starts within ±10% of it.
     #[arg(long, value_name = "TIME", default_value = "5m", value_parser = parse_every)]
     pub watch_every: Duration,
@@ -96,6 +100,23 @@ impl WatchArgs {
                 "peer names (HOST, HOST:PORT)",
                 "an empty name between commas",
             ));
+        }
+        // Each name must resolve now (a typo is said at start, not at the first
+        // check); it is resolved again at every check, so a moved peer is followed.
+        for p in &peers {
+            if let Err(e) = mtuperf_engine::client::resolve(p) {
+                let flag = if self.watch.iter().any(|w| w.trim() == p) {
+                    "--watch"
+                } else {
+                    "--watch-file"
+                };
+                return Err(Failure::usage(
+                    flag,
+                    p,
+                    "peer names that resolve (HOST, HOST:PORT, [v6]:PORT)",
+                    &format!("{e}; check the name (or give the address)"),
+                ));
+            }
         }
         Ok(peers)
     }

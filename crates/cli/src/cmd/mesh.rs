@@ -52,13 +52,15 @@ pub struct Args {
     /// agents' hosts run the tests).
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=64))]
     parallel: u16,
-    /// Deadline of one pair's test (a black-holed pair costs at most this), 5s to 10m.
+    /// Deadline of one pair's test, retries included (a black-holed pair or a node
+    /// that never returns its result costs at most this once), 5s to 10m. The run's
+    /// deadline follows from it and is printed at the start.
     #[arg(long, default_value = "60s", value_parser = parse_pair_timeout, value_name = "DURATION")]
     pair_timeout: Duration,
     /// Length of each rr and stream test, 100ms to 1m.
     #[arg(long, default_value = "2s", value_parser = parse_load_time, value_name = "DURATION")]
     time: Duration,
-    /// text, or json (one document, schema mtuperf.mesh/1).
+    /// text, or json (one document, schema mtuperf.mesh/2).
     #[command(flatten)]
     output: Output,
     #[command(flatten)]

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use mtuperf_engine::agent::AgentConfig;
 use mtuperf_engine::metrics::{http::Listener, Metrics};
-use mtuperf_engine::watch::{self, Check, WatchConfig};
+use mtuperf_engine::watch::{self, Check, Event, WatchConfig};
 use mtuperf_report::path::Document as PathDoc;
 use mtuperf_report::rr::StepDoc;
 use mtuperf_store::Store;
@@ -60,15 +60,19 @@ pub fn start(
         expect: a.watch_expect,
         rr: a.watch_rr,
         rr_rate: a.watch_rr_rate,
+        fan_out: usize::from(a.watch_parallel),
     };
     let retain = a.retain;
     let (agent, shutdown) = (config.clone(), shutdown.clone());
     let t = std::thread::Builder::new()
         .name("mtuperf-watch".into())
         .spawn(move || {
-            watch::run(&cfg, &agent, &shutdown, &mut |c| {
-                metrics.watch.observe(&c);
-                keep(store.as_ref(), &c, retain, &agent);
+            watch::run(&cfg, &agent, &shutdown, &mut |e| match e {
+                Event::Check(c) => {
+                    metrics.watch.observe(&c);
+                    keep(store.as_ref(), &c, retain, &agent);
+                }
+                Event::Cycle(c) => metrics.watch.observe_cycle(&c),
             });
         })
         .map_err(|e| Failure::new(exit::FAILED, e))?;

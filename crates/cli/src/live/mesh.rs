@@ -1,8 +1,9 @@
 //! `mesh`'s progress on a terminal: discovery, then pairs done of each phase with ETA.
+use std::io::Write as _;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use mtuperf_engine::mesh::{MeshNetwork, MeshNode, MeshObserver, PairResult};
+use mtuperf_engine::mesh::{MeshNetwork, MeshNode, MeshObserver, MeshTests, PairResult, Plan};
 
 /// A progress bar on stderr (only on a terminal): pairs done of the phase, ETA.
 pub struct Progress {
@@ -35,7 +36,21 @@ impl MeshObserver for Progress {
             nets.join(", ")
         ));
     }
-    fn phase(&self, name: &str, total: usize) {
+    /// Said on stderr in every format (JSON included): how long the run may take.
+    fn plan(&self, plan: &Plan) {
+        let line = format!(
+            "  {} pairs; deadline {} from the start (if every pair test took its whole deadline)",
+            plan.pairs,
+            humantime::format_duration(Duration::from_secs(plan.deadline.as_secs()))
+        );
+        if self.bar.is_hidden() {
+            // A closed stderr is not worth a panic (nor a failed run).
+            let _ = writeln!(std::io::stderr(), "{line}");
+        } else {
+            self.bar.println(line);
+        }
+    }
+    fn phase(&self, test: MeshTests, total: usize) {
         self.bar.set_length(total as u64);
         self.bar.set_position(0);
         self.bar.reset_eta();
@@ -45,7 +60,12 @@ impl MeshObserver for Progress {
             )
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
         );
-        self.bar.set_message(name.to_string());
+        self.bar.set_message(match test {
+            MeshTests::Path => "path",
+            MeshTests::Rr => "rr",
+            MeshTests::Stream => "stream",
+            MeshTests::Doctor => "doctor",
+        });
     }
     fn pair_done(&self, _pair: &PairResult) {
         self.bar.inc(1);

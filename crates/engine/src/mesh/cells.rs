@@ -1,142 +1,234 @@
-//! The whole mesh's diagnosis: unreachable nodes and failed tests as findings, each
-//! network's diagnosis ([`diagnose_net`]), and the matrix cells with the finding that
-//! explains each failing direction.
+//! The whole mesh's diagnosis: unreachable and silent nodes, failed tests grouped by
+//! cause, each network's evidence weighed ([`super::evidence`]) and diagnosed
+//! ([`diagnose_net`]), and the matrix cells with the finding behind each failing or
+//! doubted direction.
 
 use std::collections::BTreeMap;
+use std::mem::Discriminant;
 
-use super::diagnose::{diagnose_net, observations, FindingKind, MeshFinding};
-use super::model::{Cell, DirCell, MeshNetwork, MeshNode, PairResult};
+use mtuperf_proto::msg::mesh::DirSummary;
+use mtuperf_proto::msg::Refusal;
 
-fn dir_cell(o: &mtuperf_proto::msg::mesh::DirSummary, e: u32, finding: Option<usize>) -> DirCell {
-    DirCell {
-        mtu: o.mtu,
-        stop: o.stop,
-        ok: o.mtu >= e,
-        finding: if o.mtu >= e { None } else { finding },
-    }
+use super::diagnose::{diagnose_net, Explained};
+use super::evidence::{weigh, Doubted};
+use super::finding::{Finding, FindingKind, MeshFinding, Silence};
+use super::model::{
+    Cell, CellVerdict, DirCell, MeshNetwork, MeshNode, MeshTests, NotMeasured, PairError,
+    PairResult, TestFailureAt,
+};
+
+/// How many failed tests a `tests_failed` finding lists.
+pub const EXAMPLES: usize = 3;
+
+/// A node that went silent during the run, as the orchestrator saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SilentNode {
+    pub node: usize,
+    pub silence: Silence,
+    pub at_ms: u64,
+    pub waited_ms: u64,
 }
 
-/// The matrix and the findings of a mesh: unreachable nodes, failed tests, then each
-/// network's diagnosis.
+/// The matrix and the findings of a mesh: unreachable and silent nodes, failed tests
+/// grouped by cause, then each network's diagnosis.
 pub fn diagnose(
     nodes: &[MeshNode],
     networks: &[MeshNetwork],
     pairs: &[PairResult],
+    silent: &[SilentNode],
 ) -> (Vec<Cell>, Vec<MeshFinding>) {
-    let label = |n: usize| {
-        nodes
-            .get(n)
-            .map_or_else(|| n.to_string(), |x| x.label.clone())
-    };
     let mut findings = Vec::new();
     for (i, n) in nodes.iter().enumerate() {
         if let Some(err) = &n.error {
-            findings.push(MeshFinding {
-                kind: FindingKind::Unreachable,
-                net: None,
-                node: Some(i),
-                directions: Vec::new(),
-                summary: format!("node {}: its agent at {} could not be asked: {err}", n.label, n.agent),
-                evidence: "discovery failed; no pair with this node was tested".into(),
-                next: format!(
-                    "start a keyed agent on {} (mtuperf serve --key-file ...) and check the orchestrator can reach {}",
-                    n.label, n.agent
-                ),
-            });
+            findings.push(MeshFinding::new(
+                None,
+                Some(i),
+                Finding::Unreachable {
+                    agent: n.agent.clone(),
+                    error: err.clone(),
+                    ssh_step: None,
+                },
+            ));
         }
     }
+    for s in silent {
+        findings.push(silent_finding(s, pairs));
+    }
+    let failed_at = failures(pairs, &mut findings);
     let mut cells = Vec::new();
     for (ni, net) in networks.iter().enumerate() {
-        let failed: Vec<&PairResult> = pairs
-            .iter()
-            .filter(|p| p.net == ni && p.error.is_some())
-            .collect();
-        let mut failed_idx: BTreeMap<(usize, usize), usize> = BTreeMap::new();
-        for p in failed {
-            failed_idx.insert((p.from, p.to), findings.len());
-            findings.push(MeshFinding {
-                kind: FindingKind::TestFailed,
-                net: Some(ni),
-                node: None,
-                directions: vec![(p.from, p.to)],
-                summary: format!(
-                    "{} → {} on net {}: the test failed: {}",
-                    label(p.from),
-                    label(p.to),
-                    net.name,
-                    p.error.as_deref().unwrap_or("")
-                ),
-                evidence: format!(
-                    "the orchestrator asked {}'s agent; it answered with an error or not in time",
-                    label(p.from)
-                ),
-                next: format!(
-                    "mtuperf path from {} toward {}'s address on net {}",
-                    label(p.from),
-                    label(p.to),
-                    net.name
-                ),
-            });
-        }
-        let obs = observations(ni, pairs);
-        let explained = diagnose_net(ni, net, nodes, &obs, &mut findings);
+        let ev = weigh(ni, net, pairs, &mut findings);
+        let explained = diagnose_net(ni, net, &ev.obs, &mut findings);
+        let at = Judge {
+            expect: net.expect,
+            explained: &explained,
+            doubted: &ev.doubted,
+            findings: &findings,
+        };
         for p in pairs.iter().filter(|p| p.net == ni) {
-            let forward = p.path.as_ref().map(|s| {
-                dir_cell(
-                    &s.forward,
-                    net.expect,
-                    explained.get(&(p.from, p.to)).copied(),
-                )
-            });
-            let reverse = p.path.as_ref().map(|s| {
-                dir_cell(
-                    &s.reverse,
-                    net.expect,
-                    explained.get(&(p.to, p.from)).copied(),
-                )
-            });
-            let verdict = if p.path.is_none() && failed_idx.contains_key(&(p.from, p.to)) {
-                "error".to_string()
-            } else {
-                [&forward, &reverse]
-                    .into_iter()
-                    .flatten()
-                    .find_map(|d| d.finding)
-                    .and_then(|f| findings.get(f))
-                    .map_or_else(
-                        || {
-                            if [&forward, &reverse].into_iter().flatten().all(|d| d.ok) {
-                                "ok".to_string()
-                            } else {
-                                "limited".to_string()
-                            }
-                        },
-                        |f| kind_name(f.kind).to_string(),
-                    )
-            };
-            cells.push(Cell {
-                net: ni,
-                from: p.from,
-                to: p.to,
-                verdict,
-                forward,
-                reverse,
-            });
+            cells.push(at.cell(p, failed_at.contains_key(&(p.net, p.from, p.to))));
         }
     }
     (cells, findings)
 }
 
-pub fn kind_name(k: FindingKind) -> &'static str {
+fn silent_finding(s: &SilentNode, pairs: &[PairResult]) -> MeshFinding {
+    let not_measured = pairs
+        .iter()
+        .flat_map(|p| &p.not_measured)
+        .filter(|x| x.why == NotMeasured::NodeSilent { node: s.node })
+        .count();
+    MeshFinding::new(
+        None,
+        Some(s.node),
+        Finding::NodeSilent {
+            silence: s.silence,
+            at_ms: s.at_ms,
+            waited_ms: s.waited_ms,
+            not_measured,
+        },
+    )
+}
+
+/// What failed tests are grouped by: the error's variant, and a refusal's reason.
+fn cause(e: &PairError) -> (Discriminant<PairError>, Option<Discriminant<Refusal>>) {
+    let refusal = match e {
+        PairError::Refused { refusal, .. } => Some(std::mem::discriminant(refusal)),
+        _ => None,
+    };
+    (std::mem::discriminant(e), refusal)
+}
+
+/// One `tests_failed` finding per cause, with the count and the first examples;
+/// returns, per failed pair (net, from, to), its finding.
+fn failures(
+    pairs: &[PairResult],
+    findings: &mut Vec<MeshFinding>,
+) -> BTreeMap<(usize, usize, usize), usize> {
+    let mut groups: Vec<(_, Vec<TestFailureAt>)> = Vec::new();
+    for p in pairs {
+        for f in &p.failed {
+            let at = TestFailureAt {
+                net: p.net,
+                from: p.from,
+                to: p.to,
+                failure: f.clone(),
+            };
+            let key = cause(&f.error);
+            match groups.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, list)) => list.push(at),
+                None => groups.push((key, vec![at])),
+            }
+        }
+    }
+    let mut at = BTreeMap::new();
+    for (_, list) in groups {
+        let idx = findings.len();
+        for x in &list {
+            at.insert((x.net, x.from, x.to), idx);
+        }
+        let one_net = list
+            .iter()
+            .all(|x| Some(x.net) == list.first().map(|f| f.net));
+        findings.push(MeshFinding::new(
+            list.first().filter(|_| one_net).map(|x| x.net),
+            None,
+            Finding::TestsFailed {
+                count: list.len(),
+                examples: list.into_iter().take(EXAMPLES).collect(),
+            },
+        ));
+    }
+    at
+}
+
+/// What a network's cells are judged by.
+struct Judge<'a> {
+    expect: u32,
+    explained: &'a Explained,
+    doubted: &'a Doubted,
+    findings: &'a [MeshFinding],
+}
+
+impl Judge<'_> {
+    /// Direction `from` → `to` as `by` measured it.
+    fn dir(&self, by: usize, from: usize, to: usize, d: &DirSummary) -> DirCell {
+        if let Some(&(doubt, finding)) = self.doubted.get(&(by, from, to)) {
+            return DirCell {
+                mtu: d.mtu,
+                stop: d.stop,
+                ok: false,
+                finding: Some(finding),
+                doubt: Some(doubt),
+            };
+        }
+        let ok = d.mtu >= self.expect;
+        DirCell {
+            mtu: d.mtu,
+            stop: d.stop,
+            ok,
+            finding: if ok {
+                None
+            } else {
+                self.explained.get(&(from, to)).copied()
+            },
+            doubt: None,
+        }
+    }
+
+    fn cell(&self, p: &PairResult, failed: bool) -> Cell {
+        let forward = p
+            .path
+            .as_ref()
+            .map(|s| self.dir(p.from, p.from, p.to, &s.forward));
+        let reverse = p
+            .path
+            .as_ref()
+            .map(|s| self.dir(p.from, p.to, p.from, &s.reverse));
+        let dirs = [&forward, &reverse];
+        let verdict = if p.path.is_none() && p.not_measured(MeshTests::Path).is_some() {
+            CellVerdict::NotMeasured
+        } else if p.path.is_none() && failed {
+            CellVerdict::Error
+        } else if dirs.iter().copied().flatten().any(|d| d.doubt.is_some()) {
+            CellVerdict::Disputed
+        } else {
+            let finding = dirs
+                .iter()
+                .copied()
+                .flatten()
+                .find_map(|d| d.finding)
+                .and_then(|f| self.findings.get(f));
+            match finding.map(MeshFinding::kind) {
+                Some(k) => verdict_of(k),
+                None if dirs.iter().copied().flatten().all(|d| d.ok) => CellVerdict::Ok,
+                None => CellVerdict::Limited,
+            }
+        };
+        Cell {
+            net: p.net,
+            from: p.from,
+            to: p.to,
+            verdict,
+            forward,
+            reverse,
+        }
+    }
+}
+
+/// The cell verdict of a direction explained by a finding of kind `k`.
+pub fn verdict_of(k: FindingKind) -> CellVerdict {
     match k {
-        FindingKind::NicMtu => "nic_mtu",
-        FindingKind::SwitchPort => "switch_port",
-        FindingKind::NodeRoute => "node_route",
-        FindingKind::Network => "network",
-        FindingKind::Asymmetric => "asymmetric",
-        FindingKind::Limited => "limited",
-        FindingKind::TestFailed => "error",
-        FindingKind::Unreachable => "unreachable",
-        FindingKind::Setting => "setting",
+        FindingKind::NicMtu => CellVerdict::NicMtu,
+        FindingKind::SwitchPort => CellVerdict::SwitchPort,
+        FindingKind::NodeRoute => CellVerdict::NodeRoute,
+        FindingKind::Network => CellVerdict::Network,
+        FindingKind::Asymmetric => CellVerdict::Asymmetric,
+        FindingKind::Disputed | FindingKind::Implausible => CellVerdict::Disputed,
+        FindingKind::TestsFailed
+        | FindingKind::Unreachable
+        | FindingKind::NodeSilent
+        | FindingKind::Setting
+        | FindingKind::Limited => CellVerdict::Limited,
     }
 }

@@ -5,10 +5,21 @@ use std::net::IpAddr;
 
 use mtuperf_proto::msg::mesh::{DirSummary, PathSummary, StopKind};
 
-use super::cells::diagnose;
-use super::diagnose::{FindingKind, MeshFinding};
-use super::model::{Cell, MeshNetwork, MeshNode, NodeAddr, PairResult};
+use super::cells::diagnose as diagnose_all;
+use super::finding::{Finding, FindingKind, MeshFinding};
+use super::model::{
+    Cell, CellVerdict, MeshNetwork, MeshNode, MeshTests, NodeAddr, PairError, PairResult,
+    TestFailure,
+};
 use super::net::net_name;
+
+fn diagnose(
+    nodes: &[MeshNode],
+    nets: &[MeshNetwork],
+    pairs: &[PairResult],
+) -> (Vec<Cell>, Vec<MeshFinding>) {
+    diagnose_all(nodes, nets, pairs, &[])
+}
 
 fn nodes(n: usize) -> Vec<MeshNode> {
     (0..n)
@@ -106,12 +117,12 @@ fn port_fault(node: usize, port: u32) -> impl Fn(usize, usize) -> (u32, StopKind
     }
 }
 
-/// The cells whose verdict is not "ok", as (net, from, to, verdict).
-fn flagged(cells: &[Cell]) -> Vec<(usize, usize, usize, String)> {
+/// The cells whose verdict is not ok, as (net, from, to, verdict).
+fn flagged(cells: &[Cell]) -> Vec<(usize, usize, usize, CellVerdict)> {
     cells
         .iter()
-        .filter(|c| c.verdict != "ok")
-        .map(|c| (c.net, c.from, c.to, c.verdict.clone()))
+        .filter(|c| c.verdict != CellVerdict::Ok)
+        .map(|c| (c.net, c.from, c.to, c.verdict))
         .collect()
 }
 
@@ -119,13 +130,13 @@ fn involving(
     net: usize,
     n: usize,
     node: usize,
-    verdict: &str,
-) -> Vec<(usize, usize, usize, String)> {
+    verdict: CellVerdict,
+) -> Vec<(usize, usize, usize, CellVerdict)> {
     let mut v = Vec::new();
     for a in 0..n {
         for b in (0..n).filter(|&b| b != a) {
             if a == node || b == node {
-                v.push((net, a, b, verdict.to_string()));
+                v.push((net, a, b, verdict));
             }
         }
     }
@@ -133,7 +144,15 @@ fn involving(
 }
 
 fn kinds(f: &[MeshFinding]) -> Vec<FindingKind> {
-    f.iter().map(|x| x.kind).collect()
+    f.iter().map(MeshFinding::kind).collect()
+}
+
+/// (from, to, mtu, stop) of a finding's evidence.
+fn dirs(f: &MeshFinding) -> Vec<(usize, usize, u32, StopKind)> {
+    f.directions
+        .iter()
+        .map(|d| (d.from, d.to, d.mtu, d.stop))
+        .collect()
 }
 
 #[test]
@@ -156,31 +175,24 @@ fn a_low_nic_is_named_with_its_pairs_only() {
     let (cells, findings) = diagnose(&nodes(5), &nets, &p);
     assert_eq!(kinds(&findings), vec![FindingKind::NicMtu]);
     let f = &findings[0];
-    assert_eq!(f.node, Some(1));
-    assert_eq!(f.net, Some(0));
-    assert!(
-        f.summary
-            .contains("node n2's NIC eth1 on net A (10.1.0.0/24) is MTU 1500"),
-        "{}",
-        f.summary
+    assert_eq!((f.net, f.node), (Some(0), Some(1)));
+    assert_eq!(
+        f.what,
+        Finding::NicMtu {
+            iface: "eth1".into(),
+            mtu: 1500,
+            expect: 9000,
+            others: Some(9000),
+            through: 8,
+        }
     );
-    assert!(
-        f.summary.contains("MTU 1500, the others 9000"),
-        "{}",
-        f.summary
-    );
-    assert!(
-        f.evidence.contains("8 of its 8 directions"),
-        "{}",
-        f.evidence
-    );
-    assert!(f.evidence.contains("silent") && f.evidence.contains("at the sender's NIC"));
-    assert!(
-        f.next.contains("ip link set dev eth1 mtu 9000"),
-        "{}",
-        f.next
-    );
-    assert_eq!(flagged(&cells), involving(0, 5, 1, "nic_mtu"));
+    // Its 8 directions, with what stopped each: its own sends at its NIC, sends
+    // toward it silently.
+    let d = dirs(f);
+    assert_eq!(d.len(), 8);
+    assert!(d.contains(&(1, 0, 1500, StopKind::Top)), "{d:?}");
+    assert!(d.contains(&(0, 1, 1500, StopKind::Silent)), "{d:?}");
+    assert_eq!(flagged(&cells), involving(0, 5, 1, CellVerdict::NicMtu));
 }
 
 #[test]
@@ -191,10 +203,18 @@ fn a_silent_node_with_a_good_nic_is_its_switch_port() {
     assert_eq!(kinds(&findings), vec![FindingKind::SwitchPort]);
     let f = &findings[0];
     assert_eq!(f.node, Some(3));
-    assert!(f.summary.starts_with("node n4 on net A (10.1.0.0/24): every path through it stops above 1500 in both directions, silently, while its NIC (eth1) says 9000"), "{}", f.summary);
-    assert!(f.summary.contains("switch port"));
-    assert!(f.evidence.contains("8 silent"), "{}", f.evidence);
-    assert_eq!(flagged(&cells), involving(0, 5, 3, "switch_port"));
+    assert_eq!(
+        f.what,
+        Finding::SwitchPort {
+            iface: "eth1".into(),
+            nic_mtu: 9000,
+            mtu: 1500,
+            expect: 9000,
+        }
+    );
+    assert_eq!(f.directions.len(), 8);
+    assert!(f.directions.iter().all(|d| d.stop == StopKind::Silent));
+    assert_eq!(flagged(&cells), involving(0, 5, 3, CellVerdict::SwitchPort));
 }
 
 #[test]
@@ -212,8 +232,8 @@ fn two_faults_on_two_networks_are_named_apart() {
     );
     assert_eq!((findings[0].node, findings[0].net), (Some(1), Some(0)));
     assert_eq!((findings[1].node, findings[1].net), (Some(3), Some(1)));
-    let mut want = involving(0, 5, 1, "nic_mtu");
-    want.extend(involving(1, 5, 3, "switch_port"));
+    let mut want = involving(0, 5, 1, CellVerdict::NicMtu);
+    want.extend(involving(1, 5, 3, CellVerdict::SwitchPort));
     assert_eq!(flagged(&cells), want);
 }
 
@@ -245,19 +265,16 @@ fn every_pair_limited_is_the_network_not_a_node() {
     let p = pairs(0, 4, &|_, _| (1500, StopKind::Silent));
     let (cells, findings) = diagnose(&nodes(4), &nets, &p);
     assert_eq!(kinds(&findings), vec![FindingKind::Network]);
-    assert!(findings[0]
-        .summary
-        .contains("all pairs on net A (10.1.0.0/24) limited to 1500"));
-    assert!(findings[0]
-        .summary
-        .contains("the switch or the network, not one node"));
-    assert!(
-        findings[0].evidence.contains("12 silent"),
-        "{}",
-        findings[0].evidence
+    assert_eq!(
+        findings[0].what,
+        Finding::Network {
+            mtu: 1500,
+            expect: 9000
+        }
     );
+    assert_eq!(findings[0].directions.len(), 12);
     assert_eq!(flagged(&cells).len(), 12);
-    assert!(cells.iter().all(|c| c.verdict == "network"));
+    assert!(cells.iter().all(|c| c.verdict == CellVerdict::Network));
 }
 
 #[test]
@@ -282,19 +299,24 @@ fn one_direction_short_is_asymmetric() {
     let (cells, findings) = diagnose(&nodes(4), &nets, &p);
     assert_eq!(kinds(&findings), vec![FindingKind::Asymmetric]);
     assert_eq!(
-        findings[0].summary,
-        "asymmetric on net A (10.1.0.0/24): n3 → n1 carries 9000, n1 → n3 only 1500"
+        findings[0].what,
+        Finding::Asymmetric {
+            from: 0,
+            to: 2,
+            mtu: 1500,
+            back_mtu: 9000,
+            expect: 9000
+        }
     );
-    assert!(
-        findings[0].evidence.contains("ICMP (from 10.9.9.9)"),
-        "{}",
-        findings[0].evidence
+    assert_eq!(
+        findings[0].directions[0].icmp_from.as_deref(),
+        Some("10.9.9.9")
     );
     assert_eq!(
         flagged(&cells),
         vec![
-            (0, 0, 2, "asymmetric".into()),
-            (0, 2, 0, "asymmetric".into())
+            (0, 0, 2, CellVerdict::Asymmetric),
+            (0, 2, 0, CellVerdict::Asymmetric)
         ]
     );
 }
@@ -311,8 +333,15 @@ fn one_pair_short_both_ways_is_that_pair() {
     });
     let (_, findings) = diagnose(&nodes(4), &nets, &p);
     assert_eq!(kinds(&findings), vec![FindingKind::Limited]);
-    assert!(findings[0].summary.starts_with("n2 ↔ n4 on net A"));
-    assert!(findings[0].summary.contains("only 4470"));
+    assert_eq!(
+        findings[0].what,
+        Finding::Limited {
+            a: 1,
+            b: 3,
+            mtu: 4470,
+            expect: 9000
+        }
+    );
 }
 
 #[test]
@@ -327,7 +356,7 @@ fn a_node_behind_an_icmp_router_is_a_route_not_a_port() {
     });
     let (_, findings) = diagnose(&nodes(4), &nets, &p);
     assert_eq!(kinds(&findings), vec![FindingKind::NodeRoute]);
-    assert!(findings[0].summary.contains("frag-needed"));
+    assert_eq!(findings[0].node, Some(0));
 }
 
 #[test]
@@ -337,17 +366,86 @@ fn a_failed_test_and_an_unreachable_node_are_findings() {
     let nets = [network(0, &[9000, 9000], 9000)];
     let mut p = pairs(0, 2, &|_, _| (9000, StopKind::Top));
     p[1].path = None;
-    p[1].error = Some("timed out after 30 s".into());
+    p[1].failed.push(TestFailure {
+        test: MeshTests::Path,
+        error: PairError::NoResult {
+            node: 1,
+            waited_ms: 30_012,
+        },
+        elapsed_ms: 30_020,
+    });
     let (cells, findings) = diagnose(&ns, &nets, &p);
     assert_eq!(
         kinds(&findings),
-        vec![FindingKind::Unreachable, FindingKind::TestFailed]
+        vec![FindingKind::Unreachable, FindingKind::TestsFailed]
     );
-    assert!(findings[0].summary.contains("node n3"));
-    assert!(findings[1]
-        .summary
-        .contains("n2 → n1 on net A: the test failed: timed out"));
-    assert_eq!(flagged(&cells), vec![(0, 1, 0, "error".into())]);
+    assert_eq!(findings[0].node, Some(2));
+    let Finding::TestsFailed { count, examples } = &findings[1].what else {
+        panic!("{:?}", findings[1]);
+    };
+    assert_eq!(*count, 1);
+    assert_eq!((examples[0].from, examples[0].to), (1, 0));
+    assert_eq!(flagged(&cells), vec![(0, 1, 0, CellVerdict::Error)]);
+}
+
+#[test]
+fn failures_of_one_cause_are_one_finding_with_the_count_and_examples() {
+    use mtuperf_proto::msg::Refusal;
+    let nets = [network(0, &[9000; 4], 9000), network(1, &[9000; 4], 9000)];
+    let mut p = pairs(0, 4, &|_, _| (9000, StopKind::Top));
+    // Every pair of the second network refused by its peer's --allow list, and one
+    // pair of the first with another cause.
+    let mut second = pairs(1, 4, &|_, _| (9000, StopKind::Top));
+    for x in &mut second {
+        x.path = None;
+        x.failed.push(TestFailure {
+            test: MeshTests::Path,
+            error: PairError::Refused {
+                node: x.from,
+                refusal: Refusal::PeerNotAuthenticated {
+                    peer: format!("[fd00::{}]:7878", x.to + 1),
+                    detail: format!(
+                        "address fd00::{} is not allowed by the agent's --allow list",
+                        x.from + 1
+                    ),
+                },
+            },
+            elapsed_ms: 3,
+        });
+    }
+    p.extend(second);
+    p[0].path = None;
+    p[0].failed.push(TestFailure {
+        test: MeshTests::Path,
+        error: PairError::Agent {
+            node: 0,
+            message: "probe socket: permission denied".into(),
+        },
+        elapsed_ms: 5,
+    });
+    let (cells, findings) = diagnose(&nodes(4), &nets, &p);
+    assert_eq!(
+        kinds(&findings),
+        vec![FindingKind::TestsFailed, FindingKind::TestsFailed]
+    );
+    let counts: Vec<(Option<usize>, usize, usize)> = findings
+        .iter()
+        .map(|f| match &f.what {
+            Finding::TestsFailed { count, examples } => (f.net, *count, examples.len()),
+            _ => unreachable!(),
+        })
+        .collect();
+    assert_eq!(
+        counts,
+        vec![(Some(0), 1, 1), (Some(1), 12, super::EXAMPLES)]
+    );
+    assert_eq!(
+        cells
+            .iter()
+            .filter(|c| c.verdict == CellVerdict::Error)
+            .count(),
+        13
+    );
 }
 
 #[test]
@@ -357,5 +455,112 @@ fn a_given_expect_above_every_nic_flags_the_network() {
     let (_, findings) = diagnose(&nodes(3), &nets, &p);
     // Every NIC is below what was asked: each is named (the expected MTU is 9000).
     assert_eq!(kinds(&findings), vec![FindingKind::NicMtu; 3]);
-    assert!(findings[0].summary.contains("the expected MTU is 9000"));
+    assert!(matches!(
+        findings[0].what,
+        Finding::NicMtu {
+            others: None,
+            expect: 9000,
+            ..
+        }
+    ));
+}
+
+/// What node `liar` says in its own tests: it sends 9000 but receives only 576,
+/// refused by ICMP; everyone else measures 9000 everywhere.
+fn liar_pairs(n: usize, liar: usize) -> Vec<PairResult> {
+    let mut p = pairs(0, n, &|_, _| (9000, StopKind::Top));
+    for x in p.iter_mut().filter(|x| x.from == liar) {
+        let s = x.path.as_mut().unwrap();
+        s.reverse = dir(576, StopKind::Icmp);
+    }
+    p
+}
+
+#[test]
+fn a_node_contradicting_every_peer_is_named_and_left_out_of_the_diagnosis() {
+    let nets = [network(0, &[9000; 4], 9000)];
+    let p = liar_pairs(4, 2);
+    let (cells, findings) = diagnose(&nodes(4), &nets, &p);
+    // No confident verdict about n3's paths: one finding, that its results disagree.
+    assert_eq!(
+        kinds(&findings),
+        vec![FindingKind::Disputed],
+        "{findings:#?}"
+    );
+    let f = &findings[0];
+    assert_eq!((f.net, f.node), (Some(0), Some(2)));
+    let Finding::Disputed { contradictions } = &f.what else {
+        unreachable!()
+    };
+    assert_eq!(contradictions.len(), 3);
+    for c in contradictions {
+        assert_eq!(c.to, 2, "{c:?}");
+        let by: Vec<(usize, u32)> = c.claims.iter().map(|x| (x.by, x.mtu)).collect();
+        assert_eq!(by, vec![(c.from, 9000), (2, 576)]);
+    }
+    // n3's own cells are disputed; the honest nodes' cells, toward n3 included,
+    // keep what they measured: ok.
+    assert_eq!(
+        flagged(&cells),
+        vec![
+            (0, 2, 0, CellVerdict::Disputed),
+            (0, 2, 1, CellVerdict::Disputed),
+            (0, 2, 3, CellVerdict::Disputed)
+        ]
+    );
+    let c = cells.iter().find(|c| (c.from, c.to) == (2, 0)).unwrap();
+    assert_eq!(c.reverse.as_ref().unwrap().finding, Some(0));
+    assert_eq!(
+        c.reverse.as_ref().unwrap().doubt,
+        Some(super::model::Doubt::Disputed)
+    );
+}
+
+#[test]
+fn two_nodes_that_disagree_are_named_as_a_pair_with_no_verdict() {
+    let nets = [network(0, &[9000; 2], 9000)];
+    let p = liar_pairs(2, 1);
+    let (cells, findings) = diagnose(&nodes(2), &nets, &p);
+    assert_eq!(kinds(&findings), vec![FindingKind::Disputed]);
+    assert_eq!(findings[0].node, None);
+    // Both measurements of the disputed direction are left out: both cells say so.
+    assert!(cells.iter().all(|c| c.verdict == CellVerdict::Disputed));
+}
+
+#[test]
+fn an_mtu_above_the_smaller_nic_of_its_ends_is_refused_as_evidence() {
+    let nets = [network(0, &[9000, 9000, 1500], 9000)];
+    // n3's NIC is 1500: the honest nodes see it; n3 itself claims 4294967295 and
+    // 9000 both ways.
+    let p = pairs(0, 3, &|a, b| {
+        if a == 2 {
+            (1500, StopKind::Top)
+        } else if b == 2 {
+            (1500, StopKind::Silent)
+        } else {
+            (9000, StopKind::Top)
+        }
+    });
+    let mut p = p;
+    for x in p.iter_mut().filter(|x| x.from == 2) {
+        let s = x.path.as_mut().unwrap();
+        s.forward = dir(u32::MAX, StopKind::Top);
+        s.reverse = dir(9000, StopKind::Top);
+    }
+    let (_, findings) = diagnose(&nodes(3), &nets, &p);
+    assert_eq!(
+        kinds(&findings),
+        vec![FindingKind::Implausible, FindingKind::NicMtu],
+        "{findings:#?}"
+    );
+    let Finding::Implausible { claims } = &findings[0].what else {
+        unreachable!()
+    };
+    assert_eq!(findings[0].node, Some(2));
+    assert_eq!(claims.len(), 4);
+    assert!(claims.iter().all(|c| c.limit == 1500 && c.by == 2));
+    assert!(claims.iter().any(|c| c.mtu == u32::MAX));
+    // The NIC finding rests on the honest measurements only.
+    assert_eq!(findings[1].node, Some(2));
+    assert!(findings[1].directions.iter().all(|d| d.mtu == 1500));
 }

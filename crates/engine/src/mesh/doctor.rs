@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use mtuperf_proto::msg::doctor::IfaceFacts;
 
-use super::diagnose::{FindingKind, MeshFinding};
+use super::finding::{Finding, MeshFinding, Offload, Setting};
 use super::model::{MeshNetwork, MeshNode};
 
 /// The majority value of `values` (node, value) if a strict majority holds one, and
@@ -40,87 +40,92 @@ fn on_off(v: Option<bool>) -> String {
     v.map_or("unknown", |b| if b { "on" } else { "off" }).into()
 }
 
+/// One finding per node whose value of a setting differs from a strict majority's.
+/// `setting(node)` names the setting as that node has it (its interface).
+fn push(
+    out: &mut Vec<MeshFinding>,
+    net: Option<usize>,
+    values: &[(usize, String)],
+    setting: &dyn Fn(usize) -> Setting,
+) {
+    let Some((norm, odd)) = odd_ones(values) else {
+        return;
+    };
+    for (node, value) in odd {
+        out.push(MeshFinding::new(
+            net,
+            Some(node),
+            Finding::Setting {
+                setting: setting(node),
+                value,
+                norm: norm.clone(),
+                holders: values.len() - 1,
+                of: values.len(),
+            },
+        ));
+    }
+}
+
+/// How an interface fact is read.
+type Read = fn(&IfaceFacts) -> Option<bool>;
+
+/// The offloads compared, and how each is read.
+const OFFLOADS: [(Offload, Read); 4] = [
+    (Offload::Tso, |i| i.info.offloads.tso),
+    (Offload::Gso, |i| i.info.offloads.gso),
+    (Offload::Gro, |i| i.info.offloads.gro),
+    (Offload::Lro, |i| i.info.offloads.lro),
+];
+
+/// Per network: the NIC MTU (when `nic_mtu`), the offloads and rp_filter of each
+/// member's interface.
+fn per_network(
+    nodes: &[MeshNode],
+    ni: usize,
+    net: &MeshNetwork,
+    nic_mtu: bool,
+    out: &mut Vec<MeshFinding>,
+) {
+    let per = |f: &dyn Fn(&IfaceFacts) -> String| -> Vec<(usize, String)> {
+        net.members
+            .iter()
+            .filter_map(|m| Some((m.node, f(iface(nodes, m.node, &m.iface)?))))
+            .collect()
+    };
+    let ifname = |n: usize| {
+        net.members
+            .iter()
+            .find(|m| m.node == n)
+            .map_or_else(String::new, |m| m.iface.clone())
+    };
+    if nic_mtu {
+        let values = per(&|i| i.info.mtu.to_string());
+        push(out, Some(ni), &values, &|n| Setting::NicMtu {
+            iface: ifname(n),
+        });
+    }
+    for (offload, get) in OFFLOADS {
+        let values = per(&|i| on_off(get(i)));
+        push(out, Some(ni), &values, &|n| Setting::Offload {
+            iface: ifname(n),
+            offload,
+        });
+    }
+    let values = per(&|i| {
+        i.rp_filter
+            .map_or_else(|| "unknown".into(), |v| v.to_string())
+    });
+    push(out, Some(ni), &values, &|n| Setting::RpFilter {
+        iface: ifname(n),
+    });
+}
+
 /// `nic_mtu`: compare the NIC MTUs too (not needed when the path test ran: its
 /// diagnosis names a node whose NIC MTU is low, with the pairs it breaks).
 pub fn compare(nodes: &[MeshNode], networks: &[MeshNetwork], nic_mtu: bool) -> Vec<MeshFinding> {
-    let label = |n: usize| {
-        nodes
-            .get(n)
-            .map_or_else(|| n.to_string(), |x| x.label.clone())
-    };
     let mut out = Vec::new();
-    let mut push = |net: Option<usize>,
-                    what: String,
-                    values: Vec<(usize, String)>,
-                    next: &dyn Fn(usize, &str) -> String| {
-        let Some((norm, odd)) = odd_ones(&values) else {
-            return;
-        };
-        for (node, v) in odd {
-            out.push(MeshFinding {
-                kind: FindingKind::Setting,
-                net,
-                node: Some(node),
-                directions: Vec::new(),
-                summary: format!("node {}: {what} is {v}, the others {norm}", label(node)),
-                evidence: format!("{} of {} nodes have {norm}", values.len() - 1, values.len()),
-                next: next(node, &norm),
-            });
-        }
-    };
     for (ni, net) in networks.iter().enumerate() {
-        let on = format!("net {} ({})", net.name, net.cidr);
-        let per = |f: &dyn Fn(&IfaceFacts) -> String| -> Vec<(usize, String)> {
-            net.members
-                .iter()
-                .filter_map(|m| Some((m.node, f(iface(nodes, m.node, &m.iface)?))))
-                .collect()
-        };
-        let ifname = |n: usize| {
-            net.members
-                .iter()
-                .find(|m| m.node == n)
-                .map_or_else(String::new, |m| m.iface.clone())
-        };
-        if nic_mtu {
-            push(
-                Some(ni),
-                format!("the NIC MTU on {on}"),
-                per(&|i| i.info.mtu.to_string()),
-                &|n, norm| format!("on {}: ip link set dev {} mtu {norm}", label(n), ifname(n)),
-            );
-        }
-        for (name, get) in [
-            (
-                "tso",
-                (|i: &IfaceFacts| i.info.offloads.tso) as fn(&IfaceFacts) -> Option<bool>,
-            ),
-            ("gso", |i| i.info.offloads.gso),
-            ("gro", |i| i.info.offloads.gro),
-            ("lro", |i| i.info.offloads.lro),
-        ] {
-            push(
-                Some(ni),
-                format!("{name} offload on {on}"),
-                per(&|i| on_off(get(i))),
-                &|n, norm| format!("on {}: ethtool -K {} {name} {norm}", label(n), ifname(n)),
-            );
-        }
-        push(
-            Some(ni),
-            format!("rp_filter on {on}"),
-            per(&|i| {
-                i.rp_filter
-                    .map_or_else(|| "unknown".into(), |v| v.to_string())
-            }),
-            &|n, norm| {
-                format!(
-                    "on {}: sysctl -w net.ipv4.conf.{}.rp_filter={norm}",
-                    label(n),
-                    ifname(n)
-                )
-            },
-        );
+        per_network(nodes, ni, net, nic_mtu, &mut out);
     }
     let mut keys: Vec<&String> = nodes
         .iter()
@@ -135,11 +140,8 @@ pub fn compare(nodes: &[MeshNode], networks: &[MeshNetwork], nic_mtu: bool) -> V
             .enumerate()
             .filter_map(|(i, n)| Some((i, n.discovery.as_ref()?.facts.sysctls.get(key)?.clone())))
             .collect();
-        push(None, format!("sysctl {key}"), values, &|n, norm| {
-            format!(
-                "on {}: sysctl -w {key}=\"{norm}\" (and in /etc/sysctl.d)",
-                label(n)
-            )
+        push(&mut out, None, &values, &|_| Setting::Sysctl {
+            key: key.clone(),
         });
     }
     out
@@ -213,30 +215,63 @@ mod tests {
                 .collect(),
         };
         let f = compare(&nodes, std::slice::from_ref(&net), true);
-        let got: Vec<(Option<usize>, &str)> =
-            f.iter().map(|x| (x.node, x.summary.as_str())).collect();
+        let setting = |s: Setting, value: &str, norm: &str| Finding::Setting {
+            setting: s,
+            value: value.into(),
+            norm: norm.into(),
+            holders: 3,
+            of: 4,
+        };
+        let got: Vec<(Option<usize>, Option<usize>, &Finding)> =
+            f.iter().map(|x| (x.net, x.node, &x.what)).collect();
         assert_eq!(
             got,
             vec![
                 (
+                    Some(0),
                     Some(1),
-                    "node n2: the NIC MTU on net A (10.1.0.0/24) is 1500, the others 9000"
+                    &setting(
+                        Setting::NicMtu {
+                            iface: "net1".into()
+                        },
+                        "1500",
+                        "9000"
+                    )
                 ),
                 (
+                    Some(0),
                     Some(2),
-                    "node n3: gro offload on net A (10.1.0.0/24) is off, the others on"
+                    &setting(
+                        Setting::Offload {
+                            iface: "net1".into(),
+                            offload: Offload::Gro
+                        },
+                        "off",
+                        "on"
+                    )
                 ),
                 (
+                    None,
                     Some(3),
-                    "node n4: sysctl net.core.rmem_max is 212992, the others 4194304"
+                    &setting(
+                        Setting::Sysctl {
+                            key: "net.core.rmem_max".into()
+                        },
+                        "212992",
+                        "4194304"
+                    )
                 ),
             ]
         );
-        assert!(f.iter().all(|x| x.kind == FindingKind::Setting));
-        assert_eq!(f[1].next, "on n3: ethtool -K net1 gro on");
         // With the path test run, its diagnosis names NIC MTUs: not repeated here.
         let f = compare(&nodes, &[net], false);
-        assert!(f.iter().all(|x| !x.summary.contains("NIC MTU")));
+        assert!(f.iter().all(|x| !matches!(
+            &x.what,
+            Finding::Setting {
+                setting: Setting::NicMtu { .. },
+                ..
+            }
+        )));
     }
 
     #[test]

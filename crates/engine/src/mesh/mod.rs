@@ -1,26 +1,41 @@
 //! `mesh`: verify a whole cluster. Every node's agent is asked what its interfaces
 //! are (discovery); addresses are grouped into networks (subnets shared by at least
-//! two nodes); every ordered pair of nodes on each network is tested by a third-party
-//! test (the orchestrator asks agent A to test toward agent B's address, from A's own
-//! address on that network); the matrix is then read as a whole to name the culprit
-//! (a node's NIC, a node's switch port, a whole network, an asymmetric route).
+//! two nodes); the run's deadline is planned; every ordered pair of nodes on each
+//! network is tested by a third-party test (the orchestrator asks agent A to test
+//! toward agent B's address, from A's own address on that network) while the nodes'
+//! health is watched; the measurements are weighed (impossible or contradicted ones
+//! are refused as evidence) and the matrix is read as a whole to name the culprit (a
+//! node's NIC, a node's switch port, a whole network, an asymmetric route). Every
+//! outcome is typed; the report words it.
 
 pub mod agent;
 mod cells;
 pub mod diagnose;
 pub mod discover;
 pub mod doctor;
+pub mod evidence;
+pub mod finding;
+mod health;
 pub mod model;
 pub mod net;
 pub mod orchestrate;
+pub mod outcome;
+mod pair;
+pub mod plan;
 pub mod schedule;
 mod third_party;
 
 #[cfg(test)]
 mod diagnose_tests;
 
-pub use cells::{diagnose, kind_name};
+pub use cells::{diagnose, verdict_of, SilentNode, EXAMPLES};
+pub use finding::{
+    Claim, Contradiction, Finding, FindingKind, Implausible, MeshFinding, Offload, Seen, Setting,
+    Silence, StartStep,
+};
+pub use health::{LIVENESS_AFTER, PROBE_EVERY, PROBE_WAIT};
 pub use model::{
-    Cell, DirCell, MeshConfig, MeshNetwork, MeshNode, MeshResult, MeshTests, NodeAddr, PairResult,
+    Cell, CellVerdict, DirCell, Doubt, MeshConfig, MeshNetwork, MeshNode, MeshResult, MeshTests,
+    NodeAddr, NotMeasured, PairError, PairResult, Plan, TestFailure, TestFailureAt, TestSkipped,
 };
 pub use orchestrate::{run, MeshObserver, QuietMesh};

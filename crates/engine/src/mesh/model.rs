@@ -1,4 +1,6 @@
-//! What a mesh run is asked to do and what it found.
+//! What a mesh run is asked to do and what it found. Everything here is a typed
+//! outcome carrying numbers and locations (node and network indexes); the words are
+//! the report's (`mtuperf-report`'s `mesh` module).
 
 use std::net::IpAddr;
 use std::time::Duration;
@@ -9,15 +11,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::client::ConnectOptions;
 
-/// Which tests a mesh runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MeshTests {
-    Path,
-    Rr,
-    Stream,
-    Doctor,
-}
+use super::finding::MeshFinding;
+pub use super::outcome::{
+    MeshTests, NotMeasured, PairError, TestFailure, TestFailureAt, TestSkipped,
+};
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -35,7 +32,8 @@ pub struct MeshConfig {
     pub per_node: usize,
     /// Pair tests at once over the whole mesh (each waits on one agent).
     pub parallel: usize,
-    /// Deadline of one pair's test, from the request to its result.
+    /// Deadline of one pair's test, from the request to its result, retries
+    /// included (an rr or stream test gets `load_time` more).
     pub pair_timeout: Duration,
     /// Length of each rr or stream test.
     pub load_time: Duration,
@@ -65,7 +63,7 @@ pub struct NodeAddr {
     pub node: usize,
     pub addr: IpAddr,
     pub iface: String,
-    /// The interface's MTU as the node reports it.
+    /// The interface's MTU as the node reported it at discovery (0: not reported).
     pub mtu: u32,
 }
 
@@ -80,6 +78,17 @@ pub struct MeshNetwork {
     pub members: Vec<NodeAddr>,
 }
 
+impl MeshNetwork {
+    /// Node `node`'s NIC MTU on this network, when it reported one.
+    pub fn nic_mtu(&self, node: usize) -> Option<u32> {
+        self.members
+            .iter()
+            .find(|m| m.node == node)
+            .map(|m| m.mtu)
+            .filter(|&m| m > 0)
+    }
+}
+
 /// One ordered pair's tests on one network: `from` asked to test toward `to`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PairResult {
@@ -92,27 +101,94 @@ pub struct PairResult {
     pub rr: Option<RrSummary>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream: Option<StreamSummary>,
-    /// Why a test of this pair failed (the others may still have results).
+    /// Tests of this pair that failed (the others may still have results).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed: Vec<TestFailure>,
+    /// Tests of this pair that were not measured, and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_measured: Vec<TestSkipped>,
+    /// The path test failed once and was tried again within the pair's deadline:
+    /// the first failure.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-    /// The path test failed once and was tried again: the first failure.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub retried: Option<String>,
-    /// Tests not run on this pair, and why.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub skipped: Option<String>,
+    pub retried: Option<TestFailure>,
     pub elapsed_ms: u64,
 }
 
-/// One direction of a matrix cell, as the diagnosis read it.
+impl PairResult {
+    pub fn new(net: usize, from: usize, to: usize) -> PairResult {
+        PairResult {
+            net,
+            from,
+            to,
+            ..PairResult::default()
+        }
+    }
+
+    /// Why `test` was not measured, when it was not.
+    pub fn not_measured(&self, test: MeshTests) -> Option<NotMeasured> {
+        self.not_measured
+            .iter()
+            .find(|s| s.test == test)
+            .map(|s| s.why)
+    }
+
+    /// How `test` failed, when it did.
+    pub fn failure(&self, test: MeshTests) -> Option<&TestFailure> {
+        self.failed.iter().find(|f| f.test == test)
+    }
+}
+
+/// Why a direction's measurement was not used as evidence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Doubt {
+    /// A value no path between the two ends can carry (above the smaller NIC MTU).
+    Implausible,
+    /// It contradicts another node's measurement of the same direction.
+    Disputed,
+}
+
+/// One direction of a matrix cell, as the asked node measured it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DirCell {
     pub mtu: u32,
     pub stop: StopKind,
+    /// Carries the network's expected MTU (false for a doubted measurement).
     pub ok: bool,
-    /// The finding that explains a failing direction (index into `findings`).
+    /// The finding that explains a failing direction, or says why this measurement
+    /// was doubted (index into `findings`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finding: Option<usize>,
+    /// Left out of the diagnosis, and why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub doubt: Option<Doubt>,
+}
+
+/// What a matrix cell shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CellVerdict {
+    /// Both directions carry the network's expected MTU.
+    Ok,
+    /// Explained by a node's low NIC MTU.
+    NicMtu,
+    /// Explained by a node's switch port.
+    SwitchPort,
+    /// Explained by a router in front of a node.
+    NodeRoute,
+    /// Explained by the whole network.
+    Network,
+    /// One direction carries the MTU, the other does not.
+    Asymmetric,
+    /// This pair's path is limited.
+    Limited,
+    /// A measurement of this cell was refused as evidence (implausible or
+    /// contradicted by another node's).
+    Disputed,
+    /// The test failed.
+    Error,
+    /// The test did not run (interrupted, deadline, a silent node).
+    NotMeasured,
 }
 
 /// A matrix cell: the test `from` → `to` on `net`, both of its directions.
@@ -121,8 +197,7 @@ pub struct Cell {
     pub net: usize,
     pub from: usize,
     pub to: usize,
-    /// "ok", "nic", "switch_port", "network", "asymmetric", "limited", "error".
-    pub verdict: String,
+    pub verdict: CellVerdict,
     /// `from` → `to`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forward: Option<DirCell>,
@@ -136,23 +211,28 @@ pub struct Cell {
 pub struct MeshResult {
     pub started_unix_ms: i64,
     pub elapsed_ms: u64,
+    /// The run's deadline from its start, derived from the plan (every pair at its
+    /// whole deadline); nothing runs past it.
+    pub deadline_ms: u64,
     pub tests: Vec<MeshTests>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expect: Option<u32>,
     pub nodes: Vec<MeshNode>,
     pub networks: Vec<MeshNetwork>,
+    /// Every planned pair, measured or not (its `not_measured` says why).
     pub pairs: Vec<PairResult>,
     pub cells: Vec<Cell>,
     pub findings: Vec<MeshFinding>,
-    /// Stopped early (Ctrl-C): pairs not yet tested are missing.
-    #[serde(default)]
+    /// Stopped early (Ctrl-C): tests not yet run are not measured.
     pub interrupted: bool,
+    /// The run's deadline passed: tests not yet run are not measured.
+    pub deadline_passed: bool,
 }
 
 impl MeshResult {
     /// Every pair tested and nothing found.
     pub fn ok(&self) -> bool {
-        self.findings.is_empty() && !self.interrupted
+        self.findings.is_empty() && !self.interrupted && !self.deadline_passed
     }
 
     pub fn cell(&self, net: usize, from: usize, to: usize) -> Option<&Cell> {
@@ -160,44 +240,25 @@ impl MeshResult {
             .iter()
             .find(|c| c.net == net && c.from == from && c.to == to)
     }
+
+    pub fn pair(&self, net: usize, from: usize, to: usize) -> Option<&PairResult> {
+        self.pairs
+            .iter()
+            .find(|p| p.net == net && p.from == from && p.to == to)
+    }
 }
 
-/// What a finding blames.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FindingKind {
-    /// A node's interface MTU is below the others'.
-    NicMtu,
-    /// Every path through a node is silently limited while its NIC is fine.
-    SwitchPort,
-    /// Every path through a node is limited by a router answering frag-needed.
-    NodeRoute,
-    /// Every pair of a network is limited.
-    Network,
-    /// One direction of a pair carries the MTU, the other does not.
-    Asymmetric,
-    /// A pair's path is limited in both directions.
-    Limited,
-    /// A pair's test could not run.
-    TestFailed,
-    /// A node's agent could not be reached or discovered.
-    Unreachable,
-    /// `--tests doctor`: a setting differs from the other nodes'.
-    Setting,
-}
-
-/// One finding, in one line plus its evidence and the next step.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MeshFinding {
-    pub kind: FindingKind,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub net: Option<usize>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub node: Option<usize>,
-    /// The failing directions (from node, to node) this finding explains.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub directions: Vec<(usize, usize)>,
-    pub summary: String,
-    pub evidence: String,
-    pub next: String,
+/// What a run will do and its deadline, known once the nodes are discovered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Plan {
+    /// Ordered pairs over every network (each gets a path test, and rr and stream
+    /// when asked).
+    pub pairs: usize,
+    /// Path tests that may wait on each other (a node in at most `--per-node` at
+    /// once): the path phase takes at most this many pair deadlines.
+    pub path_waves: usize,
+    /// Rounds of disjoint pairs of each load test (rr, stream).
+    pub load_rounds: usize,
+    /// The whole run's deadline, from its start.
+    pub deadline: Duration,
 }

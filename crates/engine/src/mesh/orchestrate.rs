@@ -1,26 +1,33 @@
-//! The orchestrator: discover every node, find the networks, run the pairs' tests
-//! through the agents (third-party), then diagnose the matrix.
+//! The orchestrator: discover every node, find the networks, plan the run and its
+//! deadline, run the pairs' tests through the agents (third-party), then diagnose
+//! the matrix.
 
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use mtuperf_proto::msg::mesh::{ThirdPartyRequest, ThirdPartyResult, ThirdPartyTest};
-use mtuperf_proto::msg::{ClientMsg, Refusal};
+use mtuperf_proto::msg::mesh::ThirdPartyTest;
 
 use super::discover::discover;
-use super::model::{MeshConfig, MeshNetwork, MeshNode, MeshResult, MeshTests, PairResult};
-use super::schedule::{ordered_pairs, run_bounded, tournament, MAX_THREADS};
-use super::{doctor, net};
-use crate::client::{resolve, Session};
-use crate::control::answer_or_stop;
+use super::health::Health;
+use super::model::{
+    MeshConfig, MeshNetwork, MeshNode, MeshResult, MeshTests, NotMeasured, PairError, PairResult,
+    Plan, TestSkipped,
+};
+use super::pair::{record, Ctx, Job, Outcome};
+use super::schedule::{ordered_pairs, run_bounded, tournament};
+use super::{cells, doctor, net, plan};
 use crate::EngineError;
+
+/// A path test tried again needs at least this much of its pair's deadline left.
+const MIN_RETRY: Duration = Duration::from_secs(2);
 
 /// Progress of a mesh run (the CLI draws a progress bar; tests ignore it).
 pub trait MeshObserver: Sync {
     fn discovered(&self, _nodes: &[MeshNode], _networks: &[MeshNetwork]) {}
-    /// A phase starts: "path", "rr", "stream", with its number of pair tests.
-    fn phase(&self, _name: &str, _total: usize) {}
+    /// The plan and the run's deadline, once the nodes are discovered.
+    fn plan(&self, _plan: &Plan) {}
+    /// A phase starts: path, rr or stream tests, with its number of pair tests.
+    fn phase(&self, _test: MeshTests, _total: usize) {}
     fn pair_done(&self, _pair: &PairResult) {}
 }
 
@@ -28,210 +35,175 @@ pub trait MeshObserver: Sync {
 pub struct QuietMesh;
 impl MeshObserver for QuietMesh {}
 
-/// One ordered pair's test.
-#[derive(Debug, Clone, Copy)]
-struct Job {
-    net: usize,
-    from: usize,
-    to: usize,
-}
-
-fn third_party(
-    cfg: &MeshConfig,
-    nodes: &[MeshNode],
-    networks: &[MeshNetwork],
-    job: Job,
-    test: ThirdPartyTest,
-    deadline: Duration,
-    stop: &AtomicBool,
-) -> Result<ThirdPartyResult, EngineError> {
-    let net = networks
-        .get(job.net)
-        .ok_or_else(|| EngineError::Protocol("no such network".into()))?;
-    let addr = |n: usize| {
-        net.members
-            .iter()
-            .find(|m| m.node == n)
-            .map(|m| m.addr)
-            .ok_or_else(|| EngineError::Protocol(format!("node {n} is not on net {}", net.name)))
-    };
-    let agent = |n: usize| nodes.get(n).map(|x| x.agent.as_str()).unwrap_or_default();
-    let port = resolve(agent(job.to))?.port();
-    let req = ThirdPartyRequest {
-        test,
-        from: addr(job.from)?,
-        to: SocketAddr::new(addr(job.to)?, port),
-    };
-    // Busy (every session slot of A or of B taken, often by a session of the last
-    // test still closing) is transient: retried with a growing pause until the
-    // pair's deadline.
-    let until = Instant::now() + deadline;
-    let mut pause = Duration::from_millis(50);
-    loop {
-        let attempt = Session::connect(agent(job.from), &cfg.connect).and_then(|s| {
-            let r = s
-                .control
-                .send(&ClientMsg::ThirdParty(req.clone()))
-                .and_then(|()| answer_or_stop(s.control.socket(), until, stop))
-                .and_then(|()| {
-                    s.control.expect::<ThirdPartyResult>(
-                        Some(until.saturating_duration_since(Instant::now())),
-                        "the third-party test's result",
-                    )
-                });
-            s.close();
-            r
-        });
-        match attempt {
-            Err(EngineError::Refused(Refusal::Busy { .. })) if Instant::now() + pause < until => {
-                std::thread::sleep(pause);
-                pause = (pause * 2).min(Duration::from_secs(1));
-            }
-            r => return r,
-        }
-    }
-}
-
-/// One pair's test, as a result (an error is part of it).
-#[allow(clippy::too_many_arguments)]
-fn one(
-    cfg: &MeshConfig,
-    nodes: &[MeshNode],
-    networks: &[MeshNetwork],
-    j: Job,
-    test: ThirdPartyTest,
-    deadline: Duration,
-    stop: &AtomicBool,
-) -> PairResult {
-    let t0 = Instant::now();
-    let r = third_party(cfg, nodes, networks, j, test, deadline, stop);
-    let mut p = PairResult {
-        net: j.net,
-        from: j.from,
-        to: j.to,
-        elapsed_ms: t0.elapsed().as_millis() as u64,
-        ..PairResult::default()
-    };
-    match r {
-        Ok(ThirdPartyResult::Path(s)) => p.path = Some(s),
-        Ok(ThirdPartyResult::Rr(s)) => {
-            p.error = s
-                .interrupted
-                .as_ref()
-                .map(|w| format!("rr interrupted: {w}"));
-            p.rr = Some(s);
-        }
-        Ok(ThirdPartyResult::Stream(s)) => {
-            p.error = s
-                .interrupted
-                .as_ref()
-                .map(|w| format!("stream interrupted: {w}"));
-            p.stream = Some(s);
-        }
-        // The mesh asks for no rr load.
-        Ok(ThirdPartyResult::RrLoad(_)) => p.error = Some("rr: unexpected rr load result".into()),
-        Err(e) => p.error = Some(format!("{}: {e}", test.name())),
-    }
-    p
-}
-
-/// Runs `test` on `jobs`, bounded per node, merging results into `pairs`.
-#[allow(clippy::too_many_arguments)]
+/// Runs `test` on `jobs` (a node in at most `per_node` at once), each within
+/// `budget(job)`, while the nodes' health is watched. Jobs never started (Ctrl-C)
+/// come back not measured.
 fn run_jobs(
-    cfg: &MeshConfig,
-    nodes: &[MeshNode],
-    networks: &[MeshNetwork],
+    ctx: &Ctx<'_>,
     jobs: &[Job],
-    test: ThirdPartyTest,
+    test: (MeshTests, ThirdPartyTest),
     per_node: usize,
-    stop: &AtomicBool,
+    budget: &(dyn Fn(&Job) -> Duration + Sync),
     obs: &dyn MeshObserver,
-    pairs: &mut Vec<PairResult>,
-) {
-    let deadline = match test {
-        ThirdPartyTest::Path => cfg.pair_timeout,
-        ThirdPartyTest::Rr { .. }
-        | ThirdPartyTest::Stream { .. }
-        | ThirdPartyTest::RrLoad { .. } => cfg.pair_timeout + cfg.load_time,
-    };
-    let done = |_: usize, r: &PairResult| obs.pair_done(r);
-    let threads = jobs
-        .len()
-        .min(MAX_THREADS)
-        .min(cfg.parallel.max(1))
-        .min(nodes.len() * per_node);
-    let results = run_bounded(
-        jobs,
-        |j| (j.from, j.to),
-        per_node,
-        threads,
-        &|| stop.load(Ordering::Relaxed),
-        |&j| one(cfg, nodes, networks, j, test, deadline, stop),
-        &done,
-    );
-    let mut results: Vec<PairResult> = results.into_iter().flatten().collect();
-    // A path test that failed (not one that found a short path) is tried once more,
-    // one test per node at a time, once the others are done: on a loaded host a
-    // probe's 100 ms timeout can pass while dozens of tests share two cores. The
-    // first failure is kept in `retried`.
-    if test == ThirdPartyTest::Path && !stop.load(Ordering::Relaxed) {
-        let again: Vec<Job> = results
-            .iter()
-            .filter(|r| r.error.is_some())
-            .map(|r| Job {
-                net: r.net,
-                from: r.from,
-                to: r.to,
-            })
-            .collect();
-        if !again.is_empty() {
-            let retried = run_bounded(
-                &again,
-                |j| (j.from, j.to),
-                1,
-                again.len().min(MAX_THREADS).min(cfg.parallel.max(1)),
-                &|| stop.load(Ordering::Relaxed),
-                |&j| one(cfg, nodes, networks, j, test, deadline, stop),
-                &|_, _| {},
-            );
-            for r in retried.into_iter().flatten() {
-                if let Some(old) = results
-                    .iter_mut()
-                    .find(|p| (p.net, p.from, p.to) == (r.net, r.from, r.to))
-                {
-                    let first = old.error.take();
-                    *old = PairResult {
-                        retried: first,
-                        ..r
-                    };
-                }
+) -> Vec<(Job, Outcome, Duration)> {
+    let threads = plan::threads(ctx.cfg, ctx.nodes.len(), jobs.len(), per_node);
+    let done = AtomicBool::new(false);
+    let results = std::thread::scope(|s| {
+        s.spawn(|| ctx.health.watch(&done));
+        let r = run_bounded(
+            jobs,
+            |j| (j.from, j.to),
+            per_node,
+            threads,
+            &|| ctx.stop.load(Ordering::Relaxed),
+            |&j| {
+                let (outcome, took) = ctx.ask(j, test.1, budget(&j));
+                let mut p = PairResult::new(j.net, j.from, j.to);
+                record(&mut p, test.0, outcome.clone(), took);
+                obs.pair_done(&p);
+                (outcome, took)
+            },
+            &|_, _| {},
+        );
+        done.store(true, Ordering::Relaxed);
+        r
+    });
+    jobs.iter()
+        .zip(results)
+        .map(|(&j, r)| match r {
+            Some((o, took)) => (j, o, took),
+            None => (
+                j,
+                Outcome::NotMeasured(NotMeasured::Interrupted),
+                Duration::ZERO,
+            ),
+        })
+        .collect()
+}
+
+fn pair_of<'a>(pairs: &'a mut [PairResult], j: &Job) -> Option<&'a mut PairResult> {
+    pairs
+        .iter_mut()
+        .find(|p| (p.net, p.from, p.to) == (j.net, j.from, j.to))
+}
+
+/// Errors worth a second try: the asked agent ran the test and it failed (on a
+/// loaded host a probe's timeout can pass while dozens of tests share two cores).
+/// Not a refusal, an unreachable or silent node, nor a deadline.
+fn retryable(e: &PairError) -> bool {
+    matches!(e, PairError::Agent { .. } | PairError::Protocol { .. })
+}
+
+/// Every ordered pair's path test, in parallel; a failed one tried once more within
+/// what is left of its pair's deadline, one per node at a time, once the others
+/// are done.
+fn path_phase(ctx: &Ctx<'_>, jobs: &[Job], obs: &dyn MeshObserver, pairs: &mut [PairResult]) {
+    let test = (MeshTests::Path, ThirdPartyTest::Path);
+    obs.phase(MeshTests::Path, jobs.len());
+    let timeout = ctx.cfg.pair_timeout;
+    let first = run_jobs(ctx, jobs, test, ctx.cfg.per_node, &|_| timeout, obs);
+    let mut again: Vec<(Job, Duration)> = Vec::new();
+    for (j, outcome, took) in first {
+        match (&outcome, pair_of(pairs, &j)) {
+            (Outcome::Failed(e), Some(p)) if retryable(e) && took + MIN_RETRY <= timeout => {
+                record(p, test.0, outcome.clone(), took);
+                again.push((j, timeout.saturating_sub(took)));
             }
+            (_, Some(p)) => record(p, test.0, outcome, took),
+            (_, None) => {}
         }
     }
-    for r in results {
-        match pairs
-            .iter_mut()
-            .find(|p| (p.net, p.from, p.to) == (r.net, r.from, r.to))
+    let left = ctx.deadline.saturating_duration_since(Instant::now());
+    again.retain(|(_, budget)| *budget <= left);
+    if again.is_empty() || ctx.stop.load(Ordering::Relaxed) {
+        return;
+    }
+    let jobs: Vec<Job> = again.iter().map(|a| a.0).collect();
+    let budget = |j: &Job| {
+        again
+            .iter()
+            .find(|a| a.0 == *j)
+            .map_or(Duration::ZERO, |a| a.1)
+    };
+    for (j, outcome, took) in run_jobs(ctx, &jobs, test, 1, &budget, &QuietMesh) {
+        let Some(p) = pair_of(pairs, &j) else {
+            continue;
+        };
+        if matches!(outcome, Outcome::NotMeasured(_)) {
+            continue; // the first failure stands
+        }
+        let pos = p.failed.iter().position(|f| f.test == MeshTests::Path);
+        p.retried = pos.map(|i| p.failed.remove(i));
+        record(p, test.0, outcome, took);
+    }
+}
+
+/// rr or stream over every pair, in rounds of disjoint pairs. A pair whose path
+/// test failed, or found its path short of the network's MTU, is not loaded (TCP
+/// would only stall on a silent drop of full-size segments): it says so.
+fn load_phase(
+    ctx: &Ctx<'_>,
+    rounds: &[Vec<Job>],
+    test: (MeshTests, ThirdPartyTest),
+    obs: &dyn MeshObserver,
+    pairs: &mut [PairResult],
+) {
+    let skip = |p: &PairResult| {
+        let expect = ctx.networks.get(p.net).map_or(0, |n| n.expect);
+        if p.failure(MeshTests::Path).is_some() {
+            Some(NotMeasured::PathFailed)
+        } else if p
+            .path
+            .as_ref()
+            .is_some_and(|s| s.forward.mtu < expect || s.reverse.mtu < expect)
         {
-            Some(p) => {
-                p.rr = p.rr.take().or(r.rr);
-                p.stream = p.stream.take().or(r.stream);
-                if let Some(e) = r.error {
-                    p.error = Some(
-                        p.error
-                            .take()
-                            .map_or(e.clone(), |old| format!("{old}; {e}")),
-                    );
-                }
-                p.elapsed_ms += r.elapsed_ms;
+            Some(NotMeasured::PathShort)
+        } else {
+            None
+        }
+    };
+    let mut kept: Vec<Vec<Job>> = Vec::new();
+    for round in rounds {
+        let mut go = Vec::new();
+        for j in round {
+            match pair_of(pairs, j) {
+                Some(p) => match skip(p) {
+                    Some(why) => p.not_measured.push(TestSkipped { test: test.0, why }),
+                    None => go.push(*j),
+                },
+                None => go.push(*j),
             }
-            None => pairs.push(r),
+        }
+        kept.push(go);
+    }
+    obs.phase(test.0, kept.iter().map(Vec::len).sum());
+    let budget = ctx.cfg.pair_timeout + ctx.cfg.load_time;
+    for round in &kept {
+        for (j, outcome, took) in run_jobs(ctx, round, test, 1, &|_| budget, obs) {
+            if let Some(p) = pair_of(pairs, &j) {
+                record(p, test.0, outcome, took);
+            }
         }
     }
 }
 
-/// Runs a mesh: discovery, networks, each asked test, diagnosis. `stop` (Ctrl-C)
-/// ends it early with what was measured, marked interrupted.
+/// The pairs of network `ni` in `order` (member indexes) as jobs.
+fn jobs_of(ni: usize, net: &MeshNetwork, order: Vec<(usize, usize)>) -> Vec<Job> {
+    order
+        .into_iter()
+        .filter_map(|(a, b)| {
+            Some(Job {
+                net: ni,
+                from: net.members.get(a)?.node,
+                to: net.members.get(b)?.node,
+            })
+        })
+        .collect()
+}
+
+/// Runs a mesh: discovery, networks, the plan and its deadline (given to `obs`),
+/// each asked test, diagnosis. `stop` (Ctrl-C) ends it early with what was
+/// measured; the rest is marked not measured, never failed.
 pub fn run(
     cfg: &MeshConfig,
     stop: &AtomicBool,
@@ -256,106 +228,20 @@ pub fn run(
             "no network is shared by two of the nodes (within --net, when given)".into(),
         ));
     }
-    let member_pairs = |ni: usize, net: &MeshNetwork, order: Vec<(usize, usize)>| {
-        order
-            .into_iter()
-            .filter_map(|(a, b)| {
-                Some(Job {
-                    net: ni,
-                    from: net.members.get(a)?.node,
-                    to: net.members.get(b)?.node,
-                })
-            })
-            .collect::<Vec<Job>>()
+    let plan = plan::plan(cfg, nodes.len(), &networks, t0.elapsed());
+    obs.plan(&plan);
+    let health = Health::new(t0, &nodes, &cfg.connect);
+    let ctx = Ctx {
+        cfg,
+        nodes: &nodes,
+        networks: &networks,
+        stop,
+        health: &health,
+        deadline: t0 + plan.deadline,
     };
-    let mut pairs = Vec::new();
-    if cfg.tests.contains(&MeshTests::Path) {
-        let jobs: Vec<Job> = networks
-            .iter()
-            .enumerate()
-            .flat_map(|(ni, n)| member_pairs(ni, n, ordered_pairs(n.members.len())))
-            .collect();
-        obs.phase("path", jobs.len());
-        run_jobs(
-            cfg,
-            &nodes,
-            &networks,
-            &jobs,
-            ThirdPartyTest::Path,
-            cfg.per_node,
-            stop,
-            obs,
-            &mut pairs,
-        );
-    }
-    let ms = cfg.load_time.as_millis() as u64;
-    for (kind, test) in [
-        (MeshTests::Rr, ThirdPartyTest::Rr { duration_ms: ms }),
-        (
-            MeshTests::Stream,
-            ThirdPartyTest::Stream { duration_ms: ms },
-        ),
-    ] {
-        if !cfg.tests.contains(&kind) {
-            continue;
-        }
-        // A pair whose path does not carry its network's MTU would only stall TCP
-        // (a silent drop of full-size segments): its load tests are skipped, saying so.
-        let path_fails = |j: &Job| {
-            pairs.iter().any(|p: &PairResult| {
-                (p.net, p.from, p.to) == (j.net, j.from, j.to)
-                    && (p.error.is_some()
-                        || p.path.as_ref().is_some_and(|s| {
-                            let e = networks.get(j.net).map_or(0, |n| n.expect);
-                            s.forward.mtu < e || s.reverse.mtu < e
-                        }))
-            })
-        };
-        let mut skipped = Vec::new();
-        let rounds: Vec<Vec<Job>> = networks
-            .iter()
-            .enumerate()
-            .flat_map(|(ni, n)| {
-                tournament(n.members.len())
-                    .into_iter()
-                    .map(move |r| member_pairs(ni, n, r))
-            })
-            .map(|round| {
-                let (bad, good): (Vec<Job>, Vec<Job>) =
-                    round.into_iter().partition(|j| path_fails(j));
-                skipped.extend(bad);
-                good
-            })
-            .collect();
-        for j in skipped {
-            if let Some(p) = pairs
-                .iter_mut()
-                .find(|p| (p.net, p.from, p.to) == (j.net, j.from, j.to))
-            {
-                p.skipped = Some(
-                    "rr and stream not run: the path test found this pair's path short of the network's MTU, which would stall TCP".into(),
-                );
-            }
-        }
-        obs.phase(
-            if kind == MeshTests::Rr {
-                "rr"
-            } else {
-                "stream"
-            },
-            rounds.iter().map(Vec::len).sum(),
-        );
-        for round in &rounds {
-            if stop.load(Ordering::Relaxed) {
-                break;
-            }
-            run_jobs(
-                cfg, &nodes, &networks, round, test, 1, stop, obs, &mut pairs,
-            );
-        }
-    }
-    pairs.sort_by_key(|p| (p.net, p.from, p.to));
-    let (cells, mut findings) = super::cells::diagnose(&nodes, &networks, &pairs);
+    let pairs = measure(&ctx, obs);
+    let silent = health.silenced();
+    let (cells, mut findings) = cells::diagnose(&nodes, &networks, &pairs, &silent);
     if cfg.tests.contains(&MeshTests::Doctor) {
         findings.extend(doctor::compare(
             &nodes,
@@ -363,9 +249,14 @@ pub fn run(
             !cfg.tests.contains(&MeshTests::Path),
         ));
     }
+    let deadline_passed = pairs
+        .iter()
+        .flat_map(|p| &p.not_measured)
+        .any(|s| s.why == NotMeasured::Deadline);
     Ok(MeshResult {
         started_unix_ms,
         elapsed_ms: t0.elapsed().as_millis() as u64,
+        deadline_ms: plan.deadline.as_millis() as u64,
         tests: cfg.tests.clone(),
         expect: cfg.expect,
         nodes,
@@ -374,5 +265,51 @@ pub fn run(
         cells,
         findings,
         interrupted: stop.load(Ordering::Relaxed),
+        deadline_passed,
     })
+}
+
+/// Every planned pair with what its tests measured (or why they did not).
+fn measure(ctx: &Ctx<'_>, obs: &dyn MeshObserver) -> Vec<PairResult> {
+    let has = |t: MeshTests| ctx.cfg.tests.contains(&t);
+    if !(has(MeshTests::Path) || has(MeshTests::Rr) || has(MeshTests::Stream)) {
+        return Vec::new();
+    }
+    let all: Vec<Job> = ctx
+        .networks
+        .iter()
+        .enumerate()
+        .flat_map(|(ni, n)| jobs_of(ni, n, ordered_pairs(n.members.len())))
+        .collect();
+    let mut pairs: Vec<PairResult> = all
+        .iter()
+        .map(|j| PairResult::new(j.net, j.from, j.to))
+        .collect();
+    if has(MeshTests::Path) {
+        path_phase(ctx, &all, obs, &mut pairs);
+    }
+    let ms = ctx.cfg.load_time.as_millis() as u64;
+    let rounds: Vec<Vec<Job>> = ctx
+        .networks
+        .iter()
+        .enumerate()
+        .flat_map(|(ni, n)| {
+            tournament(n.members.len())
+                .into_iter()
+                .map(move |r| jobs_of(ni, n, r))
+        })
+        .collect();
+    for test in [
+        (MeshTests::Rr, ThirdPartyTest::Rr { duration_ms: ms }),
+        (
+            MeshTests::Stream,
+            ThirdPartyTest::Stream { duration_ms: ms },
+        ),
+    ] {
+        if has(test.0) {
+            load_phase(ctx, &rounds, test, obs, &mut pairs);
+        }
+    }
+    pairs.sort_by_key(|p| (p.net, p.from, p.to));
+    pairs
 }

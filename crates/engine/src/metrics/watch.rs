@@ -5,7 +5,7 @@
 use prometheus::{GaugeVec, IntCounterVec, IntGaugeVec, Opts, Registry};
 
 use crate::path::PathResult;
-use crate::watch::{Check, RrProbe};
+use crate::watch::{Check, Cycle, RrProbe};
 
 const PATH: &[&str] = &["peer", "address", "network"];
 const DIR: &[&str] = &["peer", "address", "network", "direction"];
@@ -17,7 +17,13 @@ pub struct WatchMetrics {
     pub expected: IntGaugeVec,
     pub ok: IntGaugeVec,
     pub last_check: GaugeVec,
+    pub last_success: GaugeVec,
     pub checks: IntCounterVec,
+    /// The last cycle's figures: without labels, absent until a cycle has ended (a
+    /// history export, which has no cycles, shows none rather than zeros).
+    pub cycle_duration: GaugeVec,
+    pub cycle_deadline: GaugeVec,
+    pub cycle_late: IntGaugeVec,
     pub rr_p50: GaugeVec,
     pub rr_p99: GaugeVec,
     pub rr_loss: GaugeVec,
@@ -57,6 +63,25 @@ impl Default for WatchMetrics {
                 "mtuperf_watch_last_check_timestamp_seconds",
                 "When the last check of this path ended (Unix time)",
             ),
+            last_success: gauge(
+                "mtuperf_watch_last_success_timestamp_seconds",
+                "When the last check of this path that ran ended (Unix time): the peer answered and the path was measured, whatever it carried",
+            ),
+            cycle_duration: GaugeVec::new(Opts::new(
+                "mtuperf_watch_cycle_duration_seconds",
+                "How long the last watch cycle took, from its start to its last check's end (at most its deadline)",
+            ), &[])
+            .expect("a valid metric name"),
+            cycle_deadline: GaugeVec::new(Opts::new(
+                "mtuperf_watch_cycle_deadline_seconds",
+                "The deadline of a watch cycle (--watch-every less the jitter, at least the rr probe and 5 s)",
+            ), &[])
+            .expect("a valid metric name"),
+            cycle_late: int_gauge(
+                "mtuperf_watch_cycle_late_checks",
+                "Checks of the last cycle that had not ended at its deadline (each also counted as a failed check)",
+                &[],
+            ),
             checks: IntCounterVec::new(
                 Opts::new("mtuperf_watch_checks_total", "Watch checks of this path, by outcome (ok, not_ok, error)"),
                 OUTCOME,
@@ -84,6 +109,10 @@ impl WatchMetrics {
         let _ = r.register(Box::new(self.expected.clone()));
         let _ = r.register(Box::new(self.ok.clone()));
         let _ = r.register(Box::new(self.last_check.clone()));
+        let _ = r.register(Box::new(self.last_success.clone()));
+        let _ = r.register(Box::new(self.cycle_duration.clone()));
+        let _ = r.register(Box::new(self.cycle_deadline.clone()));
+        let _ = r.register(Box::new(self.cycle_late.clone()));
         let _ = r.register(Box::new(self.checks.clone()));
         let _ = r.register(Box::new(self.rr_p50.clone()));
         let _ = r.register(Box::new(self.rr_p99.clone()));
@@ -105,6 +134,19 @@ impl WatchMetrics {
         }
     }
 
+    /// One cycle ended.
+    pub fn observe_cycle(&self, c: &Cycle) {
+        self.cycle_duration
+            .with_label_values(&[] as &[&str])
+            .set(c.duration.as_secs_f64());
+        self.cycle_deadline
+            .with_label_values(&[] as &[&str])
+            .set(c.deadline.as_secs_f64());
+        self.cycle_late
+            .with_label_values(&[] as &[&str])
+            .set(c.late.len() as i64);
+    }
+
     /// One path check of `l` (peer, address, network): None when it could not run.
     pub fn observe_path(&self, l: [&str; 3], path: Option<&PathResult>, ended_unix_ms: i64) {
         let dir = |d: &'static str| [l[0], l[1], l[2], d];
@@ -119,6 +161,9 @@ impl WatchMetrics {
             }
             self.expected.with_label_values(&l).set(i64::from(p.expect));
             self.ok.with_label_values(&l).set(i64::from(p.ok));
+            self.last_success
+                .with_label_values(&l)
+                .set(ended_unix_ms as f64 / 1e3);
             if p.ok {
                 "ok"
             } else {

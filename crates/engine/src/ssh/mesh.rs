@@ -4,8 +4,7 @@
 use std::time::Duration;
 
 use super::fleet::Fleet;
-use crate::mesh::diagnose::{FindingKind, MeshFinding};
-use crate::mesh::{MeshConfig, MeshNode, MeshResult, MeshTests};
+use crate::mesh::{Finding, MeshConfig, MeshFinding, MeshNode, MeshResult, MeshTests, StartStep};
 
 /// Added to the run's longest possible length for the agents' hard lifetime.
 pub const LIFETIME_MARGIN: Duration = Duration::from_mins(1);
@@ -43,46 +42,40 @@ pub fn nodes(fleet: &Fleet) -> Vec<(Option<String>, String)> {
 }
 
 /// Adds the nodes SSH could not start to `result`: each a node with its error and an
-/// `unreachable` finding naming the step ("node n3: ssh: Permission denied
-/// (publickey)"). Appended after the mesh's own nodes and findings, so their indices
-/// stay valid.
+/// `unreachable` finding naming the step (worded by the report: "node n3: ssh:
+/// Permission denied (publickey)"). Appended after the mesh's own nodes and findings,
+/// so their indices stay valid.
 pub fn add_failed(result: &mut MeshResult, fleet: &Fleet) {
     for f in fleet.failed() {
         let node = result.nodes.len();
+        let agent = format!("ssh {}", f.ssh);
         result.nodes.push(MeshNode {
             label: f.label.clone(),
-            agent: format!("ssh {}", f.ssh),
+            agent: agent.clone(),
             hostname: None,
             error: Some(f.failure.to_string()),
             max_sessions: None,
             discovery: None,
         });
-        result.findings.push(MeshFinding {
-            kind: FindingKind::Unreachable,
-            net: None,
-            node: Some(node),
-            directions: Vec::new(),
-            summary: format!("node {}: {}", f.label, f.failure),
-            evidence: format!(
-                "its agent could not be started over SSH (step: {}); no pair with this node was tested",
-                f.failure.step.name()
-            ),
-            next: next_step(f.failure.step, &f.ssh),
-        });
+        result.findings.push(MeshFinding::new(
+            None,
+            Some(node),
+            Finding::Unreachable {
+                agent,
+                error: f.failure.to_string(),
+                ssh_step: Some(step(f.failure.step)),
+            },
+        ));
     }
 }
 
-fn next_step(step: super::Step, ssh: &str) -> String {
-    match step {
-        super::Step::Connect => format!(
-            "check that `ssh -o BatchMode=yes {ssh} true` works from this host without a prompt (sshd running, your key in its authorized_keys, its host key in your known_hosts), with the same --ssh-command"
-        ),
-        super::Step::Copy => format!(
-            "install this mtuperf version on {ssh} (on its PATH), or check that a private temporary directory there allows programs to run"
-        ),
-        super::Step::Start => format!("run `mtuperf serve` on {ssh} by hand to see why the agent does not start"),
-        super::Step::Plan => "choose the interconnect with --net (every node needs an address on a network shared with another node)".into(),
-        super::Step::Interrupted => "run again".into(),
+fn step(s: super::Step) -> StartStep {
+    match s {
+        super::Step::Connect => StartStep::Connect,
+        super::Step::Copy => StartStep::Copy,
+        super::Step::Start => StartStep::Start,
+        super::Step::Plan => StartStep::Plan,
+        super::Step::Interrupted => StartStep::Interrupted,
     }
 }
 

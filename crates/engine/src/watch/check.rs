@@ -1,8 +1,10 @@
-//! One watch check: connect to the peer as a keyed client, run the path check, then
-//! the optional rr probe, on one session.
+//! One watch check: resolve the peer's name (again at every check), connect to it as
+//! a keyed client, run the path check, then the optional rr probe, on one session,
+//! all by the cycle's deadline.
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use mtuperf_proto::auth::Key;
 
@@ -12,11 +14,18 @@ use crate::config::{PathConfig, RrConfig};
 use crate::path::{self, LocalView};
 use crate::{rr, unix_ms};
 
-/// Checks `peer`. Only with a key: the session's mutual authentication proves the
-/// peer holds it before any probe is sent, so a watch sends test traffic only to
-/// agents that completed the keyed handshake (an open or differently keyed agent is
-/// an error, not a target).
-pub fn check_peer(peer: &str, cfg: &WatchConfig, key: &Key) -> Check {
+/// Checks `peer` by `until`; `cancel` cuts its rr probe short (the cycle's deadline
+/// passed, or the agent stops). Only with a key: the session's mutual
+/// authentication proves the peer holds it before any probe is sent, so a watch
+/// sends test traffic only to agents that completed the keyed handshake (an open or
+/// differently keyed agent is an error, not a target).
+pub fn check_peer(
+    peer: &str,
+    cfg: &WatchConfig,
+    key: &Key,
+    until: Instant,
+    cancel: &Arc<AtomicBool>,
+) -> Check {
     let started_unix_ms = unix_ms();
     let addr = client::resolve(peer);
     let address = addr
@@ -36,9 +45,16 @@ pub fn check_peer(peer: &str, cfg: &WatchConfig, key: &Key) -> Check {
         path: Err(String::new()),
         rr: None,
     };
+    // A silent peer holds the check at most until the cycle's deadline.
+    let left = until
+        .saturating_duration_since(Instant::now())
+        .max(Duration::from_millis(100));
+    let defaults = ConnectOptions::default();
     let opts = ConnectOptions {
         key: Some(key.clone()),
-        ..ConnectOptions::default()
+        connect_timeout: defaults.connect_timeout.min(left),
+        reply_timeout: defaults.reply_timeout.min(left),
+        ..defaults
     };
     let session = match addr.and_then(|a| Session::connect(&a.to_string(), &opts)) {
         Ok(s) => s,
@@ -51,7 +67,7 @@ pub fn check_peer(peer: &str, cfg: &WatchConfig, key: &Key) -> Check {
     check.path = path::run(&session, &address, &PathConfig { expect: cfg.expect })
         .map_err(|e| e.to_string());
     if let (Some(time), Ok(_)) = (cfg.rr, &check.path) {
-        check.rr = Some(rr_probe(&session, time, cfg.rr_rate));
+        check.rr = Some(rr_probe(&session, time, cfg.rr_rate, cancel));
     }
     session.close();
     check.ended_unix_ms = unix_ms();
@@ -60,8 +76,9 @@ pub fn check_peer(peer: &str, cfg: &WatchConfig, key: &Key) -> Check {
 
 fn rr_probe(
     session: &Session,
-    time: std::time::Duration,
+    time: Duration,
     rate: Option<u64>,
+    cancel: &Arc<AtomicBool>,
 ) -> Result<RrProbe, String> {
     // The rr defaults: UDP, 8 KiB blocks for 128 B requests, one client, closed loop
     // unless a rate is given; one thread on each end bounds its CPU to a core-second
@@ -73,7 +90,6 @@ fn rr_probe(
         workers: Some(1),
         ..RrConfig::default()
     };
-    let stop = Arc::new(AtomicBool::new(false));
-    let r = rr::client::run(session, &params, &stop, &rr::Quiet).map_err(|e| e.to_string())?;
+    let r = rr::client::run(session, &params, cancel, &rr::Quiet).map_err(|e| e.to_string())?;
     Ok(RrProbe::of(r))
 }

@@ -1,7 +1,10 @@
 //! Watch mode (`mtuperf serve --watch`): the agent, on its own schedule with jitter,
 //! checks the path toward each peer agent as a keyed client (the same check as
-//! `mtuperf path PEER` with the key), plus an optional short rr probe. A check starts
-//! only when the agent serves no test (see `agent::gate`); results go to a sink (the
+//! `mtuperf path PEER` with the key), plus an optional short rr probe. The peers of a
+//! cycle are checked side by side, at most `fan_out` at once, and the cycle has a
+//! deadline ([`cycle_deadline`]): a silent peer costs only its own check, cut at the
+//! deadline. Peer names are resolved again at every check. A check starts only when
+//! the agent serves no test (see `agent::gate`); checks and cycles go to a sink (the
 //! CLI logs, stores and exports them).
 
 mod check;
@@ -12,7 +15,7 @@ use std::time::Duration;
 use mtuperf_proto::msg::rr::RrCounts;
 
 pub use check::check_peer;
-pub use schedule::run;
+pub use schedule::{run, summary};
 
 use crate::path::PathResult;
 use crate::rr::RrResult;
@@ -28,6 +31,20 @@ pub const MIN_RR_RATE: u64 = 10;
 pub const MAX_RR_RATE: u64 = 100_000;
 /// Each cycle starts within ±10% of `--watch-every` after the previous one.
 pub const JITTER: f64 = 0.1;
+/// Peers checked at once by default, and at most.
+pub const FAN_OUT: usize = 8;
+pub const MAX_FAN_OUT: usize = 64;
+/// Room for a healthy check beside its rr probe: the handshake and the path search.
+pub const CHECK_ROOM: Duration = Duration::from_secs(5);
+
+/// The deadline of a cycle, from its start: the earliest the next cycle may start
+/// (`every` less the jitter), but never less than a healthy check needs (its rr probe
+/// and [`CHECK_ROOM`]).
+pub fn cycle_deadline(cfg: &WatchConfig) -> Duration {
+    cfg.every
+        .mul_f64(1.0 - JITTER)
+        .max(cfg.rr.unwrap_or_default() + CHECK_ROOM)
+}
 
 #[derive(Debug, Clone)]
 pub struct WatchConfig {
@@ -43,6 +60,8 @@ pub struct WatchConfig {
     /// closed loop (as fast as round trips allow: 250 to 430 MB per 2 s probe
     /// on the lab's veth).
     pub rr_rate: Option<u64>,
+    /// Peers checked at once (1 to [`MAX_FAN_OUT`]).
+    pub fan_out: usize,
 }
 
 /// The short rr probe's figures, from the checking node's end.
@@ -90,6 +109,25 @@ pub struct Check {
     pub path: Result<PathResult, String>,
     /// The rr probe when asked for and the path check could run.
     pub rr: Option<Result<RrProbe, String>>,
+}
+
+/// One cycle over every peer, once it ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cycle {
+    pub started_unix_ms: i64,
+    /// From its start to its last check's end, or to its deadline.
+    pub duration: Duration,
+    pub deadline: Duration,
+    /// Peers whose check had not ended at the deadline (each also reported as a
+    /// failed check).
+    pub late: Vec<String>,
+}
+
+/// What the watch reports: each check as it ends, each cycle once it ended.
+#[derive(Debug, Clone)]
+pub enum Event {
+    Check(Box<Check>),
+    Cycle(Cycle),
 }
 
 /// Rejects a peer list that would check nothing or the agent's open form.

@@ -1,24 +1,46 @@
-//! The watch schedule: a cycle over every peer, then a sleep of `every` ± jitter.
-//! Between cycles the thread sleeps (one wake-up a second to see the shutdown flag).
+//! The watch schedule: a cycle over every peer, checked side by side (at most
+//! `fan_out` at once) by the cycle's deadline, then a sleep until `every` ± jitter
+//! after the cycle's start. Between cycles the thread sleeps (one wake-up a second to
+//! see the shutdown flag).
+//!
+//! A check still running at the deadline is reported failed ("no result within the
+//! cycle's deadline") and its rr probe cut; its thread ends on its own timeouts, and
+//! its peer is not checked again until it has.
 
+use std::collections::{BTreeSet, VecDeque};
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use super::{check_peer, Check, WatchConfig, JITTER};
+use mtuperf_proto::auth::Key;
+
+use super::{check_peer, cycle_deadline, Check, Cycle, Event, WatchConfig, JITTER};
+use crate::agent::gate::{Gate, WatchGuard};
 use crate::agent::AgentConfig;
+use crate::unix_ms;
 
-/// How long a check waits for the tests the agent serves to end before it is skipped
-/// for this cycle.
-const BUSY_WAIT: Duration = Duration::from_mins(1);
+/// How often the cycle looks at its deadline and the shutdown flag.
+const POLL: Duration = Duration::from_millis(200);
+/// A check's own waits end this long before the cycle's deadline, so that a silent
+/// peer's check has ended (with its own error) when the next cycle may start.
+const GRACE: Duration = Duration::from_secs(1);
 
-/// Runs cycles until `shutdown`; each check goes to `sink` as it ends. Without a key
-/// nothing runs (the CLI refuses --watch without --key-file before this).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    match m.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    }
+}
+
+/// Runs cycles until `shutdown`; each check and each cycle go to `sink` as they end.
+/// Without a key nothing runs (the CLI refuses --watch without --key-file before this).
 pub fn run(
     cfg: &WatchConfig,
     agent: &AgentConfig,
     shutdown: &AtomicBool,
-    sink: &mut dyn FnMut(Check),
+    sink: &mut dyn FnMut(Event),
 ) {
     let Some(key) = agent.key.clone() else {
         agent.log(
@@ -29,58 +51,206 @@ pub fn run(
         );
         return;
     };
+    let w = Watcher {
+        cfg: Arc::new(cfg.clone()),
+        agent,
+        key,
+        busy: Arc::default(),
+    };
     // The first cycle soon after start, spread over a second so a fleet started at
     // once does not check in step.
     let mut next = Instant::now() + Duration::from_secs_f64(unit_random());
-    loop {
+    for number in 1u64.. {
         if !sleep_until(next, shutdown) {
             return;
         }
-        let cycle = Instant::now();
-        for peer in &cfg.peers {
-            if shutdown.load(Ordering::Relaxed) {
-                return;
-            }
-            let Some(_guard) = wait_idle(agent, shutdown) else {
-                agent.log(
-                    "warn",
-                    None,
-                    "watch",
-                    format!(
-                        "check of {peer} skipped this cycle: the agent served tests for {} s",
-                        BUSY_WAIT.as_secs()
-                    ),
-                );
-                continue;
-            };
-            let c = check_peer(peer, cfg, &key);
-            let level = if c.path.as_ref().is_ok_and(|p| p.ok) {
-                "info"
-            } else {
-                "warn"
-            };
-            agent.log(level, None, "watch", summary(&c));
-            sink(c);
-        }
+        let start = Instant::now();
+        let cycle = w.cycle(number, shutdown, sink);
+        sink(Event::Cycle(cycle));
         let spread = 1.0 + JITTER * (2.0 * unit_random() - 1.0);
-        next = cycle + cfg.every.mul_f64(spread);
+        next = start + cfg.every.mul_f64(spread);
     }
 }
 
-/// The gate once no test is served, or None past `BUSY_WAIT` or at shutdown.
-fn wait_idle<'a>(
+/// What every cycle shares.
+struct Watcher<'a> {
+    cfg: Arc<WatchConfig>,
     agent: &'a AgentConfig,
-    shutdown: &AtomicBool,
-) -> Option<crate::agent::gate::WatchGuard<'a>> {
-    let deadline = Instant::now() + BUSY_WAIT;
+    key: Key,
+    /// Peers whose check thread still runs (perhaps from an earlier cycle).
+    busy: Arc<Mutex<BTreeSet<String>>>,
+}
+
+/// One check's thread: the gate, the check, its result to the cycle.
+struct Job {
+    peer: String,
+    cfg: Arc<WatchConfig>,
+    key: Key,
+    gate: Arc<Gate>,
+    until: Instant,
+    cancel: Arc<AtomicBool>,
+    busy: Arc<Mutex<BTreeSet<String>>>,
+    tx: Sender<(u64, Check)>,
+    number: u64,
+}
+
+impl Job {
+    fn run(self) {
+        let c = match wait_idle(&self.gate, self.until, &self.cancel) {
+            Some(_guard) => check_peer(&self.peer, &self.cfg, &self.key, self.until, &self.cancel),
+            None => failed(
+                &self.peer,
+                "skipped this cycle: the agent served tests until the cycle's deadline".into(),
+            ),
+        };
+        lock(&self.busy).remove(&self.peer);
+        let _ = self.tx.send((self.number, c));
+    }
+}
+
+/// A check that could not run, and why.
+fn failed(peer: &str, why: String) -> Check {
+    let now = unix_ms();
+    Check {
+        peer: peer.to_string(),
+        address: peer.to_string(),
+        network: "unknown".into(),
+        started_unix_ms: now,
+        ended_unix_ms: now,
+        path: Err(why),
+        rr: None,
+    }
+}
+
+impl Watcher<'_> {
+    /// Logs a check and hands it on.
+    fn report(&self, c: Check, sink: &mut dyn FnMut(Event)) {
+        let level = if c.path.as_ref().is_ok_and(|p| p.ok) {
+            "info"
+        } else {
+            "warn"
+        };
+        self.agent.log(level, None, "watch", summary(&c));
+        sink(Event::Check(Box::new(c)));
+    }
+
+    /// Starts the check of `peer` on its own thread, unless its last one still runs.
+    fn start(
+        &self,
+        peer: String,
+        until: Instant,
+        cancel: &Arc<AtomicBool>,
+        tx: &Sender<(u64, Check)>,
+        number: u64,
+    ) -> bool {
+        if !lock(&self.busy).insert(peer.clone()) {
+            return false;
+        }
+        let job = Job {
+            peer,
+            cfg: self.cfg.clone(),
+            key: self.key.clone(),
+            gate: self.agent.gate.clone(),
+            until,
+            cancel: cancel.clone(),
+            busy: self.busy.clone(),
+            tx: tx.clone(),
+            number,
+        };
+        let peer = job.peer.clone();
+        let spawned = std::thread::Builder::new()
+            .name("mtuperf-check".into())
+            .spawn(move || job.run());
+        if spawned.is_err() {
+            lock(&self.busy).remove(&peer);
+            return false;
+        }
+        true
+    }
+
+    /// One cycle, number `number`: every peer checked by the deadline.
+    fn cycle(&self, number: u64, shutdown: &AtomicBool, sink: &mut dyn FnMut(Event)) -> Cycle {
+        let start = Instant::now();
+        let started_unix_ms = unix_ms();
+        let deadline = cycle_deadline(&self.cfg);
+        let until = start + deadline;
+        let checks_until = start + deadline.saturating_sub(GRACE.min(deadline / 4));
+        let cancel = Arc::new(AtomicBool::new(false));
+        let (tx, rx) = mpsc::channel();
+        let mut queue: VecDeque<String> = self.cfg.peers.iter().cloned().collect();
+        let mut running: BTreeSet<String> = BTreeSet::new();
+        let fan_out = self.cfg.fan_out.clamp(1, super::MAX_FAN_OUT);
+        while !shutdown.load(Ordering::Relaxed) && Instant::now() < until {
+            while running.len() < fan_out {
+                let Some(peer) = queue.pop_front() else { break };
+                if self.start(peer.clone(), checks_until, &cancel, &tx, number) {
+                    running.insert(peer);
+                } else {
+                    let why = "not checked this cycle: its last check has not ended".into();
+                    self.report(failed(&peer, why), sink);
+                }
+            }
+            if running.is_empty() && queue.is_empty() {
+                break;
+            }
+            self.collect(&rx, number, &mut running, until, sink);
+        }
+        cancel.store(true, Ordering::Relaxed);
+        // At shutdown nothing more is said: the checks cut were not late.
+        let stopping = shutdown.load(Ordering::Relaxed);
+        let late: Vec<String> = if stopping {
+            Vec::new()
+        } else {
+            running.into_iter().collect()
+        };
+        for peer in queue.iter().filter(|_| !stopping) {
+            let why = "not checked this cycle: the cycle's deadline came first".into();
+            self.report(failed(peer, why), sink);
+        }
+        for peer in &late {
+            let why = format!(
+                "no result within the cycle's deadline ({:.1} s)",
+                deadline.as_secs_f64()
+            );
+            self.report(failed(peer, why), sink);
+        }
+        Cycle {
+            started_unix_ms,
+            duration: start.elapsed(),
+            deadline,
+            late,
+        }
+    }
+
+    /// Waits a moment for checks of this cycle to end, reporting each.
+    fn collect(
+        &self,
+        rx: &Receiver<(u64, Check)>,
+        number: u64,
+        running: &mut BTreeSet<String>,
+        until: Instant,
+        sink: &mut dyn FnMut(Event),
+    ) {
+        let wait = until.saturating_duration_since(Instant::now()).min(POLL);
+        // A late result of an earlier cycle was already reported as failed.
+        if let Ok((n, c)) = rx.recv_timeout(wait) {
+            if n == number && running.remove(&c.peer) {
+                self.report(c, sink);
+            }
+        }
+    }
+}
+
+/// The gate once no test is served, or None past `until` or once cancelled.
+fn wait_idle<'a>(gate: &'a Gate, until: Instant, cancel: &AtomicBool) -> Option<WatchGuard<'a>> {
     loop {
-        if let Some(g) = agent.gate.try_watch() {
+        if let Some(g) = gate.try_watch() {
             return Some(g);
         }
-        if Instant::now() >= deadline || shutdown.load(Ordering::Relaxed) {
+        if Instant::now() >= until || cancel.load(Ordering::Relaxed) {
             return None;
         }
-        std::thread::sleep(Duration::from_millis(200));
+        std::thread::sleep(Duration::from_millis(100));
     }
 }
 

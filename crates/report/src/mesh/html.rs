@@ -6,10 +6,11 @@
 
 use std::fmt::Write as _;
 
-use mtuperf_engine::mesh::{Cell, DirCell, MeshNetwork};
+use mtuperf_engine::mesh::{Cell, CellVerdict, DirCell, Doubt, MeshNetwork};
 use mtuperf_proto::msg::mesh::StopKind;
 
-use super::text::cell_text;
+use super::text::{cell_text, not_measured};
+use super::words::Say;
 use super::Document;
 use crate::html::esc;
 
@@ -23,32 +24,43 @@ ol li{margin-bottom:.6em}.ev{color:#555;font-size:.92em}";
 
 const CELL: u32 = 44;
 
-/// Colour of one direction: green when it carries the network's MTU, else by the
-/// finding that explains it.
-fn colour(verdict: &str, d: Option<&DirCell>) -> &'static str {
-    match d {
-        None => "#bbb",
-        Some(x) if x.ok => "#4caf50",
-        Some(_) => match verdict {
-            "nic_mtu" => "#e53935",
-            "switch_port" => "#fb8c00",
-            "network" => "#8e24aa",
-            "asymmetric" => "#fdd835",
-            "node_route" => "#6d4c41",
-            _ => "#c62828",
-        },
+/// Colour of a verdict.
+fn verdict_colour(v: CellVerdict) -> &'static str {
+    match v {
+        CellVerdict::Ok => "#4caf50",
+        CellVerdict::NicMtu => "#e53935",
+        CellVerdict::SwitchPort => "#fb8c00",
+        CellVerdict::Network => "#8e24aa",
+        CellVerdict::Asymmetric => "#fdd835",
+        CellVerdict::NodeRoute => "#6d4c41",
+        CellVerdict::Limited => "#c62828",
+        CellVerdict::Disputed => "#1e88e5",
+        CellVerdict::Error | CellVerdict::NotMeasured => "#bbb",
     }
 }
 
-const LEGEND: [(&str, &str); 8] = [
-    ("ok", "carries the network's MTU"),
-    ("nic_mtu", "a node's NIC MTU"),
-    ("switch_port", "a node's switch port (silent)"),
-    ("network", "the whole network"),
-    ("asymmetric", "asymmetric"),
-    ("node_route", "a router in front of a node"),
-    ("limited", "one pair limited"),
-    ("error", "test failed"),
+/// Colour of one direction: green when it carries the network's MTU, else by the
+/// finding that explains it (blue when it was doubted).
+fn colour(verdict: CellVerdict, d: Option<&DirCell>) -> &'static str {
+    match d {
+        None => "#bbb",
+        Some(x) if x.doubt.is_some() => verdict_colour(CellVerdict::Disputed),
+        Some(x) if x.ok => verdict_colour(CellVerdict::Ok),
+        Some(_) => verdict_colour(verdict),
+    }
+}
+
+const LEGEND: [(CellVerdict, &str); 10] = [
+    (CellVerdict::Ok, "carries the network's MTU"),
+    (CellVerdict::NicMtu, "a node's NIC MTU"),
+    (CellVerdict::SwitchPort, "a node's switch port (silent)"),
+    (CellVerdict::Network, "the whole network"),
+    (CellVerdict::Asymmetric, "asymmetric"),
+    (CellVerdict::NodeRoute, "a router in front of a node"),
+    (CellVerdict::Limited, "one pair limited"),
+    (CellVerdict::Disputed, "disputed: refused as evidence"),
+    (CellVerdict::Error, "test failed"),
+    (CellVerdict::NotMeasured, "not measured"),
 ];
 
 fn stop(s: StopKind) -> &'static str {
@@ -60,19 +72,19 @@ fn stop(s: StopKind) -> &'static str {
     }
 }
 
-fn dir_title(d: &Document, from: usize, to: usize, x: Option<&DirCell>, expect: u32) -> String {
+fn dir_title(say: &Say<'_>, from: usize, to: usize, x: Option<&DirCell>, expect: u32) -> String {
+    let (a, b) = (say.node(from), say.node(to));
     match x {
-        None => format!("{} → {}: not measured", d.node(from), d.node(to)),
+        None => format!("{a} → {b}: not measured"),
         Some(x) => format!(
-            "{} → {}: carries {} ({}){}",
-            d.node(from),
-            d.node(to),
+            "{a} → {b}: carries {} ({}){}",
             x.mtu,
             stop(x.stop),
-            if x.ok {
-                String::new()
-            } else {
-                format!(", below {expect}")
+            match x.doubt {
+                Some(Doubt::Implausible) => ", impossible: refused as evidence".to_string(),
+                Some(Doubt::Disputed) => ", contradicted: refused as evidence".to_string(),
+                None if x.ok => String::new(),
+                None => format!(", below {expect}"),
             }
         ),
     }
@@ -84,31 +96,33 @@ fn mtu(d: Option<&DirCell>) -> String {
 }
 
 fn cell_svg(o: &mut String, d: &Document, net: &MeshNetwork, c: &Cell) {
-    let f = dir_title(d, c.from, c.to, c.forward.as_ref(), net.expect);
-    let r = dir_title(d, c.to, c.from, c.reverse.as_ref(), net.expect);
+    let say = Say::new(d);
+    let f = dir_title(&say, c.from, c.to, c.forward.as_ref(), net.expect);
+    let r = dir_title(&say, c.to, c.from, c.reverse.as_ref(), net.expect);
     let finding = [&c.forward, &c.reverse]
         .into_iter()
         .flatten()
         .find_map(|x| x.finding)
         .and_then(|i| d.result.findings.get(i))
-        .map_or(String::new(), |x| format!("\n{}", x.summary));
-    let load = d
-        .result
-        .pairs
-        .iter()
-        .find(|p| (p.net, p.from, p.to) == (c.net, c.from, c.to))
-        .map(super::load_figures)
-        .unwrap_or_default();
+        .map_or(String::new(), |x| format!("\n{}", say.finding(x).summary));
+    let pair = d.result.pair(c.net, c.from, c.to);
+    let load = pair.map(super::load_figures).unwrap_or_default();
     let load = if load.is_empty() {
         String::new()
     } else {
         format!(
             "\n{} → {}: {}",
-            d.node(c.from),
-            d.node(c.to),
+            say.node(c.from),
+            say.node(c.to),
             load.join(", ")
         )
     };
+    let not = pair
+        .and_then(|p| p.not_measured(mtuperf_engine::mesh::MeshTests::Path))
+        .map_or(String::new(), |w| {
+            format!("\nnot measured: {}", not_measured(&say, w))
+        });
+    let load = format!("{load}{not}");
     let title = format!(
         "net {}: {}\n{f}\n{r}{load}{finding}",
         net.name,
@@ -124,9 +138,9 @@ fn cell_svg(o: &mut String, d: &Document, net: &MeshNetwork, c: &Cell) {
 <text x=\"2\" y=\"11\" font-size=\"9\" fill=\"#000\">{}</text>\
 <text x=\"{}\" y=\"{}\" font-size=\"9\" text-anchor=\"end\" fill=\"#000\">{}</text></svg></td>",
         esc(&title),
-        colour(&c.verdict, c.forward.as_ref()),
+        colour(c.verdict, c.forward.as_ref()),
         esc(&f),
-        colour(&c.verdict, c.reverse.as_ref()),
+        colour(c.verdict, c.reverse.as_ref()),
         esc(&r),
         mtu(c.forward.as_ref()),
         s - 2,
@@ -136,16 +150,17 @@ fn cell_svg(o: &mut String, d: &Document, net: &MeshNetwork, c: &Cell) {
 }
 
 fn grid(o: &mut String, d: &Document, ni: usize, net: &MeshNetwork) {
+    let say = Say::new(d);
     o.push_str("<table class=\"grid\"><tr><th>from ↓ to →</th>");
     for m in &net.members {
-        let _ = write!(o, "<th class=\"col\">{}</th>", esc(d.node(m.node)));
+        let _ = write!(o, "<th class=\"col\">{}</th>", esc(&say.node(m.node)));
     }
     o.push_str("</tr>\n");
     for a in &net.members {
         let _ = write!(
             o,
             "<tr><th>{} <small>{}</small></th>",
-            esc(d.node(a.node)),
+            esc(&say.node(a.node)),
             esc(&a.addr.to_string())
         );
         for b in &net.members {
@@ -186,6 +201,7 @@ fn summary(o: &mut String, d: &Document, ni: usize, net: &MeshNetwork) {
                         None
                     }
                 })
+                .filter(|x| x.doubt.is_none())
                 .map(|x| x.ok)
                 .collect();
             format!("{} of {}", dirs.iter().filter(|&&x| x).count(), dirs.len())
@@ -193,7 +209,7 @@ fn summary(o: &mut String, d: &Document, ni: usize, net: &MeshNetwork) {
         let _ = writeln!(
             o,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            esc(d.node(m.node)),
+            esc(&Say::new(d).node(m.node)),
             esc(&m.addr.to_string()),
             esc(&m.iface),
             m.mtu,
@@ -225,17 +241,7 @@ pub fn html(d: &Document) -> String {
     );
     o.push_str("<p class=\"legend\">Each cell is one test, row → column: the upper-left triangle is row → column, the lower-right column → row. Hover for details. ");
     for (v, what) in LEGEND {
-        let fake = DirCell {
-            mtu: 0,
-            stop: StopKind::Top,
-            ok: v == "ok",
-            finding: None,
-        };
-        let col = if v == "error" {
-            "#bbb"
-        } else {
-            colour(v, Some(&fake))
-        };
+        let col = verdict_colour(v);
         let _ = write!(
             o,
             "<span><i style=\"background:{col}\"></i>{}</span>",
@@ -243,15 +249,20 @@ pub fn html(d: &Document) -> String {
         );
     }
     o.push_str("</p>\n");
+    if let Some(line) = super::text::stopped_line(d) {
+        let _ = writeln!(o, "<p class=\"flag\">{}</p>", esc(&line));
+    }
     if !r.findings.is_empty() {
         let _ = writeln!(o, "<h2>Findings ({})</h2><ol>", r.findings.len());
+        let say = Say::new(d);
         for f in &r.findings {
+            let w = say.finding(f);
             let _ = writeln!(
                 o,
                 "<li><b>{}</b><br/><span class=\"ev\">evidence: {}<br/>next: {}</span></li>",
-                esc(&f.summary),
-                esc(&f.evidence),
-                esc(&f.next)
+                esc(&w.summary),
+                esc(&w.evidence),
+                esc(&w.next)
             );
         }
         o.push_str("</ol>\n");
@@ -260,18 +271,19 @@ pub fn html(d: &Document) -> String {
         let _ = writeln!(
             o,
             "<h2>Net {} — {} (expect {})</h2>",
-            esc(&net.name),
+            esc(&Say::new(d).net_label(ni)),
             esc(&net.cidr.to_string()),
             net.expect
         );
         grid(&mut o, d, ni, net);
         summary(&mut o, d, ni, net);
     }
-    let unreachable: Vec<&str> = r
+    let unreachable: Vec<String> = r
         .nodes
         .iter()
-        .filter(|n| n.error.is_some())
-        .map(|n| n.label.as_str())
+        .enumerate()
+        .filter(|(_, n)| n.error.is_some())
+        .map(|(i, _)| Say::new(d).node(i))
         .collect();
     if !unreachable.is_empty() {
         let _ = writeln!(

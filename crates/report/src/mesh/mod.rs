@@ -1,15 +1,20 @@
-//! Mesh results: the `mtuperf.mesh/1` JSON document, the text matrix and the HTML grid.
+//! Mesh results: the `mtuperf.mesh/2` JSON document (the engine's typed outcomes),
+//! the text matrix and the HTML grid, and the words for both (`words`).
 
 mod html;
+#[cfg(test)]
+mod tests;
 mod text;
+mod words;
 
 pub use html::html;
 pub use text::text;
+pub use words::{Say, Words};
 
-use mtuperf_engine::mesh::MeshResult;
+use mtuperf_engine::mesh::{MeshResult, MeshTests, NotMeasured, PairResult};
 use serde::{Deserialize, Serialize};
 
-pub const SCHEMA: &str = "mtuperf.mesh/1";
+pub const SCHEMA: &str = "mtuperf.mesh/2";
 
 /// One mesh run: every node, network, pair, matrix cell and finding.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -37,13 +42,34 @@ impl Document {
         }
     }
 
-    /// The label of node `n` ("?" when out of range).
+    /// The label of node `n` ("?" when out of range), as given or discovered:
+    /// escape it before it reaches a terminal ([`Say::node`] does).
     pub fn node(&self, n: usize) -> &str {
         self.result.nodes.get(n).map_or("?", |x| x.label.as_str())
     }
 }
 
-/// "5 nodes, 2 networks, 40 pairs: 2 findings" / "...: all paths carry their MTU".
+/// Reads a stored mesh document. A document of another schema version (mesh/1 stored
+/// sentences where mesh/2 stores typed findings) is refused by name.
+///
+/// # Errors
+/// The document is not a `mtuperf.mesh/2` document.
+pub fn decode(document: &str) -> Result<Document, serde_json::Error> {
+    #[derive(Deserialize)]
+    struct Head {
+        schema: String,
+    }
+    let head: Head = serde_json::from_str(document)?;
+    if head.schema != SCHEMA {
+        return Err(serde::de::Error::custom(format!(
+            "schema {} is not read by this version, which reads {SCHEMA} (typed findings); run the mesh again",
+            head.schema
+        )));
+    }
+    serde_json::from_str(document)
+}
+
+/// "5 nodes, 2 networks, 40 pairs: 2 findings" / "...: every path carries ...".
 pub fn headline(r: &MeshResult) -> String {
     let what = format!(
         "{} nodes, {} networks, {} pairs",
@@ -51,35 +77,56 @@ pub fn headline(r: &MeshResult) -> String {
         r.networks.len(),
         r.pairs.len()
     );
-    let tail = if r.interrupted { " (interrupted)" } else { "" };
+    let tail = if r.interrupted {
+        " (interrupted)"
+    } else if r.deadline_passed {
+        " (deadline passed)"
+    } else {
+        ""
+    };
     match r.findings.len() {
-        0 if !r.interrupted => format!("{what}: every path carries its network's MTU both ways"),
+        0 if tail.is_empty() => format!("{what}: every path carries its network's MTU both ways"),
         0 => format!("{what}{tail}"),
         1 => format!("{what}: 1 finding{tail}"),
         n => format!("{what}: {n} findings{tail}"),
     }
 }
 
-/// Rate in human units ("9.41 Gbit/s").
-fn rate(bits_per_s: f64) -> String {
-    let (v, u) = if bits_per_s >= 1e9 {
-        (bits_per_s / 1e9, "Gbit/s")
-    } else if bits_per_s >= 1e6 {
-        (bits_per_s / 1e6, "Mbit/s")
-    } else {
-        (bits_per_s / 1e3, "kbit/s")
+/// Of the pair tests asked: (test, measured, planned), for path, rr and stream.
+pub fn measured(r: &MeshResult) -> Vec<(MeshTests, usize, usize)> {
+    let got = |p: &PairResult, t: MeshTests| match t {
+        MeshTests::Path => p.path.is_some(),
+        MeshTests::Rr => p.rr.is_some(),
+        MeshTests::Stream => p.stream.is_some(),
+        MeshTests::Doctor => false,
     };
-    format!("{v:.2} {u}")
+    [MeshTests::Path, MeshTests::Rr, MeshTests::Stream]
+        .into_iter()
+        .filter(|t| r.tests.contains(t))
+        .map(|t| {
+            let m = r.pairs.iter().filter(|p| got(p, t)).count();
+            (t, m, r.pairs.len())
+        })
+        .collect()
+}
+
+/// Pair tests not measured because the run stopped (Ctrl-C) or ran out of time.
+pub fn cut_short(r: &MeshResult) -> usize {
+    r.pairs
+        .iter()
+        .flat_map(|p| &p.not_measured)
+        .filter(|s| matches!(s.why, NotMeasured::Interrupted | NotMeasured::Deadline))
+        .count()
 }
 
 /// A pair's load figures: rr p50 and stream goodput, when measured.
-pub(crate) fn load_figures(p: &mtuperf_engine::mesh::PairResult) -> Vec<String> {
+pub(crate) fn load_figures(p: &PairResult) -> Vec<String> {
     let mut v = Vec::new();
     if let Some(r) = &p.rr {
         v.push(format!("rr p50 {:.0} µs", r.p50_ns as f64 / 1e3));
     }
     if let Some(s) = p.stream.as_ref().filter(|s| s.wall_ns > 0) {
-        v.push(rate(s.bytes as f64 * 8e9 / s.wall_ns as f64));
+        v.push(crate::fmt::rate(s.bytes as f64 * 8e9 / s.wall_ns as f64));
     }
     v
 }

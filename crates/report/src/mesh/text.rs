@@ -3,22 +3,24 @@
 
 use std::fmt::Write as _;
 
-use mtuperf_engine::mesh::{Cell, MeshNetwork, PairResult};
+use mtuperf_engine::mesh::{Cell, CellVerdict, MeshNetwork, MeshTests, NotMeasured, PairResult};
 
+use super::words::Say;
 use super::Document;
 
 /// Short tag of a cell verdict.
-pub(crate) fn tag(verdict: &str) -> &'static str {
-    match verdict {
-        "ok" => "ok",
-        "nic_mtu" => "NIC",
-        "switch_port" => "PORT",
-        "node_route" => "ROUTE",
-        "network" => "NET",
-        "asymmetric" => "ASYM",
-        "limited" => "LIM",
-        "error" => "ERR",
-        _ => "?",
+pub(crate) fn tag(v: CellVerdict) -> &'static str {
+    match v {
+        CellVerdict::Ok => "ok",
+        CellVerdict::NicMtu => "NIC",
+        CellVerdict::SwitchPort => "PORT",
+        CellVerdict::NodeRoute => "ROUTE",
+        CellVerdict::Network => "NET",
+        CellVerdict::Asymmetric => "ASYM",
+        CellVerdict::Limited => "LIM",
+        CellVerdict::Disputed => "DISP",
+        CellVerdict::Error => "ERR",
+        CellVerdict::NotMeasured => "NM",
     }
 }
 
@@ -26,17 +28,30 @@ pub(crate) fn tag(verdict: &str) -> &'static str {
 /// (from → to | to → from) when they differ or fail.
 pub(crate) fn cell_text(c: &Cell) -> String {
     match (&c.forward, &c.reverse) {
-        (Some(f), Some(r)) if c.verdict == "ok" && f.mtu == r.mtu => format!("ok {}", f.mtu),
-        (Some(f), Some(r)) => format!("{} {}|{}", tag(&c.verdict), f.mtu, r.mtu),
-        _ => tag(&c.verdict).to_string(),
+        (Some(f), Some(r)) if c.verdict == CellVerdict::Ok && f.mtu == r.mtu => {
+            format!("ok {}", f.mtu)
+        }
+        (Some(f), Some(r)) => format!("{} {}|{}", tag(c.verdict), f.mtu, r.mtu),
+        _ => tag(c.verdict).to_string(),
     }
 }
 
-fn grid(o: &mut String, d: &Document, net: &MeshNetwork, f: &dyn Fn(usize, usize) -> String) {
-    let labels: Vec<&str> = net.members.iter().map(|m| d.node(m.node)).collect();
+/// Why a test was not measured, in a few words.
+pub(crate) fn not_measured(say: &Say<'_>, why: NotMeasured) -> String {
+    match why {
+        NotMeasured::Interrupted => "interrupted".into(),
+        NotMeasured::Deadline => "the run's deadline passed".into(),
+        NotMeasured::NodeSilent { node } => format!("{} went silent", say.node(node)),
+        NotMeasured::PathShort => "path short of the MTU".into(),
+        NotMeasured::PathFailed => "path test failed".into(),
+    }
+}
+
+fn grid(o: &mut String, say: &Say<'_>, net: &MeshNetwork, f: &dyn Fn(usize, usize) -> String) {
+    let labels: Vec<String> = net.members.iter().map(|m| say.node(m.node)).collect();
     let mut rows: Vec<Vec<String>> = Vec::new();
-    for a in &net.members {
-        let mut row = vec![d.node(a.node).to_string()];
+    for (a, label) in net.members.iter().zip(&labels) {
+        let mut row = vec![label.clone()];
         for b in &net.members {
             row.push(if a.node == b.node {
                 "·".into()
@@ -47,7 +62,7 @@ fn grid(o: &mut String, d: &Document, net: &MeshNetwork, f: &dyn Fn(usize, usize
         rows.push(row);
     }
     let head: Vec<String> = std::iter::once("from ↓ to →".to_string())
-        .chain(labels.iter().map(|l| (*l).to_string()))
+        .chain(labels.iter().cloned())
         .collect();
     let width = |i: usize| {
         rows.iter()
@@ -75,24 +90,150 @@ fn grid(o: &mut String, d: &Document, net: &MeshNetwork, f: &dyn Fn(usize, usize
     }
 }
 
-fn pair(d: &Document, net: usize, a: usize, b: usize) -> Option<&PairResult> {
-    d.result
-        .pairs
+/// A load test's cell: its figure, "skip" (path short or failed), "NM", "ERR".
+fn load_cell(p: Option<&PairResult>, test: MeshTests, figure: Option<String>) -> String {
+    let Some(p) = p else { return "-".into() };
+    if let Some(f) = figure.filter(|_| p.failure(test).is_none()) {
+        return f;
+    }
+    match p.not_measured(test) {
+        Some(NotMeasured::PathShort | NotMeasured::PathFailed) => "skip".into(),
+        Some(_) => "NM".into(),
+        None if p.failure(test).is_some() => "ERR".into(),
+        None => "-".into(),
+    }
+}
+
+fn load_grids(o: &mut String, d: &Document, say: &Say<'_>, ni: usize, net: &MeshNetwork) {
+    let r = &d.result;
+    let has = |f: &dyn Fn(&PairResult) -> bool| r.pairs.iter().any(|p| p.net == ni && f(p));
+    if has(&|p| p.rr.is_some()) {
+        let _ = writeln!(
+            o,
+            "  rr p50 (µs, 64-byte TCP transactions, measured on the row's node):"
+        );
+        grid(o, say, net, &|a, b| {
+            let p = r.pair(ni, a, b);
+            let fig = p
+                .and_then(|p| p.rr.as_ref())
+                .map(|x| format!("{:.0}", x.p50_ns as f64 / 1e3));
+            load_cell(p, MeshTests::Rr, fig)
+        });
+    }
+    if has(&|p| p.stream.is_some()) {
+        let _ = writeln!(o, "  stream goodput (Mbit/s, one TCP stream row → column, received on the column's node):");
+        grid(o, say, net, &|a, b| {
+            let p = r.pair(ni, a, b);
+            let fig = p
+                .and_then(|p| p.stream.as_ref())
+                .filter(|s| s.wall_ns > 0)
+                .map(|s| format!("{:.0}", s.bytes as f64 * 8e3 / s.wall_ns as f64));
+            load_cell(p, MeshTests::Stream, fig)
+        });
+    }
+}
+
+/// The network's closing lines: skipped load tests, pairs not measured, the count.
+fn net_summary(o: &mut String, d: &Document, say: &Say<'_>, ni: usize, net: &MeshNetwork) {
+    let r = &d.result;
+    let on_net = || r.pairs.iter().filter(move |p| p.net == ni);
+    let skipped = on_net()
+        .filter(|p| p.not_measured(MeshTests::Rr) == Some(NotMeasured::PathShort))
+        .count();
+    if skipped > 0 {
+        let _ = writeln!(
+            o,
+            "  skip: rr and stream not run on {skipped} pairs whose path is short of {} (TCP would stall)",
+            net.expect
+        );
+    }
+    // A stopped run is said once, at the top.
+    let mut why: Vec<(String, usize)> = Vec::new();
+    let cut = |w: &NotMeasured| matches!(w, NotMeasured::Interrupted | NotMeasured::Deadline);
+    for w in on_net()
+        .filter_map(|p| p.not_measured(MeshTests::Path))
+        .filter(|w| !cut(w))
+    {
+        let w = not_measured(say, w);
+        match why.iter_mut().find(|x| x.0 == w) {
+            Some(x) => x.1 += 1,
+            None => why.push((w, 1)),
+        }
+    }
+    if !why.is_empty() {
+        let list: Vec<String> = why.iter().map(|(w, n)| format!("{w}: {n}")).collect();
+        let n: usize = why.iter().map(|x| x.1).sum();
+        let _ = writeln!(o, "  NM: {n} pairs not measured ({})", list.join(", "));
+    }
+    let dirs: Vec<bool> = r
+        .cells
         .iter()
-        .find(|p| p.net == net && p.from == a && p.to == b)
+        .filter(|c| c.net == ni)
+        .flat_map(|c| [c.forward.as_ref(), c.reverse.as_ref()])
+        .flatten()
+        .filter(|x| x.doubt.is_none())
+        .map(|x| x.ok)
+        .collect();
+    let count = |v: CellVerdict| {
+        r.cells
+            .iter()
+            .filter(|c| c.net == ni && c.verdict == v)
+            .count()
+    };
+    let mut tail = String::new();
+    if count(CellVerdict::Error) > 0 {
+        let _ = write!(tail, "; {} tests failed", count(CellVerdict::Error));
+    }
+    if count(CellVerdict::Disputed) > 0 {
+        let _ = write!(tail, "; {} cells disputed", count(CellVerdict::Disputed));
+    }
+    let _ = writeln!(
+        o,
+        "  {} of {} directions measured carry {}{tail}",
+        dirs.iter().filter(|&&x| x).count(),
+        dirs.len(),
+        net.expect,
+    );
+}
+
+/// "interrupted after 3.2 s: measured path 14 of 40 pairs; 26 pair tests not measured".
+/// "45m 25s", "40s": a deadline to the second.
+fn whole_secs(ms: u64) -> String {
+    humantime::format_duration(std::time::Duration::from_secs(ms / 1000)).to_string()
+}
+
+pub(crate) fn stopped_line(d: &Document) -> Option<String> {
+    let r = &d.result;
+    let why = if r.interrupted {
+        format!("interrupted after {:.1} s", r.elapsed_ms as f64 / 1000.0)
+    } else if r.deadline_passed {
+        format!("the run's deadline ({}) passed", whole_secs(r.deadline_ms))
+    } else {
+        return None;
+    };
+    let m: Vec<String> = super::measured(r)
+        .iter()
+        .map(|(t, m, of)| format!("{} {m} of {of} pairs", super::words::test_label(*t)))
+        .collect();
+    Some(format!(
+        "{why}: measured {}; {} pair tests not measured (no finding is drawn from them)",
+        m.join(", "),
+        super::cut_short(r)
+    ))
 }
 
 pub fn text(d: &Document) -> String {
     let r = &d.result;
+    let say = Say::new(d);
     let mut o = String::new();
-    let tests: Vec<String> = r
+    let tests: Vec<&str> = r
         .tests
         .iter()
-        .map(|t| format!("{t:?}").to_lowercase())
+        .map(|t| super::words::test_label(*t))
         .collect();
     let _ = writeln!(
         o,
-        "mesh: {}\ntests {}; {}; {:.1} s, started {}",
+        "mesh: {}\ntests {}; {}; {:.1} s of a {} deadline, started {}",
         d.headline,
         tests.join(", "),
         r.expect.map_or(
@@ -100,94 +241,36 @@ pub fn text(d: &Document) -> String {
             |e| format!("expect {e}")
         ),
         r.elapsed_ms as f64 / 1000.0,
+        whole_secs(r.deadline_ms),
         d.started
     );
+    if let Some(line) = stopped_line(d) {
+        let _ = writeln!(o, "{line}");
+    }
     for (ni, net) in r.networks.iter().enumerate() {
         let _ = writeln!(
             o,
             "\nnet {}  {}  expect {}  ({} nodes; cell: verdict, MTU from→to|to→from)",
-            net.name,
+            say.net_label(ni),
             net.cidr,
             net.expect,
             net.members.len()
         );
-        grid(&mut o, d, net, &|a, b| {
+        grid(&mut o, &say, net, &|a, b| {
             r.cell(ni, a, b).map_or_else(|| "-".into(), cell_text)
         });
-        let has = |f: &dyn Fn(&PairResult) -> bool| r.pairs.iter().any(|p| p.net == ni && f(p));
-        if has(&|p| p.rr.is_some()) {
-            let _ = writeln!(
-                o,
-                "  rr p50 (µs, 64-byte TCP transactions, measured on the row's node):"
-            );
-            grid(&mut o, d, net, &|a, b| {
-                let p = pair(d, ni, a, b);
-                match p.and_then(|p| p.rr.as_ref()) {
-                    Some(x) if x.interrupted.is_none() => format!("{:.0}", x.p50_ns as f64 / 1e3),
-                    _ if p.is_some_and(|p| p.skipped.is_some()) => "skip".into(),
-                    _ => "-".into(),
-                }
-            });
-        }
-        if has(&|p| p.stream.is_some()) {
-            let _ = writeln!(o, "  stream goodput (Mbit/s, one TCP stream row → column, received on the column's node):");
-            grid(&mut o, d, net, &|a, b| {
-                let p = pair(d, ni, a, b);
-                match p.and_then(|p| p.stream.as_ref()) {
-                    Some(s) if s.wall_ns > 0 && s.interrupted.is_none() => {
-                        format!("{:.0}", s.bytes as f64 * 8e3 / s.wall_ns as f64)
-                    }
-                    _ if p.is_some_and(|p| p.skipped.is_some()) => "skip".into(),
-                    _ => "-".into(),
-                }
-            });
-        }
-        let dirs: Vec<bool> = r
-            .cells
-            .iter()
-            .filter(|c| c.net == ni)
-            .flat_map(|c| [c.forward.as_ref(), c.reverse.as_ref()])
-            .flatten()
-            .map(|x| x.ok)
-            .collect();
-        let errors = r
-            .cells
-            .iter()
-            .filter(|c| c.net == ni && c.verdict == "error")
-            .count();
-        let skipped = r
-            .pairs
-            .iter()
-            .filter(|p| p.net == ni && p.skipped.is_some())
-            .count();
-        if skipped > 0 {
-            let _ = writeln!(
-                o,
-                "  skip: rr and stream not run on {skipped} pairs whose path is short of {} (TCP would stall)",
-                net.expect
-            );
-        }
-        let _ = writeln!(
-            o,
-            "  {} of {} directions measured carry {}{}",
-            dirs.iter().filter(|&&x| x).count(),
-            dirs.len(),
-            net.expect,
-            if errors > 0 {
-                format!("; {errors} tests failed")
-            } else {
-                String::new()
-            }
-        );
+        load_grids(&mut o, d, &say, ni, net);
+        net_summary(&mut o, d, &say, ni, net);
     }
     if r.findings.is_empty() {
         let _ = writeln!(o, "\nno findings");
     } else {
         let _ = writeln!(o, "\nfindings ({}):", r.findings.len());
         for (i, f) in r.findings.iter().enumerate() {
-            let _ = writeln!(o, "  {}. {}", i + 1, f.summary);
-            let _ = writeln!(o, "     evidence: {}", f.evidence);
-            let _ = writeln!(o, "     next: {}", f.next);
+            let w = say.finding(f);
+            let _ = writeln!(o, "  {}. {}", i + 1, w.summary);
+            let _ = writeln!(o, "     evidence: {}", w.evidence);
+            let _ = writeln!(o, "     next: {}", w.next);
         }
     }
     o

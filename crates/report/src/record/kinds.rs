@@ -24,7 +24,7 @@ pub fn decode(kind: RunKind, document: &str) -> Result<Box<dyn RunRecord>, serde
         RunKind::Doctor => Box::new(serde_json::from_str::<doctor::Document>(document)?),
         RunKind::Compare => Box::new(serde_json::from_str::<compare::CompareDoc>(document)?),
         RunKind::Udp => stream::udp::decode(document)?,
-        RunKind::Mesh => Box::new(serde_json::from_str::<mesh::Document>(document)?),
+        RunKind::Mesh => Box::new(mesh::decode(document)?),
     })
 }
 

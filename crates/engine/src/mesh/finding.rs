@@ -1,0 +1,286 @@
+//! A mesh's findings, typed: what is wrong (its class, with the numbers) and where
+//! (the network, the node, the directions it explains). The report words them.
+
+use mtuperf_proto::msg::mesh::StopKind;
+use serde::{Deserialize, Serialize};
+
+use super::outcome::TestFailureAt;
+
+/// One direction as the diagnosis read it: a finding's evidence.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Seen {
+    pub from: usize,
+    pub to: usize,
+    pub mtu: u32,
+    pub stop: StopKind,
+    /// Who answered frag-needed, for `icmp`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icmp_from: Option<String>,
+}
+
+/// What node `by` measured of a direction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Claim {
+    pub by: usize,
+    pub mtu: u32,
+    pub stop: StopKind,
+}
+
+/// Two nodes' measurements of the direction `from` → `to` that disagree.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Contradiction {
+    pub from: usize,
+    pub to: usize,
+    pub claims: Vec<Claim>,
+}
+
+/// A measurement no path can carry: node `by` said `from` → `to` carries `mtu`
+/// (largest packet `largest_ok`) where the smaller NIC MTU of the two ends is `limit`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Implausible {
+    pub by: usize,
+    pub from: usize,
+    pub to: usize,
+    pub mtu: u32,
+    pub largest_ok: u32,
+    pub limit: u32,
+}
+
+/// How a node went silent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Silence {
+    /// Its agent stopped answering (no welcome to a new connection).
+    NoAnswer,
+    /// Its agent answered but returned no result within the pair's deadline.
+    NoResult,
+}
+
+/// The step at which `mesh --ssh` could not start a node's agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StartStep {
+    /// Reaching the node (ssh itself, the login, the private directory).
+    Connect,
+    /// Copying the binary (architecture, transfer, checksum).
+    Copy,
+    /// Starting the agent (hello, bind, ready).
+    Start,
+    /// Choosing its addresses (no interconnect found on it).
+    Plan,
+    /// The run was stopped before the node was ready.
+    Interrupted,
+}
+
+/// An interface offload `--tests doctor` compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Offload {
+    Tso,
+    Gso,
+    Gro,
+    Lro,
+}
+
+/// A setting `--tests doctor` compares across nodes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "name", rename_all = "snake_case")]
+pub enum Setting {
+    /// The MTU of the node's interface on the network.
+    NicMtu {
+        iface: String,
+    },
+    Offload {
+        iface: String,
+        offload: Offload,
+    },
+    RpFilter {
+        iface: String,
+    },
+    Sysctl {
+        key: String,
+    },
+}
+
+/// What a finding says, with its numbers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Finding {
+    /// The node's NIC `iface` is MTU `mtu`, below `expect`; `others` is the largest
+    /// NIC MTU of the network when above it; `through` the directions through the node.
+    NicMtu {
+        iface: String,
+        mtu: u32,
+        expect: u32,
+        others: Option<u32>,
+        through: usize,
+    },
+    /// Every direction between nodes with good NICs is limited to `mtu`.
+    Network { mtu: u32, expect: u32 },
+    /// Every direction through the node stops silently above `mtu` while its NIC
+    /// `iface` says `nic_mtu`.
+    SwitchPort {
+        iface: String,
+        nic_mtu: u32,
+        mtu: u32,
+        expect: u32,
+    },
+    /// Every direction through the node is limited to `mtu` by a router answering
+    /// frag-needed, while its NIC says `nic_mtu`.
+    NodeRoute { nic_mtu: u32, mtu: u32, expect: u32 },
+    /// `to` → `from` carries `back_mtu`, `from` → `to` only `mtu`.
+    Asymmetric {
+        from: usize,
+        to: usize,
+        mtu: u32,
+        back_mtu: u32,
+        expect: u32,
+    },
+    /// The pair `a` ↔ `b` carries only `mtu`.
+    Limited {
+        a: usize,
+        b: usize,
+        mtu: u32,
+        expect: u32,
+    },
+    /// `count` tests failed for one cause; the first few as examples.
+    TestsFailed {
+        count: usize,
+        examples: Vec<TestFailureAt>,
+    },
+    /// The node's agent could not be asked for its interfaces; with `ssh_step`, it
+    /// could not be started over SSH (`mesh --ssh`), at that step.
+    Unreachable {
+        agent: String,
+        error: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ssh_step: Option<StartStep>,
+    },
+    /// The node went silent `at_ms` into the run, after the orchestrator waited
+    /// `waited_ms` on it; `not_measured` pair tests with it were not measured.
+    NodeSilent {
+        silence: Silence,
+        at_ms: u64,
+        waited_ms: u64,
+        not_measured: usize,
+    },
+    /// Measurements of the same directions disagree; with `node`, that node's
+    /// contradict every peer's and are left out of the diagnosis; without, both
+    /// sides of each contradiction are.
+    Disputed { contradictions: Vec<Contradiction> },
+    /// The node reported values no path can carry: refused as evidence.
+    Implausible { claims: Vec<Implausible> },
+    /// `--tests doctor`: the node's `setting` is `value` where `holders` of `of`
+    /// nodes have `norm`.
+    Setting {
+        setting: Setting,
+        value: String,
+        norm: String,
+        holders: usize,
+        of: usize,
+    },
+}
+
+/// The class of a finding, without its numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FindingKind {
+    NicMtu,
+    Network,
+    SwitchPort,
+    NodeRoute,
+    Asymmetric,
+    Limited,
+    TestsFailed,
+    Unreachable,
+    NodeSilent,
+    Disputed,
+    Implausible,
+    Setting,
+}
+
+impl Finding {
+    pub fn kind(&self) -> FindingKind {
+        match self {
+            Finding::NicMtu { .. } => FindingKind::NicMtu,
+            Finding::Network { .. } => FindingKind::Network,
+            Finding::SwitchPort { .. } => FindingKind::SwitchPort,
+            Finding::NodeRoute { .. } => FindingKind::NodeRoute,
+            Finding::Asymmetric { .. } => FindingKind::Asymmetric,
+            Finding::Limited { .. } => FindingKind::Limited,
+            Finding::TestsFailed { .. } => FindingKind::TestsFailed,
+            Finding::Unreachable { .. } => FindingKind::Unreachable,
+            Finding::NodeSilent { .. } => FindingKind::NodeSilent,
+            Finding::Disputed { .. } => FindingKind::Disputed,
+            Finding::Implausible { .. } => FindingKind::Implausible,
+            Finding::Setting { .. } => FindingKind::Setting,
+        }
+    }
+}
+
+/// One finding: where (network, node, the failing directions it explains with what
+/// was seen of each) and what.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MeshFinding {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub net: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<usize>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub directions: Vec<Seen>,
+    #[serde(flatten)]
+    pub what: Finding,
+}
+
+impl MeshFinding {
+    pub fn new(net: Option<usize>, node: Option<usize>, what: Finding) -> MeshFinding {
+        MeshFinding {
+            net,
+            node,
+            directions: Vec::new(),
+            what,
+        }
+    }
+
+    pub fn kind(&self) -> FindingKind {
+        self.what.kind()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_finding_is_stored_as_its_kind_its_numbers_and_where() {
+        let f = MeshFinding {
+            net: Some(1),
+            node: Some(3),
+            directions: vec![Seen {
+                from: 3,
+                to: 0,
+                mtu: 1500,
+                stop: StopKind::Silent,
+                icmp_from: None,
+            }],
+            what: Finding::SwitchPort {
+                iface: "net2".into(),
+                nic_mtu: 9000,
+                mtu: 1500,
+                expect: 9000,
+            },
+        };
+        let v = serde_json::to_value(&f).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({
+                "kind": "switch_port", "net": 1, "node": 3,
+                "directions": [{"from": 3, "to": 0, "mtu": 1500, "stop": "silent"}],
+                "iface": "net2", "nic_mtu": 9000, "mtu": 1500, "expect": 9000
+            })
+        );
+        let back: MeshFinding = serde_json::from_value(v).unwrap();
+        assert_eq!(back, f);
+        assert_eq!(back.kind(), FindingKind::SwitchPort);
+    }
+}

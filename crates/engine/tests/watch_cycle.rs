@@ -1,0 +1,144 @@
+//! Watch cycles on loopback (issue 28): peers are checked side by side and each cycle
+//! ends by its deadline, so two silent peers among four cost only their own checks
+//! (before, one after another, a 10 s cycle took 20–25 s). The silent peers are
+//! listening sockets that never answer: the kernel completes the connection, no
+//! welcome ever comes, as with a stopped agent.
+
+use std::net::{SocketAddr, TcpListener};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use mtuperf_engine::agent::{Agent, AgentConfig};
+use mtuperf_engine::metrics::WatchMetrics;
+use mtuperf_engine::watch::{self, cycle_deadline, Event, WatchConfig};
+use mtuperf_proto::auth::Key;
+
+const KEY: Key = Key([7u8; 32]);
+
+fn agent() -> (SocketAddr, Arc<AtomicBool>) {
+    let mut config = AgentConfig::new(vec!["127.0.0.1:0".parse().unwrap()]);
+    config.key = Some(KEY);
+    let agent = Agent::bind(config).unwrap();
+    let addr = agent.local_addrs()[0];
+    let stop = Arc::new(AtomicBool::new(false));
+    let s = stop.clone();
+    thread::spawn(move || agent.run(&s));
+    (addr, stop)
+}
+
+#[test]
+fn silent_peers_cost_only_their_own_checks_and_the_cycle_ends_by_its_deadline() {
+    let (good1, stop1) = agent();
+    let (good2, stop2) = agent();
+    // Accepted by the kernel, never answered.
+    let silent: Vec<TcpListener> = (0..2)
+        .map(|_| TcpListener::bind("127.0.0.1:0").unwrap())
+        .collect();
+    let silent_addrs: Vec<String> = silent
+        .iter()
+        .map(|l| l.local_addr().unwrap().to_string())
+        .collect();
+    let cfg = WatchConfig {
+        peers: vec![
+            silent_addrs[0].clone(),
+            good1.to_string(),
+            silent_addrs[1].clone(),
+            good2.to_string(),
+        ],
+        every: Duration::from_secs(3),
+        expect: None,
+        rr: None,
+        rr_rate: None,
+        fan_out: 4,
+    };
+    let deadline = cycle_deadline(&cfg);
+    let mut watcher = AgentConfig::new(Vec::new());
+    watcher.key = Some(KEY);
+    let events: Arc<Mutex<Vec<(Instant, Event)>>> = Arc::default();
+    let shutdown = Arc::new(AtomicBool::new(false));
+    let (e, s) = (events.clone(), shutdown.clone());
+    let t = thread::spawn(move || {
+        watch::run(&cfg, &watcher, &s, &mut |ev| {
+            e.lock().unwrap().push((Instant::now(), ev));
+        });
+    });
+    let t0 = Instant::now();
+    let cycle = loop {
+        let found = events.lock().unwrap().iter().find_map(|(at, ev)| match ev {
+            Event::Cycle(c) => Some((*at, c.clone())),
+            Event::Check(_) => None,
+        });
+        if let Some(c) = found {
+            break c;
+        }
+        assert!(
+            t0.elapsed() < deadline * 3,
+            "no cycle ended within {:?}",
+            deadline * 3
+        );
+        thread::sleep(Duration::from_millis(50));
+    };
+    shutdown.store(true, Ordering::Relaxed);
+    t.join().unwrap();
+    stop1.store(true, Ordering::Relaxed);
+    stop2.store(true, Ordering::Relaxed);
+    let (cycle_end, cycle) = cycle;
+    // The cycle ended by its deadline (a little scheduling slack), not after the
+    // silent peers' timeouts one after another.
+    assert!(
+        cycle.duration <= deadline + Duration::from_millis(500),
+        "{cycle:?}, deadline {deadline:?}"
+    );
+    let events = events.lock().unwrap();
+    let checks: Vec<(Instant, &watch::Check)> = events
+        .iter()
+        .filter(|(at, _)| *at <= cycle_end)
+        .filter_map(|(at, ev)| match ev {
+            Event::Check(c) => Some((*at, c.as_ref())),
+            Event::Cycle(_) => None,
+        })
+        .collect();
+    assert_eq!(checks.len(), 4, "one check per peer");
+    for (at, c) in &checks {
+        let good = c.peer == good1.to_string() || c.peer == good2.to_string();
+        if good {
+            assert!(c.path.as_ref().is_ok_and(|p| p.ok), "{c:?}");
+        } else {
+            assert!(c.path.is_err(), "{c:?}");
+        }
+        // The good peers were not held up by the silent ones: their results came in
+        // before any silent peer's.
+        if good {
+            assert!(
+                checks
+                    .iter()
+                    .filter(|(_, x)| x.path.is_err())
+                    .all(|(t, _)| t >= at),
+                "a good peer's check waited for a silent one"
+            );
+        }
+    }
+    // The cycle's figures as metrics.
+    let m = WatchMetrics::default();
+    m.observe_cycle(&cycle);
+    for (_, c) in &checks {
+        m.observe(c);
+    }
+    let reg = prometheus::Registry::new();
+    m.register(&reg);
+    let text = prometheus::TextEncoder::new()
+        .encode_to_string(&reg.gather())
+        .unwrap();
+    assert!(
+        text.contains("mtuperf_watch_cycle_duration_seconds "),
+        "{text}"
+    );
+    let successes = text
+        .lines()
+        .filter(|l| l.starts_with("mtuperf_watch_last_success_timestamp_seconds{"))
+        .count();
+    assert_eq!(successes, 2, "only the peers that answered: {text}");
+    drop(silent);
+}

@@ -1,0 +1,309 @@
+//! The mesh's words on synthetic results: the findings as the docs show them, the
+//! hostile node's disagreement, grouped failures, a silent node, an interrupted run,
+//! and escaped peer text.
+
+use std::net::IpAddr;
+
+use mtuperf_engine::mesh::{
+    diagnose, MeshNetwork, MeshNode, MeshResult, MeshTests, NodeAddr, NotMeasured, PairError,
+    PairResult, Silence, SilentNode, TestFailure, TestSkipped,
+};
+use mtuperf_proto::msg::mesh::{DirSummary, PathSummary, StopKind};
+use mtuperf_proto::msg::Refusal;
+
+use super::{text, Document};
+
+fn nodes(n: usize) -> Vec<MeshNode> {
+    (0..n)
+        .map(|i| MeshNode {
+            label: format!("n{}", i + 1),
+            agent: format!("10.0.0.{}:7878", i + 1),
+            hostname: None,
+            error: None,
+            max_sessions: None,
+            discovery: None,
+        })
+        .collect()
+}
+
+fn network(k: u8, n: usize, nic: &dyn Fn(usize) -> u32) -> MeshNetwork {
+    MeshNetwork {
+        name: ["A", "B"][usize::from(k)].into(),
+        cidr: format!("10.{}.0.0/24", k + 1).parse().unwrap(),
+        expect: 9000,
+        members: (0..n)
+            .map(|i| NodeAddr {
+                node: i,
+                addr: IpAddr::from([10, k + 1, 0, i as u8 + 1]),
+                iface: format!("eth{}", k + 1),
+                mtu: nic(i),
+            })
+            .collect(),
+    }
+}
+
+fn dir(mtu: u32, stop: StopKind) -> DirSummary {
+    DirSummary {
+        largest_ok: mtu,
+        mtu,
+        stop,
+        icmp_from: None,
+        probes: 20,
+        lost: 0,
+    }
+}
+
+/// Every ordered pair of net `k`; `f(from, to)` what the asked node `from` reports
+/// of (forward, reverse).
+fn pairs(
+    k: usize,
+    n: usize,
+    f: &dyn Fn(usize, usize) -> (DirSummary, DirSummary),
+) -> Vec<PairResult> {
+    let mut out = Vec::new();
+    for a in 0..n {
+        for b in (0..n).filter(|&b| b != a) {
+            let (forward, reverse) = f(a, b);
+            let mut p = PairResult::new(k, a, b);
+            p.path = Some(PathSummary {
+                forward,
+                reverse,
+                local_mtu: 9000,
+                peer_mtu: Some(9000),
+                same_segment: true,
+                verdict: String::new(),
+                verdict_text: String::new(),
+                elapsed_ms: 1,
+            });
+            out.push(p);
+        }
+    }
+    out
+}
+
+fn doc(
+    nodes: Vec<MeshNode>,
+    networks: Vec<MeshNetwork>,
+    pairs: Vec<PairResult>,
+    silent: &[SilentNode],
+) -> Document {
+    let (cells, findings) = diagnose(&nodes, &networks, &pairs, silent);
+    Document::new(MeshResult {
+        started_unix_ms: 0,
+        elapsed_ms: 3_200,
+        deadline_ms: 125_000,
+        tests: vec![MeshTests::Path],
+        expect: None,
+        nodes,
+        networks,
+        pairs,
+        cells,
+        findings,
+        interrupted: false,
+        deadline_passed: false,
+    })
+}
+
+fn good() -> (DirSummary, DirSummary) {
+    (dir(9000, StopKind::Top), dir(9000, StopKind::Top))
+}
+
+#[test]
+fn a_low_nic_and_a_switch_port_read_as_the_docs_show() {
+    let nic = |a: usize, b: usize| {
+        let s = |x: usize, y: usize| match (x, y) {
+            (1, _) => dir(1500, StopKind::Top),
+            (_, 1) => dir(1500, StopKind::Silent),
+            _ => dir(9000, StopKind::Top),
+        };
+        (s(a, b), s(b, a))
+    };
+    let port = |a: usize, b: usize| {
+        if a == 3 || b == 3 {
+            (dir(1500, StopKind::Silent), dir(1500, StopKind::Silent))
+        } else {
+            good()
+        }
+    };
+    let mut p = pairs(0, 5, &nic);
+    p.extend(pairs(1, 5, &port));
+    let nets = vec![
+        network(0, 5, &|i| if i == 1 { 1500 } else { 9000 }),
+        network(1, 5, &|_| 9000),
+    ];
+    let t = text(&doc(nodes(5), nets, p, &[]));
+    for want in [
+        "mesh: 5 nodes, 2 networks, 40 pairs: 2 findings",
+        "node n2's NIC eth1 on net A (10.1.0.0/24) is MTU 1500, the others 9000",
+        "evidence: 8 of its 8 directions carry less than 9000: n1→n2 1500 silent,",
+        "(4 at the sender's NIC, 4 silent)",
+        "next: on n2: ip link set dev eth1 mtu 9000, and make it persistent",
+        "node n4 on net B (10.2.0.0/24): every path through it stops above 1500 in both directions, silently, while its NIC (eth2) says 9000 — its switch port (or an L2 device in front of it) is at 1500",
+        "evidence: all 8 directions through it carry less than 9000:",
+        "and 2 more (8 silent); pairs without it pass",
+        "NIC 1500|1500",
+        "PORT 1500|1500",
+        "24 of 40 directions measured carry 9000",
+        "3.2 s of a 2m 5s deadline",
+    ] {
+        assert!(t.contains(want), "{want:?} not in:\n{t}");
+    }
+}
+
+#[test]
+fn a_hostile_node_is_named_as_disagreeing_never_as_a_router() {
+    let liar = |a: usize, b: usize| {
+        if a == 2 {
+            (dir(9000, StopKind::Top), dir(576, StopKind::Icmp))
+        } else {
+            let _ = b;
+            good()
+        }
+    };
+    let t = text(&doc(
+        nodes(4),
+        vec![network(0, 4, &|_| 9000)],
+        pairs(0, 4, &liar),
+        &[],
+    ));
+    assert!(
+        t.contains("results about node n3 on net A (10.1.0.0/24) disagree: its measurements contradict every peer's"),
+        "{t}"
+    );
+    assert!(
+        t.contains(
+            "n3 reports n1→n3 576 (ICMP frag-needed), n1 reports 9000 (at the sender's NIC)"
+        ) || t.contains(
+            "n1 reports n1→n3 9000 (at the sender's NIC), n3 reports 576 (ICMP frag-needed)"
+        ),
+        "{t}"
+    );
+    assert!(!t.contains("router"), "{t}");
+    assert_eq!(t.matches("DISP 9000|576").count(), 3, "{t}");
+    assert_eq!(t.matches("ok 9000").count(), 9, "{t}");
+    assert!(t.contains("3 cells disputed"), "{t}");
+}
+
+#[test]
+fn failures_of_one_cause_read_as_one_finding_with_examples() {
+    let mut p = pairs(0, 4, &|_, _| good());
+    for mut x in pairs(1, 4, &|_, _| good()) {
+        x.path = None;
+        x.failed.push(TestFailure {
+            test: MeshTests::Path,
+            error: PairError::Refused {
+                node: x.from,
+                refusal: Refusal::PeerNotAuthenticated {
+                    peer: format!("[fd6d::{}]:7878", x.to + 1),
+                    detail: format!(
+                        "address fd6d::{} is not allowed by the agent's --allow list",
+                        x.from + 1
+                    ),
+                },
+            },
+            elapsed_ms: 4,
+        });
+        p.push(x);
+    }
+    let nets = vec![network(0, 4, &|_| 9000), network(1, 4, &|_| 9000)];
+    let t = text(&doc(nodes(4), nets, p, &[]));
+    assert!(t.contains("findings (1):"), "{t}");
+    assert!(
+        t.contains("1. 12 tests failed on net B (10.2.0.0/24): the peer's agent refused the sender (its --allow list, or another key)"),
+        "{t}"
+    );
+    assert!(t.contains("evidence: e.g. path n1 → n2 on net B: n1's agent: the peer [fd6d::2]:7878 did not authenticate, so no test traffic was sent to it: address fd6d::1 is not allowed by the agent's --allow list;"), "{t}");
+    assert!(t.contains("; and 9 more"), "{t}");
+    assert!(t.contains("leave these networks out with --net"), "{t}");
+    assert_eq!(t.matches("is not allowed").count(), 3, "{t}");
+}
+
+#[test]
+fn a_silent_node_and_an_interrupted_run_are_said_once() {
+    let mut p = pairs(0, 3, &|_, _| good());
+    for x in p.iter_mut().filter(|x| x.from == 2 || x.to == 2) {
+        x.path = None;
+        x.not_measured.push(TestSkipped {
+            test: MeshTests::Path,
+            why: NotMeasured::NodeSilent { node: 2 },
+        });
+    }
+    let silent = [SilentNode {
+        node: 2,
+        silence: Silence::NoAnswer,
+        at_ms: 7_400,
+        waited_ms: 4_003,
+    }];
+    let t = text(&doc(
+        nodes(3),
+        vec![network(0, 3, &|_| 9000)],
+        p.clone(),
+        &silent,
+    ));
+    assert!(
+        t.contains("node n3 went silent 7.4 s into the run: its agent stopped answering"),
+        "{t}"
+    );
+    assert!(t.contains("4 pair tests with it not measured"), "{t}");
+    assert!(
+        t.contains("NM: 4 pairs not measured (n3 went silent: 4)"),
+        "{t}"
+    );
+    // Interrupted: no finding from the pairs it cut, one line saying so.
+    for x in &mut p {
+        x.not_measured = vec![TestSkipped {
+            test: MeshTests::Path,
+            why: NotMeasured::Interrupted,
+        }];
+    }
+    let mut d = doc(nodes(3), vec![network(0, 3, &|_| 9000)], p, &[]);
+    d.result.interrupted = true;
+    d.headline = super::headline(&d.result);
+    let t = text(&d);
+    // The headline's tag, and the one line that says what was measured.
+    assert_eq!(t.matches("interrupted").count(), 2, "{t}");
+    assert!(!t.contains("NM:"), "{t}");
+    assert!(
+        t.contains("mesh: 3 nodes, 1 networks, 6 pairs (interrupted)"),
+        "{t}"
+    );
+    assert!(
+        t.contains("interrupted after 3.2 s: measured path 2 of 6 pairs; 6 pair tests not measured (no finding is drawn from them)"),
+        "{t}"
+    );
+    assert!(t.contains("no findings"), "{t}");
+}
+
+#[test]
+fn peer_text_is_escaped() {
+    let mut ns = nodes(3);
+    ns[1].label = "n2\u{1b}[31m".into();
+    ns[2].error = Some("closed\nfake log line".into());
+    let t = text(&doc(
+        ns,
+        vec![network(0, 2, &|_| 9000)],
+        pairs(0, 2, &|_, _| good()),
+        &[],
+    ));
+    assert!(!t.contains('\u{1b}') && t.contains("n2\\x1b[31m"), "{t}");
+    assert!(t.contains("closed\\nfake log line"), "{t}");
+}
+
+#[test]
+fn a_mesh_1_document_is_refused_by_name() {
+    let old = r#"{"schema":"mtuperf.mesh/1","run_id":1,"findings":[{"kind":"test_failed","summary":"x","evidence":"y","next":"z"}]}"#;
+    let e = super::decode(old).unwrap_err().to_string();
+    assert!(
+        e.contains("schema mtuperf.mesh/1 is not read by this version, which reads mtuperf.mesh/2"),
+        "{e}"
+    );
+    let d = doc(
+        nodes(2),
+        vec![network(0, 2, &|_| 9000)],
+        pairs(0, 2, &|_, _| good()),
+        &[],
+    );
+    let back = super::decode(&serde_json::to_string(&d).unwrap()).unwrap();
+    assert_eq!(back.result.findings, d.result.findings);
+    assert_eq!(back.result.cells, d.result.cells);
+}
