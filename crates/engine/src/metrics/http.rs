@@ -160,9 +160,11 @@ impl Server {
         }
     }
 
-    fn warn(&self, peer: Option<SocketAddr>, message: String) {
+    /// A warning in the agent's log. Each event is rate-limited on its own, so that a
+    /// flood of one kind (evictions) hides no other (accept failures).
+    fn warn(&self, event: &'static str, peer: Option<SocketAddr>, message: String) {
         if let Some(a) = &self.log {
-            a.log("warn", peer, "metrics", message);
+            a.log("warn", peer, event, message);
         }
     }
 
@@ -264,7 +266,7 @@ impl Server {
             }
             _ => return,
         };
-        self.warn(Some(c.peer), why);
+        self.warn("metrics_closed", Some(c.peer), why);
     }
 
     fn accept(&mut self, source: &dyn Fn() -> Vec<u8>, now: Instant) {
@@ -281,6 +283,7 @@ impl Server {
                 Err(e) => {
                     self.paused_until = Some(now + ACCEPT_PAUSE);
                     self.warn(
+                        "metrics_accept",
                         None,
                         format!(
                             "accept failed: {e}; accepting again in {} s",
@@ -303,6 +306,7 @@ impl Server {
         let Some(share) = self.cap.enter() else {
             busy_at_once(&stream);
             self.warn(
+                "metrics_accept",
                 Some(peer),
                 format!(
                     "answered 503: the agent holds its cap of {} connections",
@@ -340,6 +344,7 @@ impl Server {
         };
         let c = self.conns.remove(i);
         self.warn(
+            "metrics_evict",
             Some(c.peer),
             format!(
                 "closed a connection open {:.1} s to make room: at most {} at once",
