@@ -13,8 +13,9 @@
 //!   answers is dropped at that deadline and never holds up another;
 //! - accept(2) failing for want of descriptors (EMFILE) pauses accepting for a moment
 //!   and never closes the listener: it accepts again as soon as descriptors are free;
-//! - one thread, all sockets non-blocking, at most ten encodings of the metrics a
-//!   second: a scrape flood costs the measurement no more than that thread.
+//! - one thread, all sockets non-blocking, at most 20 encodings of the metrics a
+//!   second (a flood's scrapes share the last one): a scrape flood costs the
+//!   measurement no more than that thread.
 //!
 //! Why our own small server: tiny_http (used before) has none of these bounds and a
 //! thread per connection; hyper bounds the head's size and read time but needs an
@@ -74,8 +75,9 @@ const ACCEPT_PAUSE: Duration = Duration::from_millis(100);
 /// Longest poll(2) sleep, so that the shutdown flag is seen.
 const POLL: Duration = Duration::from_millis(500);
 
-/// An encoding of the metrics is reused this long.
-const FRESH: Duration = Duration::from_millis(100);
+/// Encodings of the metrics per second at most; beyond them, scrapes share the last
+/// one (under a flood only: every scrape of a normal rate gets a fresh encoding).
+const ENCODES_PER_SECOND: u32 = 20;
 
 /// Connections accepted per turn of the loop, so that accepting cannot starve the
 /// connections already open.
@@ -132,7 +134,7 @@ struct Server {
     cap: Arc<Conns>,
     bounds: Bounds,
     paused_until: Option<Instant>,
-    cached: Option<(Instant, Arc<[u8]>)>,
+    cached: Encodings,
     log: Option<AgentConfig>,
     /// How connections ended, for the tests.
     #[cfg(test)]
@@ -147,7 +149,7 @@ impl Server {
             cap,
             bounds,
             paused_until: None,
-            cached: None,
+            cached: Encodings::default(),
             log: None,
             #[cfg(test)]
             ended: Vec::new(),
@@ -193,7 +195,7 @@ impl Server {
             bounds,
             ..
         } = self;
-        let mut body = || fresh_body(cached, source, now);
+        let mut body = || cached.body(source, now);
         let mut ended = Vec::new();
         for (i, c) in conns.iter_mut().enumerate() {
             if ready.get(i).copied().unwrap_or(false) {
@@ -321,7 +323,7 @@ impl Server {
         let _ = stream.set_nonblocking(true);
         let mut c = Conn::new(stream, peer, share, now);
         let Server { cached, bounds, .. } = self;
-        let mut body = || fresh_body(cached, source, now);
+        let mut body = || cached.body(source, now);
         match c.progress(bounds, now, &mut body) {
             Some(end) => self.ended(&c, end),
             None => self.conns.push(c),
@@ -355,18 +357,32 @@ impl Server {
     }
 }
 
-/// The metrics' encoding, reused while fresh.
-fn fresh_body(
-    cached: &mut Option<(Instant, Arc<[u8]>)>,
-    source: &dyn Fn() -> Vec<u8>,
-    now: Instant,
-) -> Arc<[u8]> {
-    match cached {
-        Some((at, body)) if now.saturating_duration_since(*at) < FRESH => body.clone(),
-        _ => {
-            let body: Arc<[u8]> = Arc::from(source());
-            *cached = Some((now, body.clone()));
-            body
+/// The last encoding of the metrics and how many were made in the current second.
+#[derive(Default)]
+struct Encodings {
+    last: Option<Arc<[u8]>>,
+    window: Option<Instant>,
+    made: u32,
+}
+
+impl Encodings {
+    /// A fresh encoding, or the last one when this second's are used up.
+    fn body(&mut self, source: &dyn Fn() -> Vec<u8>, now: Instant) -> Arc<[u8]> {
+        if self
+            .window
+            .is_none_or(|w| now.saturating_duration_since(w) >= Duration::from_secs(1))
+        {
+            self.window = Some(now);
+            self.made = 0;
+        }
+        match &self.last {
+            Some(body) if self.made >= ENCODES_PER_SECOND => body.clone(),
+            _ => {
+                self.made += 1;
+                let body: Arc<[u8]> = Arc::from(source());
+                self.last = Some(body.clone());
+                body
+            }
         }
     }
 }

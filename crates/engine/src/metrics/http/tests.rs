@@ -258,3 +258,18 @@ fn other_paths_and_methods_are_refused_by_status() {
         );
     });
 }
+
+#[test]
+fn every_scrape_gets_a_fresh_encoding_until_a_flood_shares_them() {
+    let made = std::cell::Cell::new(0u32);
+    let source = || {
+        made.set(made.get() + 1);
+        made.get().to_string().into_bytes()
+    };
+    let mut e = super::Encodings::default();
+    let t0 = Instant::now();
+    let bodies: Vec<Arc<[u8]>> = (0..25).map(|_| e.body(&source, t0)).collect();
+    assert_eq!(&*bodies[19], b"20", "the first 20 of a second are fresh");
+    assert_eq!(&*bodies[24], b"20", "then shared");
+    assert_eq!(&*e.body(&source, t0 + Duration::from_secs(1)), b"21");
+}
