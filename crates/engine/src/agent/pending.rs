@@ -32,7 +32,7 @@ impl std::fmt::Display for Full {
             Full::All { max } => write!(f, "all {max} handshake slots taken"),
             Full::Share { share, sources } => write!(
                 f,
-                "this address holds its share of the handshake slots ({share}, with {sources} addresses in handshake)"
+                "this address holds its share of the handshake slots ({share}; source addresses in handshake: {sources})"
             ),
         }
     }
