@@ -117,7 +117,7 @@ fn metrics_port_stays_small_and_answers_scrapes_under_slowloris_and_huge_request
                     if i < 4 {
                         (
                             256 << 20,
-                            send_huge(maddr, b"GET /", &[b'a'; 65536], 256 << 20),
+                            send_huge(maddr, b"GET /", &vec![b'a'; 65536], 256 << 20),
                         )
                     } else {
                         let line = b"X-Big: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n"
