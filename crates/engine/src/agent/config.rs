@@ -59,6 +59,8 @@ pub struct AgentConfig {
     /// The cap on the connections the agent holds (the metrics listener's included)
     /// and the connections promised to tests; set when the agent binds.
     pub(crate) conns: Arc<super::conns::Conns>,
+    /// Connections in handshake, by source address.
+    pub(crate) pending: Arc<super::pending::Pending>,
     /// Warnings per event are rate-limited (see `logrl`).
     limiter: Arc<logrl::LogLimiter>,
 }
@@ -89,6 +91,7 @@ impl AgentConfig {
             counters: super::counters::AgentCounters::default(),
             gate: Arc::default(),
             conns: super::conns::Conns::for_this_process(),
+            pending: Arc::default(),
             limiter: Arc::default(),
         }
     }

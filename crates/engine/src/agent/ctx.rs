@@ -10,6 +10,7 @@ use mtuperf_proto::msg::{AgentMsg, Refusal, CONNECTIONS_LIMIT};
 
 use super::config::AgentConfig;
 use super::conns::{ConnGuard, Reservation};
+use super::pending::Allowance;
 use super::registry::{DataConn, Registry};
 use crate::control::Control;
 use crate::EngineError;
@@ -29,6 +30,8 @@ pub struct SessionCtx {
     pub(super) data_conns: Mutex<Vec<ConnGuard>>,
     /// The connections promised to the test being served (released when it ends).
     pub(super) reserved: Mutex<Option<Reservation>>,
+    /// Room in handshake for its data connections (released once it has them).
+    pub(super) allowance: Mutex<Option<Allowance>>,
 }
 
 fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -75,6 +78,8 @@ impl SessionCtx {
         match self.config.conns.reserve(n as usize) {
             Ok(r) => {
                 *locked(&self.reserved) = Some(r);
+                let ip = self.peer.ip();
+                *locked(&self.allowance) = Some(self.config.pending.allow(ip, n as usize));
                 Ok(true)
             }
             Err(no) => {
@@ -100,6 +105,7 @@ impl SessionCtx {
     pub(super) fn end_test(&self) {
         locked(&self.data_conns).clear();
         *locked(&self.reserved) = None;
+        *locked(&self.allowance) = None;
     }
 
     pub fn refuse(&self, refusal: Refusal) -> Result<(), EngineError> {
@@ -118,6 +124,7 @@ impl SessionCtx {
         self.registry.open_window(&self.cookie, n);
         let r = self.collect_data(n, &mut guards);
         self.registry.close_window(&self.cookie);
+        *locked(&self.allowance) = None;
         r
     }
 

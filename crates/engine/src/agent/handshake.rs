@@ -358,5 +358,6 @@ fn control_handshake(
         _conn: guard,
         data_conns: std::sync::Mutex::new(Vec::new()),
         reserved: std::sync::Mutex::new(None),
+        allowance: std::sync::Mutex::new(None),
     })
 }

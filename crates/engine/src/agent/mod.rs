@@ -9,7 +9,7 @@ pub mod counters;
 pub mod gate;
 mod handshake;
 mod logrl;
-mod pending;
+pub(crate) mod pending;
 mod registry;
 mod session;
 
@@ -89,7 +89,7 @@ impl Agent {
     /// see their sockets close.
     pub fn run(self, shutdown: &Arc<AtomicBool>) {
         let registry = Arc::new(Registry::new(self.config.limits.max_sessions));
-        let pending = Arc::new(pending::Pending::default());
+        let pending = self.config.pending.clone();
         let conns = self.config.conns.clone();
         let (cap, nofile) = (conns.cap(), conns::nofile());
         for a in self.local_addrs() {
