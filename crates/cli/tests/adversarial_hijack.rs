@@ -22,7 +22,7 @@ use adversarial_support::{stderr, LiveAgent, Raw, BIN};
 use mtuperf_engine::client::{ConnectOptions, Session};
 use mtuperf_engine::stream::{self, StreamObserver, StreamParams};
 use mtuperf_proto::msg::{
-    AgentMsg, ClientMsg, Direction, Hello, Refusal, Role, StreamLimit, StreamRequest,
+    AgentMsg, ClientMsg, Direction, Full, Hello, Refusal, Role, StreamLimit, StreamRequest,
 };
 
 struct Quiet;
@@ -208,8 +208,9 @@ fn a_keyed_agent_says_only_busy_before_authentication() {
     let mut late = Raw::connect(agent.addr);
     late.send(&ClientMsg::Hello(Hello::new([7; 16], Role::Control)));
     match late.recv() {
-        Some(AgentMsg::Refused(Refusal::Busy { active, max })) => {
+        Some(AgentMsg::Refused(Refusal::Busy { active, max, full })) => {
             assert_eq!((active, max), (None, None), "counts leaked before auth");
+            assert_eq!(full, Full::Sessions);
         }
         other => panic!("expected busy, got {other:?}"),
     }
@@ -386,8 +387,8 @@ fn beyond_the_connection_cap_a_connection_is_refused_by_name_not_by_emfile() {
     for _ in 0..10 {
         let mut late = Raw::connect(agent.addr);
         match late.recv() {
-            Some(AgentMsg::Refused(Refusal::Busy { active, max })) => {
-                assert_eq!((active, max), (None, None));
+            Some(AgentMsg::Refused(Refusal::Busy { active, max, full })) => {
+                assert_eq!((active, max, full), (None, None, Full::Connections));
             }
             other => panic!("expected busy, got {other:?}; log: {}", agent.log_text()),
         }

@@ -49,6 +49,11 @@ pub enum EngineError {
     /// A test's config outside what the protocol allows (caught before asking).
     #[error("{0}")]
     Config(#[from] crate::config::ConfigError),
+    /// The connection was closed (or reset) before a single byte answered the hello.
+    /// An mtuperf agent answers even when full ("busy"), so this is something else,
+    /// or an agent so short of descriptors that it could not write its refusal.
+    #[error("{addr} closed the connection before answering the hello: it is not an mtuperf agent, or one too short of descriptors to answer even \"busy\"; try again later")]
+    ClosedBeforeWelcome { addr: SocketAddr },
     /// What answered the hello is something else (an SSH or HTTP server, iperf3).
     #[error("{addr} is not an mtuperf agent ({detail})")]
     NotAgent { addr: SocketAddr, detail: String },
@@ -87,6 +92,7 @@ impl EngineError {
             EngineError::Connect { .. }
                 | EngineError::Resolve { .. }
                 | EngineError::NotAgent { .. }
+                | EngineError::ClosedBeforeWelcome { .. }
                 | EngineError::ConnectTimeout { .. }
                 | EngineError::NoWelcome { .. }
         )

@@ -64,11 +64,7 @@ pub(crate) fn expect_agent(
         }
         let _ = sock.set_read_timeout(Some(left.min(Duration::from_millis(200))));
         match sock.peek(&mut buf) {
-            Ok(0) => {
-                return Err(not(
-                    "it closed the connection without answering the hello".into()
-                ))
-            }
+            Ok(0) => return Err(EngineError::ClosedBeforeWelcome { addr }),
             Ok(n) => {
                 let got = buf.get(..n).unwrap_or_default();
                 match judge(got) {
@@ -85,7 +81,10 @@ pub(crate) fn expect_agent(
                         | std::io::ErrorKind::TimedOut
                         | std::io::ErrorKind::Interrupted
                 ) => {}
-            // A reset and the like: let the real read report it.
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {
+                return Err(EngineError::ClosedBeforeWelcome { addr })
+            }
+            // Anything else: let the real read report it.
             Err(_) => return Ok(()),
         }
     }

@@ -40,6 +40,9 @@ pub mod units;
 /// `ThirdPartyResult::RrLoad`, and an unspecified `from` address; stream and UDP
 /// stream requests may ask the agent to pin its data threads (`cpus`), and their end
 /// reports carry where those threads ran (`placement`).
-pub const PROTOCOL_VERSION: u16 = 6;
+/// 7: a busy refusal says what is full (`full`: sessions, connections or handshake
+/// slots), and a test is refused up front when its data connections do not fit
+/// (`Refusal::Limit` named `connections`).
+pub const PROTOCOL_VERSION: u16 = 7;
 /// Default TCP port of the agent (control and TCP data connections).
 pub const DEFAULT_PORT: u16 = 7878;

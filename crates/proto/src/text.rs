@@ -1,13 +1,34 @@
 //! Text from a peer (names, messages, hostnames) shown in logs, terminals or scripts:
 //! control characters are escaped so a peer cannot forge a log line (newline, CR),
-//! drive the terminal (ESC) or end a comment in a generated script.
+//! drive the terminal (ESC) or end a comment in a generated script; format characters
+//! are escaped so it cannot reorder what is shown (a right-to-left override makes
+//! "txt.exe" read "exe.txt") or hide text in it (zero-width characters).
 use std::borrow::Cow;
 use std::fmt::Write;
 
-/// `s` with every control character written as an escape (`\n`, `\r`, `\t`, `\x1b`,
-/// `\u{85}`) and backslashes doubled when anything was escaped; borrowed when clean.
+use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
+
+/// True for a character that must not reach a terminal or a log as itself: C0 and C1
+/// controls (general category Cc), format characters (Cf: bidirectional overrides,
+/// embeddings and isolates, zero-width joiners and spaces, the byte order mark, the
+/// soft hyphen, invisible operators, tags) and the line and paragraph separators (Zl,
+/// Zp), which some terminals and log viewers break lines at.
+fn hidden(c: char) -> bool {
+    matches!(
+        c.general_category(),
+        GeneralCategory::Control
+            | GeneralCategory::Format
+            | GeneralCategory::LineSeparator
+            | GeneralCategory::ParagraphSeparator
+    )
+}
+
+/// `s` with every control, format or separator character written as an escape (`\n`,
+/// `\r`, `\t`, `\x1b`, `\u{85}`, `\u{202e}`) and backslashes doubled when anything was
+/// escaped; borrowed when clean.
 pub fn escape_control(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(char::is_control) {
+    // Printable ASCII needs no table look-up.
+    if !s.chars().any(|c| !(' '..='~').contains(&c) && hidden(c)) {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 8);
@@ -20,7 +41,7 @@ pub fn escape_control(s: &str) -> Cow<'_, str> {
             c if (c as u32) < 0x80 && c.is_control() => {
                 let _ = write!(out, "\\x{:02x}", c as u32);
             }
-            c if c.is_control() => {
+            c if hidden(c) => {
                 let _ = write!(out, "\\u{{{:x}}}", c as u32);
             }
             c => out.push(c),
@@ -50,5 +71,44 @@ mod tests {
             escape_control("clean"),
             std::borrow::Cow::Borrowed(_)
         ));
+    }
+
+    #[test]
+    fn bidi_overrides_and_other_format_characters_are_escaped() {
+        for (input, want) in [
+            // Right-to-left override: "node\u{202e}txt.exe" would show as "nodeexe.txt".
+            ("node\u{202e}txt.exe", "node\\u{202e}txt.exe"),
+            // Left-to-right and right-to-left embeddings, pop, and override.
+            (
+                "\u{202a}\u{202b}\u{202c}\u{202d}",
+                "\\u{202a}\\u{202b}\\u{202c}\\u{202d}",
+            ),
+            // Isolates (LRI, RLI, FSI, PDI) and the marks.
+            (
+                "\u{2066}a\u{2067}b\u{2068}c\u{2069}\u{200e}\u{200f}\u{61c}",
+                "\\u{2066}a\\u{2067}b\\u{2068}c\\u{2069}\\u{200e}\\u{200f}\\u{61c}",
+            ),
+            // Zero-width space, joiners, word joiner, byte order mark, soft hyphen.
+            (
+                "a\u{200b}b\u{200c}\u{200d}\u{2060}\u{feff}\u{ad}",
+                "a\\u{200b}b\\u{200c}\\u{200d}\\u{2060}\\u{feff}\\u{ad}",
+            ),
+            // Tag characters (invisible, outside the BMP), line and paragraph separators.
+            (
+                "x\u{e0041}\u{2028}\u{2029}",
+                "x\\u{e0041}\\u{2028}\\u{2029}",
+            ),
+            // A backslash beside an escape is doubled, so the escape cannot be forged.
+            ("\\u{202e}\u{202e}", "\\\\u{202e}\\u{202e}"),
+        ] {
+            assert_eq!(escape_control(input), want, "{input:?}");
+        }
+        // Letters of right-to-left scripts, accents and emoji are text, not format.
+        for clean in ["שלום", "مرحبا", "café", "naïve", "日本", "🙂", "ñ"] {
+            assert!(
+                matches!(escape_control(clean), std::borrow::Cow::Borrowed(_)),
+                "{clean:?}"
+            );
+        }
     }
 }

@@ -37,7 +37,7 @@ pub fn start(
     let metrics = Arc::new(Metrics::new(Some(&config.counters)));
     let mut threads = Vec::new();
     if let Some(addr) = a.metrics {
-        let l = Listener::bind(addr).map_err(|e| Failure::new(exit::FAILED, e))?;
+        let l = Listener::bind(addr, config).map_err(|e| Failure::new(exit::FAILED, e))?;
         let at = l.local_addr().unwrap_or(addr);
         config.log(
             "info",

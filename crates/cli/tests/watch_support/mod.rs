@@ -9,7 +9,7 @@ use std::process::Command;
 use std::time::Duration;
 
 /// GET `path` from `addr`; the status line and the body. A bare HTTP/1.0 request
-/// keeps the tests free of an HTTP client crate (the agent's side is tiny_http).
+/// keeps the tests free of an HTTP client crate.
 pub fn get(addr: SocketAddr, path: &str) -> (String, String) {
     let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).expect("connect");
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();

@@ -56,6 +56,11 @@ pub struct AgentConfig {
     pub counters: super::counters::AgentCounters,
     /// Keeps the agent's own watch checks and the tests it serves apart.
     pub gate: Arc<super::gate::Gate>,
+    /// The cap on the connections the agent holds (the metrics listener's included)
+    /// and the connections promised to tests; set when the agent binds.
+    pub(crate) conns: Arc<super::conns::Conns>,
+    /// Connections in handshake, by source address.
+    pub(crate) pending: Arc<super::pending::Pending>,
     /// Warnings per event are rate-limited (see `logrl`).
     limiter: Arc<logrl::LogLimiter>,
 }
@@ -85,6 +90,8 @@ impl AgentConfig {
             log: Arc::new(|_| {}),
             counters: super::counters::AgentCounters::default(),
             gate: Arc::default(),
+            conns: super::conns::Conns::for_this_process(),
+            pending: Arc::default(),
             limiter: Arc::default(),
         }
     }
@@ -134,10 +141,11 @@ impl AgentConfig {
                 }),
             }
         }
-        let message = match mtuperf_proto::text::escape_control(&message) {
-            std::borrow::Cow::Borrowed(_) => message,
-            std::borrow::Cow::Owned(m) => m,
-        };
+        let message = escaped(message);
+        let fields = fields
+            .into_iter()
+            .map(|(k, v)| (k, escaped_value(v)))
+            .collect();
         (self.log)(&LogLine {
             level,
             peer,
@@ -145,5 +153,68 @@ impl AgentConfig {
             message,
             fields,
         });
+    }
+}
+
+/// `s` with control and format characters escaped (see `mtuperf_proto::text`).
+fn escaped(s: String) -> String {
+    match mtuperf_proto::text::escape_control(&s) {
+        std::borrow::Cow::Borrowed(_) => s,
+        std::borrow::Cow::Owned(m) => m,
+    }
+}
+
+/// A log field with every string in it escaped: a JSON log keeps a right-to-left
+/// override or an escape sequence as the character itself, and whoever reads the
+/// log on a terminal gets it.
+fn escaped_value(v: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match v {
+        Value::String(s) => Value::String(escaped(s)),
+        Value::Array(a) => Value::Array(a.into_iter().map(escaped_value).collect()),
+        Value::Object(o) => Value::Object(
+            o.into_iter()
+                .map(|(k, v)| (escaped(k), escaped_value(v)))
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::{AgentConfig, LogLine};
+
+    #[test]
+    fn peer_text_in_a_log_line_and_its_fields_is_escaped() {
+        let lines: Arc<Mutex<Vec<LogLine>>> = Arc::default();
+        let mut config = AgentConfig::new(Vec::new());
+        let sink = lines.clone();
+        config.log = Arc::new(move |l: &LogLine| sink.lock().unwrap().push(l.clone()));
+        let fields = serde_json::json!({
+            "name": "eth0\u{202e}gpj.exe",
+            "list": ["a\u{2066}b", 3],
+            "inner": { "x\ny": "\u{1b}[2J" },
+        });
+        let serde_json::Value::Object(fields) = fields else {
+            unreachable!()
+        };
+        config.log_fields(
+            "info",
+            None,
+            "test",
+            "from peer: node\u{202e}txt.exe\n2026 forged".into(),
+            fields,
+        );
+        let got = lines.lock().unwrap().pop().unwrap();
+        assert_eq!(got.message, "from peer: node\\u{202e}txt.exe\\n2026 forged");
+        let json = serde_json::Value::Object(got.fields).to_string();
+        assert_eq!(
+            json,
+            r#"{"inner":{"x\\ny":"\\x1b[2J"},"list":["a\\u{2066}b",3],"name":"eth0\\u{202e}gpj.exe"}"#
+        );
     }
 }

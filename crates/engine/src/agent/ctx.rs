@@ -3,13 +3,14 @@
 
 use std::net::{SocketAddr, TcpStream};
 use std::sync::mpsc::Receiver;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
-use mtuperf_proto::msg::{AgentMsg, Refusal};
+use mtuperf_proto::msg::{AgentMsg, Refusal, CONNECTIONS_LIMIT};
 
 use super::config::AgentConfig;
-use super::conns::ConnGuard;
+use super::conns::{ConnGuard, Reservation};
+use super::pending::Allowance;
 use super::registry::{DataConn, Registry};
 use crate::control::Control;
 use crate::EngineError;
@@ -25,8 +26,19 @@ pub struct SessionCtx {
     pub(super) data_rx: Receiver<DataConn>,
     /// This control connection's share of the agent's connection cap.
     pub(super) _conn: ConnGuard,
-    /// The shares of the last test's data connections (released at the next test).
+    /// The shares of the test's data connections (released when it ends).
     pub(super) data_conns: Mutex<Vec<ConnGuard>>,
+    /// The connections promised to the test being served (released when it ends).
+    pub(super) reserved: Mutex<Option<Reservation>>,
+    /// Room in handshake for its data connections (released once it has them).
+    pub(super) allowance: Mutex<Option<Allowance>>,
+}
+
+fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    match m.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    }
 }
 
 impl SessionCtx {
@@ -58,6 +70,44 @@ impl SessionCtx {
         }
     }
 
+    /// Admits a test that will hold `n` connections (its data connections, and the
+    /// agent's own toward the client): promises them out of the agent's connection
+    /// cap, or refuses the test by name, saying how many are free, when they do not
+    /// fit beside the tests already running. Ok(true): go on.
+    pub fn reserve_connections(&self, n: u32) -> Result<bool, EngineError> {
+        match self.config.conns.reserve(n as usize) {
+            Ok(r) => {
+                *locked(&self.reserved) = Some(r);
+                let ip = self.peer.ip();
+                *locked(&self.allowance) = Some(self.config.pending.allow(ip, n as usize));
+                Ok(true)
+            }
+            Err(no) => {
+                self.config.log(
+                    "warn",
+                    Some(self.peer),
+                    "admission",
+                    format!(
+                        "refused a test of {n} connections: {} free of the {} the agent admits to tests ({} promised to tests running, cap {} connections)",
+                        no.free,
+                        no.free + no.committed,
+                        no.committed,
+                        self.config.conns.cap()
+                    ),
+                );
+                self.refuse_limit(CONNECTIONS_LIMIT, u64::from(n), no.free as u64)
+                    .map(|()| false)
+            }
+        }
+    }
+
+    /// The test is over: its connections' shares and its promise are given back.
+    pub(super) fn end_test(&self) {
+        locked(&self.data_conns).clear();
+        *locked(&self.reserved) = None;
+        *locked(&self.allowance) = None;
+    }
+
     pub fn refuse(&self, refusal: Refusal) -> Result<(), EngineError> {
         self.config.counters.refused(&refusal);
         self.control.send(&AgentMsg::Refused(refusal))
@@ -67,16 +117,14 @@ impl SessionCtx {
     /// per connection. Returns them sorted by index. Only while this waits does the
     /// registry take data connections for the session, each Hello once, `n` at most.
     pub fn accept_data(&self, n: u32) -> Result<Vec<TcpStream>, EngineError> {
-        let mut guards = match self.data_conns.lock() {
-            Ok(g) => g,
-            Err(p) => p.into_inner(),
-        };
+        let mut guards = locked(&self.data_conns);
         guards.clear();
         // Left over from a test that gave up waiting: never handed to this one.
         while self.data_rx.try_recv().is_ok() {}
         self.registry.open_window(&self.cookie, n);
         let r = self.collect_data(n, &mut guards);
         self.registry.close_window(&self.cookie);
+        *locked(&self.allowance) = None;
         r
     }
 

@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 
 use mtuperf_proto::auth;
 use mtuperf_proto::codec::Codec;
-use mtuperf_proto::msg::{AgentInfo, AgentMsg, ClientMsg, Hello, Refusal, Role, Welcome, MAGIC};
+use mtuperf_proto::msg::{
+    AgentInfo, AgentMsg, ClientMsg, Full, Hello, Refusal, Role, Welcome, MAGIC,
+};
 use mtuperf_proto::PROTOCOL_VERSION;
 
 use super::config::AgentConfig;
@@ -95,19 +97,25 @@ pub(super) fn refuse_not_allowed(stream: TcpStream, peer: SocketAddr, counters: 
     );
 }
 
-/// Beyond the connection cap: "busy" (nothing more before authentication), written
-/// without waiting, and the connection closed.
+/// Beyond the connection cap or a handshake share: "busy", saying what is full
+/// (nothing more before authentication), written without waiting, and the connection
+/// closed. The client's Hello, when it has come, is read first: closing a socket with
+/// unread data resets the connection, and the client would not read the refusal.
 #[allow(clippy::needless_pass_by_value)]
-pub(super) fn refuse_busy_at_once(stream: TcpStream, counters: &AgentCounters) {
+pub(super) fn refuse_busy_at_once(stream: TcpStream, full: Full, counters: &AgentCounters) {
     let _ = stream.set_nonblocking(true);
     send_refusal(
         &stream,
         Refusal::Busy {
             active: None,
             max: None,
+            full,
         },
         counters,
     );
+    let _ = stream.shutdown(std::net::Shutdown::Write);
+    let mut sink = [0u8; 512];
+    let _ = (&stream).read(&mut sink);
 }
 
 /// Runs the handshake; returns the session context for a control connection that
@@ -236,6 +244,7 @@ fn control_handshake(
         Refusal::Busy {
             active: tell.then(|| registry.active()),
             max: tell.then_some(config.limits.max_sessions),
+            full: Full::Sessions,
         }
     };
     if registry.active() >= config.limits.max_sessions {
@@ -348,5 +357,7 @@ fn control_handshake(
         data_rx,
         _conn: guard,
         data_conns: std::sync::Mutex::new(Vec::new()),
+        reserved: std::sync::Mutex::new(None),
+        allowance: std::sync::Mutex::new(None),
     })
 }

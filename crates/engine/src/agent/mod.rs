@@ -4,12 +4,12 @@
 //! a timeout, connections in handshake are capped, each runs on its own thread).
 
 pub mod config;
-mod conns;
+pub(crate) mod conns;
 pub mod counters;
 pub mod gate;
 mod handshake;
 mod logrl;
-mod pending;
+pub(crate) mod pending;
 mod registry;
 mod session;
 
@@ -21,6 +21,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
+use mtuperf_proto::msg::Full;
 use socket2::{Domain, Socket, Type};
 
 pub use config::{wire_name, AgentConfig, LogFn, LogLine};
@@ -67,6 +68,10 @@ impl Agent {
                 })?;
             listeners.push(sock.into());
         }
+        let (cap, _) = conns::raise_nofile();
+        config
+            .conns
+            .configure(cap, config.max_pending, config.limits.max_sessions as usize);
         Ok(Agent {
             config: Arc::new(config),
             listeners,
@@ -84,9 +89,9 @@ impl Agent {
     /// see their sockets close.
     pub fn run(self, shutdown: &Arc<AtomicBool>) {
         let registry = Arc::new(Registry::new(self.config.limits.max_sessions));
-        let pending = Arc::new(pending::Pending::default());
-        let (cap, nofile) = conns::raise_nofile();
-        let conns = conns::Conns::new(cap);
+        let pending = self.config.pending.clone();
+        let conns = self.config.conns.clone();
+        let (cap, nofile) = (conns.cap(), conns::nofile());
         for a in self.local_addrs() {
             self.config
                 .log("info", None, "listen", format!("listening on {a}"));
@@ -95,7 +100,11 @@ impl Agent {
             "info",
             None,
             "limits",
-            format!("at most {cap} connections at once (RLIMIT_NOFILE {nofile})"),
+            format!(
+                "at most {cap} connections at once (RLIMIT_NOFILE {nofile}); tests may hold {} of them together, the rest is kept for handshakes, sessions and /metrics ({} at most)",
+                conns.test_budget(),
+                conns.metrics_share()
+            ),
         );
         let mut threads = Vec::new();
         for listener in self.listeners {
@@ -158,12 +167,12 @@ fn accept_loop(listener: &TcpListener, sh: &Shared) {
                     sh.conns.cap()
                 ),
             );
-            handshake::refuse_busy_at_once(stream, &config.counters);
+            handshake::refuse_busy_at_once(stream, Full::Connections, &config.counters);
             continue;
         };
         if let Err(why) = sh.pending.enter(peer.ip(), config.max_pending) {
-            config.log("warn", Some(peer), "refused", why.into());
-            drop(stream);
+            config.log("warn", Some(peer), "refused", format!("busy: {why}"));
+            handshake::refuse_busy_at_once(stream, Full::Handshakes, &config.counters);
             continue;
         }
         let sh2 = sh.clone();

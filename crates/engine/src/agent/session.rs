@@ -94,6 +94,7 @@ pub(super) fn run(ctx: SessionCtx, shutdown: &Arc<AtomicBool>) {
             });
         }
         if test {
+            ctx.end_test();
             idle_until = Instant::now() + ctx.config.idle_timeout;
         }
     }

@@ -184,6 +184,7 @@ pub fn serve_third_party(ctx: &SessionCtx, req: &ThirdPartyRequest) -> Result<()
             return ctx.refuse(Refusal::Busy {
                 active: None,
                 max: None,
+                full: mtuperf_proto::msg::Full::Sessions,
             });
         }
         Err(e) => return Err(e),

@@ -66,6 +66,16 @@ fn check(ctx: &SessionCtx, req: &RrRequest, workers: u32) -> Result<bool, Engine
     Ok(ctx.check_cpus(req.cpus.as_deref())? && workers > 0)
 }
 
+/// The TCP connections a test holds on the agent: one data connection per client,
+/// and as many again toward the client's responder when the test is bidirectional.
+fn connections(req: &RrRequest) -> u32 {
+    match (req.proto, req.bidir.is_some()) {
+        (RrProto::Udp, _) => 0,
+        (RrProto::Tcp, false) => req.clients,
+        (RrProto::Tcp, true) => req.clients.saturating_mul(2),
+    }
+}
+
 pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
     let cores = thread::available_parallelism().map_or(1, |n| n.get() as u32);
     let workers = if req.workers == 0 {
@@ -73,7 +83,7 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
     } else {
         req.workers
     };
-    if !check(ctx, req, workers)? {
+    if !check(ctx, req, workers)? || !ctx.reserve_connections(connections(req))? {
         return Ok(());
     }
     let sampler = Sampler::toward(ctx.peer.ip());

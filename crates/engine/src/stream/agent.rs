@@ -27,7 +27,7 @@ fn check_limits(ctx: &SessionCtx, req: &StreamRequest) -> Result<bool, EngineErr
 }
 
 pub fn serve(ctx: &SessionCtx, req: &StreamRequest) -> Result<(), EngineError> {
-    if !check_limits(ctx, req)? {
+    if !check_limits(ctx, req)? || !ctx.reserve_connections(req.connections())? {
         return Ok(());
     }
     let sampler = Sampler::toward(ctx.peer.ip());

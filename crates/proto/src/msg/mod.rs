@@ -123,17 +123,31 @@ pub struct AgentInfo {
     pub peer: String,
 }
 
+/// What a busy agent has no room for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Full {
+    /// Every session slot (`serve --max-sessions`).
+    Sessions,
+    /// Its connection cap (from its RLIMIT_NOFILE).
+    Connections,
+    /// Its handshake slots, or this source address's share of them.
+    Handshakes,
+}
+
 /// Why the agent will not do what was asked. Each says which limit or rule applies.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "reason", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Refusal {
-    /// All session slots are taken. The counts are given only to an authenticated
-    /// client (or by an open agent): before authentication a keyed agent tells nothing.
+    /// The agent is full: `full` says of what. The counts (of sessions) are given only
+    /// to an authenticated client (or by an open agent): before authentication a keyed
+    /// agent tells nothing.
     Busy {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         active: Option<u32>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         max: Option<u32>,
+        full: Full,
     },
     VersionMismatch {
         agent: u16,
@@ -145,7 +159,8 @@ pub enum Refusal {
     NotAllowed {
         peer: String,
     },
-    /// A request beyond a limit: `limit` is the agent flag that sets it.
+    /// A request beyond a limit: `limit` is the agent flag that sets it, or
+    /// [`CONNECTIONS_LIMIT`] for the data connections the agent has room for now.
     Limit {
         limit: String,
         requested: u64,
@@ -177,13 +192,31 @@ impl std::fmt::Display for Refusal {
             Refusal::Busy {
                 active: Some(active),
                 max: Some(max),
+                full: Full::Sessions,
             } => write!(
                 f,
                 "agent busy: {active} of {max} sessions in use (agent --max-sessions); try again later"
             ),
-            Refusal::Busy { .. } => write!(
+            Refusal::Busy {
+                full: Full::Sessions,
+                ..
+            } => write!(
                 f,
                 "agent busy: all sessions in use (agent --max-sessions); try again later"
+            ),
+            Refusal::Busy {
+                full: Full::Connections,
+                ..
+            } => write!(
+                f,
+                "agent busy: it holds as many connections as its open-file limit allows (RLIMIT_NOFILE); try again later"
+            ),
+            Refusal::Busy {
+                full: Full::Handshakes,
+                ..
+            } => write!(
+                f,
+                "agent busy: too many connections in handshake (all handshake slots, or this address's share of them, are taken); try again later"
             ),
             Refusal::VersionMismatch { agent, client } => write!(
                 f,
@@ -198,6 +231,14 @@ impl std::fmt::Display for Refusal {
             Refusal::NotAllowed { peer } => {
                 write!(f, "address {peer} is not allowed by the agent's --allow list")
             }
+            Refusal::Limit {
+                limit,
+                requested,
+                allowed,
+            } if limit == CONNECTIONS_LIMIT => write!(
+                f,
+                "request beyond what the agent can hold now: asked {requested} data connections, {allowed} free (its connection cap comes from its open-file limit, RLIMIT_NOFILE; tests already running hold the rest); try again when they end, or with fewer clients or streams"
+            ),
             Refusal::Limit {
                 limit,
                 requested,
@@ -223,6 +264,10 @@ impl std::fmt::Display for Refusal {
         }
     }
 }
+
+/// `Refusal::Limit`'s name for the agent's connections: the data connections a test
+/// asks for beyond those that tests already running hold.
+pub const CONNECTIONS_LIMIT: &str = "connections";
 
 /// The unit a limit's numbers are in, for messages.
 fn limit_unit(limit: &str) -> &'static str {
