@@ -86,6 +86,7 @@ pub fn serve(ctx: &SessionCtx, req: &UdpStreamRequest) -> Result<(), EngineError
         halt: AtomicBool::new(false),
         abort: AtomicBool::new(false),
         pin: Pinning::new(req.cpus.clone()),
+        io: req.io,
     };
     let watch = Watch::start(&plan.pin, sampler.iface.as_ref().map(|i| i.name.as_str()));
     let lives: Vec<Live> = (0..n).map(|_| Live::new()).collect();

@@ -94,6 +94,7 @@ pub fn run(
         halt: AtomicBool::new(false),
         abort: AtomicBool::new(false),
         pin: Pinning::new(config.cpus.clone()),
+        io: req.io,
     };
     let watch = Watch::start(&plan.pin, sampler.iface.as_ref().map(|i| i.name.as_str()));
     let hard_end = plan.hard_end + IDLE + session.reply_timeout();

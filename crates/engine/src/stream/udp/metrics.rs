@@ -3,7 +3,7 @@
 //! counters and CPU over the run.
 
 use mtuperf_proto::host::SnmpCounters;
-use mtuperf_proto::msg::udp::{UdpConnReport, UdpEndReport};
+use mtuperf_proto::msg::udp::{IoFallback, IoMode, UdpConnReport, UdpEndReport};
 use serde::{Deserialize, Serialize};
 
 use super::UdpStreamResult;
@@ -11,16 +11,64 @@ use crate::stream::End;
 
 const MIB: f64 = 1024.0 * 1024.0;
 
-/// Loss of one direction split by cause. `socket_buffer` is the receiving
-/// namespace's Udp RcvbufErrors, `reassembly` its Ip ReasmFails, both over the run
-/// and capped at what was lost; `never_arrived` is the rest: dropped on the way
-/// (a link, a queue, a firewall), or fragments still waiting for reassembly (the
-/// kernel counts those as ReasmTimeout only after net.ipv4.ipfrag_time, 30 s).
+/// Loss of one direction split by cause. `socket_buffer` is what the receiving
+/// sockets' queues dropped (their own count, SO_MEMINFO; the receiving namespace's
+/// Udp RcvbufErrors where a socket could not tell), `reassembly` the namespace's Ip
+/// ReasmFails, both over the run and capped at what was lost; `never_arrived` is
+/// the rest: dropped on the way (a link, a queue, a firewall), or fragments still
+/// waiting for reassembly (the kernel counts those as ReasmTimeout only after
+/// net.ipv4.ipfrag_time, 30 s).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LossCauses {
     pub socket_buffer: u64,
     pub reassembly: u64,
     pub never_arrived: u64,
+    /// With UDP_GRO the kernel drops (and counts) a coalesced bundle of datagrams as
+    /// one packet: each drop is then taken as this many datagrams (the most one
+    /// bundle held), so `socket_buffer` is an upper bound and `never_arrived` a
+    /// lower one. Absent when every drop is one datagram.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub datagrams_per_drop: Option<u32>,
+}
+
+/// How one end of a direction moved its datagrams (summed over its sockets).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct EndIo {
+    /// plain, batch, gso (senders) or gro (receivers); the least any socket used.
+    /// Absent in runs stored before it existed.
+    pub mode: Option<IoMode>,
+    /// The most datagrams one call could move.
+    pub batch: u32,
+    /// GSO: datagrams per message at most; GRO: the most one receive held.
+    pub segments: u32,
+    /// System calls that moved data, and messages as the kernel counts them
+    /// (Udp OutDatagrams / InDatagrams count a GSO send or a GRO receive once).
+    pub calls: u64,
+    pub messages: u64,
+    /// Datagrams per call on average.
+    pub datagrams_per_call: Option<f64>,
+    /// Why a socket used less than `--udp-io` allowed (the first that did).
+    pub fallback: Option<IoFallback>,
+}
+
+/// The sender's and the receiver's I/O of one direction.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct DirectionIo {
+    pub sender: EndIo,
+    pub receiver: EndIo,
+}
+
+fn end_io(conns: &[&UdpConnReport], datagrams: u64) -> EndIo {
+    let calls = conns.iter().map(|c| c.calls).sum();
+    EndIo {
+        mode: conns.iter().map(|c| c.io).min().flatten(),
+        batch: conns.iter().map(|c| c.batch).max().unwrap_or(0),
+        segments: conns.iter().map(|c| c.segments).max().unwrap_or(0),
+        calls,
+        messages: conns.iter().map(|c| c.messages).sum(),
+        datagrams_per_call: per(datagrams, calls),
+        fallback: conns.iter().find_map(|c| c.fallback),
+    }
 }
 
 /// One direction's figures.
@@ -67,6 +115,13 @@ pub struct UdpDirection {
     /// Frames the receiver's interface received per datagram that reached the
     /// receiving host (received, or dropped at its full socket buffer).
     pub rx_frames_per_datagram: Option<f64>,
+    /// Packets the receiving sockets' queues dropped, by their own count
+    /// (SO_MEMINFO; a GRO bundle counts once). Absent where a socket could not tell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub socket_drops: Option<u64>,
+    /// How each end moved the datagrams (`--udp-io`).
+    #[serde(default)]
+    pub io: DirectionIo,
 }
 
 /// One end's CPU over its run (as for TCP streams).
@@ -138,7 +193,26 @@ fn direction(
     let rd = snmp_delta(rcv);
     let rcvbuf = rd.map(|d| d.udp_rcvbuf_errors);
     let reasm_fails = rd.map(|d| d.ip_reasm_fails);
-    let socket_buffer = rcvbuf.unwrap_or(0).min(lost);
+    let io = DirectionIo {
+        sender: end_io(&s, sent_by_sender),
+        receiver: end_io(&r, received),
+    };
+    let socket_drops: Option<u64> = if r.is_empty() {
+        None
+    } else {
+        r.iter().map(|c| c.drops).sum()
+    };
+    // A GRO drop is a bundle: take each as the most datagrams a bundle the receiver
+    // got held (a path that cuts GSO sends before they arrive, or a device that
+    // does not coalesce, makes no bundles, and then a drop is one datagram).
+    let per_drop = (io.receiver.mode == Some(IoMode::Gro))
+        .then_some(io.receiver.segments)
+        .filter(|&n| n > 1);
+    let socket_buffer = socket_drops
+        .map_or(rcvbuf.unwrap_or(0), |d| {
+            d * u64::from(per_drop.unwrap_or(1))
+        })
+        .min(lost);
     let reassembly = reasm_fails.unwrap_or(0).min(lost - socket_buffer);
     let span = span_s(&s);
     let iface = |e: &UdpEndReport| e.after.iface.zip(e.before.iface).map(|(a, b)| a.delta(&b));
@@ -158,6 +232,7 @@ fn direction(
             socket_buffer,
             reassembly,
             never_arrived: lost - socket_buffer - reassembly,
+            datagrams_per_drop: per_drop.filter(|_| socket_drops.is_some_and(|d| d > 0)),
         },
         exact: !s.is_empty() && !r.is_empty() && r.iter().all(|c| c.expected.is_some()),
         send_errors: s.iter().map(|c| c.send_errors).sum(),
@@ -191,6 +266,8 @@ fn direction(
             // its full socket buffer after their frames arrived.
             iface(rcv).and_then(|d| per(d.rx_packets, received + rcvbuf.unwrap_or(0)))
         },
+        socket_drops,
+        io,
     })
 }
 

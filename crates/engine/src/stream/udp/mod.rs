@@ -8,6 +8,7 @@
 //! passes, so sent = received + lost per index.
 
 pub mod agent;
+mod batch;
 pub mod client;
 mod data;
 pub mod metrics;

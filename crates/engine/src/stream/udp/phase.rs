@@ -13,6 +13,7 @@ use mtuperf_proto::msg::udp::{UdpConnReport, UdpInterval};
 use mtuperf_proto::msg::MAX_INTERVALS;
 
 use super::data::{self, Live, Plan};
+use super::sockets;
 use crate::sampler::Sampler;
 
 pub struct Conn {
@@ -165,10 +166,11 @@ pub fn run(
                 let h = s.spawn(move || {
                     plan.pin
                         .enter(if c.sending { "sender" } else { "receiver" });
+                    let io = sockets::io_for(&c.sock, c.sending, plan.io, plan.block);
                     if c.sending {
-                        data::send(&c.sock, c.index, plan, live)
+                        data::send(&c.sock, c.index, plan, live, io)
                     } else {
-                        data::receive(&c.sock, c.index, plan, live)
+                        data::receive(&c.sock, c.index, plan, live, io)
                     }
                 });
                 (c.sending, h)

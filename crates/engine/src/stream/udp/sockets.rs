@@ -3,6 +3,9 @@
 
 use std::net::{IpAddr, SocketAddr, UdpSocket};
 
+use mtuperf_proto::msg::udp::{IoFallback, IoMode, IoOption, UdpIo};
+use mtuperf_sys::sockopt;
+
 use crate::EngineError;
 
 /// Receive and send buffer asked for when the user gives no --window: enough for
@@ -45,4 +48,74 @@ pub fn connect(socks: &[UdpSocket], ip: IpAddr, ports: &[u16]) -> Result<(), Eng
             .map_err(|e| EngineError::io(format!("udp connect to {to}"), e))?;
     }
     Ok(())
+}
+
+/// How one socket moves its datagrams, decided once before the data phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConnIo {
+    pub mode: IoMode,
+    /// Senders with GSO: datagrams per message; 1 otherwise.
+    pub segments: u32,
+    pub fallback: Option<IoFallback>,
+}
+
+/// UDP GSO's limits: at most 64 segments a send (UDP_MAX_SEGMENTS before Linux
+/// 6.x raised it), and one send's payload at most an IPv4 datagram's.
+const GSO_MAX_SEGMENTS: u32 = 64;
+const GSO_MAX_BYTES: u32 = 65_507;
+
+/// The best of `asked` this socket can use: a sender uses GSO only for datagrams
+/// that fit the path MTU whole (larger ones must leave as IP fragments, which GSO
+/// cannot make) and only where the kernel takes UDP_SEGMENT; a receiver uses GRO
+/// where the kernel takes UDP_GRO. Otherwise batches (`fallback` says why).
+pub fn io_for(sock: &UdpSocket, sending: bool, asked: UdpIo, block: u32) -> ConnIo {
+    let plain = |mode| ConnIo {
+        mode,
+        segments: 1,
+        fallback: None,
+    };
+    let fell = |fallback| ConnIo {
+        fallback: Some(fallback),
+        ..plain(IoMode::Batch)
+    };
+    let errno = |e: &std::io::Error| e.raw_os_error().unwrap_or(0);
+    match asked {
+        UdpIo::Plain => plain(IoMode::Plain),
+        UdpIo::Batch => plain(IoMode::Batch),
+        UdpIo::Gso if !sending => match sockopt::mmsg::set_udp_gro(sock, true) {
+            Ok(()) => plain(IoMode::Gro),
+            Err(e) => fell(IoFallback::Unsupported {
+                option: IoOption::UdpGro,
+                errno: errno(&e),
+            }),
+        },
+        UdpIo::Gso => {
+            let v6 = sock.peer_addr().is_ok_and(|a| a.is_ipv6());
+            let headers = if v6 { 48 } else { 28 };
+            let mtu = match sockopt::path_mtu(sock, v6) {
+                Ok(mtu) => mtu,
+                Err(e) => {
+                    return fell(IoFallback::Unsupported {
+                        option: IoOption::IpMtu,
+                        errno: errno(&e),
+                    })
+                }
+            };
+            if block + headers > mtu {
+                return fell(IoFallback::AboveMtu { block, mtu });
+            }
+            let size = u16::try_from(block).unwrap_or(u16::MAX);
+            match sockopt::mmsg::set_udp_segment(sock, size) {
+                Ok(()) => ConnIo {
+                    mode: IoMode::Gso,
+                    segments: (GSO_MAX_BYTES / block.max(1)).clamp(1, GSO_MAX_SEGMENTS),
+                    fallback: None,
+                },
+                Err(e) => fell(IoFallback::Unsupported {
+                    option: IoOption::UdpSegment,
+                    errno: errno(&e),
+                }),
+            }
+        }
+    }
 }
