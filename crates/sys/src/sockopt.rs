@@ -40,6 +40,12 @@ pub fn set_rcvbuf_force(fd: &impl AsFd, bytes: u32) -> io::Result<()> {
     set(fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, int(bytes)?)
 }
 
+/// SO_SNDBUFFORCE: a send buffer beyond `net.core.wmem_max`, for a process with
+/// CAP_NET_ADMIN (EPERM otherwise). The kernel doubles the value, as for SO_SNDBUF.
+pub fn set_sndbuf_force(fd: &impl AsFd, bytes: u32) -> io::Result<()> {
+    set(fd, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, int(bytes)?)
+}
+
 /// SO_SNDBUF as granted by the kernel (twice the request, clamped to wmem_max).
 pub fn sndbuf(fd: &impl AsFd) -> io::Result<u32> {
     get_u32(fd, libc::SOL_SOCKET, libc::SO_SNDBUF)

@@ -51,6 +51,16 @@ pub struct EndIo {
     pub fallback: Option<IoFallback>,
 }
 
+/// Socket buffers of one direction: asked (`--window`, or the default) and what the
+/// kernel granted (SO_SNDBUF/SO_RCVBUF: twice the request, capped at
+/// net.core.wmem_max/rmem_max unless forced), the smallest over the sockets.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Buffers {
+    pub asked: u32,
+    pub sndbuf: Option<u32>,
+    pub rcvbuf: Option<u32>,
+}
+
 /// The sender's and the receiver's I/O of one direction.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct DirectionIo {
@@ -122,6 +132,9 @@ pub struct UdpDirection {
     /// How each end moved the datagrams (`--udp-io`).
     #[serde(default)]
     pub io: DirectionIo,
+    /// The sender's send and the receiver's receive buffers.
+    #[serde(default)]
+    pub buffers: Buffers,
 }
 
 /// One end's CPU over its run (as for TCP streams).
@@ -172,6 +185,7 @@ fn direction(
     snd: &UdpEndReport,
     rcv: &UdpEndReport,
     bidir: bool,
+    asked_buffer: u32,
 ) -> Option<UdpDirection> {
     let s: Vec<&UdpConnReport> = snd.conns.iter().filter(|c| c.sending).collect();
     let r: Vec<&UdpConnReport> = rcv.conns.iter().filter(|c| !c.sending).collect();
@@ -268,6 +282,11 @@ fn direction(
         },
         socket_drops,
         io,
+        buffers: Buffers {
+            asked: asked_buffer,
+            sndbuf: s.iter().map(|c| c.sndbuf).min(),
+            rcvbuf: r.iter().map(|c| c.rcvbuf).min(),
+        },
     })
 }
 
@@ -305,7 +324,10 @@ pub fn compute(res: &UdpStreamResult) -> UdpMetrics {
         End::Client => (0..res.request.connections()).any(|i| res.request.client_sends_on(i)),
         End::Agent => (0..res.request.connections()).any(|i| !res.request.client_sends_on(i)),
     })
-    .filter_map(|(e, s, r)| direction(e, s, r, bidir))
+    .filter_map(|(e, s, r)| {
+        let asked = res.request.window.unwrap_or(super::sockets::DEFAULT_BUFFER);
+        direction(e, s, r, bidir, asked)
+    })
     .collect();
     UdpMetrics {
         goodput_bps: directions.iter().map(|d| d.goodput_bps).sum(),

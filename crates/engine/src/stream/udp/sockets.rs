@@ -19,13 +19,31 @@ pub fn bind(ip: IpAddr, n: u32, window: Option<u32>) -> Result<Vec<UdpSocket>, E
         .map(|_| {
             let addr = SocketAddr::new(ip, 0);
             let s = UdpSocket::bind(addr).map_err(|source| EngineError::Bind { addr, source })?;
-            let r = socket2::SockRef::from(&s);
-            let size = window.unwrap_or(DEFAULT_BUFFER) as usize;
-            let _ = r.set_recv_buffer_size(size);
-            let _ = r.set_send_buffer_size(size);
+            size_buffers(&s, window);
             Ok(s)
         })
         .collect()
+}
+
+/// Asks for `window` (or [`DEFAULT_BUFFER`]) of receive and send buffer. A
+/// `--window` the kernel capped at net.core.rmem_max/wmem_max is forced where this
+/// process may (CAP_NET_ADMIN: SO_RCVBUFFORCE, SO_SNDBUFFORCE), so the receiver's
+/// buffer is what the user said; either way each socket reports what it got.
+fn size_buffers(s: &UdpSocket, window: Option<u32>) {
+    let size = window.unwrap_or(DEFAULT_BUFFER);
+    let _ = sockopt::set_rcvbuf(s, size);
+    let _ = sockopt::set_sndbuf(s, size);
+    if window.is_none() {
+        return;
+    }
+    // The kernel reports (and charges) twice what it was asked.
+    let short = |got: std::io::Result<u32>| got.map_or(true, |g| g / 2 < size);
+    if short(sockopt::rcvbuf(s)) {
+        let _ = sockopt::set_rcvbuf_force(s, size);
+    }
+    if short(sockopt::sndbuf(s)) {
+        let _ = sockopt::set_sndbuf_force(s, size);
+    }
 }
 
 pub fn ports(socks: &[UdpSocket]) -> Result<Vec<u16>, EngineError> {

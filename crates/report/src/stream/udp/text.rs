@@ -151,6 +151,16 @@ fn direction_text(out: &mut String, d: &UdpDirection) {
         "  jitter       {:.1} µs (RFC 3550, at {rcv})",
         d.jitter_us
     );
+    let b = &d.buffers;
+    if b.asked > 0 {
+        let _ = writeln!(
+            out,
+            "  buffers      {snd}'s send buffer {}, {rcv}'s receive buffer {} per socket, as granted for {} asked (the kernel's SO_SNDBUF/SO_RCVBUF: twice the request, capped at net.core.wmem_max/rmem_max unless --window was forced past them)",
+            opt(b.sndbuf.map(|v| bytes(v.into()))),
+            opt(b.rcvbuf.map(|v| bytes(v.into()))),
+            bytes(b.asked.into()),
+        );
+    }
     let _ = writeln!(
         out,
         "  fragments    {} IP fragments created per datagram ({snd}'s Ip FragCreates ÷ datagrams sent; 0 = not fragmented)",
