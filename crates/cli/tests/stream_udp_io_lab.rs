@@ -161,6 +161,11 @@ fn every_io_mode_counts_exactly(offload: bool) {
                     // as one GRO receive: split back into its datagrams.
                     let got = u(&d["io"]["receiver"]["messages"]);
                     assert!(got * 3 < u(&d["received"]), "{what}: {got} receives");
+                    assert_eq!(
+                        got + u(&d["socket_drops"]),
+                        sends,
+                        "{what}: a receive or a drop a send"
+                    );
                     assert!(u(&d["io"]["receiver"]["segments"]) > 1, "{what}");
                 }
             } else {

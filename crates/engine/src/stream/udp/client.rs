@@ -69,15 +69,7 @@ pub fn run(
         StreamLimit::Bytes { .. } => agent_max,
     };
     let lives: Vec<Live> = (0..n).map(|_| Live::new()).collect();
-    let conns: Vec<Conn> = socks
-        .into_iter()
-        .enumerate()
-        .map(|(i, sock)| Conn {
-            index: i as u32,
-            sock,
-            sending: req.client_sends_on(i as u32),
-        })
-        .collect();
+    let conns: Vec<Conn> = phase::conns(socks, |i| req.client_sends_on(i), req.io, req.block);
     let has_senders = conns.iter().any(|c| c.sending);
     let every = config.interval.unwrap_or(LIVE_DEFAULT);
 
@@ -94,7 +86,6 @@ pub fn run(
         halt: AtomicBool::new(false),
         abort: AtomicBool::new(false),
         pin: Pinning::new(config.cpus.clone()),
-        io: req.io,
     };
     let watch = Watch::start(&plan.pin, sampler.iface.as_ref().map(|i| i.name.as_str()));
     let hard_end = plan.hard_end + IDLE + session.reply_timeout();

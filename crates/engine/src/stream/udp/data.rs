@@ -12,7 +12,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use mtuperf_proto::dgram::{Header, Kind, HEADER_LEN};
-use mtuperf_proto::msg::udp::{IoMode, UdpConnReport, UdpIo};
+use mtuperf_proto::msg::udp::{IoMode, UdpConnReport};
 
 use super::batch::{self, RecvStats, Source};
 use super::pace::{Pacer, Step};
@@ -71,8 +71,6 @@ pub struct Plan {
     /// Pins this end's data threads (`--cpu`, `--agent-cpu`) and registers them
     /// for placement sampling.
     pub pin: std::sync::Arc<crate::placement::Pinning>,
-    /// `--udp-io`: the most this end's sockets may use.
-    pub io: UdpIo,
 }
 
 pub fn ns_since(t0: Instant) -> u64 {
@@ -261,7 +259,6 @@ mod tests {
             halt: AtomicBool::new(false),
             abort: AtomicBool::new(false),
             pin: crate::placement::Pinning::new(None),
-            io: UdpIo::default(),
         }
     }
 

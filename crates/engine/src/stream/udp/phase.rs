@@ -12,14 +12,43 @@ use mtuperf_proto::host::{IfaceCounters, SnmpCounters};
 use mtuperf_proto::msg::udp::{UdpConnReport, UdpInterval};
 use mtuperf_proto::msg::MAX_INTERVALS;
 
+use mtuperf_proto::msg::udp::UdpIo;
+
 use super::data::{self, Live, Plan};
-use super::sockets;
+use super::sockets::{self, ConnIo};
 use crate::sampler::Sampler;
 
 pub struct Conn {
     pub index: u32,
     pub sock: UdpSocket,
     pub sending: bool,
+    pub io: ConnIo,
+}
+
+/// This end's sockets as data connections (`sending(i)`: whether index `i` sends),
+/// each with its I/O set up now, before the peer may send: a receiver's UDP_GRO must
+/// be on when the first datagram arrives, or the kernel cuts that GSO send into
+/// datagrams.
+pub fn conns(
+    socks: Vec<UdpSocket>,
+    sending: impl Fn(u32) -> bool,
+    asked: UdpIo,
+    block: u32,
+) -> Vec<Conn> {
+    socks
+        .into_iter()
+        .zip(0u32..)
+        .map(|(sock, index)| {
+            let sending = sending(index);
+            let io = sockets::io_for(&sock, sending, asked, block);
+            Conn {
+                index,
+                sock,
+                sending,
+                io,
+            }
+        })
+        .collect()
 }
 
 /// Counters at one instant: the sums over this end's indexes, and the kernel's.
@@ -166,11 +195,10 @@ pub fn run(
                 let h = s.spawn(move || {
                     plan.pin
                         .enter(if c.sending { "sender" } else { "receiver" });
-                    let io = sockets::io_for(&c.sock, c.sending, plan.io, plan.block);
                     if c.sending {
-                        data::send(&c.sock, c.index, plan, live, io)
+                        data::send(&c.sock, c.index, plan, live, c.io)
                     } else {
-                        data::receive(&c.sock, c.index, plan, live, io)
+                        data::receive(&c.sock, c.index, plan, live, c.io)
                     }
                 });
                 (c.sending, h)
