@@ -345,17 +345,14 @@ impl SendBatch {
             // inside `iovs` (2 per datagram, filled above).
             msg.msg_iov = unsafe { iovs.add(2 * first) };
             msg.msg_iovlen = (2 * n) as _;
-            match to.and_then(|t| t.get(m)) {
-                Some(&addr) => {
-                    let (s, len) = storage(addr);
-                    *name = s;
-                    msg.msg_name = std::ptr::from_mut(name).cast();
-                    msg.msg_namelen = len;
-                }
-                None => {
-                    msg.msg_name = std::ptr::null_mut();
-                    msg.msg_namelen = 0;
-                }
+            if let Some(&addr) = to.and_then(|t| t.get(m)) {
+                let (s, len) = storage(addr);
+                *name = s;
+                msg.msg_name = std::ptr::from_mut(name).cast();
+                msg.msg_namelen = len;
+            } else {
+                msg.msg_name = std::ptr::null_mut();
+                msg.msg_namelen = 0;
             }
             msg.msg_control = std::ptr::null_mut();
             msg.msg_controllen = 0;

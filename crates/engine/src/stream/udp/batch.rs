@@ -29,35 +29,83 @@ const RECV_SLOTS: usize = 64;
 /// A UDP_GRO receive holds up to a whole IPv4 datagram's worth.
 const GRO_SLOT: usize = 65_535;
 
+/// A batched sender's buffers: one header per datagram of a call, and the
+/// message headers; `per` datagrams to a message (GSO) or one.
+struct Batcher {
+    heads: Vec<u8>,
+    out: SendBatch,
+    per: usize,
+    most: usize,
+}
+
+impl Batcher {
+    fn new(io: &ConnIo) -> Batcher {
+        let per = if io.mode == IoMode::Gso {
+            io.segments.max(1) as usize
+        } else {
+            1
+        };
+        let most = if per > 1 {
+            GSO_MESSAGES * per
+        } else {
+            SEND_DATAGRAMS
+        };
+        Batcher {
+            heads: vec![0u8; most * HEADER_LEN],
+            out: SendBatch::new(most.div_ceil(per), most),
+            per,
+            most,
+        }
+    }
+
+    /// Sends `n` datagrams from `header.seq` on, all stamped `header.stamp`, in one
+    /// call; returns how many the kernel took.
+    fn send(
+        &mut self,
+        sock: &UdpSocket,
+        header: &mut Header,
+        n: usize,
+        body: &[u8],
+    ) -> std::io::Result<usize> {
+        let first = header.seq;
+        for (j, h) in self.heads.chunks_mut(HEADER_LEN).take(n).enumerate() {
+            header.seq = first + j as u64;
+            header.write(h);
+        }
+        header.seq = first;
+        let d = Datagrams {
+            heads: self.heads.get(..n * HEADER_LEN).unwrap_or_default(),
+            head_len: HEADER_LEN,
+            body,
+            per_message: self.per,
+        };
+        self.out.send(sock, &d, None)
+    }
+
+    /// The route takes no GSO (the path MTU fell below a datagram, or a tunnel):
+    /// the rest go one datagram to a message, and the report says why.
+    fn without_gso(&mut self, sock: &UdpSocket, errno: i32, rep: &mut UdpConnReport) {
+        let _ = mmsg::set_udp_segment(sock, 0);
+        self.per = 1;
+        self.out = SendBatch::new(self.most, self.most);
+        rep.io = Some(IoMode::Batch);
+        rep.fallback = Some(IoFallback::Refused { errno });
+        rep.segments = 1;
+    }
+}
+
 /// Sends paced datagrams in batches until the plan's end, its count, or a halt.
 /// `io.mode` is Batch or Gso; a GSO send the kernel refuses on this route turns the
 /// rest into plain batches (`fallback`), and nothing is counted for the refused call.
-pub fn send(
-    sock: &UdpSocket,
-    index: u32,
-    plan: &Plan,
-    live: &Live,
-    mut io: ConnIo,
-) -> UdpConnReport {
+pub fn send(sock: &UdpSocket, index: u32, plan: &Plan, live: &Live, io: ConnIo) -> UdpConnReport {
     let block = plan.block as usize;
     let payload = incompressible(block, 0x6d74_7564_7000 + u64::from(index));
     let body = payload.get(HEADER_LEN..).unwrap_or_default();
-    let mut per = if io.mode == IoMode::Gso {
-        io.segments.max(1) as usize
-    } else {
-        1
-    };
-    let most = if per > 1 {
-        GSO_MESSAGES * per
-    } else {
-        SEND_DATAGRAMS
-    };
-    let mut heads = vec![0u8; most * HEADER_LEN];
-    let mut out = SendBatch::new(most.div_ceil(per), most);
+    let mut b = Batcher::new(&io);
     let mut rep = report(index, sock, true, &io);
-    rep.batch = most as u32;
+    rep.batch = b.most as u32;
     let _ = sock.set_write_timeout(Some(Duration::from_millis(200)));
-    let mut pacer = Pacer::batched(plan.rate_bps, plan.block, ns_since(plan.t0), most as u64);
+    let mut pacer = Pacer::batched(plan.rate_bps, plan.block, ns_since(plan.t0), b.most as u64);
     let limit = plan.count.unwrap_or(u64::MAX);
     let mut header = Header {
         kind: Kind::StreamData,
@@ -76,46 +124,25 @@ pub fn send(
                 thread::sleep(Duration::from_nanos(ns).min(left));
                 continue;
             }
-            Step::Send(n) => usize::try_from(n.min(limit - rep.sent))
-                .unwrap_or(most)
-                .min(most),
+            Step::Send(n) => {
+                usize::try_from(n.min(limit - rep.sent)).map_or(b.most, |n| n.min(b.most))
+            }
         };
-        let stamp = ns_since(plan.t0);
-        for (j, h) in heads.chunks_mut(HEADER_LEN).take(n).enumerate() {
-            header.seq = rep.sent + j as u64;
-            header.stamp = stamp;
-            header.write(h);
-        }
-        let d = Datagrams {
-            heads: heads.get(..n * HEADER_LEN).unwrap_or_default(),
-            head_len: HEADER_LEN,
-            body,
-            per_message: per,
-        };
-        match out.send(sock, &d, None) {
+        header.seq = rep.sent;
+        header.stamp = ns_since(plan.t0);
+        match b.send(sock, &mut header, n, body) {
             Ok(k) => {
                 consecutive_errors = 0;
                 rep.calls += 1;
-                rep.messages += k.div_ceil(per) as u64;
+                rep.messages += k.div_ceil(b.per) as u64;
                 rep.sent += k as u64;
                 rep.sent_bytes += (k * block) as u64;
-                rep.first_ns.get_or_insert(stamp);
-                rep.last_ns = Some(stamp);
+                rep.first_ns.get_or_insert(header.stamp);
+                rep.last_ns = Some(header.stamp);
             }
             Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e) if per > 1 && matches!(e.raw_os_error(), Some(libc::EINVAL | libc::EIO)) => {
-                // The route takes no GSO (the path MTU fell below a datagram, or a
-                // tunnel): the rest go one datagram to a message.
-                let _ = mmsg::set_udp_segment(sock, 0);
-                io.mode = IoMode::Batch;
-                io.fallback = Some(IoFallback::Refused {
-                    errno: e.raw_os_error().unwrap_or(0),
-                });
-                per = 1;
-                out = SendBatch::new(most, most);
-                rep.io = Some(io.mode);
-                rep.fallback = io.fallback;
-                rep.segments = 1;
+            Err(e) if b.per > 1 && matches!(e.raw_os_error(), Some(libc::EINVAL | libc::EIO)) => {
+                b.without_gso(sock, e.raw_os_error().unwrap_or(0), &mut rep);
             }
             Err(e) => {
                 rep.send_errors += 1;

@@ -2,7 +2,7 @@
 //! receiver got, loss by cause as far as the kernel tells it, and each end's kernel
 //! counters and CPU over the run.
 
-use mtuperf_proto::host::SnmpCounters;
+use mtuperf_proto::host::{IfaceCounters, SnmpCounters};
 use mtuperf_proto::msg::udp::{IoFallback, IoMode, UdpConnReport, UdpEndReport};
 use serde::{Deserialize, Serialize};
 
@@ -180,6 +180,51 @@ fn per(a: u64, b: u64) -> Option<f64> {
     (b > 0).then(|| a as f64 / b as f64)
 }
 
+/// Frames per datagram from an end's interface counters over the run (`f`), none in
+/// bidir, where one interface carries both directions.
+fn frames(
+    end: &UdpEndReport,
+    bidir: bool,
+    f: impl Fn(&IfaceCounters) -> Option<f64>,
+) -> Option<f64> {
+    let delta = end
+        .after
+        .iface
+        .zip(end.before.iface)
+        .map(|(a, b)| a.delta(&b));
+    delta.filter(|_| !bidir).and_then(|d| f(&d))
+}
+
+/// `lost` split by cause: the receiving sockets' drops (or the namespace's
+/// RcvbufErrors where a socket could not tell), then failed reassembly, then the
+/// rest.
+fn causes(
+    lost: u64,
+    socket_drops: Option<u64>,
+    rcvbuf_errors: Option<u64>,
+    reasm_fails: Option<u64>,
+    receiver: &EndIo,
+) -> LossCauses {
+    // A GRO drop is a bundle: take each as the most datagrams a bundle the receiver
+    // got held (a path that cuts GSO sends before they arrive, or a device that
+    // does not coalesce, makes no bundles, and then a drop is one datagram).
+    let per_drop = (receiver.mode == Some(IoMode::Gro))
+        .then_some(receiver.segments)
+        .filter(|&n| n > 1);
+    let socket_buffer = socket_drops
+        .map_or(rcvbuf_errors.unwrap_or(0), |d| {
+            d * u64::from(per_drop.unwrap_or(1))
+        })
+        .min(lost);
+    let reassembly = reasm_fails.unwrap_or(0).min(lost - socket_buffer);
+    LossCauses {
+        socket_buffer,
+        reassembly,
+        never_arrived: lost - socket_buffer - reassembly,
+        datagrams_per_drop: per_drop.filter(|_| socket_drops.is_some_and(|d| d > 0)),
+    }
+}
+
 fn direction(
     sender: End,
     snd: &UdpEndReport,
@@ -216,20 +261,15 @@ fn direction(
     } else {
         r.iter().map(|c| c.drops).sum()
     };
-    // A GRO drop is a bundle: take each as the most datagrams a bundle the receiver
-    // got held (a path that cuts GSO sends before they arrive, or a device that
-    // does not coalesce, makes no bundles, and then a drop is one datagram).
-    let per_drop = (io.receiver.mode == Some(IoMode::Gro))
-        .then_some(io.receiver.segments)
-        .filter(|&n| n > 1);
-    let socket_buffer = socket_drops
-        .map_or(rcvbuf.unwrap_or(0), |d| {
-            d * u64::from(per_drop.unwrap_or(1))
-        })
-        .min(lost);
-    let reassembly = reasm_fails.unwrap_or(0).min(lost - socket_buffer);
+    let loss_causes = causes(lost, socket_drops, rcvbuf, reasm_fails, &io.receiver);
     let span = span_s(&s);
-    let iface = |e: &UdpEndReport| e.after.iface.zip(e.before.iface).map(|(a, b)| a.delta(&b));
+    let bps = |bytes: u64| {
+        if span > 0.0 {
+            bytes as f64 * 8.0 / span
+        } else {
+            0.0
+        }
+    };
     Some(UdpDirection {
         sender,
         receiver: match sender {
@@ -242,24 +282,11 @@ fn direction(
         reordered: r.iter().map(|c| c.reordered).sum(),
         lost,
         loss_pct: per(lost * 100, sent).unwrap_or(0.0),
-        loss_causes: LossCauses {
-            socket_buffer,
-            reassembly,
-            never_arrived: lost - socket_buffer - reassembly,
-            datagrams_per_drop: per_drop.filter(|_| socket_drops.is_some_and(|d| d > 0)),
-        },
+        loss_causes,
         exact: !s.is_empty() && !r.is_empty() && r.iter().all(|c| c.expected.is_some()),
         send_errors: s.iter().map(|c| c.send_errors).sum(),
-        offered_bps: if span > 0.0 {
-            sent_bytes as f64 * 8.0 / span
-        } else {
-            0.0
-        },
-        goodput_bps: if span > 0.0 {
-            received_bytes as f64 * 8.0 / span
-        } else {
-            0.0
-        },
+        offered_bps: bps(sent_bytes),
+        goodput_bps: bps(received_bytes),
         jitter_us: r.iter().map(|c| c.jitter_ns).max().unwrap_or(0) as f64 / 1e3,
         fragments_per_datagram: sd.and_then(|d| per(d.ip_frag_creates, sent_by_sender)),
         reasm_oks: rd.map(|d| d.ip_reasm_oks),
@@ -268,18 +295,12 @@ fn direction(
         rcvbuf_errors: rcvbuf,
         other_in_errors: rd.map(|d| d.udp_in_errors.saturating_sub(d.udp_rcvbuf_errors)),
         sndbuf_errors: sd.map(|d| d.udp_sndbuf_errors),
-        tx_frames_per_datagram: if bidir {
-            None
-        } else {
-            iface(snd).and_then(|d| per(d.tx_packets, sent_by_sender))
-        },
-        rx_frames_per_datagram: if bidir {
-            None
-        } else {
-            // Datagrams that reached the receiving host: received, or dropped at
-            // its full socket buffer after their frames arrived.
-            iface(rcv).and_then(|d| per(d.rx_packets, received + rcvbuf.unwrap_or(0)))
-        },
+        tx_frames_per_datagram: frames(snd, bidir, |d| per(d.tx_packets, sent_by_sender)),
+        // Datagrams that reached the receiving host: received, or dropped at its full
+        // socket buffer after their frames arrived.
+        rx_frames_per_datagram: frames(rcv, bidir, |d| {
+            per(d.rx_packets, received + rcvbuf.unwrap_or(0))
+        }),
         socket_drops,
         io,
         buffers: Buffers {
@@ -333,5 +354,59 @@ pub fn compute(res: &UdpStreamResult) -> UdpMetrics {
         goodput_bps: directions.iter().map(|d| d.goodput_bps).sum(),
         ends: vec![cpu(End::Client, &res.client), cpu(End::Agent, &res.agent)],
         directions,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rx(mode: IoMode, segments: u32) -> EndIo {
+        EndIo {
+            mode: Some(mode),
+            segments,
+            ..EndIo::default()
+        }
+    }
+
+    #[test]
+    fn loss_splits_by_cause_each_capped_at_what_was_lost() {
+        let plain = rx(IoMode::Batch, 1);
+        // The sockets' own drops first, then reassembly, then the rest.
+        let c = causes(100, Some(30), Some(99), Some(20), &plain);
+        assert_eq!(
+            (c.socket_buffer, c.reassembly, c.never_arrived),
+            (30, 20, 50)
+        );
+        assert_eq!(c.datagrams_per_drop, None);
+        // No socket count: the namespace's RcvbufErrors, capped at the loss.
+        let c = causes(10, None, Some(99), Some(5), &plain);
+        assert_eq!((c.socket_buffer, c.reassembly, c.never_arrived), (10, 0, 0));
+        // Nothing lost: nothing to blame, whatever the counters say.
+        assert_eq!(
+            causes(0, Some(3), Some(3), Some(3), &plain),
+            LossCauses::default()
+        );
+    }
+
+    #[test]
+    fn a_gro_drop_counts_as_the_largest_bundle_received_an_upper_bound() {
+        // 10 bundles of up to 7 dropped, 65 lost: all at the socket (≤ 70).
+        let c = causes(65, Some(10), Some(10), Some(0), &rx(IoMode::Gro, 7));
+        assert_eq!((c.socket_buffer, c.never_arrived), (65, 0));
+        assert_eq!(c.datagrams_per_drop, Some(7));
+        // 100 lost: at most 70 at the socket, at least 30 never arrived.
+        let c = causes(100, Some(10), Some(10), Some(0), &rx(IoMode::Gro, 7));
+        assert_eq!((c.socket_buffer, c.never_arrived), (70, 30));
+        // GRO on but nothing coalesced (offloads off): one datagram a drop.
+        let c = causes(100, Some(10), Some(10), Some(0), &rx(IoMode::Gro, 1));
+        assert_eq!((c.socket_buffer, c.never_arrived), (10, 90));
+        assert_eq!(c.datagrams_per_drop, None);
+        // No drop: no multiplier to report.
+        let c = causes(5, Some(0), Some(0), Some(0), &rx(IoMode::Gro, 7));
+        assert_eq!(
+            (c.socket_buffer, c.never_arrived, c.datagrams_per_drop),
+            (0, 5, None)
+        );
     }
 }

@@ -95,6 +95,41 @@ pub fn interval_line(end: End, i: &UdpInterval) -> String {
     )
 }
 
+fn loss_causes_text(out: &mut String, d: &UdpDirection, rcv: &str) {
+    let c = &d.loss_causes;
+    let socket = match (d.socket_drops, c.datagrams_per_drop) {
+        (Some(n), Some(k)) => format!(
+            "≤ {} ({rcv}'s sockets dropped {n} GRO bundles of up to {k} datagrams; {rcv}'s Udp RcvbufErrors {})",
+            c.socket_buffer,
+            opt(d.rcvbuf_errors)
+        ),
+        (Some(n), None) => format!(
+            "{} ({rcv}'s sockets dropped {n}; {rcv}'s Udp RcvbufErrors {})",
+            c.socket_buffer,
+            opt(d.rcvbuf_errors)
+        ),
+        (None, _) => format!("{} ({rcv}'s Udp RcvbufErrors)", c.socket_buffer),
+    };
+    let _ = writeln!(
+        out,
+        "  loss causes  socket buffer full {socket}  reassembly failed {} ({rcv}'s Ip ReasmFails)  never reached the socket {} (dropped on the way or by a firewall, or fragments still awaiting reassembly)",
+        c.reassembly, c.never_arrived
+    );
+}
+
+fn buffers_text(out: &mut String, d: &UdpDirection, snd: &str, rcv: &str) {
+    let b = &d.buffers;
+    if b.asked > 0 {
+        let _ = writeln!(
+            out,
+            "  buffers      {snd}'s send buffer {}, {rcv}'s receive buffer {} per socket, as granted for {} asked (the kernel's SO_SNDBUF/SO_RCVBUF: twice the request, capped at net.core.wmem_max/rmem_max unless --window was forced past them)",
+            opt(b.sndbuf.map(|v| bytes(v.into()))),
+            opt(b.rcvbuf.map(|v| bytes(v.into()))),
+            bytes(b.asked.into()),
+        );
+    }
+}
+
 fn direction_text(out: &mut String, d: &UdpDirection) {
     let (snd, rcv) = (end_name(d.sender), end_name(d.receiver));
     let _ = writeln!(
@@ -116,25 +151,7 @@ fn direction_text(out: &mut String, d: &UdpDirection) {
             "  [the sender's count never reached the receiver: lost is a lower bound]"
         }
     );
-    let c = &d.loss_causes;
-    let socket = match (d.socket_drops, c.datagrams_per_drop) {
-        (Some(n), Some(k)) => format!(
-            "≤ {} ({rcv}'s sockets dropped {n} GRO bundles of up to {k} datagrams; {rcv}'s Udp RcvbufErrors {})",
-            c.socket_buffer,
-            opt(d.rcvbuf_errors)
-        ),
-        (Some(n), None) => format!(
-            "{} ({rcv}'s sockets dropped {n}; {rcv}'s Udp RcvbufErrors {})",
-            c.socket_buffer,
-            opt(d.rcvbuf_errors)
-        ),
-        (None, _) => format!("{} ({rcv}'s Udp RcvbufErrors)", c.socket_buffer),
-    };
-    let _ = writeln!(
-        out,
-        "  loss causes  socket buffer full {socket}  reassembly failed {} ({rcv}'s Ip ReasmFails)  never reached the socket {} (dropped on the way or by a firewall, or fragments still awaiting reassembly)",
-        c.reassembly, c.never_arrived
-    );
+    loss_causes_text(out, d, rcv);
     let _ = writeln!(
         out,
         "  goodput      {} of UDP payload received over {snd}'s first→last send (offered {}){}",
@@ -151,16 +168,7 @@ fn direction_text(out: &mut String, d: &UdpDirection) {
         "  jitter       {:.1} µs (RFC 3550, at {rcv})",
         d.jitter_us
     );
-    let b = &d.buffers;
-    if b.asked > 0 {
-        let _ = writeln!(
-            out,
-            "  buffers      {snd}'s send buffer {}, {rcv}'s receive buffer {} per socket, as granted for {} asked (the kernel's SO_SNDBUF/SO_RCVBUF: twice the request, capped at net.core.wmem_max/rmem_max unless --window was forced past them)",
-            opt(b.sndbuf.map(|v| bytes(v.into()))),
-            opt(b.rcvbuf.map(|v| bytes(v.into()))),
-            bytes(b.asked.into()),
-        );
-    }
+    buffers_text(out, d, snd, rcv);
     let _ = writeln!(
         out,
         "  fragments    {} IP fragments created per datagram ({snd}'s Ip FragCreates ÷ datagrams sent; 0 = not fragmented)",
@@ -177,8 +185,11 @@ fn direction_text(out: &mut String, d: &UdpDirection) {
         opt(d.sndbuf_errors),
     );
     if d.tx_frames_per_datagram.is_some() || d.rx_frames_per_datagram.is_some() {
-        let bundled =
-            d.io.sender.mode == Some(IoMode::Gso) || d.io.receiver.mode == Some(IoMode::Gro);
+        // Fewer frames than datagrams: the interfaces carried GSO sends whole.
+        let bundled = [d.tx_frames_per_datagram, d.rx_frames_per_datagram]
+            .into_iter()
+            .flatten()
+            .any(|f| f < 0.95);
         let _ = writeln!(
             out,
             "  frames       {} per datagram sent ({snd}'s interface tx packets)  {} per datagram that reached {rcv} ({rcv}'s interface rx packets ÷ received + socket-buffer drops){}",
