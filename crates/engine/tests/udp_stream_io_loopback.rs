@@ -19,7 +19,11 @@ use mtuperf_proto::msg::udp::{IoMode, UdpConnReport, UdpIo};
 use mtuperf_proto::msg::{Direction, StreamLimit};
 
 fn agent() -> SocketAddr {
-    let agent = Agent::bind(AgentConfig::new(vec!["127.0.0.1:0".parse().unwrap()])).unwrap();
+    agent_on("127.0.0.1:0")
+}
+
+fn agent_on(bind: &str) -> SocketAddr {
+    let agent = Agent::bind(AgentConfig::new(vec![bind.parse().unwrap()])).unwrap();
     let addr = agent.local_addrs()[0];
     let stop = Arc::new(AtomicBool::new(false));
     thread::spawn(move || agent.run(&stop));
@@ -138,4 +142,18 @@ fn a_bytes_limit_sends_exactly_its_datagrams_in_any_mode() {
         assert_eq!(r.client.conns[0].sent, 1001, "{io:?}");
         assert_eq!(r.client.conns[0].sent_bytes, 1001 * 1472, "{io:?}");
     }
+}
+
+#[test]
+fn ipv6_datagrams_use_gso_and_gro_too() {
+    if std::net::UdpSocket::bind("[::1]:0").is_err() {
+        eprintln!("skipped: no IPv6 loopback");
+        return;
+    }
+    let addr = agent_on("[::1]:0");
+    let r = run(addr, &config(UdpIo::Gso, Direction::Forward));
+    assert_exact("gso over ::1", &r);
+    assert_eq!(r.client.conns[0].io, Some(IoMode::Gso), "{:?}", r.client.conns[0]);
+    assert_eq!(r.agent.conns[0].io, Some(IoMode::Gro), "{:?}", r.agent.conns[0]);
+    assert!(r.client.conns[0].messages * 3 < r.client.conns[0].sent);
 }

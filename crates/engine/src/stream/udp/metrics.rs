@@ -297,9 +297,9 @@ fn direction(
         sndbuf_errors: sd.map(|d| d.udp_sndbuf_errors),
         tx_frames_per_datagram: frames(snd, bidir, |d| per(d.tx_packets, sent_by_sender)),
         // Datagrams that reached the receiving host: received, or dropped at its full
-        // socket buffer after their frames arrived.
+        // socket buffer after their frames arrived (in datagrams, not GRO bundles).
         rx_frames_per_datagram: frames(rcv, bidir, |d| {
-            per(d.rx_packets, received + rcvbuf.unwrap_or(0))
+            per(d.rx_packets, received + loss_causes.socket_buffer)
         }),
         socket_drops,
         io,

@@ -249,7 +249,8 @@ fn end_io_text(who: &str, sending: bool, e: &EndIo) -> String {
         let _ = write!(s, ", up to {} a call", e.batch);
     }
     if e.segments > 1 {
-        let _ = write!(s, ", up to {} datagrams a message", e.segments);
+        let unit = if sending { "message" } else { "receive" };
+        let _ = write!(s, ", up to {} datagrams a {unit}", e.segments);
     }
     let _ = write!(
         s,
