@@ -153,7 +153,17 @@ fn ipv6_datagrams_use_gso_and_gro_too() {
     let addr = agent_on("[::1]:0");
     let r = run(addr, &config(UdpIo::Gso, Direction::Forward));
     assert_exact("gso over ::1", &r);
-    assert_eq!(r.client.conns[0].io, Some(IoMode::Gso), "{:?}", r.client.conns[0]);
-    assert_eq!(r.agent.conns[0].io, Some(IoMode::Gro), "{:?}", r.agent.conns[0]);
+    assert_eq!(
+        r.client.conns[0].io,
+        Some(IoMode::Gso),
+        "{:?}",
+        r.client.conns[0]
+    );
+    assert_eq!(
+        r.agent.conns[0].io,
+        Some(IoMode::Gro),
+        "{:?}",
+        r.agent.conns[0]
+    );
     assert!(r.client.conns[0].messages * 3 < r.client.conns[0].sent);
 }
