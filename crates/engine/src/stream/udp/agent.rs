@@ -11,8 +11,9 @@ use mtuperf_proto::msg::udp::{UdpEndReport, UdpSent, UdpStreamReady, UdpStreamRe
 use mtuperf_proto::msg::{AgentMsg, AgentPathInfo, ClientMsg, Refusal, StreamLimit};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
-use super::data::{Live, Plan, DRAIN};
+use super::data::DRAIN;
 use super::phase::{self, Conn};
+use super::plan::{Live, Plan};
 use super::{datagrams_per_index, sockets, IDLE, LIVE_DEFAULT};
 use crate::agent::config::wire_name;
 use crate::agent::ctx::SessionCtx;

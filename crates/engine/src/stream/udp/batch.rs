@@ -15,8 +15,8 @@ use mtuperf_proto::dgram::{Header, Kind, HEADER_LEN};
 use mtuperf_proto::msg::udp::{IoFallback, IoMode, UdpConnReport};
 use mtuperf_sys::sockopt::mmsg::{self, Datagrams, RecvBatch, SendBatch};
 
-use super::data::{ns_since, report, Live, Plan};
 use super::pace::{Pacer, Step};
+use super::plan::{ns_since, report, Live, Plan};
 use super::sockets::ConnIo;
 use crate::payload::incompressible;
 

@@ -10,8 +10,9 @@ use std::time::{Duration, Instant};
 use mtuperf_proto::msg::udp::{UdpEndReport, UdpInterval, UdpSent, UdpStreamReady};
 use mtuperf_proto::msg::{AgentMsg, ClientMsg, StreamLimit};
 
-use super::data::{Live, Plan, DRAIN};
+use super::data::DRAIN;
 use super::phase::{self, Conn};
+use super::plan::{Live, Plan};
 use super::{datagrams_per_index, sockets, UdpStreamResult, IDLE, LIVE_DEFAULT};
 use crate::client::Session;
 use crate::config::UdpStreamConfig;

@@ -7,7 +7,7 @@
 
 use std::io::ErrorKind;
 use std::net::UdpSocket;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::Ordering::Relaxed;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -16,6 +16,7 @@ use mtuperf_proto::msg::udp::{IoMode, UdpConnReport};
 
 use super::batch::{self, RecvStats, Source};
 use super::pace::{Pacer, Step};
+use super::plan::{ns_since, report, Live, Plan, UNKNOWN};
 use super::seq::{Arrival, SeqTracker};
 use super::sockets::ConnIo;
 use crate::payload::incompressible;
@@ -24,74 +25,6 @@ use crate::payload::incompressible;
 pub const QUIET: Duration = Duration::from_millis(300);
 /// ... and in any case this long after the count came.
 pub const DRAIN: Duration = Duration::from_secs(3);
-/// Not yet known: the sender's count of an index.
-pub const UNKNOWN: u64 = u64::MAX;
-
-/// One index's live counters.
-#[derive(Debug, Default)]
-pub struct Live {
-    pub sent: AtomicU64,
-    pub sent_bytes: AtomicU64,
-    pub received: AtomicU64,
-    pub received_bytes: AtomicU64,
-    pub duplicated: AtomicU64,
-    pub reordered: AtomicU64,
-    pub next_seq: AtomicU64,
-    pub jitter_ns: AtomicU64,
-    /// The sender's final count, set from the control connection ([`UNKNOWN`] until).
-    pub expected: AtomicU64,
-}
-
-impl Live {
-    pub fn new() -> Live {
-        Live {
-            expected: AtomicU64::new(UNKNOWN),
-            ..Live::default()
-        }
-    }
-}
-
-/// What the threads of one end share.
-pub struct Plan {
-    pub token: u64,
-    pub block: u32,
-    /// Per sending index, bit/s (0: unpaced).
-    pub rate_bps: u64,
-    /// Datagrams per sending index (a --bytes run), or none.
-    pub count: Option<u64>,
-    pub t0: Instant,
-    /// Senders stop here.
-    pub end: Instant,
-    /// Nothing runs past this.
-    pub hard_end: Instant,
-    /// Ctrl-C, the peer's Stop, or the peer gone: senders stop now.
-    pub halt: AtomicBool,
-    /// The peer is gone: receivers stop now too.
-    pub abort: AtomicBool,
-    /// Pins this end's data threads (`--cpu`, `--agent-cpu`) and registers them
-    /// for placement sampling.
-    pub pin: std::sync::Arc<crate::placement::Pinning>,
-}
-
-pub fn ns_since(t0: Instant) -> u64 {
-    t0.elapsed().as_nanos() as u64
-}
-
-pub fn report(index: u32, sock: &UdpSocket, sending: bool, io: &ConnIo) -> UdpConnReport {
-    let r = socket2::SockRef::from(sock);
-    UdpConnReport {
-        index,
-        sending,
-        sndbuf: r.send_buffer_size().map_or(0, |v| v as u32),
-        rcvbuf: r.recv_buffer_size().map_or(0, |v| v as u32),
-        io: Some(io.mode),
-        batch: 1,
-        segments: io.segments,
-        fallback: io.fallback,
-        ..UdpConnReport::default()
-    }
-}
-
 /// Sends paced datagrams until the plan's end, its count, or a halt: one `send` per
 /// datagram, or in batches.
 pub fn send(sock: &UdpSocket, index: u32, plan: &Plan, live: &Live, io: ConnIo) -> UdpConnReport {
@@ -245,6 +178,7 @@ pub fn receive(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::AtomicBool;
 
     fn plan() -> Plan {
         let now = Instant::now();

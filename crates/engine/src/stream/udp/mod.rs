@@ -14,6 +14,7 @@ mod data;
 pub mod metrics;
 mod pace;
 mod phase;
+mod plan;
 mod seq;
 mod sockets;
 pub mod sweep;

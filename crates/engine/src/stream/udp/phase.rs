@@ -14,7 +14,8 @@ use mtuperf_proto::msg::MAX_INTERVALS;
 
 use mtuperf_proto::msg::udp::UdpIo;
 
-use super::data::{self, Live, Plan};
+use super::data;
+use super::plan::{Live, Plan};
 use super::sockets::{self, ConnIo};
 use crate::sampler::Sampler;
 
