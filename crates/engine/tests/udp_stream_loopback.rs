@@ -47,6 +47,7 @@ fn config(direction: Direction, streams: u32, rate_bps: u64) -> UdpStreamConfig 
         interval: Some(Duration::from_millis(100)),
         cpus: None,
         agent_cpus: None,
+        ..UdpStreamConfig::default()
     }
 }
 

@@ -226,11 +226,13 @@ fn build(run: Runner, lab: &Lab, created: &mut Vec<String>) -> Result<(), LabErr
         let line = format!("ip -n {n} link set {name} up");
         run.kernel(&n, &line, || rtnl::set_link(name, up()))?;
         if !lab.offload {
-            let argv = [
+            let mut argv = vec![
                 "ethtool", "-K", name, "tso", "off", "gso", "off", "gro", "off",
             ];
+            argv.extend(["tx-udp-segmentation", "off"]);
             run.kernel(&n, &shell_line(&in_ns(&n, &argv)), || {
-                ethtool::set_segmentation_offloads(name, false)
+                ethtool::set_segmentation_offloads(name, false)?;
+                ethtool::set_udp_segmentation_offload(name, false)
             })?;
         }
         if let Some(rate) = lab.rate {

@@ -12,7 +12,8 @@ pub struct LabOptions {
     pub name: String,
     /// Scenarios to build; empty means all of them.
     pub scenarios: Vec<Scenario>,
-    /// `false` turns TSO/GSO/GRO off on every lab interface.
+    /// `false` turns TSO/GSO/GRO and UDP segmentation offload off on every lab
+    /// interface.
     pub offload: bool,
     /// Shape every link to this rate (bit/s) on both ends' egress (tc tbf).
     pub rate: Option<u64>,

@@ -43,6 +43,9 @@ pub mod units;
 /// 7: a busy refusal says what is full (`full`: sessions, connections or handshake
 /// slots), and a test is refused up front when its data connections do not fit
 /// (`Refusal::Limit` named `connections`).
-pub const PROTOCOL_VERSION: u16 = 7;
+/// 8: UDP stream requests carry `io` (`--udp-io`: plain, batch or gso), and each
+/// socket's report how it moved its datagrams (`io`, `batch`, `segments`, `calls`,
+/// `messages`, `drops`, `fallback`).
+pub const PROTOCOL_VERSION: u16 = 8;
 /// Default TCP port of the agent (control and TCP data connections).
 pub const DEFAULT_PORT: u16 = 7878;

@@ -118,6 +118,18 @@ pub fn segmentation_offloads(iface: &str) -> io::Result<(bool, bool, bool)> {
 /// Turns TSO, GSO and GRO of `iface` on or off, as `ethtool -K IFACE tso X gso X gro X`
 /// does: every changeable feature of the three groups, through ETHTOOL_SFEATURES.
 pub fn set_segmentation_offloads(iface: &str, on: bool) -> io::Result<()> {
+    set_features(iface, on, |name| group_of(name).is_some())
+}
+
+/// Turns UDP segmentation offload of `iface` on or off, as `ethtool -K IFACE
+/// tx-udp-segmentation X` does. A device with it carries a UDP GSO send whole; one
+/// without has the kernel cut it into its datagrams first, as a NIC without USO does.
+pub fn set_udp_segmentation_offload(iface: &str, on: bool) -> io::Result<()> {
+    set_features(iface, on, |name| name == "tx-udp-segmentation")
+}
+
+/// Sets every changeable feature of `iface` whose name `pick` takes, on or off.
+fn set_features(iface: &str, on: bool, pick: impl Fn(&str) -> bool) -> io::Result<()> {
     let sock = control_socket()?;
     let names = feature_names(&sock, iface)?;
     let blocks = names.len().div_ceil(32);
@@ -128,7 +140,7 @@ pub fn set_segmentation_offloads(iface: &str, on: bool) -> io::Result<()> {
     buf[1] = blocks as u32;
     for (bit, name) in names.iter().enumerate() {
         let (b, mask) = (bit / 32, 1u32 << (bit % 32));
-        if group_of(name).is_some() && avail[b][0] & mask != 0 {
+        if pick(name) && avail[b][0] & mask != 0 {
             buf[2 + b * 2] |= mask;
             if on {
                 buf[3 + b * 2] |= mask;

@@ -3,6 +3,7 @@
 //! Every function takes any socket through `AsFd`.
 
 pub(crate) mod errqueue;
+pub mod mmsg;
 mod tcpinfo;
 
 use std::io;
@@ -39,6 +40,12 @@ pub fn set_rcvbuf_force(fd: &impl AsFd, bytes: u32) -> io::Result<()> {
     set(fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, int(bytes)?)
 }
 
+/// SO_SNDBUFFORCE: a send buffer beyond `net.core.wmem_max`, for a process with
+/// CAP_NET_ADMIN (EPERM otherwise). The kernel doubles the value, as for SO_SNDBUF.
+pub fn set_sndbuf_force(fd: &impl AsFd, bytes: u32) -> io::Result<()> {
+    set(fd, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, int(bytes)?)
+}
+
 /// SO_SNDBUF as granted by the kernel (twice the request, clamped to wmem_max).
 pub fn sndbuf(fd: &impl AsFd) -> io::Result<u32> {
     get_u32(fd, libc::SOL_SOCKET, libc::SO_SNDBUF)
@@ -68,6 +75,42 @@ const SO_INCOMING_CPU: libc::c_int = 49;
 /// the sender. Fails before the socket received anything.
 pub fn incoming_cpu(fd: &impl AsFd) -> io::Result<u32> {
     get_u32(fd, libc::SOL_SOCKET, SO_INCOMING_CPU)
+}
+
+/// SO_MEMINFO (asm-generic/socket.h; not in the libc crate): the socket's memory
+/// counters, of which SK_MEMINFO_DROPS is the datagrams (or GRO-coalesced receives)
+/// its receive queue dropped since it was made, mostly for a full buffer.
+const SO_MEMINFO: libc::c_int = 55;
+
+/// Packets this socket's receive queue dropped so far (SO_MEMINFO's
+/// SK_MEMINFO_DROPS, Linux 4.11+): a full receive buffer, or a packet refused on
+/// arrival. Unlike the SO_RXQ_OVFL control message, which rides only on a datagram
+/// queued after the drop, it also counts drops no datagram followed.
+pub fn socket_drops(fd: &impl AsFd) -> io::Result<u32> {
+    const VARS: usize = libc::SK_MEMINFO_DROPS as usize + 1;
+    let mut info = [0u32; VARS];
+    let mut len = size_of_val(&info) as libc::socklen_t;
+    // SAFETY: `info` and `len` are live and writable; `len` holds info's size, and the
+    // kernel copies at most that many bytes.
+    let rc = unsafe {
+        libc::getsockopt(
+            fd.as_fd().as_raw_fd(),
+            libc::SOL_SOCKET,
+            SO_MEMINFO,
+            info.as_mut_ptr().cast(),
+            &raw mut len,
+        )
+    };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if (len as usize) < size_of_val(&info) {
+        return Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "SO_MEMINFO without a drop count",
+        ));
+    }
+    Ok(info[VARS - 1])
 }
 
 /// IP_MTU_DISCOVER or IPV6_MTU_DISCOVER.
@@ -171,6 +214,28 @@ mod tests {
         assert_eq!(sndbuf(&s).unwrap(), 32_768);
         assert_eq!(rcvbuf(&s).unwrap(), 32_768);
         assert!(set_sndbuf(&s, u32::MAX).is_err());
+    }
+
+    #[test]
+    fn a_full_receive_buffer_counts_its_drops_on_the_socket() {
+        let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        set_rcvbuf(&rx, 4096).unwrap();
+        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        tx.connect(rx.local_addr().unwrap()).unwrap();
+        assert_eq!(socket_drops(&rx).unwrap(), 0);
+        for _ in 0..200 {
+            tx.send(&[0u8; 1000]).unwrap();
+        }
+        // An 8 KiB buffer holds a few of them; the rest were dropped and counted.
+        let mut buf = [0u8; 2000];
+        rx.set_nonblocking(true).unwrap();
+        let mut got = 0u32;
+        while rx.recv(&mut buf).is_ok() {
+            got += 1;
+        }
+        let drops = socket_drops(&rx).unwrap();
+        assert!(drops > 0 && got > 0, "got {got}, drops {drops}");
+        assert_eq!(got + drops, 200);
     }
 
     #[test]

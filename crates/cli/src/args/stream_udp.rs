@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use mtuperf_engine::config::UdpStreamConfig;
+use mtuperf_proto::msg::udp::UdpIo;
 use mtuperf_proto::msg::{Direction, StreamLimit};
 use mtuperf_proto::units::BitsPerSec;
 
@@ -20,6 +21,24 @@ pub struct UdpArgs {
     /// With --udp and a rate list: the loss a rate may show and still pass, in %.
     #[arg(long, requires = "udp", default_value = "0.1", value_parser = parse_loss)]
     pub max_loss: f64,
+    /// With --udp: how both ends move datagrams, at most: plain (a system call per
+    /// datagram), batch (sendmmsg/recvmmsg), gso (batches, plus UDP GSO for
+    /// datagrams that fit the path MTU and UDP_GRO, where the kernel has them).
+    /// Each socket falls back to what its kernel and path allow, and the result says
+    /// what each end used.
+    #[arg(long, requires = "udp", default_value = "gso", value_name = "plain|batch|gso", value_parser = parse_io)]
+    pub udp_io: UdpIo,
+}
+
+fn parse_io(s: &str) -> Result<UdpIo, String> {
+    match s {
+        "plain" => Ok(UdpIo::Plain),
+        "batch" => Ok(UdpIo::Batch),
+        "gso" => Ok(UdpIo::Gso),
+        _ => Err(format!(
+            "{s} is not an I/O mode: plain, batch or gso (gso, the default, uses the best the kernel and path allow)"
+        )),
+    }
 }
 
 /// One or more rates (0 = max).
@@ -72,7 +91,7 @@ pub struct Common<'a> {
 }
 
 impl Common<'_> {
-    pub fn config(&self, rate_bps: u64) -> UdpStreamConfig {
+    pub fn config(&self, rate_bps: u64, io: UdpIo) -> UdpStreamConfig {
         let c = self;
         UdpStreamConfig {
             streams: c.streams,
@@ -95,6 +114,7 @@ impl Common<'_> {
             interval: c.interval,
             cpus: c.cpus.clone(),
             agent_cpus: c.agent_cpus.clone(),
+            io,
         }
     }
 }
@@ -112,5 +132,11 @@ mod tests {
         assert!(parse_rates("fast").unwrap_err().contains("or max"));
         assert_eq!(parse_loss("0.1%"), Ok(0.1));
         assert!(parse_loss("101").is_err());
+        assert_eq!(parse_io("batch"), Ok(UdpIo::Batch));
+        let e = parse_io("fast").unwrap_err();
+        assert!(
+            e.contains("fast") && e.contains("plain, batch or gso"),
+            "{e}"
+        );
     }
 }

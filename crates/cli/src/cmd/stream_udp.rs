@@ -40,8 +40,8 @@ pub fn run(g: &Global, c: &Common<'_>, u: &UdpArgs) -> CmdResult {
     let mut runs = Vec::new();
     for (i, &rate) in plan.iter().enumerate() {
         let session = Session::connect(c.target, &opts).map_err(common::engine_failure)?;
-        let result =
-            udp::run(&session, &c.config(rate), &stop, &printer).map_err(common::engine_failure);
+        let result = udp::run(&session, &c.config(rate, u.udp_io), &stop, &printer)
+            .map_err(common::engine_failure);
         session.close();
         let mut run = RunDoc::new(result?);
         if !c.json {

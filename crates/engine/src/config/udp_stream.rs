@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use mtuperf_proto::msg::udp::{UdpStreamRequest, MAX_UDP_BLOCK, MIN_UDP_BLOCK};
+use mtuperf_proto::msg::udp::{UdpIo, UdpStreamRequest, MAX_UDP_BLOCK, MIN_UDP_BLOCK};
 use mtuperf_proto::msg::{Direction, Limits, StreamLimit};
 
 use super::{at_most, interval_and_length, ConfigError};
@@ -27,6 +27,8 @@ pub struct UdpStreamConfig {
     pub cpus: Option<Vec<u32>>,
     /// `--agent-cpu`: the CPUs the agent pins its data threads to.
     pub agent_cpus: Option<Vec<u32>>,
+    /// `--udp-io`: the most both ends may use to move datagrams.
+    pub io: UdpIo,
 }
 
 impl Default for UdpStreamConfig {
@@ -41,6 +43,7 @@ impl Default for UdpStreamConfig {
             interval: None,
             cpus: None,
             agent_cpus: None,
+            io: UdpIo::default(),
         }
     }
 }
@@ -58,6 +61,7 @@ impl UdpStreamConfig {
             interval_ms: self.interval.map_or(0, |d| d.as_millis() as u64),
             ports,
             cpus: self.agent_cpus.clone(),
+            io: self.io,
         }
     }
 
@@ -73,6 +77,7 @@ impl UdpStreamConfig {
             interval: (req.interval_ms != 0).then(|| Duration::from_millis(req.interval_ms)),
             cpus: None,
             agent_cpus: req.cpus.clone(),
+            io: req.io,
         }
     }
 
@@ -166,6 +171,7 @@ mod tests {
             window: Some(1 << 20),
             interval: Some(Duration::from_millis(250)),
             agent_cpus: Some(vec![1]),
+            io: UdpIo::Batch,
             ..UdpStreamConfig::default()
         };
         let req = c.request(vec![1, 2, 3, 4, 5, 6]);

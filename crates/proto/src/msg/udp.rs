@@ -40,6 +40,61 @@ pub struct UdpStreamRequest {
     /// CPUs outside its `serve --cpus` (protocol 6).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpus: Option<Vec<u32>>,
+    /// `--udp-io`: the most both ends may use to move datagrams (protocol 8).
+    #[serde(default)]
+    pub io: UdpIo,
+}
+
+/// `--udp-io`: the most a UDP stream's ends may use to move datagrams. Each socket
+/// uses the best of it that its kernel and path allow ([`IoMode`], [`IoFallback`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UdpIo {
+    /// One send or receive call per datagram.
+    Plain,
+    /// Many datagrams per call (sendmmsg, recvmmsg).
+    Batch,
+    /// Batches, and UDP GSO on senders whose datagrams fit the path MTU, UDP_GRO on
+    /// receivers, where the kernel offers them.
+    #[default]
+    Gso,
+}
+
+/// How one socket moved its datagrams.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IoMode {
+    /// A send or recv call per datagram.
+    Plain,
+    /// sendmmsg or recvmmsg, one datagram per message.
+    Batch,
+    /// Senders: sendmmsg of GSO messages, each cut into datagrams by the kernel.
+    Gso,
+    /// Receivers: recvmmsg with UDP_GRO, a receive may hold several datagrams.
+    Gro,
+}
+
+/// A socket option a socket needed and the kernel refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IoOption {
+    UdpSegment,
+    UdpGro,
+    IpMtu,
+}
+
+/// Why a socket used less than `--udp-io` allowed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub enum IoFallback {
+    /// Datagrams of `block` bytes with their IP and UDP headers exceed the path MTU:
+    /// sent whole, for the kernel to fragment (GSO cannot cut them).
+    AboveMtu { block: u32, mtu: u32 },
+    /// The kernel refused the option (`errno`): it has no UDP GSO or GRO.
+    Unsupported { option: IoOption, errno: i32 },
+    /// The kernel refused a GSO send on this route (`errno`: EINVAL, the path MTU
+    /// fell below a datagram; EIO, a route GSO cannot take): the rest went in batches.
+    Refused { errno: i32 },
 }
 
 impl UdpStreamRequest {
@@ -112,6 +167,31 @@ pub struct UdpConnReport {
     /// Receivers: the sender's count came (`UdpSent`) and the drain ended with it.
     pub expected: Option<u64>,
     pub error: Option<String>,
+    /// How this socket sent or received (protocol 8; absent in runs stored before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io: Option<IoMode>,
+    /// The most datagrams one call may move (1: plain).
+    #[serde(default)]
+    pub batch: u32,
+    /// Senders with GSO: datagrams per message at most; receivers with GRO: the
+    /// most one receive held (1 otherwise).
+    #[serde(default)]
+    pub segments: u32,
+    /// System calls that moved data (send, sendmmsg, recv, recvmmsg).
+    #[serde(default)]
+    pub calls: u64,
+    /// Messages as the kernel counts them: sends (Udp OutDatagrams counts a GSO
+    /// send once) or receives, this test's or not (Udp InDatagrams counts a GRO
+    /// receive once).
+    #[serde(default)]
+    pub messages: u64,
+    /// Receivers: packets the socket's receive queue dropped (SO_MEMINFO; a GRO
+    /// bundle counts once).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drops: Option<u64>,
+    /// Why this socket used less than `--udp-io` allowed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<IoFallback>,
 }
 
 /// One interval of one end, summed over its indexes, with the kernel counters of the

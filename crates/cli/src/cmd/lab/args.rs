@@ -36,7 +36,8 @@ pub struct UpArgs {
     /// (e.g. nic-mtu=n3:1:1500).
     #[arg(long = "fault", value_name = "KIND=NODE:NET[:VALUE]")]
     pub faults: Vec<String>,
-    /// TSO/GSO/GRO on every lab interface.
+    /// TSO/GSO/GRO and UDP segmentation offload (tx-udp-segmentation) on every lab
+    /// interface.
     #[arg(long, value_enum, default_value = "on")]
     pub offload: OnOff,
     /// Shape every link on both ends' egress (tc tbf), e.g. 1gbit, 100M.

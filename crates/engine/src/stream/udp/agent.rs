@@ -11,8 +11,9 @@ use mtuperf_proto::msg::udp::{UdpEndReport, UdpSent, UdpStreamReady, UdpStreamRe
 use mtuperf_proto::msg::{AgentMsg, AgentPathInfo, ClientMsg, Refusal, StreamLimit};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
-use super::data::{Live, Plan, DRAIN};
+use super::data::DRAIN;
 use super::phase::{self, Conn};
+use super::plan::{Live, Plan};
 use super::{datagrams_per_index, sockets, IDLE, LIVE_DEFAULT};
 use crate::agent::config::wire_name;
 use crate::agent::ctx::SessionCtx;
@@ -46,6 +47,9 @@ pub fn serve(ctx: &SessionCtx, req: &UdpStreamRequest) -> Result<(), EngineError
         .map_or(std::net::IpAddr::from([0u8; 4]), |a| a.ip());
     let socks = sockets::bind(local, n, req.window)?;
     sockets::connect(&socks, ctx.peer.ip(), &req.ports)?;
+    let ports = sockets::ports(&socks)?;
+    // Before Ready: the client sends as soon as it has the ports.
+    let conns: Vec<Conn> = phase::conns(socks, |i| !req.client_sends_on(i), req.io, req.block);
     let token = u64::from_be_bytes(crate::stamp::random_bytes());
     let rate = config.paced_rate(&ctx.config.limits);
     // The kernel's counters start before Ready: the client may send its first
@@ -58,7 +62,7 @@ pub fn serve(ctx: &SessionCtx, req: &UdpStreamRequest) -> Result<(), EngineError
             iface: sampler.iface.clone(),
             addr: local.to_string(),
         },
-        ports: sockets::ports(&socks)?,
+        ports,
         token,
         rate_bps: rate,
     }))?;
@@ -89,15 +93,6 @@ pub fn serve(ctx: &SessionCtx, req: &UdpStreamRequest) -> Result<(), EngineError
     };
     let watch = Watch::start(&plan.pin, sampler.iface.as_ref().map(|i| i.name.as_str()));
     let lives: Vec<Live> = (0..n).map(|_| Live::new()).collect();
-    let conns: Vec<Conn> = socks
-        .into_iter()
-        .enumerate()
-        .map(|(i, sock)| Conn {
-            index: i as u32,
-            sock,
-            sending: !req.client_sends_on(i as u32),
-        })
-        .collect();
     let has_senders = conns.iter().any(|c| c.sending);
     let every = match req.interval_ms {
         0 => LIVE_DEFAULT,

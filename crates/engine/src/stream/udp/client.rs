@@ -10,8 +10,9 @@ use std::time::{Duration, Instant};
 use mtuperf_proto::msg::udp::{UdpEndReport, UdpInterval, UdpSent, UdpStreamReady};
 use mtuperf_proto::msg::{AgentMsg, ClientMsg, StreamLimit};
 
-use super::data::{Live, Plan, DRAIN};
+use super::data::DRAIN;
 use super::phase::{self, Conn};
+use super::plan::{Live, Plan};
 use super::{datagrams_per_index, sockets, UdpStreamResult, IDLE, LIVE_DEFAULT};
 use crate::client::Session;
 use crate::config::UdpStreamConfig;
@@ -69,15 +70,7 @@ pub fn run(
         StreamLimit::Bytes { .. } => agent_max,
     };
     let lives: Vec<Live> = (0..n).map(|_| Live::new()).collect();
-    let conns: Vec<Conn> = socks
-        .into_iter()
-        .enumerate()
-        .map(|(i, sock)| Conn {
-            index: i as u32,
-            sock,
-            sending: req.client_sends_on(i as u32),
-        })
-        .collect();
+    let conns: Vec<Conn> = phase::conns(socks, |i| req.client_sends_on(i), req.io, req.block);
     let has_senders = conns.iter().any(|c| c.sending);
     let every = config.interval.unwrap_or(LIVE_DEFAULT);
 

@@ -1,92 +1,37 @@
 //! The data threads of one end: a paced sender or a counting receiver per index,
 //! each on its own connected UDP socket (the kernel then delivers only the peer's
 //! datagrams; the token and index in every header are checked on top). Counters are
-//! atomics written by their one thread and read by the ticker.
+//! atomics written by their one thread and read by the ticker. A sender or receiver
+//! moves its datagrams as its socket's [`ConnIo`] says: one call per datagram here,
+//! or batches (`batch`); the counting is the same either way.
 
 use std::io::ErrorKind;
 use std::net::UdpSocket;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::Ordering::Relaxed;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use mtuperf_proto::dgram::{Header, Kind, HEADER_LEN};
-use mtuperf_proto::msg::udp::UdpConnReport;
+use mtuperf_proto::msg::udp::{IoMode, UdpConnReport};
 
+use super::batch::{self, RecvStats, Source};
 use super::pace::{Pacer, Step};
+use super::plan::{ns_since, report, Live, Plan, UNKNOWN};
 use super::seq::{Arrival, SeqTracker};
+use super::sockets::ConnIo;
 use crate::payload::incompressible;
 
 /// A receiver whose sender's count has come stops once nothing arrived for this long.
 pub const QUIET: Duration = Duration::from_millis(300);
 /// ... and in any case this long after the count came.
 pub const DRAIN: Duration = Duration::from_secs(3);
-/// Not yet known: the sender's count of an index.
-pub const UNKNOWN: u64 = u64::MAX;
-
-/// One index's live counters.
-#[derive(Debug, Default)]
-pub struct Live {
-    pub sent: AtomicU64,
-    pub sent_bytes: AtomicU64,
-    pub received: AtomicU64,
-    pub received_bytes: AtomicU64,
-    pub duplicated: AtomicU64,
-    pub reordered: AtomicU64,
-    pub next_seq: AtomicU64,
-    pub jitter_ns: AtomicU64,
-    /// The sender's final count, set from the control connection ([`UNKNOWN`] until).
-    pub expected: AtomicU64,
-}
-
-impl Live {
-    pub fn new() -> Live {
-        Live {
-            expected: AtomicU64::new(UNKNOWN),
-            ..Live::default()
-        }
+/// Sends paced datagrams until the plan's end, its count, or a halt: one `send` per
+/// datagram, or in batches.
+pub fn send(sock: &UdpSocket, index: u32, plan: &Plan, live: &Live, io: ConnIo) -> UdpConnReport {
+    if io.mode != IoMode::Plain {
+        return batch::send(sock, index, plan, live, io);
     }
-}
-
-/// What the threads of one end share.
-pub struct Plan {
-    pub token: u64,
-    pub block: u32,
-    /// Per sending index, bit/s (0: unpaced).
-    pub rate_bps: u64,
-    /// Datagrams per sending index (a --bytes run), or none.
-    pub count: Option<u64>,
-    pub t0: Instant,
-    /// Senders stop here.
-    pub end: Instant,
-    /// Nothing runs past this.
-    pub hard_end: Instant,
-    /// Ctrl-C, the peer's Stop, or the peer gone: senders stop now.
-    pub halt: AtomicBool,
-    /// The peer is gone: receivers stop now too.
-    pub abort: AtomicBool,
-    /// Pins this end's data threads (`--cpu`, `--agent-cpu`) and registers them
-    /// for placement sampling.
-    pub pin: std::sync::Arc<crate::placement::Pinning>,
-}
-
-fn ns_since(t0: Instant) -> u64 {
-    t0.elapsed().as_nanos() as u64
-}
-
-fn report(index: u32, sock: &UdpSocket, sending: bool) -> UdpConnReport {
-    let r = socket2::SockRef::from(sock);
-    UdpConnReport {
-        index,
-        sending,
-        sndbuf: r.send_buffer_size().map_or(0, |v| v as u32),
-        rcvbuf: r.recv_buffer_size().map_or(0, |v| v as u32),
-        ..UdpConnReport::default()
-    }
-}
-
-/// Sends paced datagrams until the plan's end, its count, or a halt.
-pub fn send(sock: &UdpSocket, index: u32, plan: &Plan, live: &Live) -> UdpConnReport {
-    let mut rep = report(index, sock, true);
+    let mut rep = report(index, sock, true, &io);
     let _ = sock.set_write_timeout(Some(Duration::from_millis(200)));
     let mut buf = incompressible(plan.block as usize, 0x6d74_7564_7000 + u64::from(index));
     let mut pacer = Pacer::new(plan.rate_bps, plan.block, ns_since(plan.t0));
@@ -115,6 +60,8 @@ pub fn send(sock: &UdpSocket, index: u32, plan: &Plan, live: &Live) -> UdpConnRe
                     match sock.send(&buf) {
                         Ok(_) => {
                             consecutive_errors = 0;
+                            rep.calls += 1;
+                            rep.messages += 1;
                             rep.sent += 1;
                             rep.sent_bytes += u64::from(plan.block);
                             rep.first_ns.get_or_insert(header.stamp);
@@ -154,10 +101,18 @@ fn accept(buf: &[u8], n: usize, plan: &Plan, index: u32) -> Option<Header> {
 
 /// Counts datagrams until the sender's count is reached, or quiet/drain deadlines
 /// after it came, or the hard end.
-pub fn receive(sock: &UdpSocket, index: u32, plan: &Plan, live: &Live) -> UdpConnReport {
-    let mut rep = report(index, sock, false);
+pub fn receive(
+    sock: &UdpSocket,
+    index: u32,
+    plan: &Plan,
+    live: &Live,
+    io: ConnIo,
+) -> UdpConnReport {
+    let mut rep = report(index, sock, false, &io);
     let _ = sock.set_read_timeout(Some(Duration::from_millis(20)));
-    let mut buf = vec![0u8; 65_536];
+    let mut source = Source::new(&io, plan.block);
+    rep.batch = source.slots() as u32;
+    let mut stats = RecvStats::default();
     let mut t = SeqTracker::default();
     let mut count_at: Option<Instant> = None;
     let mut last_arrival = Instant::now();
@@ -180,27 +135,27 @@ pub fn receive(sock: &UdpSocket, index: u32, plan: &Plan, live: &Live) -> UdpCon
             }
             break;
         }
-        let Ok(n) = sock.recv(&mut buf) else {
-            continue;
-        };
-        let now_ns = ns_since(plan.t0);
-        let Some(h) = accept(&buf, n, plan, index) else {
-            rep.rejected += 1;
-            continue;
-        };
-        last_arrival = Instant::now();
-        match t.arrive(h.seq, h.stamp, now_ns) {
-            Arrival::Bogus => {
+        let mut arrived = false;
+        source.pull(sock, plan.t0, &mut stats, |dgram, now_ns| {
+            let Some(h) = accept(dgram, dgram.len(), plan, index) else {
                 rep.rejected += 1;
-                continue;
+                return;
+            };
+            arrived = true;
+            match t.arrive(h.seq, h.stamp, now_ns) {
+                Arrival::Bogus => rep.rejected += 1,
+                Arrival::Duplicate => {}
+                Arrival::New | Arrival::Late => {
+                    rep.received_bytes += dgram.len() as u64;
+                    rep.first_ns.get_or_insert(now_ns);
+                    rep.last_ns = Some(now_ns);
+                }
             }
-            Arrival::Duplicate => {}
-            Arrival::New | Arrival::Late => {
-                rep.received_bytes += n as u64;
-                rep.first_ns.get_or_insert(now_ns);
-                rep.last_ns = Some(now_ns);
-            }
+        });
+        if !arrived {
+            continue;
         }
+        last_arrival = Instant::now();
         live.received.store(t.unique, Relaxed);
         live.received_bytes.store(rep.received_bytes, Relaxed);
         live.duplicated.store(t.duplicated, Relaxed);
@@ -213,12 +168,17 @@ pub fn receive(sock: &UdpSocket, index: u32, plan: &Plan, live: &Live) -> UdpCon
     rep.reordered = t.reordered;
     rep.next_seq = t.next;
     rep.jitter_ns = t.jitter_ns();
+    rep.calls = stats.calls;
+    rep.messages = stats.messages;
+    rep.segments = stats.segments;
+    rep.drops = mtuperf_sys::sockopt::socket_drops(sock).ok().map(u64::from);
     rep
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::AtomicBool;
 
     fn plan() -> Plan {
         let now = Instant::now();

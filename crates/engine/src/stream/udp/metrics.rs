@@ -2,8 +2,8 @@
 //! receiver got, loss by cause as far as the kernel tells it, and each end's kernel
 //! counters and CPU over the run.
 
-use mtuperf_proto::host::SnmpCounters;
-use mtuperf_proto::msg::udp::{UdpConnReport, UdpEndReport};
+use mtuperf_proto::host::{IfaceCounters, SnmpCounters};
+use mtuperf_proto::msg::udp::{IoFallback, IoMode, UdpConnReport, UdpEndReport};
 use serde::{Deserialize, Serialize};
 
 use super::UdpStreamResult;
@@ -11,16 +11,74 @@ use crate::stream::End;
 
 const MIB: f64 = 1024.0 * 1024.0;
 
-/// Loss of one direction split by cause. `socket_buffer` is the receiving
-/// namespace's Udp RcvbufErrors, `reassembly` its Ip ReasmFails, both over the run
-/// and capped at what was lost; `never_arrived` is the rest: dropped on the way
-/// (a link, a queue, a firewall), or fragments still waiting for reassembly (the
-/// kernel counts those as ReasmTimeout only after net.ipv4.ipfrag_time, 30 s).
+/// Loss of one direction split by cause. `socket_buffer` is what the receiving
+/// sockets' queues dropped (their own count, SO_MEMINFO; the receiving namespace's
+/// Udp RcvbufErrors where a socket could not tell), `reassembly` the namespace's Ip
+/// ReasmFails, both over the run and capped at what was lost; `never_arrived` is
+/// the rest: dropped on the way (a link, a queue, a firewall), or fragments still
+/// waiting for reassembly (the kernel counts those as ReasmTimeout only after
+/// net.ipv4.ipfrag_time, 30 s).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LossCauses {
     pub socket_buffer: u64,
     pub reassembly: u64,
     pub never_arrived: u64,
+    /// With UDP_GRO the kernel drops (and counts) a coalesced bundle of datagrams as
+    /// one packet: each drop is then taken as this many datagrams (the most one
+    /// bundle held), so `socket_buffer` is an upper bound and `never_arrived` a
+    /// lower one. Absent when every drop is one datagram.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub datagrams_per_drop: Option<u32>,
+}
+
+/// How one end of a direction moved its datagrams (summed over its sockets).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct EndIo {
+    /// plain, batch, gso (senders) or gro (receivers); the least any socket used.
+    /// Absent in runs stored before it existed.
+    pub mode: Option<IoMode>,
+    /// The most datagrams one call could move.
+    pub batch: u32,
+    /// GSO: datagrams per message at most; GRO: the most one receive held.
+    pub segments: u32,
+    /// System calls that moved data, and messages as the kernel counts them
+    /// (Udp OutDatagrams / InDatagrams count a GSO send or a GRO receive once).
+    pub calls: u64,
+    pub messages: u64,
+    /// Datagrams per call on average.
+    pub datagrams_per_call: Option<f64>,
+    /// Why a socket used less than `--udp-io` allowed (the first that did).
+    pub fallback: Option<IoFallback>,
+}
+
+/// Socket buffers of one direction: asked (`--window`, or the default) and what the
+/// kernel granted (SO_SNDBUF/SO_RCVBUF: twice the request, capped at
+/// net.core.wmem_max/rmem_max unless forced), the smallest over the sockets.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Buffers {
+    pub asked: u32,
+    pub sndbuf: Option<u32>,
+    pub rcvbuf: Option<u32>,
+}
+
+/// The sender's and the receiver's I/O of one direction.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct DirectionIo {
+    pub sender: EndIo,
+    pub receiver: EndIo,
+}
+
+fn end_io(conns: &[&UdpConnReport], datagrams: u64) -> EndIo {
+    let calls = conns.iter().map(|c| c.calls).sum();
+    EndIo {
+        mode: conns.iter().map(|c| c.io).min().flatten(),
+        batch: conns.iter().map(|c| c.batch).max().unwrap_or(0),
+        segments: conns.iter().map(|c| c.segments).max().unwrap_or(0),
+        calls,
+        messages: conns.iter().map(|c| c.messages).sum(),
+        datagrams_per_call: per(datagrams, calls),
+        fallback: conns.iter().find_map(|c| c.fallback),
+    }
 }
 
 /// One direction's figures.
@@ -67,6 +125,16 @@ pub struct UdpDirection {
     /// Frames the receiver's interface received per datagram that reached the
     /// receiving host (received, or dropped at its full socket buffer).
     pub rx_frames_per_datagram: Option<f64>,
+    /// Packets the receiving sockets' queues dropped, by their own count
+    /// (SO_MEMINFO; a GRO bundle counts once). Absent where a socket could not tell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub socket_drops: Option<u64>,
+    /// How each end moved the datagrams (`--udp-io`).
+    #[serde(default)]
+    pub io: DirectionIo,
+    /// The sender's send and the receiver's receive buffers.
+    #[serde(default)]
+    pub buffers: Buffers,
 }
 
 /// One end's CPU over its run (as for TCP streams).
@@ -112,11 +180,57 @@ fn per(a: u64, b: u64) -> Option<f64> {
     (b > 0).then(|| a as f64 / b as f64)
 }
 
+/// Frames per datagram from an end's interface counters over the run (`f`), none in
+/// bidir, where one interface carries both directions.
+fn frames(
+    end: &UdpEndReport,
+    bidir: bool,
+    f: impl Fn(&IfaceCounters) -> Option<f64>,
+) -> Option<f64> {
+    let delta = end
+        .after
+        .iface
+        .zip(end.before.iface)
+        .map(|(a, b)| a.delta(&b));
+    delta.filter(|_| !bidir).and_then(|d| f(&d))
+}
+
+/// `lost` split by cause: the receiving sockets' drops (or the namespace's
+/// RcvbufErrors where a socket could not tell), then failed reassembly, then the
+/// rest.
+fn causes(
+    lost: u64,
+    socket_drops: Option<u64>,
+    rcvbuf_errors: Option<u64>,
+    reasm_fails: Option<u64>,
+    receiver: &EndIo,
+) -> LossCauses {
+    // A GRO drop is a bundle: take each as the most datagrams a bundle the receiver
+    // got held (a path that cuts GSO sends before they arrive, or a device that
+    // does not coalesce, makes no bundles, and then a drop is one datagram).
+    let per_drop = (receiver.mode == Some(IoMode::Gro))
+        .then_some(receiver.segments)
+        .filter(|&n| n > 1);
+    let socket_buffer = socket_drops
+        .map_or(rcvbuf_errors.unwrap_or(0), |d| {
+            d * u64::from(per_drop.unwrap_or(1))
+        })
+        .min(lost);
+    let reassembly = reasm_fails.unwrap_or(0).min(lost - socket_buffer);
+    LossCauses {
+        socket_buffer,
+        reassembly,
+        never_arrived: lost - socket_buffer - reassembly,
+        datagrams_per_drop: per_drop.filter(|_| socket_drops.is_some_and(|d| d > 0)),
+    }
+}
+
 fn direction(
     sender: End,
     snd: &UdpEndReport,
     rcv: &UdpEndReport,
     bidir: bool,
+    asked_buffer: u32,
 ) -> Option<UdpDirection> {
     let s: Vec<&UdpConnReport> = snd.conns.iter().filter(|c| c.sending).collect();
     let r: Vec<&UdpConnReport> = rcv.conns.iter().filter(|c| !c.sending).collect();
@@ -138,10 +252,24 @@ fn direction(
     let rd = snmp_delta(rcv);
     let rcvbuf = rd.map(|d| d.udp_rcvbuf_errors);
     let reasm_fails = rd.map(|d| d.ip_reasm_fails);
-    let socket_buffer = rcvbuf.unwrap_or(0).min(lost);
-    let reassembly = reasm_fails.unwrap_or(0).min(lost - socket_buffer);
+    let io = DirectionIo {
+        sender: end_io(&s, sent_by_sender),
+        receiver: end_io(&r, received),
+    };
+    let socket_drops: Option<u64> = if r.is_empty() {
+        None
+    } else {
+        r.iter().map(|c| c.drops).sum()
+    };
+    let loss_causes = causes(lost, socket_drops, rcvbuf, reasm_fails, &io.receiver);
     let span = span_s(&s);
-    let iface = |e: &UdpEndReport| e.after.iface.zip(e.before.iface).map(|(a, b)| a.delta(&b));
+    let bps = |bytes: u64| {
+        if span > 0.0 {
+            bytes as f64 * 8.0 / span
+        } else {
+            0.0
+        }
+    };
     Some(UdpDirection {
         sender,
         receiver: match sender {
@@ -154,23 +282,11 @@ fn direction(
         reordered: r.iter().map(|c| c.reordered).sum(),
         lost,
         loss_pct: per(lost * 100, sent).unwrap_or(0.0),
-        loss_causes: LossCauses {
-            socket_buffer,
-            reassembly,
-            never_arrived: lost - socket_buffer - reassembly,
-        },
+        loss_causes,
         exact: !s.is_empty() && !r.is_empty() && r.iter().all(|c| c.expected.is_some()),
         send_errors: s.iter().map(|c| c.send_errors).sum(),
-        offered_bps: if span > 0.0 {
-            sent_bytes as f64 * 8.0 / span
-        } else {
-            0.0
-        },
-        goodput_bps: if span > 0.0 {
-            received_bytes as f64 * 8.0 / span
-        } else {
-            0.0
-        },
+        offered_bps: bps(sent_bytes),
+        goodput_bps: bps(received_bytes),
         jitter_us: r.iter().map(|c| c.jitter_ns).max().unwrap_or(0) as f64 / 1e3,
         fragments_per_datagram: sd.and_then(|d| per(d.ip_frag_creates, sent_by_sender)),
         reasm_oks: rd.map(|d| d.ip_reasm_oks),
@@ -179,17 +295,18 @@ fn direction(
         rcvbuf_errors: rcvbuf,
         other_in_errors: rd.map(|d| d.udp_in_errors.saturating_sub(d.udp_rcvbuf_errors)),
         sndbuf_errors: sd.map(|d| d.udp_sndbuf_errors),
-        tx_frames_per_datagram: if bidir {
-            None
-        } else {
-            iface(snd).and_then(|d| per(d.tx_packets, sent_by_sender))
-        },
-        rx_frames_per_datagram: if bidir {
-            None
-        } else {
-            // Datagrams that reached the receiving host: received, or dropped at
-            // its full socket buffer after their frames arrived.
-            iface(rcv).and_then(|d| per(d.rx_packets, received + rcvbuf.unwrap_or(0)))
+        tx_frames_per_datagram: frames(snd, bidir, |d| per(d.tx_packets, sent_by_sender)),
+        // Datagrams that reached the receiving host: received, or dropped at its full
+        // socket buffer after their frames arrived (in datagrams, not GRO bundles).
+        rx_frames_per_datagram: frames(rcv, bidir, |d| {
+            per(d.rx_packets, received + loss_causes.socket_buffer)
+        }),
+        socket_drops,
+        io,
+        buffers: Buffers {
+            asked: asked_buffer,
+            sndbuf: s.iter().map(|c| c.sndbuf).min(),
+            rcvbuf: r.iter().map(|c| c.rcvbuf).min(),
         },
     })
 }
@@ -228,11 +345,68 @@ pub fn compute(res: &UdpStreamResult) -> UdpMetrics {
         End::Client => (0..res.request.connections()).any(|i| res.request.client_sends_on(i)),
         End::Agent => (0..res.request.connections()).any(|i| !res.request.client_sends_on(i)),
     })
-    .filter_map(|(e, s, r)| direction(e, s, r, bidir))
+    .filter_map(|(e, s, r)| {
+        let asked = res.request.window.unwrap_or(super::sockets::DEFAULT_BUFFER);
+        direction(e, s, r, bidir, asked)
+    })
     .collect();
     UdpMetrics {
         goodput_bps: directions.iter().map(|d| d.goodput_bps).sum(),
         ends: vec![cpu(End::Client, &res.client), cpu(End::Agent, &res.agent)],
         directions,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rx(mode: IoMode, segments: u32) -> EndIo {
+        EndIo {
+            mode: Some(mode),
+            segments,
+            ..EndIo::default()
+        }
+    }
+
+    #[test]
+    fn loss_splits_by_cause_each_capped_at_what_was_lost() {
+        let plain = rx(IoMode::Batch, 1);
+        // The sockets' own drops first, then reassembly, then the rest.
+        let c = causes(100, Some(30), Some(99), Some(20), &plain);
+        assert_eq!(
+            (c.socket_buffer, c.reassembly, c.never_arrived),
+            (30, 20, 50)
+        );
+        assert_eq!(c.datagrams_per_drop, None);
+        // No socket count: the namespace's RcvbufErrors, capped at the loss.
+        let c = causes(10, None, Some(99), Some(5), &plain);
+        assert_eq!((c.socket_buffer, c.reassembly, c.never_arrived), (10, 0, 0));
+        // Nothing lost: nothing to blame, whatever the counters say.
+        assert_eq!(
+            causes(0, Some(3), Some(3), Some(3), &plain),
+            LossCauses::default()
+        );
+    }
+
+    #[test]
+    fn a_gro_drop_counts_as_the_largest_bundle_received_an_upper_bound() {
+        // 10 bundles of up to 7 dropped, 65 lost: all at the socket (≤ 70).
+        let c = causes(65, Some(10), Some(10), Some(0), &rx(IoMode::Gro, 7));
+        assert_eq!((c.socket_buffer, c.never_arrived), (65, 0));
+        assert_eq!(c.datagrams_per_drop, Some(7));
+        // 100 lost: at most 70 at the socket, at least 30 never arrived.
+        let c = causes(100, Some(10), Some(10), Some(0), &rx(IoMode::Gro, 7));
+        assert_eq!((c.socket_buffer, c.never_arrived), (70, 30));
+        // GRO on but nothing coalesced (offloads off): one datagram a drop.
+        let c = causes(100, Some(10), Some(10), Some(0), &rx(IoMode::Gro, 1));
+        assert_eq!((c.socket_buffer, c.never_arrived), (10, 90));
+        assert_eq!(c.datagrams_per_drop, None);
+        // No drop: no multiplier to report.
+        let c = causes(5, Some(0), Some(0), Some(0), &rx(IoMode::Gro, 7));
+        assert_eq!(
+            (c.socket_buffer, c.never_arrived, c.datagrams_per_drop),
+            (0, 5, None)
+        );
     }
 }

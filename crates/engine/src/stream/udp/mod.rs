@@ -8,11 +8,13 @@
 //! passes, so sent = received + lost per index.
 
 pub mod agent;
+mod batch;
 pub mod client;
 mod data;
 pub mod metrics;
 mod pace;
 mod phase;
+mod plan;
 mod seq;
 mod sockets;
 pub mod sweep;

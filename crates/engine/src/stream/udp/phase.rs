@@ -12,13 +12,44 @@ use mtuperf_proto::host::{IfaceCounters, SnmpCounters};
 use mtuperf_proto::msg::udp::{UdpConnReport, UdpInterval};
 use mtuperf_proto::msg::MAX_INTERVALS;
 
-use super::data::{self, Live, Plan};
+use mtuperf_proto::msg::udp::UdpIo;
+
+use super::data;
+use super::plan::{Live, Plan};
+use super::sockets::{self, ConnIo};
 use crate::sampler::Sampler;
 
 pub struct Conn {
     pub index: u32,
     pub sock: UdpSocket,
     pub sending: bool,
+    pub io: ConnIo,
+}
+
+/// This end's sockets as data connections (`sending(i)`: whether index `i` sends),
+/// each with its I/O set up now, before the peer may send: a receiver's UDP_GRO must
+/// be on when the first datagram arrives, or the kernel cuts that GSO send into
+/// datagrams.
+pub fn conns(
+    socks: Vec<UdpSocket>,
+    sending: impl Fn(u32) -> bool,
+    asked: UdpIo,
+    block: u32,
+) -> Vec<Conn> {
+    socks
+        .into_iter()
+        .zip(0u32..)
+        .map(|(sock, index)| {
+            let sending = sending(index);
+            let io = sockets::io_for(&sock, sending, asked, block);
+            Conn {
+                index,
+                sock,
+                sending,
+                io,
+            }
+        })
+        .collect()
 }
 
 /// Counters at one instant: the sums over this end's indexes, and the kernel's.
@@ -166,9 +197,9 @@ pub fn run(
                     plan.pin
                         .enter(if c.sending { "sender" } else { "receiver" });
                     if c.sending {
-                        data::send(&c.sock, c.index, plan, live)
+                        data::send(&c.sock, c.index, plan, live, c.io)
                     } else {
-                        data::receive(&c.sock, c.index, plan, live)
+                        data::receive(&c.sock, c.index, plan, live, c.io)
                     }
                 });
                 (c.sending, h)

@@ -3,10 +3,10 @@
 
 use std::fmt::Write as _;
 
-use mtuperf_engine::stream::udp::metrics::{UdpDirection, UdpEndCpu};
+use mtuperf_engine::stream::udp::metrics::{EndIo, UdpDirection, UdpEndCpu};
 use mtuperf_engine::stream::udp::UdpStreamResult;
 use mtuperf_engine::stream::End;
-use mtuperf_proto::msg::udp::UdpInterval;
+use mtuperf_proto::msg::udp::{IoFallback, IoMode, IoOption, UdpInterval, UdpIo};
 use mtuperf_proto::msg::{Direction, StreamLimit};
 
 use super::{Document, RunDoc, Sweep};
@@ -95,6 +95,41 @@ pub fn interval_line(end: End, i: &UdpInterval) -> String {
     )
 }
 
+fn loss_causes_text(out: &mut String, d: &UdpDirection, rcv: &str) {
+    let c = &d.loss_causes;
+    let socket = match (d.socket_drops, c.datagrams_per_drop) {
+        (Some(n), Some(k)) => format!(
+            "≤ {} ({rcv}'s sockets dropped {n} GRO bundles of up to {k} datagrams; {rcv}'s Udp RcvbufErrors {})",
+            c.socket_buffer,
+            opt(d.rcvbuf_errors)
+        ),
+        (Some(n), None) => format!(
+            "{} ({rcv}'s sockets dropped {n}; {rcv}'s Udp RcvbufErrors {})",
+            c.socket_buffer,
+            opt(d.rcvbuf_errors)
+        ),
+        (None, _) => format!("{} ({rcv}'s Udp RcvbufErrors)", c.socket_buffer),
+    };
+    let _ = writeln!(
+        out,
+        "  loss causes  socket buffer full {socket}  reassembly failed {} ({rcv}'s Ip ReasmFails)  never reached the socket {} (dropped on the way or by a firewall, or fragments still awaiting reassembly)",
+        c.reassembly, c.never_arrived
+    );
+}
+
+fn buffers_text(out: &mut String, d: &UdpDirection, snd: &str, rcv: &str) {
+    let b = &d.buffers;
+    if b.asked > 0 {
+        let _ = writeln!(
+            out,
+            "  buffers      {snd}'s send buffer {}, {rcv}'s receive buffer {} per socket, as granted for {} asked (the kernel's SO_SNDBUF/SO_RCVBUF: twice the request, capped at net.core.wmem_max/rmem_max unless --window was forced past them)",
+            opt(b.sndbuf.map(|v| bytes(v.into()))),
+            opt(b.rcvbuf.map(|v| bytes(v.into()))),
+            bytes(b.asked.into()),
+        );
+    }
+}
+
 fn direction_text(out: &mut String, d: &UdpDirection) {
     let (snd, rcv) = (end_name(d.sender), end_name(d.receiver));
     let _ = writeln!(
@@ -116,12 +151,7 @@ fn direction_text(out: &mut String, d: &UdpDirection) {
             "  [the sender's count never reached the receiver: lost is a lower bound]"
         }
     );
-    let c = &d.loss_causes;
-    let _ = writeln!(
-        out,
-        "  loss causes  socket buffer full {} ({rcv}'s Udp RcvbufErrors)  reassembly failed {} ({rcv}'s Ip ReasmFails)  never reached the socket {} (dropped on the way or by a firewall, or fragments still awaiting reassembly)",
-        c.socket_buffer, c.reassembly, c.never_arrived
-    );
+    loss_causes_text(out, d, rcv);
     let _ = writeln!(
         out,
         "  goodput      {} of UDP payload received over {snd}'s first→last send (offered {}){}",
@@ -138,6 +168,7 @@ fn direction_text(out: &mut String, d: &UdpDirection) {
         "  jitter       {:.1} µs (RFC 3550, at {rcv})",
         d.jitter_us
     );
+    buffers_text(out, d, snd, rcv);
     let _ = writeln!(
         out,
         "  fragments    {} IP fragments created per datagram ({snd}'s Ip FragCreates ÷ datagrams sent; 0 = not fragmented)",
@@ -154,12 +185,103 @@ fn direction_text(out: &mut String, d: &UdpDirection) {
         opt(d.sndbuf_errors),
     );
     if d.tx_frames_per_datagram.is_some() || d.rx_frames_per_datagram.is_some() {
+        // Fewer frames than datagrams: the interfaces carried GSO sends whole.
+        let bundled = [d.tx_frames_per_datagram, d.rx_frames_per_datagram]
+            .into_iter()
+            .flatten()
+            .any(|f| f < 0.95);
         let _ = writeln!(
             out,
-            "  frames       {} per datagram sent ({snd}'s interface tx packets)  {} per datagram that reached {rcv} ({rcv}'s interface rx packets ÷ received + socket-buffer drops)",
+            "  frames       {} per datagram sent ({snd}'s interface tx packets)  {} per datagram that reached {rcv} ({rcv}'s interface rx packets ÷ received + socket-buffer drops){}",
             opt(d.tx_frames_per_datagram.map(|v| format!("{v:.2}"))),
             opt(d.rx_frames_per_datagram.map(|v| format!("{v:.2}"))),
+            if bundled {
+                "; an interface that does not cut GSO/GRO bundles (loopback, veth with offloads on) counts each once"
+            } else {
+                ""
+            }
         );
+    }
+}
+
+fn mode_words(m: IoMode, sending: bool) -> &'static str {
+    match (m, sending) {
+        (IoMode::Plain, true) => "plain (a send per datagram)",
+        (IoMode::Plain, false) => "plain (a recv per datagram)",
+        (IoMode::Batch, true) => "batch (sendmmsg)",
+        (IoMode::Batch, false) => "batch (recvmmsg)",
+        (IoMode::Gso, _) => "gso (sendmmsg of UDP GSO messages)",
+        (IoMode::Gro, _) => "gro (recvmmsg with UDP_GRO)",
+    }
+}
+
+/// Why a socket used less than `--udp-io` allowed, in words.
+pub fn fallback_words(f: &IoFallback) -> String {
+    match *f {
+        IoFallback::AboveMtu { block, mtu } => format!(
+            "{block} B datagrams with their IP and UDP headers exceed the path MTU {mtu}: sent whole for the kernel to fragment, without GSO"
+        ),
+        IoFallback::Unsupported { option, errno } => format!(
+            "the kernel refused {} ({}): batches without it",
+            match option {
+                IoOption::UdpSegment => "UDP_SEGMENT (UDP GSO)",
+                IoOption::UdpGro => "UDP_GRO",
+                IoOption::IpMtu => "IP_MTU (the path MTU)",
+            },
+            std::io::Error::from_raw_os_error(errno)
+        ),
+        IoFallback::Refused { errno } => format!(
+            "the kernel refused a GSO send on this route ({}): the rest went in batches without GSO",
+            std::io::Error::from_raw_os_error(errno)
+        ),
+    }
+}
+
+fn end_io_text(who: &str, sending: bool, e: &EndIo) -> String {
+    let (verb, messages) = if sending {
+        ("sent", "sends (Udp OutDatagrams)")
+    } else {
+        ("received", "receives (Udp InDatagrams)")
+    };
+    let mode = e.mode.map_or("?", |m| mode_words(m, sending));
+    let mut s = format!("{who} {verb} with {mode}");
+    if e.mode.is_some_and(|m| m != IoMode::Plain) {
+        let _ = write!(s, ", up to {} a call", e.batch);
+    }
+    if e.segments > 1 {
+        let unit = if sending { "message" } else { "receive" };
+        let _ = write!(s, ", up to {} datagrams a {unit}", e.segments);
+    }
+    let _ = write!(
+        s,
+        "; {} per call on average, {} {messages}",
+        opt(e.datagrams_per_call.map(|v| format!("{v:.1}"))),
+        e.messages
+    );
+    s
+}
+
+fn io_text(out: &mut String, d: &UdpDirection, asked: UdpIo) {
+    let io = &d.io;
+    if io.sender.mode.is_none() && io.receiver.mode.is_none() {
+        return;
+    }
+    let (snd, rcv) = (end_name(d.sender), end_name(d.receiver));
+    let asked = match asked {
+        UdpIo::Plain => "plain",
+        UdpIo::Batch => "batch",
+        UdpIo::Gso => "gso",
+    };
+    let _ = writeln!(
+        out,
+        "  I/O          --udp-io {asked}: {}  |  {}",
+        end_io_text(snd, true, &io.sender),
+        end_io_text(rcv, false, &io.receiver),
+    );
+    for (who, e) in [(snd, &io.sender), (rcv, &io.receiver)] {
+        if let Some(f) = &e.fallback {
+            let _ = writeln!(out, "  I/O fallback {who}: {}", fallback_words(f));
+        }
     }
 }
 
@@ -183,6 +305,7 @@ pub fn summary_text(run: &RunDoc) -> String {
     let mut out = String::new();
     for d in &run.metrics.directions {
         direction_text(&mut out, d);
+        io_text(&mut out, d, run.result.request.io);
     }
     let _ = writeln!(out, "CPU (each end's whole run):");
     for e in &run.metrics.ends {
