@@ -270,11 +270,12 @@ pub fn measured_exit(stop: &AtomicBool, interrupt_reason: Option<&str>, ok: u8) 
 }
 
 /// This process's command line as the user would type it again ("mtuperf lab down
-/// --name rac"): what a message tells to rerun under sudo.
-pub fn invocation() -> Vec<String> {
-    std::iter::once("mtuperf".to_string())
+/// --name rac", words quoted for a shell): what a message tells to rerun under sudo.
+pub fn invocation() -> String {
+    let argv: Vec<String> = std::iter::once("mtuperf".to_string())
         .chain(std::env::args().skip(1))
-        .collect()
+        .collect();
+    mtuperf_lab::shell_line(&argv)
 }
 
 /// Exit code for an engine error: unreachable, refused, or failed.

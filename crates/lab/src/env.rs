@@ -157,7 +157,9 @@ mod tests {
             missing: "CAP_NET_ADMIN",
             command: "mtuperf lab up".into(),
         }
-        .for_command(&["mtuperf", "lab", "down", "--name", "a b"])
+        .for_command(crate::cmd::shell_line(&[
+            "mtuperf", "lab", "down", "--name", "a b",
+        ]))
         .to_string();
         assert!(
             msg.ends_with(

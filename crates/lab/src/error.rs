@@ -87,15 +87,12 @@ impl LabError {
         )
     }
 
-    /// The same error, naming `argv` (the command as it was run, program first) as
-    /// what to run again as root.
+    /// The same error, naming `command` (the command line as it was run, e.g. from
+    /// [`crate::shell_line`]) as what to run again as root.
     #[must_use]
-    pub fn for_command<S: AsRef<str>>(self, argv: &[S]) -> LabError {
+    pub fn for_command(self, command: String) -> LabError {
         match self {
-            LabError::NoPrivilege { missing, .. } => LabError::NoPrivilege {
-                missing,
-                command: crate::cmd::shell_line(argv),
-            },
+            LabError::NoPrivilege { missing, .. } => LabError::NoPrivilege { missing, command },
             other => other,
         }
     }

@@ -64,7 +64,7 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
     }
     if !a.loopback {
         match mtuperf_lab::check_environment()
-            .map_err(|e| e.for_command(&common::invocation()))
+            .map_err(|e| e.for_command(common::invocation()))
         {
             Ok(()) => return lab_demo(g, &a),
             Err(e) => outln!(
@@ -96,7 +96,7 @@ fn lab_demo(g: &Global, a: &Args) -> CmdResult {
 
 fn cluster_demo(g: &Global, a: &Args) -> CmdResult {
     mtuperf_lab::check_environment()
-        .map_err(|e| Failure::new(exit::ENVIRONMENT, e.for_command(&common::invocation())))?;
+        .map_err(|e| Failure::new(exit::ENVIRONMENT, e.for_command(common::invocation())))?;
     // Ctrl-C sets this instead of ending the process, so the lab's guard removes it.
     let stop = common::interrupt_flag();
     let demo = demo_cluster::cluster(g, &stop, &mut Printer)?;

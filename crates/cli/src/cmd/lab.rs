@@ -25,7 +25,7 @@ fn code_of(e: &LabError) -> u8 {
 /// The lab's error as a failure; a missing privilege names the command as it was run
 /// (`sudo mtuperf lab down --name rac`).
 fn fail(e: LabError) -> Failure {
-    let e = e.for_command(&common::invocation());
+    let e = e.for_command(common::invocation());
     Failure::new(code_of(&e), e)
 }
 
