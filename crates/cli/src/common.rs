@@ -269,6 +269,15 @@ pub fn measured_exit(stop: &AtomicBool, interrupt_reason: Option<&str>, ok: u8) 
     }
 }
 
+/// This process's command line as the user would type it again ("mtuperf lab down
+/// --name rac", words quoted for a shell): what a message tells to rerun under sudo.
+pub fn invocation() -> String {
+    let argv: Vec<String> = std::iter::once("mtuperf".to_string())
+        .chain(std::env::args().skip(1))
+        .collect();
+    mtuperf_lab::shell_line(&argv)
+}
+
 /// Exit code for an engine error: unreachable, refused, or failed.
 pub fn engine_failure(e: EngineError) -> Failure {
     let code = if e.is_unreachable() {
@@ -283,9 +292,27 @@ pub fn engine_failure(e: EngineError) -> Failure {
 
 /// An engine error as one message. Its text already carries its cause (it is also
 /// what the engine writes into reasons and logs), so the cause is not chained again:
-/// `main` prints the chain, and would print "Connection refused" twice.
+/// `main` prints the chain, and would print "Connection refused" twice. A refused
+/// connection says what to start on the peer.
 pub fn engine_error(e: EngineError) -> anyhow::Error {
-    anyhow::Error::msg(e.to_string())
+    anyhow::Error::msg(format!("{e}{}", refused_hint(&e)))
+}
+
+/// What to do when the peer refused the connection: no agent listens there.
+fn refused_hint(e: &EngineError) -> String {
+    match e {
+        EngineError::Connect { addr, source }
+            if source.kind() == std::io::ErrorKind::ConnectionRefused =>
+        {
+            format!(
+                "; no mtuperf agent listens there: start one on the peer with `mtuperf serve`, \
+                 or add --ssh to start one over SSH for this run; \
+                 to check the path MTU without an agent: mtuperf path --icmp {}",
+                addr.ip()
+            )
+        }
+        _ => String::new(),
+    }
 }
 
 /// `--ci-width`: a percentage from 0.1 to 50.
@@ -400,6 +427,17 @@ mod tests {
         };
         let text = format!("{:#}", engine_error(e));
         assert_eq!(text.matches("refused").count(), 1, "{text}");
+        assert!(
+            text.contains("start one on the peer with `mtuperf serve`")
+                && text.contains("--ssh")
+                && text.ends_with("mtuperf path --icmp 127.0.0.1"),
+            "{text}"
+        );
+        let timeout = EngineError::Connect {
+            addr: "127.0.0.1:1".parse().unwrap(),
+            source: std::io::ErrorKind::TimedOut.into(),
+        };
+        assert!(!format!("{:#}", engine_error(timeout)).contains("mtuperf serve"));
     }
 
     #[test]

@@ -202,20 +202,26 @@ fn html_markdown_and_export_of_a_comparison() {
     );
     assert_eq!(with("rr: client CPU per block vs blocks/s"), 1);
     for b in ["8K", "16K"] {
-        assert_eq!(with(&format!("stream {b}: goodput (mean, 95% CI)")), 1);
+        assert_eq!(
+            with(&format!("stream {b}: mean goodput (received), 95% CI")),
+            1
+        );
         assert_eq!(with(&format!("stream {b}: goodput of each repetition")), 1);
         assert_eq!(with(&format!("rr {b}: p99 latency vs blocks/s")), 1);
         for c in ["1 client", "2 clients"] {
             assert_eq!(with(&format!("rr {b}, {c}: block latency CDF")), 1);
             assert_eq!(with(&format!("rr {b}, {c}: latency by percentile")), 1);
         }
-        assert_eq!(with(&format!("rr {b}: p50 (mean, 95% CI)")), 1);
-        assert_eq!(with(&format!("rr {b} x2: p99 (mean, 95% CI)")), 1);
+        assert_eq!(with(&format!("rr {b}: mean p50 block latency, 95% CI")), 1);
+        assert_eq!(
+            with(&format!("rr {b} x2: mean p99 block latency, 95% CI")),
+            1
+        );
     }
     assert!(html.contains("one") && html.contains("two vs one"));
     // Summary rows name the client count, so x1 and x2 rows are told apart.
     assert!(
-        html.contains("<td class=\"l\">rr 8K x2 p99</td>"),
+        html.contains("<td class=\"l\">rr 8K x2 p99 block latency</td>"),
         "summary rows without x2"
     );
 
@@ -302,14 +308,18 @@ fn reports_for_rr_sweeps_and_path_runs() {
         well_formed(&html).unwrap();
         html
     };
-    // --last: the 8K sweep, all three steps (runs 4 to 6), one line for its target.
+    // --last: the 8K sweep, all three steps (runs 4 to 6), one line for its target;
+    // one path: its loads side by side in one CDF and one spectrum.
     let html = report(&["--last"]);
-    assert!(check_charts(&html) >= 8, "load, CPU, 3 x (CDF, spectrum)");
+    assert!(
+        check_charts(&html) >= 4,
+        "load, CPU, CDF and spectrum per load"
+    );
     assert!(html.contains("rr 8K: p99 latency vs blocks/s, 1, 2 and 4 clients"));
-    assert!(html.contains("rr 8K, 4 clients: latency by percentile"));
+    assert!(html.contains("rr 8K, 1, 2 and 4 clients: latency by percentile per load"));
     assert!(!html.contains("per block size"), "one block size");
     assert!(
-        html.contains("<p>stored runs 4, 5, 6 of "),
+        html.contains("<p class=\"run\">stored runs 4, 5 and 6: rr to "),
         "what was picked"
     );
     assert!(html.contains(" rr 8K: knee at ") || html.contains(" rr 8K: no knee over these loads"));

@@ -112,7 +112,7 @@ fn exec<S: AsRef<str>>(
 
 /// The command as a line for a POSIX shell: words with anything but safe characters
 /// are single-quoted.
-pub(crate) fn shell_line<S: AsRef<str>>(argv: &[S]) -> String {
+pub fn shell_line<S: AsRef<str>>(argv: &[S]) -> String {
     argv.iter()
         .map(|a| quote(a.as_ref()))
         .collect::<Vec<_>>()

@@ -77,7 +77,7 @@ impl Lab {
     /// state file) is removed too.
     pub fn down(name: &str, verbose: bool) -> Result<bool, LabError> {
         validate_name(name)?;
-        check_privilege()?;
+        check_privilege("mtuperf lab down")?;
         let run = Runner::new(verbose);
         let lab = Lab::load(name).ok().flatten();
         let mut hosts: Vec<String> = Topology::of(&Scenario::ALL)

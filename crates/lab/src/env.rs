@@ -51,13 +51,18 @@ pub fn missing_capability(caps: u64) -> Option<&'static str> {
     }
 }
 
-/// Fails with one clear line when this process may not build namespaces.
-pub fn check_privilege() -> Result<(), LabError> {
+/// Fails with one clear line when this process may not build or enter namespaces;
+/// `command` ("mtuperf lab down") is what the line tells to run again under sudo (the
+/// CLI names the exact command line with [`LabError::for_command`]).
+pub fn check_privilege(command: &str) -> Result<(), LabError> {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     let caps = parse_cap_eff(&status).unwrap_or(0);
     match missing_capability(caps) {
         None => Ok(()),
-        Some(missing) => Err(LabError::NoPrivilege { missing }),
+        Some(missing) => Err(LabError::NoPrivilege {
+            missing,
+            command: command.to_string(),
+        }),
     }
 }
 
@@ -113,7 +118,7 @@ pub fn tools_needed(opts: &LabOptions) -> Vec<&'static str> {
 /// What every lab needs: the privilege to build namespaces (no program is needed;
 /// see [`tools_needed`] for the options that run some).
 pub fn check_environment() -> Result<(), LabError> {
-    check_privilege()
+    check_privilege("mtuperf lab up")
 }
 
 #[cfg(test)]
@@ -144,9 +149,24 @@ mod tests {
         }
         let msg = LabError::NoPrivilege {
             missing: "CAP_NET_ADMIN",
+            command: "mtuperf lab up".into(),
         }
         .to_string();
         assert!(msg.contains("sudo mtuperf lab up"), "{msg}");
+        let msg = LabError::NoPrivilege {
+            missing: "CAP_NET_ADMIN",
+            command: "mtuperf lab up".into(),
+        }
+        .for_command(crate::cmd::shell_line(&[
+            "mtuperf", "lab", "down", "--name", "a b",
+        ]))
+        .to_string();
+        assert!(
+            msg.ends_with(
+                "(CAP_NET_ADMIN missing); run it as root: sudo mtuperf lab down --name 'a b'"
+            ),
+            "{msg}"
+        );
     }
 
     #[test]

@@ -6,10 +6,15 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum LabError {
     #[error(
-        "mtuperf lab needs CAP_NET_ADMIN and CAP_SYS_ADMIN to build network namespaces \
-         ({missing} missing); run it as root: sudo mtuperf lab up"
+        "the lab needs CAP_NET_ADMIN and CAP_SYS_ADMIN to build and enter its network \
+         namespaces ({missing} missing); run it as root: sudo {command}"
     )]
-    NoPrivilege { missing: &'static str },
+    NoPrivilege {
+        missing: &'static str,
+        /// The command that was run, as the user can run it again under sudo
+        /// ("mtuperf lab down --name rac"); [`LabError::for_command`] sets it.
+        command: String,
+    },
     #[error("`{tool}` was not found in PATH: install the Debian package {package} (apt-get install {package})")]
     MissingTool {
         tool: &'static str,
@@ -80,6 +85,16 @@ impl LabError {
                 | LabError::MissingTool { .. }
                 | LabError::MissingTools { .. }
         )
+    }
+
+    /// The same error, naming `command` (the command line as it was run, e.g. from
+    /// [`crate::shell_line`]) as what to run again as root.
+    #[must_use]
+    pub fn for_command(self, command: String) -> LabError {
+        match self {
+            LabError::NoPrivilege { missing, .. } => LabError::NoPrivilege { missing, command },
+            other => other,
+        }
     }
 
     /// A bad name, host or option value given by the user.

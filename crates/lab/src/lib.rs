@@ -28,6 +28,7 @@ mod cmd;
 mod down;
 pub mod env;
 mod error;
+pub mod forward;
 mod guard;
 mod key;
 mod options;
@@ -42,6 +43,7 @@ mod status;
 mod tests;
 
 pub use cluster::{Cluster, Fault};
+pub use cmd::shell_line;
 pub use env::check_environment;
 pub use error::LabError;
 pub use guard::{unique_name, LabGuard};

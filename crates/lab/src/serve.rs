@@ -98,7 +98,7 @@ impl Lab {
     /// for each to listen. An agent that exits or does not listen is an error that
     /// quotes the end of its log.
     pub fn serve(&mut self, extra_args: &[String]) -> Result<(), LabError> {
-        check_privilege()?;
+        check_privilege("mtuperf lab serve")?;
         // The agent binary: this process, unless MTUPERF_BIN names another (tests run
         // from a test harness binary and point it at the built `mtuperf`).
         let exe = match std::env::var_os("MTUPERF_BIN") {

@@ -152,7 +152,7 @@ impl Lab {
     /// Starts sshd in every node of a cluster lab that has none listening, and writes
     /// the keys and the client config (see the module).
     pub fn sshd(&self) -> Result<SshdReport, LabError> {
-        check_privilege()?;
+        check_privilege("mtuperf lab sshd")?;
         let Some(c) = &self.cluster else {
             return Err(LabError::Invalid {
                 what: "lab".into(),

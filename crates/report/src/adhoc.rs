@@ -1,7 +1,7 @@
-//! A report over stored runs picked by id (not a comparison group): stream runs and rr
-//! runs (a single step or a `--clients` sweep) become the repetitions of a comparison
-//! document, one "path" per label (or per run without one), so the same summary table
-//! and charts apply.
+//! A report over stored runs picked by id (not a comparison group): stream, UDP stream
+//! and rr runs (a single step or a `--clients` sweep) become the repetitions of a
+//! comparison document, one "path" per label (or per run without one), so the same
+//! summary table and charts apply.
 
 use std::collections::BTreeSet;
 
@@ -18,7 +18,78 @@ pub struct StoredRun<'a> {
     pub document: &'a str,
 }
 
-/// The comparison document of `runs` (stream and rr runs, in any mix), or why not.
+/// The kinds of stored run a report covers, for messages: what `report` takes.
+pub const REPORTABLE: &str = "stream, udp and rr runs (together), a path or a mesh run \
+    (alone), a comparison (--compare ID), the watch history (--since)";
+
+/// One repetition a stored run holds: its cell and its result.
+type Parsed = (
+    Cell,
+    Option<mtuperf_engine::stream::StreamResult>,
+    Option<mtuperf_engine::rr::RrResult>,
+    Option<mtuperf_engine::stream::udp::UdpStreamResult>,
+);
+
+/// The repetitions of one stored stream, UDP stream or rr run (every step of an rr
+/// sweep run); any other kind is an error naming what a report covers.
+fn parse(r: &StoredRun<'_>) -> Result<Vec<Parsed>, String> {
+    let bad = |e: serde_json::Error| format!("run {}: {e}", r.id);
+    match r.kind {
+        "stream" => {
+            let doc: crate::stream::Document = serde_json::from_str(r.document).map_err(bad)?;
+            Ok(doc
+                .runs
+                .into_iter()
+                .map(|run| {
+                    let cell = Cell {
+                        test: TestKind::Stream,
+                        block: run.result.request.block,
+                        clients: 1,
+                    };
+                    (cell, Some(run.result), None, None)
+                })
+                .collect())
+        }
+        "udp" => {
+            let doc: crate::stream::udp::Document =
+                serde_json::from_str(r.document).map_err(bad)?;
+            Ok(doc
+                .runs
+                .into_iter()
+                .map(|run| {
+                    let cell = Cell {
+                        test: TestKind::Udp,
+                        block: run.result.request.block,
+                        clients: 1,
+                    };
+                    (cell, None, None, Some(run.result))
+                })
+                .collect())
+        }
+        "rr" => {
+            let doc: crate::rr::Document = serde_json::from_str(r.document).map_err(bad)?;
+            Ok(doc
+                .steps
+                .into_iter()
+                .map(|step| {
+                    let cell = Cell {
+                        test: TestKind::Rr,
+                        block: step.result.request.block,
+                        clients: step.result.request.clients,
+                    };
+                    (cell, None, Some(step.result), None)
+                })
+                .collect())
+        }
+        other => Err(format!(
+            "run {} is a {other} run, which has no report; a report covers {REPORTABLE}",
+            r.id
+        )),
+    }
+}
+
+/// The comparison document of `runs` (stream, UDP stream and rr runs, in any mix), or
+/// why not.
 pub fn doc(runs: &[StoredRun<'_>]) -> Result<CompareDoc, String> {
     let mut reps: Vec<Rep> = Vec::new();
     let mut paths: Vec<PathSpec> = Vec::new();
@@ -43,7 +114,7 @@ pub fn doc(runs: &[StoredRun<'_>]) -> Result<CompareDoc, String> {
                 bind: None,
             });
         }
-        let mut push = |cell: Cell, stream, rr| {
+        for (cell, stream, rr, udp) in parse(r)? {
             let round = reps
                 .iter()
                 .filter(|x| x.rep.path == name && x.rep.cell == cell)
@@ -59,45 +130,12 @@ pub fn doc(runs: &[StoredRun<'_>]) -> Result<CompareDoc, String> {
                     round,
                     stream,
                     rr,
-                    udp: None,
+                    udp,
                 },
             });
-        };
-        match r.kind {
-            "stream" => {
-                let doc: crate::stream::Document =
-                    serde_json::from_str(r.document).map_err(|e| format!("run {}: {e}", r.id))?;
-                for run in doc.runs {
-                    let cell = Cell {
-                        test: TestKind::Stream,
-                        block: run.result.request.block,
-                        clients: 1,
-                    };
-                    push(cell, Some(run.result), None);
-                }
-            }
-            "rr" => {
-                let doc: crate::rr::Document =
-                    serde_json::from_str(r.document).map_err(|e| format!("run {}: {e}", r.id))?;
-                for step in doc.steps {
-                    let cell = Cell {
-                        test: TestKind::Rr,
-                        block: step.result.request.block,
-                        clients: step.result.request.clients,
-                    };
-                    push(cell, None, Some(step.result));
-                }
-            }
-            other => {
-                return Err(format!(
-                    "run {} is a {other} run; a report covers stream and rr runs together, \
-                     a path run alone, or a comparison (--compare ID)",
-                    r.id
-                ))
-            }
         }
     }
-    let tests: Vec<TestKind> = [TestKind::Stream, TestKind::Rr]
+    let tests: Vec<TestKind> = [TestKind::Stream, TestKind::Udp, TestKind::Rr]
         .into_iter()
         .filter(|t| tests.contains(t.name()))
         .collect();

@@ -63,7 +63,9 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
         return cluster_demo(g, &a);
     }
     if !a.loopback {
-        match mtuperf_lab::check_environment() {
+        match mtuperf_lab::check_environment()
+            .map_err(|e| e.for_command(common::invocation()))
+        {
             Ok(()) => return lab_demo(g, &a),
             Err(e) => outln!(
                 "demo: no lab ({e}); running on loopback instead. Loopback has one MTU, so this shows throughput, CPU and the measurement itself, but not what jumbo frames change, no path check and no report.html.\n"
@@ -93,7 +95,8 @@ fn lab_demo(g: &Global, a: &Args) -> CmdResult {
 }
 
 fn cluster_demo(g: &Global, a: &Args) -> CmdResult {
-    mtuperf_lab::check_environment().map_err(|e| Failure::new(exit::ENVIRONMENT, e))?;
+    mtuperf_lab::check_environment()
+        .map_err(|e| Failure::new(exit::ENVIRONMENT, e.for_command(common::invocation())))?;
     // Ctrl-C sets this instead of ending the process, so the lab's guard removes it.
     let stop = common::interrupt_flag();
     let demo = demo_cluster::cluster(g, &stop, &mut Printer)?;

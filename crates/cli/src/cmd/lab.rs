@@ -8,6 +8,7 @@ use serde::Serialize;
 
 pub use args::{Action, Args};
 
+use crate::common;
 use crate::exit::{self, CmdResult, Failure};
 use crate::global::Global;
 
@@ -21,7 +22,10 @@ fn code_of(e: &LabError) -> u8 {
     }
 }
 
+/// The lab's error as a failure; a missing privilege names the command as it was run
+/// (`sudo mtuperf lab down --name rac`).
 fn fail(e: LabError) -> Failure {
+    let e = e.for_command(common::invocation());
     Failure::new(code_of(&e), e)
 }
 
@@ -65,6 +69,7 @@ pub fn run(_g: &Global, a: Args) -> CmdResult {
         } => {
             let lab = existing(&name)?;
             lab.check_host(&host).map_err(fail)?;
+            mtuperf_lab::env::check_privilege("mtuperf lab exec").map_err(fail)?;
             exec::exec(&lab, &host, &command)
         }
         Action::Serve {

@@ -2,7 +2,7 @@
 //! load sweep, a set of stored stream and rr runs, or one path run.
 use std::path::PathBuf;
 
-use anyhow::{anyhow, Context};
+use anyhow::Context;
 
 use crate::common;
 use crate::exit::{self, CmdResult, Failure};
@@ -12,11 +12,13 @@ use crate::output::{Format, Output};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Stored runs to report on: stream and rr runs (grouped by their label, else one
-    /// path per run; a step of an rr sweep brings its whole sweep), or one path run.
+    /// Stored runs to report on: stream, UDP stream and rr runs (grouped by their label,
+    /// else one path per run; a step of an rr sweep brings its whole sweep), or one path
+    /// or mesh run.
     #[arg(conflicts_with_all = ["last", "compare", "since"])]
     ids: Vec<i64>,
-    /// The newest run.
+    /// The newest run that has a report (stream, udp, rr, path or mesh; its comparison
+    /// or sweep when it belongs to one).
     #[arg(long, conflicts_with = "compare")]
     last: bool,
     /// A comparison group (printed by `mtuperf compare`), or an rr sweep's group.
@@ -56,15 +58,15 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
         let out = super::report_trend::html(&store, since)?;
         return write(&a, &out);
     }
-    let ids: Vec<i64> = match (a.last, a.compare) {
-        (true, None) => store
-            .last()
-            .ok()
-            .flatten()
-            .map(|r| vec![r.id])
-            .unwrap_or_default(),
-        (false, None) => a.ids.clone(),
-        _ => Vec::new(),
+    let last = if a.last && a.compare.is_none() {
+        Some(newest(&store)?)
+    } else {
+        None
+    };
+    let ids: Vec<i64> = match (&last, a.compare) {
+        (Some(r), _) => vec![r.id],
+        (None, None) => a.ids.clone(),
+        (None, Some(_)) => Vec::new(),
     };
     let md = format == Format::Md;
     if !ids.is_empty() {
@@ -76,11 +78,7 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
     }
     let doc = if let Some(id) = a.compare {
         groups::group_doc(&store, id)
-    } else if a.last {
-        let last = store
-            .last()
-            .context("reading the history")?
-            .ok_or_else(|| Failure::new(exit::USAGE, anyhow!("the history is empty")))?;
+    } else if let Some(last) = &last {
         match last.group_id {
             Some(gid) => groups::group_doc(&store, gid),
             None => groups::adhoc_doc(&store, &[last.id]),
@@ -102,6 +100,20 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
         mtuperf_report::html::html(&doc)
     };
     write(&a, &out)
+}
+
+/// `--last`: the newest run that has a report; says on stderr which newer run it passed
+/// over (a doctor run has none).
+fn newest(store: &mtuperf_store::Store) -> Result<mtuperf_store::StoredRun, Failure> {
+    let (run, skipped) =
+        groups::newest_reportable(store).map_err(|e| Failure::new(exit::USAGE, e))?;
+    if let Some(s) = skipped {
+        eprintln!(
+            "report --last: run {} ({}) has no report; reporting run {} ({}), the newest that has one",
+            s.id, s.kind, run.id, run.kind
+        );
+    }
+    Ok(run)
 }
 
 fn write(a: &Args, out: &str) -> CmdResult {

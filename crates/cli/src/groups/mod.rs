@@ -19,7 +19,7 @@ mod run;
 pub mod ssh;
 pub mod watch;
 
-pub use reports::{adhoc_doc, group_doc, path_report};
+pub use reports::{adhoc_doc, group_doc, newest_reportable, path_report};
 pub use run::execute;
 
 /// Stores the plan as a new comparison group (before anything runs).

@@ -1,8 +1,53 @@
 //! Documents for `report`: an rr load sweep's group, stream and rr runs picked by id,
-//! and a single path run.
+//! a single path or mesh run, and the newest run that has a report (`--last`).
 use anyhow::{anyhow, Context};
 use mtuperf_report::compare::CompareDoc;
-use mtuperf_store::{Filter, Store};
+use mtuperf_report::record::RunKind;
+use mtuperf_store::{Filter, Store, StoredRun};
+
+/// The kinds of run `report` draws (doctor runs have no report).
+const REPORTABLE: [RunKind; 5] = [
+    RunKind::Stream,
+    RunKind::Udp,
+    RunKind::Rr,
+    RunKind::Path,
+    RunKind::Mesh,
+];
+
+/// `report --last`: the newest run of a kind that has a report, and the newest run of
+/// all when that one has none (a doctor run), so the caller can say what it skipped.
+/// An error names the kinds that can be reported when the history holds none.
+pub fn newest_reportable(store: &Store) -> anyhow::Result<(StoredRun, Option<StoredRun>)> {
+    let mut newest: Option<StoredRun> = None;
+    for kind in REPORTABLE {
+        let filter = Filter {
+            kind: Some(kind.name().to_string()),
+            limit: Some(1),
+            ..Filter::default()
+        };
+        for r in store.list(&filter).context("reading the history")? {
+            if newest
+                .as_ref()
+                .is_none_or(|n| (r.started_unix_ms, r.id) > (n.started_unix_ms, n.id))
+            {
+                newest = Some(r);
+            }
+        }
+    }
+    let last = store.last().context("reading the history")?;
+    let Some(run) = newest else {
+        let held = last.map_or("the history is empty".to_string(), |l| {
+            format!("the newest run is run {}, a {} run", l.id, l.kind)
+        });
+        return Err(anyhow!(
+            "no run to report in {}: {held}; a report covers {}",
+            store.path().display(),
+            mtuperf_report::adhoc::REPORTABLE
+        ));
+    };
+    let skipped = last.filter(|l| l.id != run.id);
+    Ok((run, skipped))
+}
 
 use super::compare_doc;
 

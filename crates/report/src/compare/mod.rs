@@ -112,6 +112,22 @@ impl Figure {
             }
         }
     }
+    /// What the figure measures in a test of kind `test`, as the HTML report's summary
+    /// table and its chart axes both name it ("frames per block (client iface, both
+    /// ways)" for rr).
+    pub fn measured(self, test: TestKind) -> &'static str {
+        match (self, test) {
+            (Figure::Goodput, _) => "goodput (received)",
+            (Figure::P50, _) => "p50 block latency",
+            (Figure::P99, _) => "p99 block latency",
+            (Figure::BlocksPerS, _) => "blocks/s answered",
+            (Figure::CpuPerMib, _) => "CPU per MiB (receiver host)",
+            (Figure::CpuPerBlock, _) => "CPU per block (client host)",
+            (Figure::FramesPerBlock, TestKind::Rr) => "frames per block (client iface, both ways)",
+            (Figure::FramesPerBlock, TestKind::Udp) => "frames per datagram (receiver iface)",
+            (Figure::FramesPerBlock, TestKind::Stream) => "frames per block (receiver iface)",
+        }
+    }
     pub fn higher_is_better(self) -> bool {
         matches!(self, Figure::Goodput | Figure::BlocksPerS)
     }

@@ -1,5 +1,6 @@
-//! Human tick labels (20k, 1.5 ms, p99.9) and the legend pane drawn to the right of the
-//! plot area, so that no legend box ever covers a data point.
+//! Human tick labels (20k, 1.5 ms, p99.9), the charts' type sizes and colours, and the
+//! legend pane drawn to the right of the plot area, so that no legend box ever covers a
+//! data point.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -88,21 +89,50 @@ pub(super) fn tick(unit: Unit, v: f64) -> String {
     }
 }
 
+/// Type sizes as plotters takes them; its SVG backend writes `font-size` as the size
+/// / 1.24 px, so 16 is a 12.9 px label (the SVGs are shown at their natural size):
+/// nothing under 11 px. Titles (16.1 px):
+pub(super) const FONT_TITLE: u32 = 20;
+/// Axis descriptions ("p99 block latency", 13.7 px).
+pub(super) const FONT_DESC: u32 = 17;
+/// Tick labels, legend names and point labels (12.9 px).
+pub(super) const FONT_TICK: u32 = 16;
+
+/// The Okabe–Ito palette (Okabe & Ito, "Color Universal Design", 2008): eight colours
+/// told apart with every common colour-vision deficiency, in the order series take
+/// them (yellow last: it is faint on white).
+pub(super) const PALETTE: [RGBColor; 8] = [
+    RGBColor(0, 114, 178),   // blue
+    RGBColor(230, 159, 0),   // orange
+    RGBColor(0, 158, 115),   // bluish green
+    RGBColor(213, 94, 0),    // vermillion
+    RGBColor(204, 121, 167), // reddish purple
+    RGBColor(86, 180, 233),  // sky blue
+    RGBColor(0, 0, 0),       // black
+    RGBColor(240, 228, 66),  // yellow
+];
+
+/// The colour of series `i` (the palette again after eight).
+pub(super) fn color(i: usize) -> RGBColor {
+    PALETTE[i % PALETTE.len()]
+}
+
 /// The legend border's colour: the report test finds legend boxes by it.
 pub(super) const LEGEND_STROKE: RGBColor = RGBColor(90, 90, 90);
 /// Width of the legend pane to the right of the plot.
-pub(super) const LEGEND_W: u32 = 160;
+pub(super) const LEGEND_W: u32 = 170;
 
-/// Draws one entry per (colour, name) in `area` (the pane right of the plot): a
-/// bordered box with a square swatch and the name. Nothing when there is nothing to name.
-pub(super) fn legend<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
-    entries: &[(RGBColor, String)],
-) {
+/// One legend entry: its colour, its name, and whether its line is dashed.
+pub(super) type Entry = (RGBColor, String, bool);
+
+/// Draws one entry per (colour, name, dashed) in `area` (the pane right of the plot):
+/// a bordered box with a square swatch (two dashes for a dashed line) and the name.
+/// Nothing when there is nothing to name.
+pub(super) fn legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, entries: &[Entry]) {
     if entries.is_empty() {
         return;
     }
-    let row = 18;
+    let row = 20;
     let top = 40;
     let h = top - 2 + row * entries.len() as i32;
     let w = LEGEND_W as i32 - 10;
@@ -110,15 +140,22 @@ pub(super) fn legend<DB: DrawingBackend>(
         [(4, top - 8), (w, h)],
         LEGEND_STROKE.stroke_width(1),
     ));
-    for (i, (c, name)) in entries.iter().enumerate() {
+    for (i, (c, name, dashed)) in entries.iter().enumerate() {
         let y = top + row * i as i32;
-        let _ = area.draw(&Rectangle::new([(10, y), (20, y + 10)], c.filled()));
-        let shown: String = if name.chars().count() > 18 {
-            name.chars().take(17).chain(std::iter::once('…')).collect()
+        if *dashed {
+            for x in [8, 18] {
+                let dash = [(x, y + 6), (x + 6, y + 6)];
+                let _ = area.draw(&PathElement::new(dash, c.stroke_width(3)));
+            }
+        } else {
+            let _ = area.draw(&Rectangle::new([(10, y), (22, y + 12)], c.filled()));
+        }
+        let shown: String = if name.chars().count() > 17 {
+            name.chars().take(16).chain(std::iter::once('…')).collect()
         } else {
             name.clone()
         };
-        let _ = area.draw(&Text::new(shown, (26, y - 1), ("sans-serif", 12)));
+        let _ = area.draw(&Text::new(shown, (28, y - 1), ("sans-serif", FONT_TICK)));
     }
 }
 
@@ -140,5 +177,21 @@ mod tests {
         assert_eq!(tick(Unit::Percentile, 100.0), "p99");
         assert_eq!(tick(Unit::Percentile, 10000.0), "p99.99");
         assert_eq!(tick(Unit::Percentile, 1000.0), "p99.9");
+    }
+
+    /// Distance between two colours in RGB space.
+    pub(crate) fn dist(a: RGBColor, b: RGBColor) -> f64 {
+        let d = |x: u8, y: u8| (f64::from(x) - f64::from(y)).powi(2);
+        (d(a.0, b.0) + d(a.1, b.1) + d(a.2, b.2)).sqrt()
+    }
+
+    #[test]
+    fn series_colours_are_far_apart() {
+        for (i, &a) in PALETTE.iter().enumerate() {
+            for &b in &PALETTE[i + 1..] {
+                assert!(dist(a, b) > 60.0, "{a:?} and {b:?} are too close");
+            }
+        }
+        assert_eq!(color(8), color(0));
     }
 }

@@ -2,27 +2,15 @@
 //! run order (to show drift). Each chart sits in a `<figure>` whose `data-points`
 //! attribute counts the values it draws.
 
-use mtuperf_engine::compare::Cell;
+use mtuperf_engine::compare::{Cell, TestKind};
 use plotters::coord::ranged1d::ValueFormatter;
-use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
-use super::axis::{legend, tick, Unit, LEGEND_W};
+use super::axis::{legend, tick, Entry, Unit, FONT_DESC, FONT_TICK, FONT_TITLE, LEGEND_W};
 use super::esc;
 use crate::compare::{block_label, CompareDoc, Figure};
 
-const COLORS: [RGBColor; 6] = [
-    RGBColor(70, 110, 180),
-    RGBColor(220, 120, 40),
-    RGBColor(60, 150, 80),
-    RGBColor(180, 60, 60),
-    RGBColor(120, 90, 170),
-    RGBColor(120, 120, 120),
-];
-
-pub(super) fn color(i: usize) -> RGBColor {
-    COLORS.get(i % COLORS.len()).copied().unwrap_or(BLACK)
-}
+pub(super) use super::axis::color;
 
 /// Scale for a figure's axis: goodput in Gbit/s, the others as they are.
 fn scaled(f: Figure, v: f64) -> f64 {
@@ -42,21 +30,24 @@ fn unit(f: Figure) -> Unit {
     }
 }
 
-fn axis(f: Figure) -> &'static str {
+/// A figure's axis: what the summary table calls it, with the axis unit where the
+/// ticks do not carry one.
+fn axis(f: Figure, test: TestKind) -> String {
     match f {
-        Figure::Goodput => "goodput, Gbit/s",
-        Figure::P50 => "p50 block latency",
-        Figure::P99 => "p99 block latency",
-        Figure::BlocksPerS => "blocks/s",
-        Figure::CpuPerMib => "CPU per MiB (receiver)",
-        Figure::CpuPerBlock => "CPU per block (client)",
-        Figure::FramesPerBlock => "frames per block (receiver)",
+        Figure::Goodput => format!("{}, Gbit/s", f.measured(test)),
+        _ => f.measured(test).to_string(),
     }
 }
 
+/// The chart in its `<figure>`, as wide as the SVG (so the caption wraps under it).
 pub(super) fn wrap(svg: &str, points: usize, caption: &str) -> String {
+    let width = svg
+        .split_once("width=\"")
+        .and_then(|(_, rest)| rest.split('"').next())
+        .and_then(|w| w.parse::<u32>().ok())
+        .map_or(String::new(), |w| format!(" style=\"width:{w}px\""));
     format!(
-        "<figure class=\"chart\" data-points=\"{points}\">{svg}<figcaption>{}</figcaption></figure>\n",
+        "<figure class=\"chart\" data-points=\"{points}\"{width}>{svg}<figcaption>{}</figcaption></figure>\n",
         esc(caption)
     )
 }
@@ -64,11 +55,12 @@ pub(super) fn wrap(svg: &str, points: usize, caption: &str) -> String {
 /// The frame of a line chart.
 pub(super) struct Frame<'a> {
     pub title: &'a str,
-    pub caption_size: u32,
     pub x: std::ops::Range<f64>,
     /// A logarithmic x axis (latency CDFs); linear otherwise.
     pub log_x: bool,
     pub y: std::ops::Range<f64>,
+    /// A logarithmic y axis (latency by percentile, whose tail would squash the rest).
+    pub log_y: bool,
     pub x_desc: &'a str,
     pub y_desc: &'a str,
     pub x_unit: Unit,
@@ -86,6 +78,8 @@ pub(super) struct Line<'a> {
     pub ring: Option<(f64, f64)>,
     /// A label beside each point (e.g. its client count), or none.
     pub labels: Vec<String>,
+    /// Drawn dashed (a second series of one colour: the reverse direction, p99).
+    pub dashed: bool,
 }
 
 /// One path's points with its colour index and name.
@@ -101,12 +95,18 @@ pub(super) fn plain_lines<S: AsRef<str>>(series: &[Named<S>]) -> Vec<Line<'_>> {
             pts,
             ring: None,
             labels: Vec::new(),
+            dashed: false,
         })
         .collect()
 }
 
-/// Width and height of every chart: the plot area plus the legend pane.
-pub(super) const SIZE: (u32, u32) = (520 + LEGEND_W, 320);
+/// Width and height of every chart: the plot area plus the legend pane (two side by
+/// side on a page 1400 px wide).
+pub(super) const SIZE: (u32, u32) = (470 + LEGEND_W, 380);
+
+/// Room for the tick labels and the axis description left of and below a plot.
+const Y_LABELS: u32 = 84;
+const X_LABELS: u32 = 52;
 
 /// Points joined by lines, one per path, with a legend in its own pane right of the
 /// plot: the SVG, or an empty string when plotters cannot lay the chart out.
@@ -115,28 +115,42 @@ pub(super) fn lines_svg(frame: &Frame<'_>, lines: &[Line<'_>]) -> String {
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
         let _ = root.fill(&WHITE);
-        let Ok(titled) = root.titled(frame.title, ("sans-serif", frame.caption_size)) else {
+        let Ok(titled) = root.titled(frame.title, ("sans-serif", FONT_TITLE)) else {
             return String::new();
         };
         let (plot, pane) = titled.split_horizontally(SIZE.0 - LEGEND_W);
-        let entries: Vec<(RGBColor, String)> = lines
+        let entries: Vec<Entry> = lines
             .iter()
-            .map(|l| (color(l.color), l.name.to_string()))
+            .map(|l| (color(l.color), l.name.to_string(), l.dashed))
             .collect();
         legend(&pane, &entries);
         let mut builder = ChartBuilder::on(&plot);
         builder
             .margin(10)
-            .x_label_area_size(36)
-            .y_label_area_size(64);
-        let drawn = if frame.log_x {
-            builder
-                .build_cartesian_2d(frame.x.clone().log_scale(), frame.y.clone())
-                .map(|mut chart| draw_lines(&mut chart, frame, lines))
-        } else {
-            builder
-                .build_cartesian_2d(frame.x.clone(), frame.y.clone())
-                .map(|mut chart| draw_lines(&mut chart, frame, lines))
+            .x_label_area_size(X_LABELS)
+            .y_label_area_size(Y_LABELS);
+        let (x, y) = (frame.x.clone(), frame.y.clone());
+        let drawn = match (frame.log_x, frame.log_y) {
+            (false, false) => builder
+                .build_cartesian_2d(x, y)
+                .map(|mut c| draw_lines(&mut c, frame, lines)),
+            (true, false) => builder
+                .build_cartesian_2d(x.log_scale(), y)
+                .map(|mut c| draw_lines(&mut c, frame, lines)),
+            (false, true) => {
+                let (bold, light) = log_points(&y);
+                let y = y.log_scale().with_key_points(bold).with_light_points(light);
+                builder
+                    .build_cartesian_2d(x, y)
+                    .map(|mut c| draw_lines(&mut c, frame, lines))
+            }
+            (true, true) => {
+                let (bold, light) = log_points(&y);
+                let y = y.log_scale().with_key_points(bold).with_light_points(light);
+                builder
+                    .build_cartesian_2d(x.log_scale(), y)
+                    .map(|mut c| draw_lines(&mut c, frame, lines))
+            }
         };
         if drawn.is_err() {
             return String::new();
@@ -146,18 +160,21 @@ pub(super) fn lines_svg(frame: &Frame<'_>, lines: &[Line<'_>]) -> String {
     svg
 }
 
-fn draw_lines<'b, X>(
-    chart: &mut ChartContext<'b, SVGBackend<'b>, Cartesian2d<X, RangedCoordf64>>,
+fn draw_lines<'b, X, Y>(
+    chart: &mut ChartContext<'b, SVGBackend<'b>, Cartesian2d<X, Y>>,
     frame: &Frame<'_>,
     lines: &[Line<'_>],
 ) where
     X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
 {
     let (xu, yu) = (frame.x_unit, frame.y_unit);
     let _ = chart
         .configure_mesh()
         .x_desc(frame.x_desc)
         .y_desc(frame.y_desc)
+        .label_style(("sans-serif", FONT_TICK))
+        .axis_desc_style(("sans-serif", FONT_DESC))
         .x_label_formatter(&|v| tick(xu, *v))
         .y_label_formatter(&|v| tick(yu, *v))
         .draw();
@@ -165,10 +182,15 @@ fn draw_lines<'b, X>(
         let c = color(l.color);
         let dots = l.pts.iter().map(|&p| Circle::new(p, frame.dot, c.filled()));
         let _ = chart.draw_series(dots);
-        let line = LineSeries::new(l.pts.iter().copied(), c.stroke_width(frame.stroke));
-        let _ = chart.draw_series(line);
+        let style = c.stroke_width(frame.stroke);
+        if l.dashed {
+            let line = DashedLineSeries::new(l.pts.iter().copied(), 6, 4, style);
+            let _ = chart.draw_series(line);
+        } else {
+            let _ = chart.draw_series(LineSeries::new(l.pts.iter().copied(), style));
+        }
         let labels = l.pts.iter().zip(&l.labels).map(|(&p, t)| {
-            EmptyElement::at(p) + Text::new(t.clone(), (6, -16), ("sans-serif", 11))
+            EmptyElement::at(p) + Text::new(t.clone(), (6, -18), ("sans-serif", FONT_TICK))
         });
         let _ = chart.draw_series(labels);
         if let Some(k) = l.ring {
@@ -177,10 +199,39 @@ fn draw_lines<'b, X>(
     }
 }
 
-/// Mean per path as a bar, with its 95% interval as a whisker.
-pub fn bars(d: &CompareDoc, cell: Cell, f: Figure) -> String {
-    let rows: Vec<(usize, &str, f64, f64, f64)> = d
-        .plan
+/// Width and height of a bar chart (no legend: the paths name the bars).
+const BAR_SIZE: (u32, u32) = (600, 340);
+
+/// A log axis's labelled lines (1, 2 and 5 × 10^k) and light ones (the other whole
+/// multiples) within `r`: plotters' own give a decade or two of latency one or two
+/// labels, none below the first power of ten.
+fn log_points(r: &std::ops::Range<f64>) -> (Vec<f64>, Vec<f64>) {
+    let (mut bold, mut light) = (Vec::new(), Vec::new());
+    if r.start <= 0.0 || r.end <= r.start {
+        return (bold, light);
+    }
+    let first = r.start.log10().floor() as i32;
+    let last = r.end.log10().ceil() as i32;
+    for k in first..=last {
+        for m in 1..=9 {
+            let v = f64::from(m) * 10f64.powi(k);
+            if !r.contains(&v) {
+                continue;
+            }
+            if matches!(m, 1 | 2 | 5) {
+                bold.push(v);
+            } else {
+                light.push(v);
+            }
+        }
+    }
+    (bold, light)
+}
+
+/// Each path's bar for `f` in `cell`: colour index, name, mean, and the 95% interval
+/// (the mean at both ends when there is none).
+fn bar_rows(d: &CompareDoc, cell: Cell, f: Figure) -> Vec<(usize, &str, f64, f64, f64)> {
+    d.plan
         .paths
         .iter()
         .enumerate()
@@ -206,7 +257,12 @@ pub fn bars(d: &CompareDoc, cell: Cell, f: Figure) -> String {
                     )
                 })
         })
-        .collect();
+        .collect()
+}
+
+/// Mean per path as a bar, with its 95% interval as a whisker.
+pub fn bars(d: &CompareDoc, cell: Cell, f: Figure) -> String {
+    let rows = bar_rows(d, cell, f);
     if rows.is_empty() {
         return String::new();
     }
@@ -214,19 +270,19 @@ pub fn bars(d: &CompareDoc, cell: Cell, f: Figure) -> String {
     let n = d.plan.paths.len();
     let names: Vec<String> = d.plan.paths.iter().map(|p| p.name.clone()).collect();
     let title = format!(
-        "{}: {} (mean, 95% CI)",
+        "{}: mean {}, 95% CI",
         crate::compare::cell_label(cell.test, cell.block, cell.clients),
-        f.label()
+        f.measured(cell.test)
     );
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (520, 300)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, BAR_SIZE).into_drawing_area();
         let _ = root.fill(&WHITE);
         let Ok(mut chart) = ChartBuilder::on(&root)
-            .caption(&title, ("sans-serif", 16))
+            .caption(&title, ("sans-serif", FONT_TITLE))
             .margin(10)
-            .x_label_area_size(30)
-            .y_label_area_size(64)
+            .x_label_area_size(X_LABELS - 16)
+            .y_label_area_size(Y_LABELS)
             .build_cartesian_2d(0.0..n as f64, 0.0..top)
         else {
             return String::new();
@@ -236,7 +292,9 @@ pub fn bars(d: &CompareDoc, cell: Cell, f: Figure) -> String {
             .disable_x_mesh()
             .x_labels(n * 2 + 1)
             .x_label_formatter(&|x| category_at(&names, *x))
-            .y_desc(axis(f))
+            .y_desc(axis(f, cell.test))
+            .label_style(("sans-serif", FONT_TICK))
+            .axis_desc_style(("sans-serif", FONT_DESC))
             .y_label_formatter(&|v| tick(unit(f), *v))
             .draw();
         for &(i, _, mean, lo, hi) in &rows {
@@ -292,7 +350,8 @@ pub fn rounds(d: &CompareDoc, cell: Cell) -> String {
         })
         .collect();
     let points: usize = series.iter().map(|s| s.2.len()).sum();
-    if points == 0 {
+    // One repetition per path has no order to show: the summary table holds it.
+    if series.iter().all(|s| s.2.len() < 2) {
         return String::new();
     }
     let xmax = series
@@ -312,14 +371,15 @@ pub fn rounds(d: &CompareDoc, cell: Cell) -> String {
         block_label(cell.block)
     );
     let lines = plain_lines(&series);
+    let y_desc = axis(f, cell.test);
     let frame = Frame {
         title: &title,
-        caption_size: 16,
         x: 0.5..xmax,
         log_x: false,
         y: 0.0..ymax,
+        log_y: false,
         x_desc: "repetition",
-        y_desc: axis(f),
+        y_desc: &y_desc,
         x_unit: Unit::Int,
         y_unit: unit(f),
         dot: 4,
@@ -344,5 +404,29 @@ pub(super) fn category_at<S: AsRef<str>>(names: &[S], x: f64) -> String {
             .unwrap_or_default()
     } else {
         String::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_axes_are_labelled_at_one_two_five() {
+        let (bold, light) = log_points(&(15.0..30_000.0));
+        assert_eq!(
+            bold,
+            [20.0, 50.0, 100.0, 200.0, 500.0, 1e3, 2e3, 5e3, 1e4, 2e4]
+        );
+        assert!(light.contains(&30.0) && light.contains(&9000.0));
+        assert!(!light.contains(&10.0), "below the range");
+        assert_eq!(log_points(&(0.0..10.0)), (vec![], vec![]));
+    }
+
+    #[test]
+    fn a_figure_takes_the_width_of_its_chart() {
+        let f = wrap("<svg width=\"640\" height=\"380\"></svg>", 3, "a <b>");
+        assert!(f.contains("style=\"width:640px\""), "{f}");
+        assert!(f.contains("<figcaption>a &lt;b&gt;</figcaption>"), "{f}");
     }
 }

@@ -7,13 +7,18 @@ use std::fmt::Write as _;
 use mtuperf_engine::path::{DirResult, Limit};
 use plotters::prelude::*;
 
-use super::axis::{legend, tick, Unit, LEGEND_W};
+use super::axis::{legend, tick, Unit, FONT_DESC, FONT_TICK, FONT_TITLE, LEGEND_W, PALETTE};
 use super::charts::{color, wrap, SIZE};
-use super::{esc, table, CSS};
+use super::{esc, head, table, when, CSS};
 use crate::figure::Figure;
 use crate::path::{Dir, Document};
 
-/// One bar per direction (the largest size that passed, labelled), a red line at the
+/// The expected MTU's line (vermillion, dashed: it shows over the interface MTU's when
+/// they are equal) and the interface MTU's (grey).
+const EXPECT: RGBColor = PALETTE[3];
+const IFACE: RGBColor = RGBColor(150, 150, 150);
+
+/// One bar per direction (the largest size that passed, labelled), a dashed line at the
 /// expected MTU and a grey one at the sender's interface MTU (the search's top).
 fn chart(ds: &[Dir<'_>], expect: u32) -> String {
     if ds.is_empty() {
@@ -27,23 +32,23 @@ fn chart(ds: &[Dir<'_>], expect: u32) -> String {
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
         let _ = root.fill(&WHITE);
-        let Ok(titled) = root.titled(title, ("sans-serif", 15)) else {
+        let Ok(titled) = root.titled(title, ("sans-serif", FONT_TITLE)) else {
             return String::new();
         };
         let (plot, pane) = titled.split_horizontally(SIZE.0 - LEGEND_W);
         legend(
             &pane,
             &[
-                (color(0), "largest passing".into()),
-                (RED, format!("expected {expect}")),
-                (RGBColor(150, 150, 150), format!("iface MTU {top}")),
+                (color(0), "largest passing".into(), false),
+                (EXPECT, format!("expected {expect}"), true),
+                (IFACE, format!("iface MTU {top}"), false),
             ],
         );
         let names: Vec<&str> = ds.iter().map(|d| dir_title(d.0)).collect();
         let Ok(mut chart) = ChartBuilder::on(&plot)
             .margin(10)
-            .x_label_area_size(30)
-            .y_label_area_size(64)
+            .x_label_area_size(36)
+            .y_label_area_size(84)
             .build_cartesian_2d(0.0..n as f64, 0.0..ymax)
         else {
             return String::new();
@@ -54,6 +59,8 @@ fn chart(ds: &[Dir<'_>], expect: u32) -> String {
             .x_labels(n * 2 + 1)
             .x_label_formatter(&|x| super::charts::category_at(&names, *x))
             .y_desc("IP packet size, bytes")
+            .label_style(("sans-serif", FONT_TICK))
+            .axis_desc_style(("sans-serif", FONT_DESC))
             .y_label_formatter(&|v| tick(Unit::Count, *v))
             .draw();
         for (i, d) in ds.iter().enumerate() {
@@ -65,16 +72,21 @@ fn chart(ds: &[Dir<'_>], expect: u32) -> String {
             )));
             let label = format!("{} ({} probes)", d.1.largest_ok, d.1.probes);
             let _ = chart.draw_series(std::iter::once(
-                EmptyElement::at((x + 0.25, v)) + Text::new(label, (0, -16), ("sans-serif", 12)),
+                EmptyElement::at((x + 0.25, v))
+                    + Text::new(label, (0, -18), ("sans-serif", FONT_TICK)),
             ));
         }
-        for (v, c) in [(top, RGBColor(150, 150, 150)), (expect, RED)] {
-            let y = f64::from(v);
-            let _ = chart.draw_series(std::iter::once(PathElement::new(
-                vec![(0.0, y), (n as f64, y)],
-                c.stroke_width(2),
-            )));
-        }
+        let line = |v: u32| [(0.0, f64::from(v)), (n as f64, f64::from(v))];
+        let _ = chart.draw_series(std::iter::once(PathElement::new(
+            line(top),
+            IFACE.stroke_width(2),
+        )));
+        let _ = chart.draw_series(DashedLineSeries::new(
+            line(expect),
+            8,
+            5,
+            EXPECT.stroke_width(2),
+        ));
         let _ = root.present();
     }
     wrap(&svg, n, title)
@@ -115,19 +127,10 @@ pub fn html(doc: &Document) -> String {
         .or_else(|| doc.icmp.as_ref().map(|r| r.target.to_string()))
         .or_else(|| doc.hops.as_ref().map(|r| r.target.to_string()))
         .unwrap_or_default();
-    let title = format!("mtuperf path: {target}");
-    let _ = write!(
-        o,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/><title>{t}</title><style>{CSS}</style></head><body>\n<h1>{t}</h1>\n",
-        t = esc(&title)
-    );
-    let _ = writeln!(
-        o,
-        "<p>{} mode, started {}{}</p>",
-        esc(&doc.mode),
-        esc(&doc.started),
-        doc.run_id.map_or(String::new(), |id| format!(", run {id}"))
-    );
+    let run = doc.run_id.map_or(String::new(), |id| format!("run {id}, "));
+    let title = format!("mtuperf path to {target}: {run}{}", when(&doc.started));
+    o.push_str(&head(CSS, &title));
+    let _ = writeln!(o, "<p class=\"run\">{} mode</p>", esc(&doc.mode));
     let class = if doc.ok { "verdict" } else { "flag" };
     o.push_str("<h2>Verdict</h2>\n");
     let _ = writeln!(o, "<p class=\"{class}\">{}</p>", esc(&doc.verdict));

@@ -1,7 +1,8 @@
 //! rr charts: latency (or CPU per block) against throughput over the `--clients` steps,
 //! one line per path and block size with the knee marked (`mtuperf_stats::knee`) and
 //! each point labelled with its client count; block-latency CDFs and percentile
-//! spectra (HdrHistogram style, log axis to p99.99) per path.
+//! spectra (HdrHistogram style, log axis to p99.99, latency on a log axis too) per
+//! path, or per load when one path was swept over several client counts.
 
 use mtuperf_engine::compare::TestKind;
 
@@ -49,6 +50,64 @@ fn list(xs: &[u32]) -> String {
 fn load_chart(d: &CompareDoc, blocks: &[u32], y: Figure, title: &str) -> String {
     let mut clients = d.plan.clients.clone();
     clients.sort_unstable();
+    // One load step is one point per line: the summary table holds it.
+    if clients.len() < 2 {
+        return String::new();
+    }
+    let series = curves(d, blocks, &clients, y);
+    let points: usize = series.iter().map(|s| s.pts.len()).sum();
+    if points == 0 {
+        return String::new();
+    }
+    let xmax = series
+        .iter()
+        .flat_map(|s| s.pts.iter().map(|p| p.0))
+        .fold(1.0_f64, f64::max)
+        * 1.15;
+    let ymax = series
+        .iter()
+        .flat_map(|s| s.pts.iter().map(|p| p.1))
+        .fold(1e-9_f64, f64::max)
+        * 1.2;
+    let lines: Vec<Line> = series
+        .iter()
+        .map(|s| Line {
+            color: s.color,
+            name: &s.name,
+            pts: &s.pts,
+            ring: s.knee.and_then(|k| s.pts.get(k).copied()),
+            labels: s.labels.clone(),
+            dashed: false,
+        })
+        .collect();
+    let y_desc = format!("mean {}", y.measured(TestKind::Rr));
+    let x_desc = format!("mean {}", Figure::BlocksPerS.measured(TestKind::Rr));
+    let frame = Frame {
+        title,
+        x: 0.0..xmax,
+        log_x: false,
+        y: 0.0..ymax,
+        log_y: false,
+        x_desc: &x_desc,
+        y_desc: &y_desc,
+        x_unit: Unit::Count,
+        y_unit: Unit::Micros,
+        dot: 4,
+        stroke: 1,
+    };
+    let svg = lines_svg(&frame, &lines);
+    let note = if y != Figure::P99 {
+        "labels: concurrent clients; system-wide CPU of the client host per block answered"
+    } else if series.iter().any(|s| s.knee.is_some()) {
+        "labels: concurrent clients; ringed: the knee (last load step that raised blocks/s by 10% or more, p99 rising after it)"
+    } else {
+        "labels: concurrent clients; no knee: still scaling at the highest load, or nothing saturated (needs 2+ client counts)"
+    };
+    wrap(&svg, points, &format!("{title}; {note}"))
+}
+
+/// The lines of a load chart: per path and block size, `y` at each client count.
+fn curves(d: &CompareDoc, blocks: &[u32], clients: &[u32], y: Figure) -> Vec<Curve> {
     let one_path = d.plan.paths.len() == 1;
     let mut series: Vec<Curve> = Vec::new();
     for (i, p) in d.plan.paths.iter().enumerate() {
@@ -87,57 +146,7 @@ fn load_chart(d: &CompareDoc, blocks: &[u32], y: Figure, title: &str) -> String 
             });
         }
     }
-    let points: usize = series.iter().map(|s| s.pts.len()).sum();
-    if points == 0 {
-        return String::new();
-    }
-    let xmax = series
-        .iter()
-        .flat_map(|s| s.pts.iter().map(|p| p.0))
-        .fold(1.0_f64, f64::max)
-        * 1.15;
-    let ymax = series
-        .iter()
-        .flat_map(|s| s.pts.iter().map(|p| p.1))
-        .fold(1e-9_f64, f64::max)
-        * 1.2;
-    let lines: Vec<Line> = series
-        .iter()
-        .map(|s| Line {
-            color: s.color,
-            name: &s.name,
-            pts: &s.pts,
-            ring: s.knee.and_then(|k| s.pts.get(k).copied()),
-            labels: s.labels.clone(),
-        })
-        .collect();
-    let y_desc = if y == Figure::CpuPerBlock {
-        "client CPU per block (mean)"
-    } else {
-        "p99 block latency (mean)"
-    };
-    let frame = Frame {
-        title,
-        caption_size: 15,
-        x: 0.0..xmax,
-        log_x: false,
-        y: 0.0..ymax,
-        x_desc: "blocks/s (mean)",
-        y_desc,
-        x_unit: Unit::Count,
-        y_unit: Unit::Micros,
-        dot: 4,
-        stroke: 1,
-    };
-    let svg = lines_svg(&frame, &lines);
-    let note = if y != Figure::P99 {
-        "labels: concurrent clients; system-wide CPU of the client host per block answered"
-    } else if series.iter().any(|s| s.knee.is_some()) {
-        "labels: concurrent clients; ringed: the knee (last load step that raised blocks/s by 10% or more, p99 rising after it)"
-    } else {
-        "labels: concurrent clients; no knee: still scaling at the highest load, or nothing saturated (needs 2+ client counts)"
-    };
-    wrap(&svg, points, &format!("{title}; {note}"))
+    series
 }
 
 /// "1 client", "1, 4 and 16 clients".
@@ -174,23 +183,46 @@ pub fn cpu(d: &CompareDoc) -> String {
     load_chart(d, &d.plan.blocks, Figure::CpuPerBlock, &title)
 }
 
-fn cdfs(d: &CompareDoc, block: u32, clients: u32) -> Vec<Cdf> {
-    d.plan
-        .paths
-        .iter()
-        .enumerate()
-        .filter_map(|(i, p)| {
-            let c = d
-                .latency
+/// Whose latencies a CDF or spectrum draws: each path at one client count, or one
+/// path's every client count (a sweep of one path: its loads side by side).
+#[derive(Debug, Clone, Copy)]
+pub enum Load {
+    Clients(u32),
+    Each,
+}
+
+/// The latency series of `block` under `load`: one per path, or one per client count.
+fn cdfs(d: &CompareDoc, block: u32, load: Load) -> Vec<Cdf> {
+    let points = |path: &str, clients: u32| {
+        d.latency
+            .iter()
+            .find(|c| c.path == path && c.block == block && c.clients == clients)
+            .map(|c| c.points.iter().map(|[x, y]| (*x, *y)).collect::<Vec<_>>())
+    };
+    match load {
+        Load::Clients(clients) => d
+            .plan
+            .paths
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| Some((i, p.name.clone(), points(&p.name, clients)?)))
+            .collect(),
+        Load::Each => {
+            let Some(path) = d.plan.paths.first() else {
+                return Vec::new();
+            };
+            let mut clients = d.plan.clients.clone();
+            clients.sort_unstable();
+            clients
                 .iter()
-                .find(|c| c.path == p.name && c.block == block && c.clients == clients)?;
-            Some((
-                i,
-                p.name.clone(),
-                c.points.iter().map(|[x, y]| (*x, *y)).collect(),
-            ))
-        })
-        .collect()
+                .enumerate()
+                .filter_map(|(j, &c)| {
+                    let name = format!("{c} client{}", if c == 1 { "" } else { "s" });
+                    Some((j, name, points(&path.name, c)?))
+                })
+                .collect()
+        }
+    }
 }
 
 /// How many points the series hold, and the largest value of `axis` among them.
@@ -203,32 +235,39 @@ fn extent(series: &[Cdf], axis: fn(&(f64, f64)) -> f64) -> (usize, f64) {
     (points, max)
 }
 
-/// "rr 8K, 4 clients: WHAT".
-fn load_title(block: u32, clients: u32, what: &str) -> String {
-    format!(
-        "rr {}, {clients} client{}: {what}",
-        block_label(block),
-        if clients == 1 { "" } else { "s" }
-    )
+/// "rr 8K, 4 clients: WHAT", or "rr 8K, 1, 4 and 16 clients: WHAT per load".
+fn load_title(d: &CompareDoc, block: u32, load: Load, what: &str) -> String {
+    match load {
+        Load::Clients(clients) => format!(
+            "rr {}, {clients} client{}: {what}",
+            block_label(block),
+            if clients == 1 { "" } else { "s" }
+        ),
+        Load::Each => format!(
+            "rr {}, {}: {what} per load",
+            block_label(block),
+            clients_text(d)
+        ),
+    }
 }
 
-/// Block-latency CDF per path for one block size and client count.
-pub fn cdf(d: &CompareDoc, block: u32, clients: u32) -> String {
-    let series = cdfs(d, block, clients);
+/// Block-latency CDF for one block size: per path at one client count, or per load.
+pub fn cdf(d: &CompareDoc, block: u32, load: Load) -> String {
+    let series = cdfs(d, block, load);
     let (points, xmax) = extent(&series, |p| p.0);
     if points == 0 {
         return String::new();
     }
     let xmax = xmax * 1.05;
-    let title = load_title(block, clients, "block latency CDF");
+    let title = load_title(d, block, load, "block latency CDF");
     let lines = plain_lines(&series);
     let frame = Frame {
         title: &title,
-        caption_size: 15,
         x: 0.5..xmax.max(1.0),
         log_x: true,
         y: 0.0..1.0,
-        x_desc: "block latency (log)",
+        log_y: false,
+        x_desc: "block latency (log scale)",
         y_desc: "fraction of blocks",
         x_unit: Unit::Micros,
         y_unit: Unit::Plain,
@@ -240,15 +279,16 @@ pub fn cdf(d: &CompareDoc, block: u32, clients: u32) -> String {
 }
 
 /// The percentile spectrum: latency against percentile on a log axis of 1/(1−q), so
-/// p90, p99, p99.9 and p99.99 are evenly spaced (as HdrHistogram's plots draw it).
-pub fn spectrum(d: &CompareDoc, block: u32, clients: u32) -> String {
+/// p90, p99, p99.9 and p99.99 are evenly spaced (as HdrHistogram's plots draw it), and
+/// latency on a log axis, so a tail of milliseconds leaves the microseconds readable.
+pub fn spectrum(d: &CompareDoc, block: u32, load: Load) -> String {
     const TOP: f64 = 10_000.0; // p99.99
-    let series: Vec<Cdf> = cdfs(d, block, clients)
+    let series: Vec<Cdf> = cdfs(d, block, load)
         .into_iter()
         .map(|(i, name, pts)| {
             let pts = pts
                 .into_iter()
-                .filter(|&(_, q)| q < 1.0)
+                .filter(|&(us, q)| q < 1.0 && us > 0.0)
                 .map(|(us, q)| ((1.0 / (1.0 - q)).min(TOP), us))
                 .collect();
             (i, name, pts)
@@ -258,17 +298,20 @@ pub fn spectrum(d: &CompareDoc, block: u32, clients: u32) -> String {
     if points == 0 {
         return String::new();
     }
-    let ymax = ymax * 1.1;
-    let title = load_title(block, clients, "latency by percentile");
+    let ymin = series
+        .iter()
+        .flat_map(|s| s.2.iter().map(|p| p.1))
+        .fold(f64::INFINITY, f64::min);
+    let title = load_title(d, block, load, "latency by percentile");
     let lines = plain_lines(&series);
     let frame = Frame {
         title: &title,
-        caption_size: 15,
         x: 1.0..TOP,
         log_x: true,
-        y: 0.0..ymax,
+        y: ymin * 0.8..ymax * 1.25,
+        log_y: true,
         x_desc: "percentile (log scale of 1/(1-q))",
-        y_desc: "block latency",
+        y_desc: "block latency (log scale)",
         x_unit: Unit::Percentile,
         y_unit: Unit::Micros,
         dot: 1,

@@ -1,13 +1,12 @@
 //! `mtuperf report --since 7d`: the watch history as one HTML page. Per peer: the MTU
 //! each direction carried at every check over time (a switch back at 1500 is a step
-//! down), the rr probe's p50 and p99 over time, and a table of the checks where an
+//! down; the reverse direction dashed, so it shows where it overlaps the forward one),
+//! the rr probe's p50 and p99 over time (log axis), and a table of the checks where an
 //! MTU changed.
-
-use std::fmt::Write as _;
 
 use super::axis::Unit;
 use super::charts::{lines_svg, wrap, Frame, Line};
-use super::{esc, table, CSS};
+use super::{head, table, when, CSS};
 use crate::watch::{steps, Trend};
 
 /// The x axis starts at the first stored point of the window (a week asked for, an
@@ -46,17 +45,28 @@ fn short(peer: &str) -> &str {
         .unwrap_or(peer)
 }
 
+/// One line over time: the peer's colour, dashed for its second series.
+struct Series {
+    name: String,
+    peer: usize,
+    second: bool,
+    pts: Vec<(f64, f64)>,
+}
+
 fn mtu_chart(t: &Trend) -> String {
-    let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+    let mut series: Vec<Series> = Vec::new();
     let mut ymax: f64 = 1500.0;
-    for (peer, p) in &t.peers {
-        for (d, pick) in [
+    for (i, (peer, p)) in t.peers.iter().enumerate() {
+        for (second, (d, pick)) in [
             (
                 "fwd",
                 (|m: &crate::watch::MtuPoint| m.forward) as fn(&_) -> _,
             ),
             ("rev", |m: &crate::watch::MtuPoint| m.reverse),
-        ] {
+        ]
+        .into_iter()
+        .enumerate()
+        {
             let pts: Vec<(f64, f64)> = p
                 .mtu
                 .iter()
@@ -64,35 +74,53 @@ fn mtu_chart(t: &Trend) -> String {
                 .collect();
             ymax = pts.iter().map(|x| x.1).fold(ymax, f64::max);
             if !pts.is_empty() {
-                series.push((format!("{} {d}", short(peer)), pts));
+                series.push(Series {
+                    name: format!("{} {d}", short(peer)),
+                    peer: i,
+                    second: second == 1,
+                    pts,
+                });
             }
         }
     }
     chart(
         t,
-        "path MTU per peer and direction",
-        "MTU, bytes",
-        Unit::Count,
-        ymax,
+        &Axis {
+            title: "path MTU per peer and direction",
+            desc: "MTU, bytes",
+            unit: Unit::Count,
+            log: false,
+        },
+        0.0..ymax * 1.15,
         &series,
     )
 }
 
 fn rr_chart(t: &Trend) -> String {
-    let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
-    let mut ymax: f64 = 1.0;
-    for (peer, p) in &t.peers {
-        for (q, pick) in [
+    let mut series: Vec<Series> = Vec::new();
+    let (mut ymin, mut ymax) = (f64::INFINITY, 1.0_f64);
+    for (i, (peer, p)) in t.peers.iter().enumerate() {
+        for (second, (q, pick)) in [
             ("p50", (|r: &crate::watch::RrPoint| r.p50_ns) as fn(&_) -> _),
             ("p99", |r: &crate::watch::RrPoint| r.p99_ns),
-        ] {
+        ]
+        .into_iter()
+        .enumerate()
+        {
             let pts: Vec<(f64, f64)> =
                 p.rr.iter()
                     .map(|r| (hours(t, r.unix_ms), pick(r) as f64 / 1e3))
+                    .filter(|&(_, us)| us > 0.0)
                     .collect();
             ymax = pts.iter().map(|x| x.1).fold(ymax, f64::max);
+            ymin = pts.iter().map(|x| x.1).fold(ymin, f64::min);
             if !pts.is_empty() {
-                series.push((format!("{} {q}", short(peer)), pts));
+                series.push(Series {
+                    name: format!("{} {q}", short(peer)),
+                    peer: i,
+                    second: second == 1,
+                    pts,
+                });
             }
         }
     }
@@ -102,66 +130,83 @@ fn rr_chart(t: &Trend) -> String {
     }
     chart(
         t,
-        "rr probe latency per peer (8 KiB blocks)",
-        "round trip",
-        Unit::Micros,
-        ymax,
+        &Axis {
+            title: "rr probe latency per peer (8 KiB blocks)",
+            desc: "round trip (log scale)",
+            unit: Unit::Micros,
+            log: true,
+        },
+        ymin.min(ymax) * 0.8..ymax * 1.25,
         &series,
     )
 }
 
-fn chart(
-    t: &Trend,
-    title: &str,
-    y_desc: &str,
-    y_unit: Unit,
-    ymax: f64,
-    series: &[(String, Vec<(f64, f64)>)],
-) -> String {
+/// A chart's title and y axis.
+struct Axis<'a> {
+    title: &'a str,
+    desc: &'a str,
+    unit: Unit,
+    log: bool,
+}
+
+/// Series over time, two per peer (fwd/rev, p50/p99): each peer has its colour, its
+/// second series is dashed.
+fn chart(t: &Trend, y: &Axis<'_>, range: std::ops::Range<f64>, series: &[Series]) -> String {
     let span = hours(t, t.until_unix_ms).max(0.01);
     let x_desc = format!("{} since {}", per_unit(t).1, crate::timestamp(start(t)));
     let lines: Vec<Line<'_>> = series
         .iter()
-        .enumerate()
-        .map(|(i, (name, pts))| Line {
-            color: i,
-            name,
-            pts,
+        .map(|s| Line {
+            color: s.peer,
+            name: &s.name,
+            pts: &s.pts,
             ring: None,
             labels: Vec::new(),
+            dashed: s.second,
         })
         .collect();
     let frame = Frame {
-        title,
-        caption_size: 15,
+        title: y.title,
         x: 0.0..span,
         log_x: false,
-        y: 0.0..ymax * 1.15,
+        y: range,
+        log_y: y.log,
         x_desc: &x_desc,
-        y_desc,
+        y_desc: y.desc,
         x_unit: Unit::Plain,
-        y_unit,
-        dot: 2,
-        stroke: 1,
+        y_unit: y.unit,
+        dot: 3,
+        stroke: 2,
     };
-    let points = series.iter().map(|s| s.1.len()).sum();
-    wrap(&lines_svg(&frame, &lines), points, title)
+    let points = series.iter().map(|s| s.pts.len()).sum();
+    wrap(&lines_svg(&frame, &lines), points, y.title)
+}
+
+/// "mtuperf watch trend of 10.0.9.2, 10.0.9.3: 2026-11-25 19:11:31 to 20:11:31 UTC".
+fn title(t: &Trend) -> String {
+    let peers: Vec<&str> = t.peers.keys().map(|p| short(p)).collect();
+    let of = match peers.len() {
+        0 => String::new(),
+        1..=4 => format!(" of {}", peers.join(", ")),
+        n => format!(" of {n} peers"),
+    };
+    let (from, to) = (
+        when(&crate::timestamp(t.since_unix_ms)),
+        when(&crate::timestamp(t.until_unix_ms)),
+    );
+    // "2026-11-25 19:11:31 to 20:11:31 UTC" within one day.
+    let span = match (from.split_once(' '), to.split_once(' ')) {
+        (Some((d1, t1)), Some((d2, t2))) if d1 == d2 => {
+            format!("{d1} {} to {t2}", t1.trim_end_matches(" UTC"))
+        }
+        _ => format!("{from} to {to}"),
+    };
+    format!("mtuperf watch trend{of}: {span}")
 }
 
 /// The whole trend page.
 pub fn html(t: &Trend) -> String {
-    let mut o = String::new();
-    let title = format!(
-        "mtuperf watch trend: {} to {}",
-        crate::timestamp(t.since_unix_ms),
-        crate::timestamp(t.until_unix_ms)
-    );
-    let _ = write!(
-        o,
-        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{}</title><style>{CSS}</style></head><body>\n<h1>{}</h1>\n",
-        esc(&title),
-        esc(&title)
-    );
+    let mut o = head(CSS, &title(t));
     if t.peers.is_empty() {
         o.push_str("<p>No watch results in this window: run the agent with <code>serve --watch PEERS</code> and a history.</p>\n");
         o.push_str("</body></html>\n");
@@ -204,8 +249,10 @@ pub fn html(t: &Trend) -> String {
         ],
         &rows,
     );
+    o.push_str("<div class=\"charts\">\n");
     o.push_str(&mtu_chart(t));
     o.push_str(&rr_chart(t));
+    o.push_str("</div>\n");
     let changes: Vec<Vec<String>> = t
         .peers
         .iter()

@@ -1,8 +1,9 @@
 //! The mesh as one self-contained HTML page in the style of perfSONAR's MaDDash: per
 //! network a grid (rows: from, columns: to) whose cells are split into their two
 //! directions (upper-left triangle: row → column; lower-right: column → row),
-//! coloured by verdict, with the details on hover; then the findings and per-network
-//! summaries. Inline CSS and SVG, no scripts.
+//! coloured by verdict (the Okabe–Ito palette: told apart with every common
+//! colour-vision deficiency), with the details on hover; then the findings and
+//! per-network summaries. Inline CSS and SVG, no scripts.
 
 use std::fmt::Write as _;
 
@@ -14,36 +15,52 @@ use super::words::Say;
 use super::Document;
 use crate::html::esc;
 
-const CSS: &str = "body{font-family:system-ui,sans-serif;margin:2em;max-width:1300px;color:#222}\
-table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}\
+const CSS: &str = "body{font-family:system-ui,sans-serif;font-size:15px;margin:2em;max-width:1300px;color:#222}\
+h1{font-size:1.6em;overflow-wrap:anywhere}\
+.grid-wrap{max-width:100%;overflow-x:auto}\
+table{border-collapse:collapse;margin:1em 0;max-width:100%}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;overflow-wrap:anywhere}\
 th{background:#eee}table.grid td{padding:0;border:1px solid #fff}table.grid th{font-weight:normal;white-space:nowrap}\
 table.grid th.col{writing-mode:vertical-rl;transform:rotate(180deg);height:6em}\
 .legend span{display:inline-block;margin-right:1.2em}.legend i{display:inline-block;width:1em;height:1em;margin-right:.3em;vertical-align:middle}\
-.ok{background:#eef6ee;padding:.6em;border-left:4px solid #393}.flag{background:#fdd;padding:.6em;border-left:4px solid #c33}\
+.ok{background:#eef6ee;padding:.6em;border-left:4px solid #009e73}.flag{background:#fbe9dd;padding:.6em;border-left:4px solid #d55e00}\
 ol li{margin-bottom:.6em}.ev{color:#555;font-size:.92em}";
 
-const CELL: u32 = 44;
+const CELL: u32 = 54;
+/// The MTU labels in a cell, px.
+const CELL_FONT: u32 = 12;
+/// Not measured (the test failed, or the direction was not tested).
+const GREY: &str = "#c8c8c8";
 
-/// Colour of a verdict.
+/// Colour of a verdict: the Okabe–Ito palette, one colour each (black for a disputed
+/// measurement), grey for no measurement.
 fn verdict_colour(v: CellVerdict) -> &'static str {
     match v {
-        CellVerdict::Ok => "#4caf50",
-        CellVerdict::NicMtu => "#e53935",
-        CellVerdict::SwitchPort => "#fb8c00",
-        CellVerdict::Network => "#8e24aa",
-        CellVerdict::Asymmetric => "#fdd835",
-        CellVerdict::NodeRoute => "#6d4c41",
-        CellVerdict::Limited => "#c62828",
-        CellVerdict::Disputed => "#1e88e5",
-        CellVerdict::Error | CellVerdict::NotMeasured => "#bbb",
+        CellVerdict::Ok => "#009e73",
+        CellVerdict::NicMtu => "#d55e00",
+        CellVerdict::SwitchPort => "#e69f00",
+        CellVerdict::Network => "#cc79a7",
+        CellVerdict::Asymmetric => "#f0e442",
+        CellVerdict::NodeRoute => "#0072b2",
+        CellVerdict::Limited => "#56b4e9",
+        CellVerdict::Disputed => "#000000",
+        CellVerdict::Error | CellVerdict::NotMeasured => GREY,
     }
 }
 
-/// Colour of one direction: green when it carries the network's MTU, else by the
-/// finding that explains it (blue when it was doubted).
+/// The label colour that reads on `fill`: white on the dark blue and on black.
+fn ink(fill: &str) -> &'static str {
+    if matches!(fill, "#0072b2" | "#000000") {
+        "#fff"
+    } else {
+        "#000"
+    }
+}
+
+/// Colour of one direction: bluish green when it carries the network's MTU, else by
+/// the finding that explains it (black when it was doubted).
 fn colour(verdict: CellVerdict, d: Option<&DirCell>) -> &'static str {
     match d {
-        None => "#bbb",
+        None => GREY,
         Some(x) if x.doubt.is_some() => verdict_colour(CellVerdict::Disputed),
         Some(x) if x.ok => verdict_colour(CellVerdict::Ok),
         Some(_) => verdict_colour(verdict),
@@ -129,29 +146,34 @@ fn cell_svg(o: &mut String, d: &Document, net: &MeshNetwork, c: &Cell) {
         cell_text(c)
     );
     let s = CELL;
+    let fwd = colour(c.verdict, c.forward.as_ref());
+    let rev = colour(c.verdict, c.reverse.as_ref());
     let _ = write!(
         o,
         "<td title=\"{}\"><svg width=\"{s}\" height=\"{s}\" xmlns=\"http://www.w3.org/2000/svg\">\
 <polygon points=\"0,0 {s},0 0,{s}\" fill=\"{}\"><title>{}</title></polygon>\
 <polygon points=\"{s},0 {s},{s} 0,{s}\" fill=\"{}\"><title>{}</title></polygon>\
 <line x1=\"{s}\" y1=\"0\" x2=\"0\" y2=\"{s}\" stroke=\"#fff\" stroke-width=\"1.5\"/>\
-<text x=\"2\" y=\"11\" font-size=\"9\" fill=\"#000\">{}</text>\
-<text x=\"{}\" y=\"{}\" font-size=\"9\" text-anchor=\"end\" fill=\"#000\">{}</text></svg></td>",
+<text x=\"2\" y=\"{top}\" font-size=\"{CELL_FONT}\" fill=\"{}\">{}</text>\
+<text x=\"{}\" y=\"{}\" font-size=\"{CELL_FONT}\" text-anchor=\"end\" fill=\"{}\">{}</text></svg></td>",
         esc(&title),
-        colour(c.verdict, c.forward.as_ref()),
+        fwd,
         esc(&f),
-        colour(c.verdict, c.reverse.as_ref()),
+        rev,
         esc(&r),
+        ink(fwd),
         mtu(c.forward.as_ref()),
         s - 2,
         s - 3,
+        ink(rev),
         mtu(c.reverse.as_ref()),
+        top = CELL_FONT,
     );
 }
 
 fn grid(o: &mut String, d: &Document, ni: usize, net: &MeshNetwork) {
     let say = Say::new(d);
-    o.push_str("<table class=\"grid\"><tr><th>from ↓ to →</th>");
+    o.push_str("<div class=\"grid-wrap\"><table class=\"grid\"><tr><th>from ↓ to →</th>");
     for m in &net.members {
         let _ = write!(o, "<th class=\"col\">{}</th>", esc(&say.node(m.node)));
     }
@@ -167,12 +189,17 @@ fn grid(o: &mut String, d: &Document, ni: usize, net: &MeshNetwork) {
             match d.result.cell(ni, a.node, b.node) {
                 _ if a.node == b.node => o.push_str("<td style=\"background:#f4f4f4\"></td>"),
                 Some(c) => cell_svg(o, d, net, c),
-                None => o.push_str("<td title=\"not tested\" style=\"background:#bbb\"></td>"),
+                None => {
+                    let _ = write!(
+                        o,
+                        "<td title=\"not tested\" style=\"background:{GREY}\"></td>"
+                    );
+                }
             }
         }
         o.push_str("</tr>\n");
     }
-    o.push_str("</table>\n");
+    o.push_str("</table></div>\n");
 }
 
 fn summary(o: &mut String, d: &Document, ni: usize, net: &MeshNetwork) {
@@ -220,16 +247,26 @@ fn summary(o: &mut String, d: &Document, ni: usize, net: &MeshNetwork) {
     o.push_str("</table>\n");
 }
 
+/// "mtuperf mesh of n1, n2, n3, n4: run 21, 2026-11-25 19:38:45 UTC".
+fn title(d: &Document) -> String {
+    let say = Say::new(d);
+    let nodes: Vec<String> = (0..d.result.nodes.len()).map(|i| say.node(i)).collect();
+    let of = match nodes.as_slice() {
+        [] => String::new(),
+        [first, .., last] if nodes.len() > 8 => {
+            format!(" of {} nodes ({first} … {last})", nodes.len())
+        }
+        _ => format!(" of {}", nodes.join(", ")),
+    };
+    let run = d.run_id.map_or(String::new(), |id| format!("run {id}, "));
+    format!("mtuperf mesh{of}: {run}{}", crate::html::when(&d.started))
+}
+
 /// The whole page.
 pub fn html(d: &Document) -> String {
     let r = &d.result;
     let mut o = String::new();
-    let title = format!("mtuperf mesh: {}", d.headline);
-    let _ = write!(
-        o,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/><title>{}</title><style>{CSS}</style></head><body>\n<h1>mtuperf mesh</h1>\n",
-        esc(&title)
-    );
+    o.push_str(&crate::html::head(CSS, &title(d)));
     let cls = if d.ok { "ok" } else { "flag" };
     let _ = writeln!(
         o,
@@ -294,4 +331,34 @@ pub fn html(d: &Document) -> String {
     }
     o.push_str("</body></html>\n");
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rgb(hex: &str) -> (f64, f64, f64) {
+        let c = |i: usize| f64::from(u8::from_str_radix(&hex[i..i + 2], 16).unwrap());
+        (c(1), c(3), c(5))
+    }
+
+    /// Every legend entry has its own colour, far from the others (the two reds of
+    /// a NIC's MTU and a limited pair used to be 40 apart), but for the two kinds of
+    /// missing measurement, which share the grey.
+    #[test]
+    fn legend_colours_are_distinct() {
+        let cols: Vec<&str> = LEGEND
+            .iter()
+            .filter(|(v, _)| *v != CellVerdict::NotMeasured)
+            .map(|(v, _)| verdict_colour(*v))
+            .collect();
+        for (i, a) in cols.iter().enumerate() {
+            for b in &cols[i + 1..] {
+                let (x, y) = (rgb(a), rgb(b));
+                let d = ((x.0 - y.0).powi(2) + (x.1 - y.1).powi(2) + (x.2 - y.2).powi(2)).sqrt();
+                assert!(d > 60.0, "{a} and {b} are {d:.0} apart");
+            }
+        }
+        assert_eq!(ink(verdict_colour(CellVerdict::Disputed)), "#fff");
+    }
 }

@@ -1,5 +1,7 @@
 //! `lab exec`: run a command in a lab host, passing its exit code through as a shell
-//! does (127 not found, 126 not executable, 128 + signal).
+//! does (127 not found, 126 not executable, 128 + signal). SIGINT, SIGTERM and SIGHUP
+//! sent to `lab exec` go on to the command, which it waits for
+//! (`mtuperf_lab::forward`): stopping the wrapper never leaves the command running.
 use std::io::Write as _;
 
 use anyhow::anyhow;
@@ -20,7 +22,7 @@ pub fn exec(lab: &Lab, host: &str, command: &[String]) -> CmdResult {
             anyhow!("lab {name:?}: the namespace {ns} of host {host} is gone; rebuild the lab (mtuperf lab down --name {name}, then lab up)"),
         ));
     }
-    match lab.exec_command(host, command).status() {
+    match mtuperf_lab::forward::run(&mut lab.exec_command(host, command)) {
         Ok(status) => Ok(exit_code_of(status)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let _ = writeln!(
