@@ -10,12 +10,12 @@ use std::time::{Duration, Instant};
 
 use mtuperf_proto::msg::rr::RrProto;
 use mtuperf_proto::msg::rr::RrReverse;
-use mtuperf_proto::msg::{ClientMsg, RrReady, RrServed};
+use mtuperf_proto::msg::{ClientMsg, RrReady, RrRequest, RrServed};
 
 use super::bidir_responder::{self, Responder};
 use super::observer::RrObserver;
 use super::requester::{self, udp_socket, Drive};
-use super::{RrBidirResult, RrClientEnd, RrResult};
+use super::{RrBidirResult, RrClientEnd, RrInterval, RrResult};
 use crate::client::Session;
 use crate::config::RrConfig;
 use crate::flow::DataReady;
@@ -180,23 +180,10 @@ pub fn run(
     if let Some(first) = mine.errors.first() {
         reasons.push(format!("this end: {first}"));
     }
-    let spans: Vec<Span> = intervals
-        .iter()
-        .map(|i| Span {
-            start_ns: i.start_ns,
-            end_ns: i.end_ns,
-            moved: i.blocks > 0,
-        })
-        .collect();
-    // An open loop slower than one request per second leaves quiet intervals by
-    // design: only a silence of several request spacings is a stall there.
-    let spacing_ns = req.rate.filter(|&r| r > 0).map_or(0, |r| 2_000_000_000 / r);
-    let gaps = stall::stalls(
-        &spans,
-        (params.interval.as_nanos() as u64).max(spacing_ns),
-        req.duration_ms * 1_000_000,
-    );
-    reasons.extend(stall::describe(&gaps, "no block answered by the agent"));
+    reasons.extend(stall::describe(
+        &quiet(&intervals, &req, params.interval),
+        "no block arrived",
+    ));
     Ok(RrResult {
         workers: ready.workers,
         target: session.agent.to_string(),
@@ -232,4 +219,72 @@ pub fn run(
         from: Vec::new(),
         from_failed: Vec::new(),
     })
+}
+
+/// The stalls of a run's intervals: spans where no block arrived at all. A block that
+/// came after its request had timed out is still an answer (the agent served it, late:
+/// a queue past the knee, counted lost and late), so a retry storm is not a stall.
+fn quiet(intervals: &[RrInterval], req: &RrRequest, interval: Duration) -> Vec<(u64, u64)> {
+    let spans: Vec<Span> = intervals
+        .iter()
+        .map(|i| Span {
+            start_ns: i.start_ns,
+            end_ns: i.end_ns,
+            moved: i.blocks + i.late > 0,
+        })
+        .collect();
+    // An open loop slower than one request per second leaves quiet intervals by
+    // design: only a silence of several request spacings is a stall there.
+    let spacing_ns = req.rate.filter(|&r| r > 0).map_or(0, |r| 2_000_000_000 / r);
+    stall::stalls(
+        &spans,
+        (interval.as_nanos() as u64).max(spacing_ns),
+        req.duration_ms * 1_000_000,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: u64 = 1_000_000_000;
+
+    fn iv(k: u64, blocks: u64, late: u64) -> RrInterval {
+        RrInterval {
+            start_ns: k * S,
+            end_ns: (k + 1) * S,
+            blocks,
+            lost: 40_000,
+            late,
+            mean_ns: (blocks > 0).then_some(150_000_000),
+            max_ns: (blocks > 0).then_some(390_000_000),
+        }
+    }
+
+    fn request() -> RrRequest {
+        crate::config::RrConfig {
+            time: Duration::from_secs(10),
+            ..crate::config::RrConfig::default()
+        }
+        .wire(Vec::new(), None)
+    }
+
+    #[test]
+    fn answers_later_than_the_timeout_are_no_stall() {
+        // Issue 28's 4096-client UDP step: after the first second every block came
+        // after its request had timed out (the agent answered all 403,591 requests),
+        // so no block was "on time" for five seconds. That is loss, not a stall.
+        let mut storm = vec![iv(0, 9498, 0)];
+        storm.extend((1..6).map(|k| iv(k, 0, 38_000)));
+        storm.extend((6..10).map(|k| iv(k, 30_000, 1_000)));
+        assert!(quiet(&storm, &request(), Duration::from_secs(1)).is_empty());
+        // Nothing at all for those five seconds is one.
+        let mut silent = vec![iv(0, 9498, 0)];
+        silent.extend((1..6).map(|k| iv(k, 0, 0)));
+        silent.extend((6..10).map(|k| iv(k, 30_000, 0)));
+        assert_eq!(
+            quiet(&silent, &request(), Duration::from_secs(1)),
+            vec![(S, 6 * S)]
+        );
+    }
 }

@@ -86,9 +86,11 @@ fn rr_chart(t: &Trend) -> String {
             ("p50", (|r: &crate::watch::RrPoint| r.p50_ns) as fn(&_) -> _),
             ("p99", |r: &crate::watch::RrPoint| r.p99_ns),
         ] {
+            // A probe with no block answered has no latency: no point (listed under
+            // the chart instead), never one at 0 µs.
             let pts: Vec<(f64, f64)> =
                 p.rr.iter()
-                    .map(|r| (hours(t, r.unix_ms), pick(r) as f64 / 1e3))
+                    .filter_map(|r| Some((hours(t, r.unix_ms), pick(r)? as f64 / 1e3)))
                     .collect();
             ymax = pts.iter().map(|x| x.1).fold(ymax, f64::max);
             if !pts.is_empty() {
@@ -96,18 +98,49 @@ fn rr_chart(t: &Trend) -> String {
             }
         }
     }
-    if series.is_empty() {
+    let silent = unanswered(t);
+    if series.is_empty() && silent.is_empty() {
         return "<p>No rr probes in this window (serve --watch-rr TIME adds one per check).</p>\n"
             .into();
     }
-    chart(
-        t,
-        "rr probe latency per peer (8 KiB blocks)",
-        "round trip",
-        Unit::Micros,
-        ymax,
-        &series,
-    )
+    let mut o = if series.is_empty() {
+        String::new()
+    } else {
+        chart(
+            t,
+            "rr probe latency per peer (8 KiB blocks)",
+            "round trip",
+            Unit::Micros,
+            ymax,
+            &series,
+        )
+    };
+    if !silent.is_empty() {
+        let _ = writeln!(
+            o,
+            "<p><b>{} rr probe{} answered no block</b> (no latency, so no point above; every request lost):</p>",
+            silent.len(),
+            if silent.len() == 1 { "" } else { "s" }
+        );
+        table(&mut o, &["probe at", "peer", "requests sent"], &silent);
+    }
+    o
+}
+
+/// The probes that answered no block: (time, peer, requests sent), oldest first.
+fn unanswered(t: &Trend) -> Vec<Vec<String>> {
+    t.peers
+        .iter()
+        .flat_map(|(peer, p)| {
+            p.rr.iter().filter(|r| r.p99_ns.is_none()).map(move |r| {
+                vec![
+                    crate::timestamp(r.unix_ms),
+                    peer.clone(),
+                    r.sent.to_string(),
+                ]
+            })
+        })
+        .collect()
 }
 
 fn chart(
@@ -187,6 +220,10 @@ pub fn html(t: &Trend) -> String {
                     .map_or("-".into(), |v| v.to_string()),
                 last.map_or("-".into(), |m| m.expect.to_string()),
                 p.rr.len().to_string(),
+                p.rr.iter()
+                    .filter(|r| r.p99_ns.is_none())
+                    .count()
+                    .to_string(),
             ]
         })
         .collect();
@@ -201,6 +238,7 @@ pub fn html(t: &Trend) -> String {
             "last reverse MTU",
             "expected",
             "rr probes",
+            "rr probes with no answer",
         ],
         &rows,
     );

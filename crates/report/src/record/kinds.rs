@@ -57,7 +57,7 @@ impl RunRecord for stream::RunDoc {
     }
 }
 
-// --- rr: one load step, stored as a one-step mtuperf.rr/1 document.
+// --- rr: one load step, stored as a one-step mtuperf.rr/2 document.
 
 impl RunRecord for rr::StepDoc {
     fn kind(&self) -> RunKind {
