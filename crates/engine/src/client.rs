@@ -168,6 +168,12 @@ impl Session {
         })
     }
 
+    /// A new session with the same agent and options (this one may be stuck, e.g.
+    /// behind a report that a path too small for it never delivers).
+    pub fn reconnect(&self) -> Result<Session, EngineError> {
+        Session::connect(&self.agent.to_string(), &self.opts)
+    }
+
     pub fn reply_timeout(&self) -> Duration {
         self.opts.reply_timeout
     }

@@ -18,6 +18,7 @@ use super::requester::{self, udp_socket, Drive};
 use super::{RrBidirResult, RrClientEnd, RrInterval, RrResult};
 use crate::client::Session;
 use crate::config::RrConfig;
+use crate::explain;
 use crate::flow::DataReady;
 use crate::placement::{Pinning, Watch};
 use crate::sampler::Sampler;
@@ -139,6 +140,7 @@ pub fn run(
         wait += Duration::from_secs(10);
     }
     let asked = Instant::now();
+    let mut report_missing = false;
     let answer: Result<RrServed, EngineError> = session
         .control
         .send(&ClientMsg::Stop)
@@ -161,6 +163,7 @@ pub fn run(
             });
             // Nothing more is expected from the agent on this session.
             session.control.shutdown();
+            report_missing = true;
             RrServed::default()
         }
     };
@@ -180,11 +183,11 @@ pub fn run(
     if let Some(first) = mine.errors.first() {
         reasons.push(format!("this end: {first}"));
     }
-    reasons.extend(stall::describe(
-        &quiet(&intervals, &req, params.interval),
-        "no block arrived",
-    ));
-    Ok(RrResult {
+    let gaps = quiet(&intervals, &req, params.interval);
+    reasons.extend(stall::describe(&gaps, "no block arrived"));
+    let starved = mine.counts.blocks == 0 && mine.counts.requests_sent > 0;
+    let failed = starved || report_missing || !gaps.is_empty();
+    let mut result = RrResult {
         workers: ready.workers,
         target: session.agent.to_string(),
         local_addr: session
@@ -218,7 +221,36 @@ pub fn run(
         request: req,
         from: Vec::new(),
         from_failed: Vec::new(),
-    })
+        diagnosis: None,
+    };
+    if params.explain && failed && !stop.load(Ordering::Relaxed) {
+        result.diagnosis = Some(explain::diagnose(
+            session,
+            &evidence(&result, report_missing),
+        ));
+    }
+    Ok(result)
+}
+
+/// What a step that failed showed, for [`explain::diagnose`].
+fn evidence(r: &RrResult, report_missing: bool) -> explain::Evidence {
+    let q = &r.request;
+    explain::Evidence {
+        test: match q.proto {
+            RrProto::Udp => explain::Test::RrUdp {
+                block: q.block,
+                request: q.request,
+            },
+            RrProto::Tcp => explain::Test::RrTcp,
+        },
+        received: r.client.counts.blocks,
+        late: r.client.counts.late,
+        timeout_ns: r.client.timeout_ns,
+        agent: (!report_missing).then_some(explain::Account {
+            received: r.agent.requests,
+            answered: r.agent.responses,
+        }),
+    }
 }
 
 /// The stalls of a run's intervals: spans where no block arrived at all. A block that

@@ -125,6 +125,10 @@ pub struct RrResult {
     /// share and error; no figure of the step includes them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub from_failed: Vec<RrFromFailed>,
+    /// A step that got no block back, stalled or lost the agent's report: the likely
+    /// cause, from a path check toward the same agent (`explain`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnosis: Option<crate::explain::Diagnosis>,
 }
 
 /// The reverse direction of a `--bidir` run: the agent requested, the client served.

@@ -55,4 +55,8 @@ pub struct StreamResult {
     /// stored before it existed; the agent's is `agent.placement`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_placement: Option<mtuperf_proto::placement::Placement>,
+    /// A run that moved nothing, stalled or lost the agent's report: the likely
+    /// cause, from a path check toward the same agent (`explain`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnosis: Option<crate::explain::Diagnosis>,
 }

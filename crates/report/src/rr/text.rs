@@ -222,6 +222,9 @@ pub fn step_text(step: &StepDoc) -> String {
     for e in &r.client.errors {
         let _ = writeln!(out, "  error: {}", mtuperf_proto::text::escape_control(e));
     }
+    if let Some(d) = &r.diagnosis {
+        let _ = writeln!(out, "  {}", crate::explain::line(d, &r.target));
+    }
     if r.interrupted {
         match &r.interrupt_reason {
             Some(why) => {

@@ -345,6 +345,9 @@ pub fn summary_text(run: &RunDoc) -> String {
     {
         let _ = writeln!(out, "limited by: {}", v.line);
     }
+    if let Some(d) = &run.result.diagnosis {
+        let _ = writeln!(out, "{}", crate::explain::line(d, &run.result.target));
+    }
     if run.result.interrupted {
         let _ = writeln!(out, "INTERRUPTED: partial result (stored as interrupted)");
         if let Some(why) = &run.result.interrupt_reason {
