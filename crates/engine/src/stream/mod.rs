@@ -2,6 +2,7 @@
 //! on both ends (bytes, calls, time inside calls, first/last byte), with CPU,
 //! interface counters and TCP_INFO.
 
+pub mod advice;
 pub mod agent;
 pub mod client;
 pub(crate) mod data;
@@ -12,7 +13,6 @@ mod phase;
 mod ticker;
 pub mod udp;
 pub mod verdict;
-mod verdict_fmt;
 pub mod window_eq;
 
 use mtuperf_proto::host::HostIdentity;

@@ -28,7 +28,7 @@ pub fn decode(kind: RunKind, document: &str) -> Result<Box<dyn RunRecord>, serde
     })
 }
 
-// --- stream: one run, stored as a one-run mtuperf.stream/1 document.
+// --- stream: one run, stored as a one-run mtuperf.stream/2 document.
 
 impl RunRecord for stream::RunDoc {
     fn kind(&self) -> RunKind {
