@@ -223,6 +223,10 @@ fn limit(
         link_bps: iface
             .and_then(mtuperf_proto::host::IfaceInfo::real_speed_mbps)
             .map(|m| f64::from(m) * 1e6),
+        nominal_link_bps: iface
+            .filter(|i| i.is_virtual())
+            .and_then(|i| i.speed_mbps)
+            .map(|m| f64::from(m) * 1e6),
         delivery_rate_bps: tcp
             .iter()
             .map(|t| t.delivery_rate_bps)

@@ -196,6 +196,9 @@ pub struct LimitVerdict {
     /// For a window-equation verdict: the buffers ÷ min RTT, bit/s, the most the
     /// buffer allows per round trip.
     pub window_allows_bps: Option<f64>,
+    /// For a window-equation verdict on a virtual link: the speed it reports, which
+    /// the equation took as an estimate of the room the path leaves (no real one).
+    pub nominal_link_bps: Option<f64>,
     /// The fixes that apply to this setup, most useful first (none contradicts it:
     /// no jumbo frames on a path at 9000, no bigger buffer than the path needs).
     pub fixes: Vec<Fix>,
@@ -218,6 +221,9 @@ pub struct Evidence<'a> {
     pub sender_buffer: Option<u32>,
     /// The sender's real link speed (None on a virtual link or when unknown).
     pub link_bps: Option<f64>,
+    /// The speed a virtual link reports (a veth says 10 Gbit/s): no rate it is held
+    /// to, only the window equation's estimate of the room the path leaves.
+    pub nominal_link_bps: Option<f64>,
     pub delivery_rate_bps: Option<f64>,
     /// Goodput of the direction, bit/s.
     pub goodput_bps: Option<f64>,
@@ -484,14 +490,20 @@ pub fn decide(ev: &Evidence<'_>) -> LimitVerdict {
         sysctl,
         sysctl_end,
         evidence: n.evidence,
-        window_allows_bps: n.bound.map(|b| b.allows_bps),
+        window_allows_bps: n.bound.as_ref().map(|b| b.allows_bps),
+        nominal_link_bps: n
+            .bound
+            .as_ref()
+            .and(ev.nominal_link_bps)
+            .filter(|_| ev.link_bps.is_none()),
         fixes,
     }
 }
 
 /// The window equation for the send buffer and the receive buffer (see `window_eq`).
 fn equation(ev: &Evidence<'_>) -> Option<(bool, WindowBound, End)> {
-    let b = |buf| window_eq::bound(buf, ev.conns, ev.min_rtt_us, ev.goodput_bps, ev.link_bps);
+    let link = ev.link_bps.or(ev.nominal_link_bps);
+    let b = |buf| window_eq::bound(buf, ev.conns, ev.min_rtt_us, ev.goodput_bps, link);
     window_eq::pick(
         b(ev.sender_buffer),
         b(ev.receiver_buffer),

@@ -193,8 +193,21 @@ fn by_equation(v: &LimitVerdict, send: bool) -> String {
             }
         )
     });
+    // A virtual link's own speed is no limit: the equation took it as an estimate.
+    let (link, link_bps) = match (v.link_bps, v.nominal_link_bps) {
+        (Some(l), _) => (format!("{} link", rate(l)), l),
+        (None, Some(n)) => (
+            format!(
+                "link's nominal {} (a virtual link's speed, taken as an estimate)",
+                rate(n)
+            ),
+            n,
+        ),
+        (None, None) => ("link".to_string(), 0.0),
+    };
+    let link_bdp = link_bps / 8.0 * f64::from(v.min_rtt_us.unwrap_or(0)) / 1e6;
     format!(
-        "{} limited the sender: the {}'s socket buffer of {}{} B per {:.1} ms round trip (min RTT) allows ≈ {} (window ÷ RTT) and the run got {}, while the {} link × min RTT needs ≈ {}; evidence: the window equation (rate ≤ window ÷ RTT); {clock}{}",
+        "{} limited the sender: the {}'s socket buffer of {}{} B per {:.1} ms round trip (min RTT) allows ≈ {} (window ÷ RTT) and the run got {}, while the {} × min RTT needs ≈ {}; evidence: the window equation (rate ≤ window ÷ RTT); {clock}{}",
         if send { "send buffer" } else { "receive window" },
         name(end),
         if v.conns > 1 { format!("{} × ", v.conns) } else { String::new() },
@@ -202,8 +215,8 @@ fn by_equation(v: &LimitVerdict, send: bool) -> String {
         f64::from(v.min_rtt_us.unwrap_or(0)) / 1e3,
         rate(v.window_allows_bps.unwrap_or(0.0)),
         rate(v.goodput_bps.unwrap_or(0.0)),
-        rate(v.link_bps.unwrap_or(0.0)),
-        bytes(v.link_bdp_bytes.unwrap_or(0.0).ceil() as u64),
+        link,
+        bytes(link_bdp.ceil() as u64),
         window_fixes(&v.fixes)
     )
 }
@@ -361,6 +374,7 @@ mod tests {
             receiver_buffer: Some(131_072),
             sender_buffer: Some(65_536),
             link_bps: Some(10e9),
+            nominal_link_bps: None,
             delivery_rate_bps: None,
             goodput_bps: Some(190e6),
             software_link: None,
