@@ -45,6 +45,7 @@ fn params(proto: RrProto, clients: u32) -> RrConfig {
         interval: Duration::from_millis(100),
         cpus: None,
         agent_cpus: None,
+        explain: false,
     }
 }
 

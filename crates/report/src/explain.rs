@@ -17,7 +17,7 @@ fn way(w: Way) -> &'static str {
 /// "8 KiB blocks (8260-byte datagrams)", "9000-byte TCP segments (…)".
 fn packets(k: PacketKind, bytes: u32) -> String {
     let size = |b: u32| {
-        if b >= 1024 && b % 1024 == 0 {
+        if b >= 1024 && b.is_multiple_of(1024) {
             format!("{} KiB", b / 1024)
         } else {
             format!("{b} B")

@@ -237,7 +237,6 @@ pub fn run_pinned(
     if agent.interrupted && reasons.is_empty() {
         reasons.push("the agent marked its side interrupted".into());
     }
-    let report_missing = relay_missing;
     let mut result = StreamResult {
         request: req,
         target: session.agent.to_string(),
@@ -270,14 +269,16 @@ pub fn run_pinned(
         client_placement,
         diagnosis: None,
     };
-    let failed = report_missing || !gaps.is_empty() || moved(&result) == 0;
+    let failed = relay_missing || !gaps.is_empty() || moved(&result) == 0;
     if failed && obs.explain_failure() && !stop.load(Ordering::Relaxed) {
-        result.diagnosis = Some(crate::explain::diagnose(
-            session,
-            &evidence(&result, report_missing),
-        ));
+        result.diagnosis = Some(explain(session, &result, relay_missing));
     }
     Ok(result)
+}
+
+/// The likely cause of a run that moved nothing, stalled or lost the agent's report.
+fn explain(session: &Session, r: &StreamResult, report_missing: bool) -> crate::explain::Diagnosis {
+    crate::explain::diagnose(session, &evidence(r, report_missing))
 }
 
 /// Bytes the receiving ends read, both directions (the agent's: when it reported).

@@ -291,7 +291,7 @@ fn software_link_cpu(ev: &Evidence<'_>) -> Option<CpuLoad> {
     let (snd, rcv) = (ev.sender_end?, ev.receiver_end?);
     let softirq = snd.system_softirq_pct.max(rcv.system_softirq_pct);
     let total = snd.process_pct + rcv.process_pct + softirq;
-    (total >= CPU_SATURATED_PCT).then(|| CpuLoad {
+    (total >= CPU_SATURATED_PCT).then_some(CpuLoad {
         what: CpuWhat::SoftwareLink {
             link,
             sender_pct: snd.process_pct,

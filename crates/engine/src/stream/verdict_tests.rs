@@ -126,9 +126,7 @@ fn causes_from_evidence() {
                 end: End::Agent,
                 ncpu: 2,
             }),
-            Some(CpuBecause::SenderIdle {
-                share: 0.19999999999999996,
-            }),
+            Some(CpuBecause::SenderIdle { share: 1.0 - 0.8 }),
         ),
         (
             shares(1.0, 0.0, 0.0),

@@ -109,6 +109,36 @@ pub fn interval_line(end: End, s: &IntervalSample, omit_ns: u64) -> String {
     )
 }
 
+/// The lines of a direction the agent's report is missing from: this end's count,
+/// the other unknown (no zero), and what the sender saw acknowledged. True when that
+/// is all there is to say (this end sent: the agent's figures are missing).
+fn missing_lines(out: &mut String, d: &DirectionMetrics) -> bool {
+    let (s, r) = (end_name(d.sender), end_name(d.receiver));
+    let (known, n) = match d.sender {
+        End::Client => (format!("written by {s}"), d.bytes_written),
+        End::Agent => (format!("read by {r}"), d.bytes_read),
+    };
+    let unknown = match d.sender {
+        End::Client => format!("read by {r}"),
+        End::Agent => format!("written by {s}"),
+    };
+    let _ = writeln!(
+        out,
+        "  bytes {known} {n} ({}); {unknown}: unknown (the agent's report never came)",
+        bytes(n)
+    );
+    if let Some(a) = &d.acked {
+        let _ = writeln!(
+            out,
+            "  goodput ≈ {} over the first {:.1} s: {} the agent's kernel acknowledged (tcpi_bytes_acked)",
+            rate(a.bps),
+            a.over_s,
+            bytes(a.bytes)
+        );
+    }
+    d.sender == End::Client
+}
+
 fn direction_text(
     out: &mut String,
     d: &DirectionMetrics,
@@ -118,30 +148,7 @@ fn direction_text(
     let (s, r) = (end_name(d.sender), end_name(d.receiver));
     let _ = writeln!(out, "Summary {s} → {r}:");
     if agent_missing {
-        // Only this end's side exists: say which figure is unknown, print no zero.
-        let (known, n) = match d.sender {
-            End::Client => (format!("written by {s}"), d.bytes_written),
-            End::Agent => (format!("read by {r}"), d.bytes_read),
-        };
-        let unknown = match d.sender {
-            End::Client => format!("read by {r}"),
-            End::Agent => format!("written by {s}"),
-        };
-        let _ = writeln!(
-            out,
-            "  bytes {known} {n} ({}); {unknown}: unknown (the agent's report never came)",
-            bytes(n)
-        );
-        if let Some(a) = &d.acked {
-            let _ = writeln!(
-                out,
-                "  goodput ≈ {} over the first {:.1} s: {} the agent's kernel acknowledged (tcpi_bytes_acked)",
-                rate(a.bps),
-                a.over_s,
-                bytes(a.bytes)
-            );
-        }
-        if d.sender == End::Client {
+        if missing_lines(out, d) {
             return;
         }
     } else {
