@@ -150,7 +150,8 @@ pub enum Cause {
     /// its report of this test never came: it stopped serving it (stopped, hung or
     /// overloaded).
     AgentSilent,
-    /// The agent can no longer be reached: its process or its host is gone.
+    /// The agent does not answer a new session: its process is gone, stopped or hung,
+    /// or its host is down.
     AgentGone { error: String },
     /// The path carries the test's packets and the agent answered: nothing this
     /// check sees explains the stall (another load on the path or a host).
@@ -225,10 +226,14 @@ pub fn decide(e: &Evidence, path: Result<&PathCheck, &str>) -> Cause {
     }
 }
 
+/// How long the new session waits to connect and for each reply: an agent that does
+/// not answer by then is not answering (a live one answers in milliseconds).
+pub const RECONNECT_WITHIN: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// Checks the path toward `session`'s agent again on a new session (the old one may
 /// be stuck behind a lost report) and decides the cause.
 pub fn diagnose(session: &Session, e: &Evidence) -> Diagnosis {
-    let fresh = match session.reconnect() {
+    let fresh = match session.reconnect(RECONNECT_WITHIN) {
         Ok(s) => s,
         Err(err) => {
             return Diagnosis {

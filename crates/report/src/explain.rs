@@ -110,7 +110,7 @@ pub fn line(d: &Diagnosis, target: &str) -> String {
         ),
         Cause::AgentSilent => "the agent accepts a new session and the path carries the test's packets, but it never reported this test: it stopped serving it (stopped, hung or overloaded)".into(),
         Cause::AgentGone { error } => format!(
-            "the agent can no longer be reached ({}): its process or its host is gone",
+            "the agent does not answer a new session ({}): its process is gone, stopped or hung, or its host is down",
             esc(error)
         ),
         Cause::Unexplained => "the path carries the test's packets both ways and the agent answered: nothing the path check sees explains it (another load on the path or on either host?)".into(),

@@ -184,7 +184,7 @@ pub fn run(
         reasons.push(format!("this end: {first}"));
     }
     let gaps = quiet(&intervals, &req, params.interval);
-    reasons.extend(stall::describe(&gaps, "no block arrived"));
+    reasons.extend(stall::describe(&gaps, "no block came back from the agent"));
     let starved = mine.counts.blocks == 0 && mine.counts.requests_sent > 0;
     let failed = starved || report_missing || !gaps.is_empty();
     let mut result = RrResult {
