@@ -10,7 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::verdict::{Evidence, LimitCause};
+use super::cause::LimitCause;
 use super::End;
 
 /// The interconnect MTU jumbo frames mean.
@@ -64,14 +64,6 @@ pub struct Buffers {
 }
 
 impl Buffers {
-    pub fn of(ev: &Evidence<'_>, needed: Option<f64>) -> Buffers {
-        Buffers {
-            receiver: ev.receiver_buffer,
-            sender: ev.sender_buffer,
-            needed,
-        }
-    }
-
     /// The buffer holds at least what the path needs (false when either is unknown).
     fn enough(b: Option<u32>, needed: Option<f64>) -> bool {
         matches!((b, needed), (Some(b), Some(n)) if f64::from(b) >= n)

@@ -4,6 +4,7 @@
 
 pub mod advice;
 pub mod agent;
+mod cause;
 pub mod client;
 pub(crate) mod data;
 mod ends;

@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::advice::{self, Fix, Setup};
+pub use super::cause::LimitCause;
 use super::ends::EndMetrics;
 use super::limits::LimitShares;
 use super::window_eq::{self, WindowBound};
@@ -22,22 +23,6 @@ pub const DOMINANT: f64 = 0.5;
 pub const WINDOW_SHARE: f64 = 0.35;
 /// A process at or above this % of a core (per connection it runs) is saturated.
 pub const CPU_SATURATED_PCT: f64 = 90.0;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LimitCause {
-    Cpu,
-    ReceiveWindow,
-    SendBuffer,
-    Network,
-    Application,
-    /// The receive window was full, though it holds what the path needs: the
-    /// receiver did not read in time (its application, its scheduling), and no CPU
-    /// was saturated.
-    Receiver,
-    /// The kernel does not report the limit clocks and no CPU was saturated.
-    Unknown,
-}
 
 /// Which evidence named a receive window or send buffer cause.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -458,11 +443,12 @@ pub fn decide(ev: &Evidence<'_>) -> LimitVerdict {
         Some(Needed::Link { bytes, .. }) => Some(bytes),
         _ => None,
     };
-    let fixes = advice::fixes(
-        n.cause,
-        &ev.setup,
-        &advice::Buffers::of(ev, held_against.map(|n| n.bytes())),
-    );
+    let buffers = advice::Buffers {
+        receiver: ev.receiver_buffer,
+        sender: ev.sender_buffer,
+        needed: held_against.map(|n| n.bytes()),
+    };
+    let fixes = advice::fixes(n.cause, &ev.setup, &buffers);
     let (sysctl, sysctl_end) = fixes
         .iter()
         .find_map(|f| match f {
