@@ -45,5 +45,6 @@ fn stream_evidence(
         &format!("stream run {} to {}", run.id, run.target),
         end,
         &refs,
+        mtuperf_report::stream::limit_line,
     )
 }

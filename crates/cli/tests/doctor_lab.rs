@@ -183,11 +183,13 @@ fn peer_run_reports_the_cross_node_mtu_mismatch() {
     let m = cross_mtu(Scenario::Mismatch);
     assert_eq!(m["status"], "FAIL", "{m}");
     assert_eq!(m["measured"], "local 9000, peer 1500");
+    // Toward the expected 9000, as the peer's own iface.mtu finding: raise the peer's
+    // eth0, never lower this host's mismatch0.
     assert!(
         m["fix"]
             .as_str()
             .unwrap()
-            .starts_with("ip link set dev mismatch0 mtu 1500"),
+            .starts_with("ip link set dev eth0 mtu 9000  # on the peer"),
         "{m}"
     );
     let j = cross_mtu(Scenario::Jumbo);

@@ -13,8 +13,8 @@ fn format_json_is_the_json_document_of_stream_rr_and_path() {
     let db = dir.path().join("h.db");
     let target = agent.target();
     for (cmd, schema, extra) in [
-        ("stream", "mtuperf.stream/1", &["--time", "1s"][..]),
-        ("rr", "mtuperf.rr/1", &["--time", "1s"][..]),
+        ("stream", "mtuperf.stream/2", &["--time", "1s"][..]),
+        ("rr", "mtuperf.rr/2", &["--time", "1s"][..]),
         ("path", "mtuperf.path/1", &[][..]),
     ] {
         let doc = json_of(

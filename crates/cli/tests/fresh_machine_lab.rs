@@ -55,6 +55,18 @@ fn demo_runs_the_lab_with_no_network_tools_in_path() {
     let all = text(&out);
     assert!(out.status.success(), "{all}");
     assert!(!all.contains("loopback"), "fell back to loopback:\n{all}");
+    // The plain answer first (progress went to stderr); two repetitions a path give
+    // no interval, and the answer says so.
+    let first = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        first.starts_with("Jumbo frames: unclear on this path — ")
+            && first.ends_with("; the path carries 9000 both ways"),
+        "{first}"
+    );
     assert!(
         all.contains("compare std (198.18.1.2) vs jumbo (198.18.2.2)"),
         "{all}"

@@ -74,10 +74,8 @@ fn a_small_window_is_named_receive_window() {
     assert_eq!(v["evidence"], "limit_clock", "{v}");
     assert!(share(&v, "rwnd_limited") >= 0.5, "{v}");
     assert!(v["receiver_buffer"].as_u64().unwrap() <= 8192, "{v}");
-    assert!(
-        v["line"].as_str().unwrap().contains("raise --window"),
-        "{v}"
-    );
+    assert_eq!(v["fixes"][0]["fix"], "raise_window", "{v}");
+    assert!(text.contains("raise --window (now 2048 B)"), "{text}");
     assert!(
         text.contains("limited by: client→agent: receive window limited the sender"),
         "{text}"
@@ -111,7 +109,7 @@ fn an_unshaped_veth_pair_is_named_cpu() {
     // Both ends share this machine's cores: nothing but the CPU limits a veth pair.
     let (v, text) = verdict(&lab, &[]);
     assert_eq!(v["cause"], "cpu", "{v}");
-    assert!(v["cpu"].as_str().is_some_and(|c| !c.is_empty()), "{v}");
+    assert!(v["cpu"]["what"]["kind"].as_str().is_some(), "{v}");
     assert!(share(&v, "rwnd_limited") < 0.5, "{v}");
     assert!(text.contains("limited by: client→agent: CPU:"), "{text}");
 }
@@ -157,11 +155,9 @@ fn a_small_tcp_rmem_on_the_agent_is_named_and_doctor_quotes_the_run() {
     assert_eq!(v["cause"], "receive_window", "{v}");
     assert_eq!(v["sysctl"], "net.ipv4.tcp_rmem", "{v}");
     assert_eq!(v["sysctl_end"], "agent", "{v}");
-    assert!(
-        v["line"]
-            .as_str()
-            .unwrap()
-            .ends_with("raise net.ipv4.tcp_rmem's maximum on the agent"),
+    assert_eq!(
+        v["fixes"],
+        serde_json::json!([{"fix": "raise_sysctl_max", "sysctl": "net.ipv4.tcp_rmem", "end": "agent"}]),
         "{v}"
     );
     let doctor = run(&[
@@ -184,8 +180,10 @@ fn a_small_tcp_rmem_on_the_agent_is_named_and_doctor_quotes_the_run() {
     // The agent's host is blamed, with the stored run quoted; this host is not.
     let peer = finding("peer");
     assert_eq!(peer["status"], "WARN", "{peer}");
+    // Quoted in `why` when doctor has a bandwidth-delay product to compare with, in
+    // `expected` when it has none (a veth's speed is none).
     assert!(
-        peer["why"].as_str().unwrap().contains("stream run 1 to"),
+        format!("{}{}", peer["why"], peer["expected"]).contains("stream run 1 to"),
         "{peer}"
     );
     let local = finding("local");
@@ -290,16 +288,23 @@ fn a_small_send_buffer_behind_a_delayed_ack_path_is_named_by_the_window_equation
         "{text}"
     );
     assert_eq!(v["cause"], "send_buffer", "{v}");
-    assert_eq!(v["evidence"], "window_equation", "{v}");
     assert_eq!(v["sysctl"], "net.ipv4.tcp_wmem", "{v}");
     assert_eq!(v["sysctl_end"], "client", "{v}");
-    // The rate the buffer allows per round trip is within a factor of the run's.
-    assert!(v["window_allows_bps"].as_f64().unwrap() > 0.0, "{v}");
+    // The kernel's send-buffer clock reads about a third: when it does not reach the
+    // threshold with the receive clock, the window equation names the buffer, with
+    // the veth's nominal speed as its (labelled) estimate of the room the path leaves.
+    assert!(
+        v["evidence"] == "window_equation" || v["evidence"] == "limit_clock",
+        "{v}"
+    );
+    if v["evidence"] == "window_equation" {
+        assert!(v["window_allows_bps"].as_f64().unwrap() > 0.0, "{v}");
+        assert!(v["nominal_link_bps"].as_f64().is_some(), "{v}");
+    }
     assert!(
         text.lines().any(|l| l
             .starts_with("limited by: client→agent: send buffer limited the sender")
-            && l.contains("evidence: the window equation")
-            && l.contains("the kernel's sndbuf clock read")),
+            && l.ends_with("raise net.ipv4.tcp_wmem's maximum on the client")),
         "{text}"
     );
 }

@@ -168,6 +168,18 @@ impl Session {
         })
     }
 
+    /// A new session with the same agent and options (this one may be stuck, e.g.
+    /// behind a report that a path too small for it never delivers), waiting at most
+    /// `within` to connect and for each reply.
+    pub fn reconnect(&self, within: Duration) -> Result<Session, EngineError> {
+        let opts = ConnectOptions {
+            connect_timeout: self.opts.connect_timeout.min(within),
+            reply_timeout: self.opts.reply_timeout.min(within),
+            ..self.opts.clone()
+        };
+        Session::connect(&self.agent.to_string(), &opts)
+    }
+
     pub fn reply_timeout(&self) -> Duration {
         self.opts.reply_timeout
     }

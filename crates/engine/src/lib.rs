@@ -11,6 +11,7 @@ pub mod control;
 pub mod cpu_res;
 pub mod doctor;
 pub mod error;
+pub mod explain;
 pub mod flow;
 #[doc(hidden)]
 pub mod hotpath;

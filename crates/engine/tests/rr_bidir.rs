@@ -45,6 +45,7 @@ fn params(proto: RrProto, clients: u32) -> RrConfig {
         interval: Duration::from_millis(100),
         cpus: None,
         agent_cpus: None,
+        explain: false,
     }
 }
 
@@ -84,7 +85,7 @@ fn assert_both_directions_close(r: &RrResult) {
     assert_eq!(q.unanswered, 0);
     assert!(q.errors.is_empty(), "{:?}", q.errors);
     assert_eq!(q.latency.count, q.counts.blocks);
-    assert!(q.latency.min > 0 && q.latency.p50 <= q.latency.p99);
+    assert!(q.latency.min.unwrap() > 0 && q.latency.p50.unwrap() <= q.latency.p99.unwrap());
     assert!(r.agent.reverse.is_none(), "moved into result.reverse");
 }
 

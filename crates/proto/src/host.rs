@@ -164,6 +164,22 @@ pub struct IfaceInfo {
     pub offloads: Offloads,
 }
 
+/// Link kinds with no wire: the speed they report (veth says 10000 Mb/s) is not a
+/// rate they are held to, their rate is the CPU time they take.
+pub const VIRTUAL_LINK_KINDS: [&str; 5] = ["veth", "bridge", "loopback", "dummy", "tun"];
+
+impl IfaceInfo {
+    /// A link with no wire (veth, bridge, loopback, ...): see [`VIRTUAL_LINK_KINDS`].
+    pub fn is_virtual(&self) -> bool {
+        VIRTUAL_LINK_KINDS.contains(&self.kind.as_str())
+    }
+
+    /// The link speed when it is a real one (None on virtual links and when unknown).
+    pub fn real_speed_mbps(&self) -> Option<u32> {
+        self.speed_mbps.filter(|_| !self.is_virtual())
+    }
+}
+
 /// The kernel's route to a destination (`ip route get` equivalent).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RouteInfo {

@@ -46,6 +46,9 @@ pub mod units;
 /// 8: UDP stream requests carry `io` (`--udp-io`: plain, batch or gso), and each
 /// socket's report how it moved its datagrams (`io`, `batch`, `segments`, `calls`,
 /// `messages`, `drops`, `fallback`).
-pub const PROTOCOL_VERSION: u16 = 8;
+/// 9: an rr latency with no block answered is null, not 0 (`Latency`'s figures are
+/// optional), and rr counts carry `lost_at_end` (requests still unanswered after the
+/// drain, counted lost).
+pub const PROTOCOL_VERSION: u16 = 9;
 /// Default TCP port of the agent (control and TCP data connections).
 pub const DEFAULT_PORT: u16 = 7878;

@@ -67,6 +67,12 @@ pub fn latency_ns(ns: f64) -> String {
     }
 }
 
+/// A latency that may have no sample: "24.8 µs", or "-" when none was measured
+/// (never "0.0 µs").
+pub fn latency_opt(ns: Option<u64>) -> String {
+    ns.map_or_else(|| "-".to_string(), |v| latency_ns(v as f64))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,6 +7,7 @@ pub mod compare;
 pub mod csv;
 pub mod demo;
 pub mod doctor;
+pub mod explain;
 pub mod figure;
 pub mod fmt;
 pub mod history;

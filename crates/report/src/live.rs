@@ -19,8 +19,10 @@ pub fn rr_line(clients: u32, total_s: f64, s: &RrInterval) -> String {
         "  rr {clients} client{}  {:>5.1} / {total_s:.0} s  {bps:>9.0} blocks/s  mean {:>9}  max {:>9}  lost {}",
         if clients == 1 { "" } else { "s" },
         s.end_ns as f64 / 1e9,
-        micros(s.mean_ns as f64 / 1e3),
-        micros(s.max_ns as f64 / 1e3),
+        s.mean_ns
+            .map_or_else(|| "-".to_string(), |v| micros(v as f64 / 1e3)),
+        s.max_ns
+            .map_or_else(|| "-".to_string(), |v| micros(v as f64 / 1e3)),
         s.lost
     )
 }
@@ -46,8 +48,9 @@ mod tests {
             end_ns: 3_000_000_000,
             blocks: 52_227,
             lost: 1,
-            mean_ns: 48_000,
-            max_ns: 1_200_000,
+            late: 0,
+            mean_ns: Some(48_000),
+            max_ns: Some(1_200_000),
         };
         let l = rr_line(4, 10.0, &s);
         assert!(l.contains("4 clients"), "{l}");
@@ -57,6 +60,15 @@ mod tests {
             l.contains("mean     48 µs") && l.contains("1.20 ms") && l.contains("lost 1"),
             "{l}"
         );
+        // An interval with no block: no latency, never "0 µs".
+        let none = RrInterval {
+            blocks: 0,
+            mean_ns: None,
+            max_ns: None,
+            ..s
+        };
+        let l = rr_line(4, 10.0, &none);
+        assert!(l.contains("mean         -  max         -"), "{l}");
     }
 
     #[test]

@@ -33,6 +33,9 @@ pub fn markdown(d: &CompareDoc) -> String {
         let _ = writeln!(o, "> **Refused:** {r}\n");
     }
     o.push_str("### Verdict\n\n");
+    if let Some(a) = &d.answer {
+        let _ = writeln!(o, "**{}**\n", cell(&crate::compare::answer::line(a)));
+    }
     for v in d.verdicts.iter().chain(&crate::html::knee_lines(d)) {
         let _ = writeln!(o, "- {}", cell(v));
     }

@@ -47,3 +47,72 @@ pub fn render(runs: &[StoredWatch<'_>]) -> String {
     }
     m.encode()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PATH: &str = include_str!("../tests/fixtures/path_agent_v1_before_slack.json");
+    const RR: &str = include_str!("../tests/fixtures/rr_step_loopback.json");
+
+    /// The stored rr fixture as a probe that got no block back: every request lost,
+    /// no latency.
+    fn unanswered() -> String {
+        let mut d: serde_json::Value = serde_json::from_str(RR).unwrap();
+        let c = &mut d["steps"][0]["result"]["client"];
+        let sent = c["counts"]["requests_sent"].clone();
+        c["counts"]["blocks"] = 0.into();
+        c["counts"]["lost"] = sent;
+        let l = &mut c["latency"];
+        for k in ["min", "mean", "p50", "p90", "p99", "p999", "max"] {
+            l[k] = serde_json::Value::Null;
+        }
+        l["count"] = 0.into();
+        l["buckets"] = serde_json::json!([]);
+        d.to_string()
+    }
+
+    fn line<'a>(text: &'a str, family: &str) -> Option<&'a str> {
+        text.lines().find(|l| l.starts_with(&format!("{family}{{")))
+    }
+
+    #[test]
+    fn a_probe_with_no_block_answered_exports_no_latency() {
+        let silent = unanswered();
+        let at = |t, kind, document| StoredWatch {
+            target: "n2",
+            kind,
+            started_unix_ms: t,
+            document,
+        };
+        let text = render(&[at(1, "path", PATH), at(2, "rr", &silent)]);
+        assert!(
+            line(&text, "mtuperf_rr_latency_p99_seconds").is_none(),
+            "{text}"
+        );
+        assert!(
+            line(&text, "mtuperf_rr_latency_p50_seconds").is_none(),
+            "{text}"
+        );
+        assert!(line(&text, "mtuperf_rr_answered_blocks")
+            .unwrap()
+            .ends_with(" 0"));
+        assert!(line(&text, "mtuperf_rr_loss_ratio")
+            .unwrap()
+            .ends_with(" 1"));
+        // A later probe that is answered brings the latency back.
+        let text = render(&[at(1, "path", PATH), at(2, "rr", &silent), at(3, "rr", RR)]);
+        let p99 = line(&text, "mtuperf_rr_latency_p99_seconds").unwrap();
+        let v: f64 = p99.rsplit(' ').next().unwrap().parse().unwrap();
+        assert!(v > 0.0, "{p99}");
+        assert!(line(&text, "mtuperf_rr_answered_blocks")
+            .unwrap()
+            .ends_with(" 11529"));
+        // ...and the reverse: the silent probe after it removes the stale latency.
+        let text = render(&[at(1, "path", PATH), at(2, "rr", RR), at(3, "rr", &silent)]);
+        assert!(
+            line(&text, "mtuperf_rr_latency_p99_seconds").is_none(),
+            "{text}"
+        );
+    }
+}

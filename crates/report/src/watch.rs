@@ -39,12 +39,13 @@ pub struct MtuPoint {
     pub ok: bool,
 }
 
-/// One rr probe in the trend (ns, on the checking node's clock).
+/// One rr probe in the trend (ns, on the checking node's clock). No block answered:
+/// no latency (None), never a point at 0.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RrPoint {
     pub unix_ms: i64,
-    pub p50_ns: u64,
-    pub p99_ns: u64,
+    pub p50_ns: Option<u64>,
+    pub p99_ns: Option<u64>,
     pub lost: u64,
     pub sent: u64,
 }

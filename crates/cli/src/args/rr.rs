@@ -117,6 +117,8 @@ impl RrArgs {
             hooks: self.hooks(),
             cpus: None,
             agent_cpus: None,
+            // A step that gets nothing back names its likely cause.
+            explain: true,
         }
     }
 

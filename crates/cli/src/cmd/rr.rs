@@ -30,7 +30,7 @@ pub struct Args {
     from: Vec<String>,
     #[command(flatten)]
     test: RrArgs,
-    /// text, or json (one document, schema mtuperf.rr/1).
+    /// text, or json (one document, schema mtuperf.rr/2).
     #[command(flatten)]
     output: Output,
     /// Label stored with every step in the history (e.g. the path's name; a report

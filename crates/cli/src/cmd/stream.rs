@@ -26,7 +26,7 @@ pub struct Args {
     /// Repeat the whole run N times and summarise (mean, median, stddev, min, max, 95% CI).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
     repeat: u32,
-    /// text, or json (one document, schema mtuperf.stream/1).
+    /// text, or json (one document, schema mtuperf.stream/2).
     #[command(flatten)]
     output: Output,
     /// Label stored with the run in the history (e.g. the path's name).

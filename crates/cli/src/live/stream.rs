@@ -27,4 +27,8 @@ impl StreamObserver for Printer {
             }
         }
     }
+    /// A run that moved nothing or stalled names its likely cause.
+    fn explain_failure(&self) -> bool {
+        true
+    }
 }

@@ -30,7 +30,7 @@ pub struct Outcome {
 /// The headline figure of a repetition: stream goodput (bit/s), rr p50 latency (ns).
 pub fn headline(rep: &Repetition) -> Option<f64> {
     if let Some(r) = &rep.rr {
-        return (r.client.latency.count > 0).then_some(r.client.latency.p50 as f64);
+        return r.client.latency.p50.map(|p| p as f64);
     }
     if let Some(u) = &rep.udp {
         return Some(crate::stream::udp::metrics::compute(u).goodput_bps);

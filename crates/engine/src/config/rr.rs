@@ -37,6 +37,10 @@ pub struct RrConfig {
     pub cpus: Option<Vec<u32>>,
     /// `--agent-cpu`: ask the agent to pin its serving threads to these CPUs.
     pub agent_cpus: Option<Vec<u32>>,
+    /// A step that gets no block back, stalls or loses the agent's report checks the
+    /// path again to name the likely cause (`explain`); off for probes and
+    /// third-party loads, which have their own deadlines.
+    pub explain: bool,
 }
 
 impl Default for RrConfig {
@@ -57,6 +61,7 @@ impl Default for RrConfig {
             hooks: None,
             cpus: None,
             agent_cpus: None,
+            explain: false,
         }
     }
 }

@@ -95,19 +95,25 @@ pub struct StreamEvidence {
     pub source: String,
     /// "net.ipv4.tcp_rmem" or "net.ipv4.tcp_wmem".
     pub sysctl: String,
-    /// The verdict's line.
+    /// The verdict, in words (`line` of [`StreamEvidence::of`]: report words it).
     pub line: String,
 }
 
 impl StreamEvidence {
-    /// The evidence of `verdicts` about the buffer sysctls of `end`.
-    pub fn of(source: &str, end: End, verdicts: &[&LimitVerdict]) -> Option<StreamEvidence> {
+    /// The evidence of `verdicts` about the buffer sysctls of `end`, `line` putting
+    /// the verdict into words.
+    pub fn of(
+        source: &str,
+        end: End,
+        verdicts: &[&LimitVerdict],
+        line: impl Fn(&LimitVerdict) -> String,
+    ) -> Option<StreamEvidence> {
         verdicts.iter().find_map(|v| {
             (v.sysctl_end == Some(end)).then_some(())?;
             Some(StreamEvidence {
                 source: source.to_string(),
                 sysctl: v.sysctl.clone()?,
-                line: v.line.clone(),
+                line: line(v),
             })
         })
     }

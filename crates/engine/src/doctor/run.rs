@@ -43,8 +43,9 @@ pub struct Checked {
     pub cross: Vec<Finding>,
 }
 
-/// The bandwidth-delay product from the flags, else the slowest link speed and the
-/// measured round trip; none without a rate or a round trip.
+/// The bandwidth-delay product from the flags, else the slowest real link speed (not
+/// a veth's or a bridge's) and the measured round trip; none without a rate or a
+/// round trip.
 pub fn choose_bdp(c: &Check, host: &HostFacts, measured_rtt: Option<Duration>) -> Option<Bdp> {
     let (bw, bw_src) = if let Some(b) = c.bandwidth {
         (b, "--bandwidth".to_string())
@@ -52,7 +53,8 @@ pub fn choose_bdp(c: &Check, host: &HostFacts, measured_rtt: Option<Duration>) -
         let f = host
             .ifaces
             .iter()
-            .filter_map(|f| f.info.speed_mbps.map(|s| (s, &f.info.name)))
+            // A virtual link's speed (veth says 10 Gbit/s) is no rate to size buffers by.
+            .filter_map(|f| f.info.real_speed_mbps().map(|s| (s, &f.info.name)))
             .min()?;
         (f64::from(f.0) * 1e6, format!("link speed of {}", f.1))
     };
@@ -108,7 +110,7 @@ pub fn run(
     });
     let cross = peer
         .as_ref()
-        .map(|p| cross::compare(&local, &p.facts))
+        .map(|p| cross::compare(&local, &p.facts, c.profile))
         .unwrap_or_default();
     Ok(Checked {
         local,

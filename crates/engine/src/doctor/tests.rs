@@ -244,14 +244,15 @@ fn cross_check_flags_mtu_mismatch_and_differing_buffers() {
     b.hostname = "node2".into();
     b.sysctls
         .insert("net.core.rmem_max".into(), "8388608".into());
-    let out = cross::compare(&a, &b);
+    let out = cross::compare(&a, &b, Profile::Rac);
     let m = find(&out, "cross.mtu", "eth0 <-> node2:eth1");
     assert_eq!(m.status, Status::Fail);
     assert_eq!(m.measured, "local 9000, peer 1500");
-    assert!(
-        m.fix.starts_with("ip link set dev eth0 mtu 1500"),
-        "{}",
-        m.fix
+    // Toward the expected 9000, as the peer's own iface.mtu finding says: raise the
+    // peer, never lower this host (issue 29: doctor said both).
+    assert_eq!(
+        m.fix,
+        "ip link set dev eth1 mtu 9000  # on the peer (node2), and every switch port between them"
     );
     assert_eq!(
         find(&out, "cross.net.core.rmem_max", "net.core.rmem_max").status,
@@ -262,6 +263,56 @@ fn cross_check_flags_mtu_mismatch_and_differing_buffers() {
         Status::Pass
     );
     assert_eq!(worst(&out), Status::Fail);
+}
+
+/// Every MTU fix doctor gives points the same way: toward the network's expected MTU.
+#[test]
+fn mtu_fixes_all_point_toward_the_expected_mtu() {
+    use super::cross::target_mtu;
+    // (local, peer, profile, target)
+    let cases = [
+        (9000, 1500, Profile::Rac, 9000),
+        (1500, 9000, Profile::Rac, 9000),
+        (1500, 1500, Profile::Rac, 9000),
+        (1500, 4470, Profile::Generic, 4470),
+        (9216, 9000, Profile::Rac, 9216),
+    ];
+    for (l, p, profile, want) in cases {
+        assert_eq!(target_mtu(l, p, profile), want, "{l} {p} {profile:?}");
+    }
+    // The peer's own MTU finding and the cross-node finding name the same change.
+    let a = host(&["eth0"]);
+    let mut b = host(&["eth1"]);
+    b.hostname = "node2".into();
+    let own = check_host(&b, &rac());
+    let own = find(&own, "iface.mtu", "eth1");
+    let cross = super::cross::compare(&a, &b, Profile::Rac);
+    let cross = find(&cross, "cross.mtu", "eth0 <-> node2:eth1");
+    assert!(
+        own.fix.starts_with("ip link set dev eth1 mtu 9000"),
+        "{}",
+        own.fix
+    );
+    assert!(
+        cross.fix.starts_with("ip link set dev eth1 mtu 9000"),
+        "{}",
+        cross.fix
+    );
+    // Equal MTUs below 9000 pass here: each end's own iface.mtu finding raises it.
+    let mut c = host(&["eth1"]);
+    c.hostname = "node3".into();
+    let both = super::cross::compare(&c, &b, Profile::Rac);
+    assert_eq!(
+        both.iter().find(|f| f.id == "cross.mtu").unwrap().status,
+        Status::Pass
+    );
+    let generic = super::cross::compare(&a, &b, Profile::Generic);
+    let g = find(&generic, "cross.mtu", "eth0 <-> node2:eth1");
+    assert!(
+        g.fix.starts_with("ip link set dev eth1 mtu 9000"),
+        "{}",
+        g.fix
+    );
 }
 
 #[test]

@@ -39,8 +39,10 @@ pub fn run(
             let r = crate::rr::client::run(session, &cfg, stop, &crate::rr::Quiet)?;
             Ok(ThirdPartyResult::Rr(RrSummary {
                 transactions: r.client.counts.blocks,
-                p50_ns: r.client.latency.p50,
-                p99_ns: r.client.latency.p99,
+                // The mesh summary keeps plain numbers: 0 with `transactions` 0 means
+                // no block answered (no latency), not 0 ns.
+                p50_ns: r.client.latency.p50.unwrap_or(0),
+                p99_ns: r.client.latency.p99.unwrap_or(0),
                 wall_ns: r.client.wall_ns,
                 interrupted: interrupted(r.interrupted, r.interrupt_reason),
             }))

@@ -27,6 +27,7 @@ pub struct WatchMetrics {
     pub rr_p50: GaugeVec,
     pub rr_p99: GaugeVec,
     pub rr_loss: GaugeVec,
+    pub rr_answered: GaugeVec,
 }
 
 // The names are constants, valid by construction (the tests build them).
@@ -99,6 +100,10 @@ impl Default for WatchMetrics {
                 "mtuperf_rr_loss_ratio",
                 "Requests lost over requests sent in the last watch rr probe",
             ),
+            rr_answered: gauge(
+                "mtuperf_rr_answered_blocks",
+                "Blocks answered in time in the last watch rr probe (0: the path answered nothing, and the latency series are absent)",
+            ),
         }
     }
 }
@@ -117,6 +122,7 @@ impl WatchMetrics {
         let _ = r.register(Box::new(self.rr_p50.clone()));
         let _ = r.register(Box::new(self.rr_p99.clone()));
         let _ = r.register(Box::new(self.rr_loss.clone()));
+        let _ = r.register(Box::new(self.rr_answered.clone()));
     }
 
     /// Records one check: MTUs and ok when measured; ok 0 and no MTU when it failed.
@@ -126,9 +132,9 @@ impl WatchMetrics {
         match &c.rr {
             Some(Ok(rr)) => self.observe_rr(l, rr),
             Some(Err(_)) => {
-                let _ = self.rr_p50.remove_label_values(&l);
-                let _ = self.rr_p99.remove_label_values(&l);
-                let _ = self.rr_loss.remove_label_values(&l);
+                for g in [&self.rr_p50, &self.rr_p99, &self.rr_loss, &self.rr_answered] {
+                    let _ = g.remove_label_values(&l);
+                }
             }
             None => {}
         }
@@ -183,14 +189,21 @@ impl WatchMetrics {
             .set(ended_unix_ms as f64 / 1e3);
     }
 
-    /// One rr probe of `l` (peer, address, network).
+    /// One rr probe of `l` (peer, address, network). A latency with no block
+    /// answered is absent (its series removed), never 0: a p99 of 0 s would read as
+    /// the best path in the cluster. `mtuperf_rr_answered_blocks` 0 says why.
     pub fn observe_rr(&self, l: [&str; 3], rr: &RrProbe) {
-        self.rr_p50
-            .with_label_values(&l)
-            .set(rr.p50_ns as f64 / 1e9);
-        self.rr_p99
-            .with_label_values(&l)
-            .set(rr.p99_ns as f64 / 1e9);
+        for (g, v) in [(&self.rr_p50, rr.p50_ns), (&self.rr_p99, rr.p99_ns)] {
+            match v {
+                Some(ns) => g.with_label_values(&l).set(ns as f64 / 1e9),
+                None => {
+                    let _ = g.remove_label_values(&l);
+                }
+            }
+        }
         self.rr_loss.with_label_values(&l).set(rr.loss_ratio());
+        self.rr_answered
+            .with_label_values(&l)
+            .set(rr.answered() as f64);
     }
 }

@@ -10,14 +10,15 @@ use std::time::{Duration, Instant};
 
 use mtuperf_proto::msg::rr::RrProto;
 use mtuperf_proto::msg::rr::RrReverse;
-use mtuperf_proto::msg::{ClientMsg, RrReady, RrServed};
+use mtuperf_proto::msg::{ClientMsg, RrReady, RrRequest, RrServed};
 
 use super::bidir_responder::{self, Responder};
 use super::observer::RrObserver;
 use super::requester::{self, udp_socket, Drive};
-use super::{RrBidirResult, RrClientEnd, RrResult};
+use super::{RrBidirResult, RrClientEnd, RrInterval, RrResult};
 use crate::client::Session;
 use crate::config::RrConfig;
+use crate::explain;
 use crate::flow::DataReady;
 use crate::placement::{Pinning, Watch};
 use crate::sampler::Sampler;
@@ -139,6 +140,7 @@ pub fn run(
         wait += Duration::from_secs(10);
     }
     let asked = Instant::now();
+    let mut report_missing = false;
     let answer: Result<RrServed, EngineError> = session
         .control
         .send(&ClientMsg::Stop)
@@ -161,6 +163,7 @@ pub fn run(
             });
             // Nothing more is expected from the agent on this session.
             session.control.shutdown();
+            report_missing = true;
             RrServed::default()
         }
     };
@@ -180,24 +183,11 @@ pub fn run(
     if let Some(first) = mine.errors.first() {
         reasons.push(format!("this end: {first}"));
     }
-    let spans: Vec<Span> = intervals
-        .iter()
-        .map(|i| Span {
-            start_ns: i.start_ns,
-            end_ns: i.end_ns,
-            moved: i.blocks > 0,
-        })
-        .collect();
-    // An open loop slower than one request per second leaves quiet intervals by
-    // design: only a silence of several request spacings is a stall there.
-    let spacing_ns = req.rate.filter(|&r| r > 0).map_or(0, |r| 2_000_000_000 / r);
-    let gaps = stall::stalls(
-        &spans,
-        (params.interval.as_nanos() as u64).max(spacing_ns),
-        req.duration_ms * 1_000_000,
-    );
-    reasons.extend(stall::describe(&gaps, "no block answered by the agent"));
-    Ok(RrResult {
+    let gaps = quiet(&intervals, &req, params.interval);
+    reasons.extend(stall::describe(&gaps, "no block came back from the agent"));
+    let starved = mine.counts.blocks == 0 && mine.counts.requests_sent > 0;
+    let failed = starved || report_missing || !gaps.is_empty();
+    let mut result = RrResult {
         workers: ready.workers,
         target: session.agent.to_string(),
         local_addr: session
@@ -231,5 +221,102 @@ pub fn run(
         request: req,
         from: Vec::new(),
         from_failed: Vec::new(),
-    })
+        diagnosis: None,
+    };
+    if params.explain && failed && !stop.load(Ordering::Relaxed) {
+        result.diagnosis = Some(explain::diagnose(
+            session,
+            &evidence(&result, report_missing),
+        ));
+    }
+    Ok(result)
+}
+
+/// What a step that failed showed, for [`explain::diagnose`].
+fn evidence(r: &RrResult, report_missing: bool) -> explain::Evidence {
+    let q = &r.request;
+    explain::Evidence {
+        test: match q.proto {
+            RrProto::Udp => explain::Test::RrUdp {
+                block: q.block,
+                request: q.request,
+            },
+            RrProto::Tcp => explain::Test::RrTcp,
+        },
+        received: r.client.counts.blocks,
+        late: r.client.counts.late,
+        timeout_ns: r.client.timeout_ns,
+        agent: (!report_missing).then_some(explain::Account {
+            received: r.agent.requests,
+            answered: r.agent.responses,
+        }),
+    }
+}
+
+/// The stalls of a run's intervals: spans where no block arrived at all. A block that
+/// came after its request had timed out is still an answer (the agent served it, late:
+/// a queue past the knee, counted lost and late), so a retry storm is not a stall.
+fn quiet(intervals: &[RrInterval], req: &RrRequest, interval: Duration) -> Vec<(u64, u64)> {
+    let spans: Vec<Span> = intervals
+        .iter()
+        .map(|i| Span {
+            start_ns: i.start_ns,
+            end_ns: i.end_ns,
+            moved: i.blocks + i.late > 0,
+        })
+        .collect();
+    // An open loop slower than one request per second leaves quiet intervals by
+    // design: only a silence of several request spacings is a stall there.
+    let spacing_ns = req.rate.filter(|&r| r > 0).map_or(0, |r| 2_000_000_000 / r);
+    stall::stalls(
+        &spans,
+        (interval.as_nanos() as u64).max(spacing_ns),
+        req.duration_ms * 1_000_000,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: u64 = 1_000_000_000;
+
+    fn iv(k: u64, blocks: u64, late: u64) -> RrInterval {
+        RrInterval {
+            start_ns: k * S,
+            end_ns: (k + 1) * S,
+            blocks,
+            lost: 40_000,
+            late,
+            mean_ns: (blocks > 0).then_some(150_000_000),
+            max_ns: (blocks > 0).then_some(390_000_000),
+        }
+    }
+
+    fn request() -> RrRequest {
+        crate::config::RrConfig {
+            time: Duration::from_secs(10),
+            ..crate::config::RrConfig::default()
+        }
+        .wire(Vec::new(), None)
+    }
+
+    #[test]
+    fn answers_later_than_the_timeout_are_no_stall() {
+        // Issue 28's 4096-client UDP step: after the first second every block came
+        // after its request had timed out (the agent answered all 403,591 requests),
+        // so no block was "on time" for five seconds. That is loss, not a stall.
+        let mut storm = vec![iv(0, 9498, 0)];
+        storm.extend((1..6).map(|k| iv(k, 0, 38_000)));
+        storm.extend((6..10).map(|k| iv(k, 30_000, 1_000)));
+        assert!(quiet(&storm, &request(), Duration::from_secs(1)).is_empty());
+        // Nothing at all for those five seconds is one.
+        let mut silent = vec![iv(0, 9498, 0)];
+        silent.extend((1..6).map(|k| iv(k, 0, 0)));
+        silent.extend((6..10).map(|k| iv(k, 30_000, 0)));
+        assert_eq!(
+            quiet(&silent, &request(), Duration::from_secs(1)),
+            vec![(S, 6 * S)]
+        );
+    }
 }

@@ -342,6 +342,7 @@ fn merge(
         interrupt_reason: (!reasons.is_empty()).then(|| reasons.join("; ")),
         from: parts,
         from_failed: failed,
+        diagnosis: None,
     }
 }
 

@@ -19,7 +19,8 @@ pub fn record(h: &mut Histogram<u64>, ns: u64) {
     h.saturating_record(ns.clamp(1, HIGHEST_NS));
 }
 
-/// The summary of `h` that crosses the wire and goes into the documents.
+/// The summary of `h` that crosses the wire and goes into the documents: with no
+/// block recorded, a count of 0 and no figure (None), never 0 ns.
 pub fn from_histogram(h: &Histogram<u64>) -> Latency {
     if h.is_empty() {
         return Latency {
@@ -30,13 +31,13 @@ pub fn from_histogram(h: &Histogram<u64>) -> Latency {
     Latency {
         unit: "ns".into(),
         count: h.len(),
-        min: h.min(),
-        mean: h.mean(),
-        p50: h.value_at_quantile(0.50),
-        p90: h.value_at_quantile(0.90),
-        p99: h.value_at_quantile(0.99),
-        p999: h.value_at_quantile(0.999),
-        max: h.max(),
+        min: Some(h.min()),
+        mean: Some(h.mean()),
+        p50: Some(h.value_at_quantile(0.50)),
+        p90: Some(h.value_at_quantile(0.90)),
+        p99: Some(h.value_at_quantile(0.99)),
+        p999: Some(h.value_at_quantile(0.999)),
+        max: Some(h.max()),
         buckets: h
             .iter_recorded()
             .map(|v| [v.value_iterated_to(), v.count_at_value()])
@@ -50,20 +51,18 @@ pub fn from_histogram(h: &Histogram<u64>) -> Latency {
 /// Min and max are the exact extremes of the parts.
 pub fn merge<'a>(parts: impl IntoIterator<Item = &'a Latency>) -> Latency {
     let mut h = new_histogram();
-    let (mut min, mut max) = (u64::MAX, 0);
+    let (mut min, mut max): (Option<u64>, Option<u64>) = (None, None);
     for l in parts {
         for &[value, count] in &l.buckets {
             let _ = h.record_n(value.clamp(1, HIGHEST_NS), count);
         }
-        if l.count > 0 {
-            min = min.min(l.min);
-            max = max.max(l.max);
-        }
+        min = min.into_iter().chain(l.min).min();
+        max = max.into_iter().chain(l.max).max();
     }
     let mut merged = from_histogram(&h);
     if merged.count > 0 {
-        merged.min = min;
-        merged.max = max;
+        merged.min = min.or(merged.min);
+        merged.max = max.or(merged.max);
     }
     merged
 }
@@ -85,18 +84,11 @@ mod tests {
         a.add(&b).unwrap();
         let l = from_histogram(&a);
         assert_eq!(l.count, 1000);
-        assert!(
-            (l.p50 as f64 - 500_000.0).abs() / 500_000.0 < 0.002,
-            "{}",
-            l.p50
-        );
-        assert!(
-            (l.p99 as f64 - 990_000.0).abs() / 990_000.0 < 0.002,
-            "{}",
-            l.p99
-        );
+        let (p50, p99) = (l.p50.unwrap(), l.p99.unwrap());
+        assert!((p50 as f64 - 500_000.0).abs() / 500_000.0 < 0.002, "{p50}");
+        assert!((p99 as f64 - 990_000.0).abs() / 990_000.0 < 0.002, "{p99}");
         assert_eq!(l.buckets.iter().map(|b| b[1]).sum::<u64>(), 1000);
-        assert!(l.min <= 1000 && l.max >= 999_000);
+        assert!(l.min.unwrap() <= 1000 && l.max.unwrap() >= 999_000);
     }
 
     #[test]
@@ -117,12 +109,23 @@ mod tests {
         assert_eq!(m.count, 1000);
         assert_eq!((m.p50, m.p90, m.p99, m.p999), (u.p50, u.p90, u.p99, u.p999));
         assert_eq!(m.buckets, u.buckets);
-        assert_eq!((m.min, m.max), (100, u.max));
+        assert_eq!((m.min, m.max), (Some(100), u.max));
         assert_eq!(merge([]).count, 0);
+        // A part with no block answered adds nothing, and no zero minimum.
+        let none = from_histogram(&new_histogram());
+        let m2 = merge([&from_histogram(&a), &none]);
+        assert_eq!((m2.count, m2.min), (900, Some(100)));
     }
 
     #[test]
-    fn empty_histogram_gives_zero_count() {
-        assert_eq!(from_histogram(&new_histogram()).count, 0);
+    fn empty_histogram_gives_no_latency_not_zero() {
+        let l = from_histogram(&new_histogram());
+        assert_eq!(l.count, 0);
+        assert_eq!(
+            (l.min, l.mean, l.p50, l.p90, l.p99, l.p999, l.max),
+            (None, None, None, None, None, None, None)
+        );
+        let json = serde_json::to_value(&l).unwrap();
+        assert!(json["p99"].is_null() && json["mean"].is_null(), "{json}");
     }
 }

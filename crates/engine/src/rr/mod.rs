@@ -54,17 +54,23 @@ pub struct RrInterval {
     pub blocks: u64,
     /// Requests that timed out in the interval (UDP only).
     pub lost: u64,
-    /// Mean and maximum block latency of the blocks received in the interval (ns).
-    pub mean_ns: u64,
-    pub max_ns: u64,
+    /// Blocks that arrived in the interval for a request already counted lost: the
+    /// agent answered, later than the timeout (a queue past the knee, not a stall).
+    #[serde(default)]
+    pub late: u64,
+    /// Mean and maximum block latency of the blocks received in the interval (ns);
+    /// None when none was.
+    pub mean_ns: Option<u64>,
+    pub max_ns: Option<u64>,
 }
 
 /// The client's side of one rr run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RrClientEnd {
     pub counts: RrCounts,
-    /// Requests still unanswered when the drain after the end (the timeout, at least
-    /// 1 s) ran out; not counted lost.
+    /// Requests cut off unanswered by a stop (Ctrl-C, the agent gone) before they had
+    /// waited the timeout: neither answered nor lost. Those still unanswered after the
+    /// whole drain (the timeout, at least 1 s) are lost (`counts.lost_at_end`).
     pub unanswered: u64,
     /// Setup-free failures during the run (a TCP connection closed, ...).
     pub errors: Vec<String>,
@@ -119,6 +125,10 @@ pub struct RrResult {
     /// share and error; no figure of the step includes them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub from_failed: Vec<RrFromFailed>,
+    /// A step that got no block back, stalled or lost the agent's report: the likely
+    /// cause, from a path check toward the same agent (`explain`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnosis: Option<crate::explain::Diagnosis>,
 }
 
 /// The reverse direction of a `--bidir` run: the agent requested, the client served.

@@ -28,6 +28,11 @@ use crate::EngineError;
 pub trait StreamObserver: Sync {
     fn ready(&self, _ready: &StreamReady, _sampler: &Sampler) {}
     fn interval(&self, _end: End, _sample: &IntervalSample) {}
+    /// Whether a run that moved nothing, stalled or lost the agent's report checks
+    /// the path again to name the likely cause (`explain`; a few seconds).
+    fn explain_failure(&self) -> bool {
+        false
+    }
 }
 
 /// An observer that ignores everything.
@@ -181,6 +186,7 @@ pub fn run_pinned(
     if stop.load(Ordering::Relaxed) {
         reasons.push("stopped by a signal (Ctrl-C or SIGTERM)".to_string());
     }
+    let relay_missing = !matches!(relay.report, Some((_, Ok(_))));
     let agent = match relay.report {
         Some((_, Ok(r))) => r,
         missing => {
@@ -231,7 +237,7 @@ pub fn run_pinned(
     if agent.interrupted && reasons.is_empty() {
         reasons.push("the agent marked its side interrupted".into());
     }
-    Ok(StreamResult {
+    let mut result = StreamResult {
         request: req,
         target: session.agent.to_string(),
         local_addr: session
@@ -261,7 +267,51 @@ pub fn run_pinned(
             .as_ref()
             .map_or_else(|| "generated".to_string(), |(p, _)| p.clone()),
         client_placement,
-    })
+        diagnosis: None,
+    };
+    let failed = relay_missing || !gaps.is_empty() || moved(&result) == 0;
+    if failed && obs.explain_failure() && !stop.load(Ordering::Relaxed) {
+        result.diagnosis = Some(explain(session, &result, relay_missing));
+    }
+    Ok(result)
+}
+
+/// The likely cause of a run that moved nothing, stalled or lost the agent's report.
+fn explain(session: &Session, r: &StreamResult, report_missing: bool) -> crate::explain::Diagnosis {
+    crate::explain::diagnose(session, &evidence(r, report_missing))
+}
+
+/// Bytes the receiving ends read, both directions (the agent's: when it reported).
+fn moved(r: &StreamResult) -> u64 {
+    r.client
+        .conns
+        .iter()
+        .chain(&r.agent.conns)
+        .filter(|c| !c.sending)
+        .map(|c| c.bytes)
+        .sum()
+}
+
+/// What a run that failed showed, for [`crate::explain::diagnose`].
+fn evidence(r: &StreamResult, report_missing: bool) -> crate::explain::Evidence {
+    let bytes = |sending: bool| -> u64 {
+        r.agent
+            .conns
+            .iter()
+            .filter(|c| c.sending == sending)
+            .map(|c| c.bytes)
+            .sum()
+    };
+    crate::explain::Evidence {
+        test: crate::explain::Test::Stream,
+        received: moved(r),
+        late: 0,
+        timeout_ns: 0,
+        agent: (!report_missing).then(|| crate::explain::Account {
+            received: bytes(false),
+            answered: bytes(true),
+        }),
+    }
 }
 
 /// Why the agent's report is missing when its connection failed at `at`.

@@ -13,9 +13,11 @@
 //!   rx) per block-sized write. With TSO/GSO/GRO on, these are super-packets.
 
 use mtuperf_proto::host::{HostSnapshot, IfaceInfo, TcpInfo};
-use mtuperf_proto::msg::{ConnReport, EndReport, IntervalSample};
+use mtuperf_proto::msg::{ConnReport, EndReport, IntervalSample, StreamLimit};
 use serde::{Deserialize, Serialize};
 
+use super::advice::{cpu_fixes, Setup};
+pub use super::advice::{Advice, Fix};
 pub use super::ends::{EndMetrics, IfaceMetrics};
 use super::limits::shares;
 use super::verdict::{decide, Evidence, LimitVerdict};
@@ -59,19 +61,53 @@ pub struct DirectionMetrics {
     pub receiver_wait_s: f64,
     /// TCP_INFO of the sending connections at their end.
     pub sender_tcp: Vec<TcpInfo>,
-    /// What limited this direction (see `verdict`). Absent in documents stored before
-    /// the verdict existed.
-    #[serde(default)]
+    /// When the receiver's report never came: the bytes the sender's kernel saw
+    /// acknowledged, and the rate over the part of the run that moved them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acked: Option<Acked>,
+    /// What limited this direction (see `verdict`); None when the receiver's report
+    /// never came (the sender's clocks then describe a dead path, not a limit).
     pub limit: Option<LimitVerdict>,
+}
+
+/// A direction measured by its sender alone (the receiver's report never came).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Acked {
+    /// tcpi_bytes_acked of the sending connections, summed.
+    pub bytes: u64,
+    /// From Go to the end of the last interval in which this end sent bytes, s.
+    pub over_s: f64,
+    pub bps: f64,
+}
+
+/// Which count a partial headline rests on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CountedBy {
+    /// The receivers' reads (first → last byte).
+    Receiver,
+    /// The bytes the sender's kernel saw acknowledged (the receiver never reported).
+    SenderAcked,
+}
+
+/// The headline of an interrupted run: computed over the part that was measured.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Partial {
+    /// Seconds the headline covers (the longest direction's).
+    pub over_s: f64,
+    pub counted_by: CountedBy,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StreamMetrics {
     pub directions: Vec<DirectionMetrics>,
     pub ends: Vec<EndMetrics>,
-    /// Sum of all directions' goodput (first→last byte), the headline figure.
+    /// Sum of all directions' goodput (first→last byte; for a direction whose
+    /// receiver never reported, what its sender saw acknowledged), the headline.
     pub headline_bps: f64,
-    pub advice: Vec<String>,
+    /// Set when the run was interrupted: the headline covers only what was measured.
+    pub partial: Option<Partial>,
+    pub advice: Vec<Advice>,
 }
 
 fn secs(ns: u64) -> f64 {
@@ -152,6 +188,7 @@ fn direction(
         receiver_waits: receiver.iter().map(|c| c.waits).sum(),
         receiver_wait_s: secs(receiver.iter().map(|c| c.wait_ns).max().unwrap_or(0)),
         sender_tcp: sender.iter().filter_map(|c| c.tcp_info).collect(),
+        acked: None,
         limit: None,
     }
 }
@@ -170,6 +207,7 @@ fn limit(
         End::Agent => &res.agent,
     };
     let tcp = &d.sender_tcp;
+    let iface = sender_report.iface.as_ref();
     decide(&Evidence {
         sender: d.sender,
         receiver: d.receiver,
@@ -178,11 +216,15 @@ fn limit(
         receiver_end: ends.iter().find(|e| e.end == d.receiver),
         conns: sender.len().max(receiver.len()),
         min_rtt_us: tcp.iter().filter_map(|t| t.min_rtt_us).min(),
+        srtt_us: tcp.iter().map(|t| t.rtt_us).max().filter(|r| *r > 0),
         receiver_buffer: receiver.iter().map(|c| c.rcvbuf).max().filter(|b| *b > 0),
         sender_buffer: sender.iter().map(|c| c.sndbuf).max().filter(|b| *b > 0),
-        link_bps: sender_report
-            .iface
-            .as_ref()
+        // A virtual link's speed (veth says 10 Gbit/s) is not a rate it is held to.
+        link_bps: iface
+            .and_then(mtuperf_proto::host::IfaceInfo::real_speed_mbps)
+            .map(|m| f64::from(m) * 1e6),
+        nominal_link_bps: iface
+            .filter(|i| i.is_virtual())
             .and_then(|i| i.speed_mbps)
             .map(|m| f64::from(m) * 1e6),
         delivery_rate_bps: tcp
@@ -192,12 +234,54 @@ fn limit(
             .filter(|_| !tcp.is_empty())
             .map(|b| b as f64 * 8.0),
         goodput_bps: d.goodput_first_last_bps.or(Some(d.goodput_wall_bps)),
-        software_link: sender_report
-            .iface
-            .as_ref()
+        software_link: iface
             .map(|i| i.kind.clone())
             .filter(|k| k == "veth" || k == "loopback"),
+        setup: setup(d, res, sender.len().max(receiver.len())),
+    })
+}
+
+/// What the fixes of direction `d` are checked against.
+fn setup(d: &DirectionMetrics, res: &StreamResult, conns: usize) -> Setup {
+    let iface = match d.sender {
+        End::Client => res.client.iface.as_ref(),
+        End::Agent => res.agent.iface.as_ref(),
+    };
+    Setup {
         window: res.request.window,
+        block: res.request.block,
+        conns: u32::try_from(conns).unwrap_or(u32::MAX),
+        sender_mtu: iface.map(|i| i.mtu),
+        sender_kind: iface.map(|i| i.kind.clone()),
+        sender: Some(d.sender),
+        receiver: Some(d.receiver),
+    }
+}
+
+/// What the sender's kernel saw acknowledged, over Go → the end of the last of
+/// `intervals` in which this end sent bytes (the run's own clock), among those that
+/// began before `until_ns` (the planned end: a last write after it is no progress).
+fn acked(
+    sender: &[&ConnReport],
+    intervals: &[IntervalSample],
+    wall_ns: u64,
+    until_ns: u64,
+) -> Option<Acked> {
+    let bytes = sender
+        .iter()
+        .map(|c| c.tcp_info.and_then(|t| t.bytes_acked))
+        .sum::<Option<u64>>()?;
+    let over_ns = intervals
+        .iter()
+        .filter(|i| i.bytes_sent > 0 && i.start_ns < until_ns)
+        .map(|i| i.end_ns)
+        .max()
+        .unwrap_or(wall_ns);
+    let over_s = secs(over_ns);
+    (over_s > 0.0).then(|| Acked {
+        bytes,
+        over_s,
+        bps: bytes as f64 * 8.0 / over_s,
     })
 }
 
@@ -323,29 +407,62 @@ pub fn compute(res: &StreamResult) -> StreamMetrics {
         };
         let s: Vec<&ConnReport> = snd.conns.iter().filter(|c| c.sending).collect();
         let r: Vec<&ConnReport> = rcv.conns.iter().filter(|c| !c.sending).collect();
-        d.limit = Some(limit(d, &s, &r, &ends, res));
+        if r.is_empty() {
+            // The receiver never reported: its side is unknown, and the sender's
+            // clocks describe whatever stopped the run, not a limit.
+            let until_ns = match res.request.limit {
+                StreamLimit::Time { ms } => ms * 1_000_000,
+                StreamLimit::Bytes { .. } => u64::MAX,
+            };
+            d.acked = acked(&s, &snd.intervals, snd.wall_ns, until_ns);
+        } else {
+            d.limit = Some(limit(d, &s, &r, &ends, res));
+        }
     }
-    let headline_bps = directions
-        .iter()
-        .map(|d| d.goodput_first_last_bps.unwrap_or(d.goodput_wall_bps))
-        .sum();
-    let mut advice = advice(
-        &directions,
-        &ends,
-        agent_report_missing(res),
-        res.request.streams,
-    );
-    if agent_report_missing(res) {
-        advice.insert(
-            0,
-            "the agent's report never came: its side (bytes it read or wrote, its CPU and counters) is unknown; this end's figures are complete".into(),
-        );
+    let headline_bps = directions.iter().map(goodput).sum();
+    let missing = agent_report_missing(res);
+    let mut advice = advice(&directions, &ends, missing, res);
+    if missing {
+        advice.insert(0, Advice::AgentReportMissing);
     }
     StreamMetrics {
+        partial: res.interrupted.then(|| partial(&directions)),
         directions,
         ends,
         headline_bps,
         advice,
+    }
+}
+
+/// A direction's goodput: first → last byte at the receiver, its wall-time figure when
+/// there is none, or what the sender saw acknowledged when the receiver never reported.
+fn goodput(d: &DirectionMetrics) -> f64 {
+    match (d.goodput_first_last_bps, d.acked) {
+        (Some(g), _) => g,
+        (None, Some(a)) => a.bps,
+        (None, None) => d.goodput_wall_bps,
+    }
+}
+
+/// What the headline of an interrupted run covers.
+fn partial(dirs: &[DirectionMetrics]) -> Partial {
+    let over_s = dirs
+        .iter()
+        .map(|d| match d.acked {
+            Some(a) if d.goodput_first_last_bps.is_none() => a.over_s,
+            _ => d.perl.total_elapsed_s,
+        })
+        .fold(0.0, f64::max);
+    let acked = dirs
+        .iter()
+        .any(|d| d.acked.is_some() && d.goodput_first_last_bps.is_none());
+    Partial {
+        over_s,
+        counted_by: if acked {
+            CountedBy::SenderAcked
+        } else {
+            CountedBy::Receiver
+        },
     }
 }
 
@@ -355,41 +472,74 @@ pub fn agent_report_missing(res: &StreamResult) -> bool {
     res.agent.conns.is_empty() && !res.client.conns.is_empty()
 }
 
+/// The run-wide advice: a process saturated, a run that did not end cleanly, a
+/// congestion window below the bandwidth-delay product of a long path with buffers
+/// below it too. Each fix is checked against the setup (`advice`).
 fn advice(
     dirs: &[DirectionMetrics],
     ends: &[EndMetrics],
     agent_missing: bool,
-    streams: u32,
-) -> Vec<String> {
+    res: &StreamResult,
+) -> Vec<Advice> {
     let mut out = Vec::new();
-    let more =
-        super::verdict_fmt::more_streams(streams).map_or(String::new(), |s| format!("{s} or "));
-    for e in ends {
-        if e.process_pct > 90.0 {
-            out.push(format!(
-                "{:?} process at {:.0}% of a core: the result is CPU-bound, not network-bound; try {more}a larger --block",
-                e.end, e.process_pct
-            ));
-        }
+    for e in ends.iter().filter(|e| e.process_pct > 90.0) {
+        let iface = match e.end {
+            End::Client => res.client.iface.as_ref(),
+            End::Agent => res.agent.iface.as_ref(),
+        };
+        let s = Setup {
+            window: res.request.window,
+            block: res.request.block,
+            conns: res.request.streams,
+            sender_mtu: iface.map(|i| i.mtu),
+            sender_kind: iface.map(|i| i.kind.clone()),
+            sender: None,
+            receiver: None,
+        };
+        out.push(Advice::ProcessCpuBound {
+            end: e.end,
+            pct: e.process_pct,
+            fixes: cpu_fixes(&s),
+        });
     }
     for d in dirs {
         if !d.complete && !agent_missing {
-            out.push(format!(
-                "{:?}→{:?}: {} bytes written but {} read: the run did not end cleanly",
-                d.sender, d.receiver, d.bytes_written, d.bytes_read
-            ));
+            out.push(Advice::Incomplete {
+                sender: d.sender,
+                receiver: d.receiver,
+                written: d.bytes_written,
+                read: d.bytes_read,
+            });
         }
-        let rate = d.goodput_first_last_bps.unwrap_or(d.goodput_wall_bps) / 8.0;
-        for t in &d.sender_tcp {
-            let bdp = rate * f64::from(t.rtt_us) / 1e6 / d.sender_tcp.len().max(1) as f64;
-            let cwnd_bytes = f64::from(t.snd_cwnd) * f64::from(t.snd_mss);
-            if t.rtt_us > 1000 && cwnd_bytes < 0.5 * bdp {
-                out.push(format!(
-                    "congestion window {cwnd_bytes:.0} B is below the bandwidth-delay product {bdp:.0} B: raise --window or the tcp_wmem/tcp_rmem maxima"
-                ));
-                break;
-            }
-        }
+        out.extend(cwnd_advice(d, res.request.window));
     }
     out
+}
+
+/// A congestion window below half the bandwidth-delay product on a long path (RTT
+/// above 1 ms), when the send buffer is below that product too (a buffer already
+/// above it is not what holds the window: that is congestion control, the verdict's).
+fn cwnd_advice(d: &DirectionMetrics, window: Option<u32>) -> Option<Advice> {
+    let rate = goodput(d) / 8.0;
+    let n = d.sender_tcp.len().max(1) as f64;
+    let buffer = d.limit.as_ref().and_then(|v| v.sender_buffer);
+    d.sender_tcp.iter().find_map(|t| {
+        let bdp = rate * f64::from(t.rtt_us) / 1e6 / n;
+        let cwnd_bytes = f64::from(t.snd_cwnd) * f64::from(t.snd_mss);
+        let buffer_short = buffer.is_none_or(|b| f64::from(b) < bdp);
+        (t.rtt_us > 1000 && cwnd_bytes < 0.5 * bdp && buffer_short).then(|| {
+            let end = d.sender;
+            Advice::CwndBelowBdp {
+                cwnd_bytes,
+                bdp_bytes: bdp,
+                fixes: vec![match window {
+                    Some(window) => Fix::RaiseWindow { window },
+                    None => Fix::RaiseSysctlMax {
+                        sysctl: "net.ipv4.tcp_wmem".into(),
+                        end,
+                    },
+                }],
+            }
+        })
+    })
 }

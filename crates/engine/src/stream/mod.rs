@@ -2,7 +2,9 @@
 //! on both ends (bytes, calls, time inside calls, first/last byte), with CPU,
 //! interface counters and TCP_INFO.
 
+pub mod advice;
 pub mod agent;
+mod cause;
 pub mod client;
 pub(crate) mod data;
 mod ends;
@@ -12,7 +14,6 @@ mod phase;
 mod ticker;
 pub mod udp;
 pub mod verdict;
-mod verdict_fmt;
 pub mod window_eq;
 
 use mtuperf_proto::host::HostIdentity;
@@ -55,4 +56,8 @@ pub struct StreamResult {
     /// stored before it existed; the agent's is `agent.placement`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_placement: Option<mtuperf_proto::placement::Placement>,
+    /// A run that moved nothing, stalled or lost the agent's report: the likely
+    /// cause, from a path check toward the same agent (`explain`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnosis: Option<crate::explain::Diagnosis>,
 }

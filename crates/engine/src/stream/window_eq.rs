@@ -70,26 +70,6 @@ pub fn bound(
     })
 }
 
-/// "per 14.6 ms round trip (min RTT) allows ≈ 2.3 Mbit/s (window ÷ RTT) and the run
-/// got 7.0 Mbit/s, while the 10.00 Gbit/s link × min RTT needs ≈ 18.2 MB": the
-/// evidence, for the verdict's line.
-pub fn describe(
-    b: &WindowBound,
-    min_rtt_us: u32,
-    rate: impl Fn(f64) -> String,
-    size: impl Fn(f64) -> String,
-    link_bps: f64,
-) -> String {
-    format!(
-        "per {:.1} ms round trip (min RTT) allows ≈ {} (window ÷ RTT) and the run got {}, while the {} link × min RTT needs ≈ {}",
-        f64::from(min_rtt_us) / 1e3,
-        rate(b.allows_bps),
-        rate(b.goodput_bps),
-        rate(link_bps),
-        size(b.link_bdp)
-    )
-}
-
 /// Which buffer the window equation blames: the send buffer's, the receive buffer's,
 /// or, when both are in use, the one whose kernel clock (`sndbuf`, `rwnd` share of
 /// the busy time) ran longer, and the smaller one when the clocks do not tell.

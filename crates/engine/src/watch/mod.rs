@@ -64,11 +64,12 @@ pub struct WatchConfig {
     pub fan_out: usize,
 }
 
-/// The short rr probe's figures, from the checking node's end.
+/// The short rr probe's figures, from the checking node's end. No block answered:
+/// no latency (None), never 0.
 #[derive(Debug, Clone)]
 pub struct RrProbe {
-    pub p50_ns: u64,
-    pub p99_ns: u64,
+    pub p50_ns: Option<u64>,
+    pub p99_ns: Option<u64>,
     pub counts: RrCounts,
     pub result: Box<RrResult>,
 }
@@ -82,6 +83,11 @@ impl RrProbe {
             counts: r.client.counts,
             result: Box::new(r),
         }
+    }
+
+    /// Blocks answered in time during the probe.
+    pub fn answered(&self) -> u64 {
+        self.counts.blocks
     }
 
     /// Requests lost over requests sent (0 when none were sent).

@@ -291,13 +291,18 @@ pub fn summary(c: &Check) -> String {
     };
     match &c.rr {
         Some(Ok(r)) => {
-            let _ = write!(
-                s,
-                "; rr p50 {:.1} us, p99 {:.1} us, loss {:.4}",
-                r.p50_ns as f64 / 1e3,
-                r.p99_ns as f64 / 1e3,
-                r.loss_ratio()
-            );
+            match (r.p50_ns, r.p99_ns) {
+                (Some(p50), Some(p99)) => {
+                    let _ = write!(
+                        s,
+                        "; rr p50 {:.1} us, p99 {:.1} us",
+                        p50 as f64 / 1e3,
+                        p99 as f64 / 1e3
+                    );
+                }
+                _ => s.push_str("; rr: no block answered"),
+            }
+            let _ = write!(s, ", loss {:.4}", r.loss_ratio());
         }
         Some(Err(e)) => {
             let _ = write!(s, "; rr probe failed: {e}");

@@ -114,7 +114,9 @@ pub struct RrServed {
 #[serde(deny_unknown_fields)]
 pub struct RrReverse {
     pub counts: RrCounts,
-    /// Requests still unanswered when the drain after the end ran out; not lost.
+    /// Requests cut off unanswered by a stop (Ctrl-C, the far end gone) before they
+    /// had waited the timeout: neither answered nor lost. Requests still unanswered
+    /// after the whole drain are lost (`counts.lost_at_end`).
     pub unanswered: u64,
     /// Failures during the run (a TCP connection closed, ...).
     pub errors: Vec<String>,
@@ -137,8 +139,14 @@ pub struct RrCounts {
     pub requests_sent: u64,
     /// Blocks received for a request still waited for (one per completed transaction).
     pub blocks: u64,
-    /// Requests unanswered within the timeout (each then re-sent under a new sequence).
+    /// Requests unanswered within the timeout: each re-sent under a new sequence
+    /// while the run lasts, and those still unanswered when the drain after the end
+    /// ran out (they waited at least the timeout too).
     pub lost: u64,
+    /// Of `lost`, the requests still unanswered when the drain after the end ran out
+    /// (0 in documents stored before it existed, whose `unanswered` held them).
+    #[serde(default)]
+    pub lost_at_end: u64,
     /// Blocks that arrived after their request had been counted lost.
     pub late: u64,
     /// Blocks received twice for the same request.
@@ -163,6 +171,7 @@ impl RrCounts {
         self.requests_sent += o.requests_sent;
         self.blocks += o.blocks;
         self.lost += o.lost;
+        self.lost_at_end += o.lost_at_end;
         self.late += o.late;
         self.duplicate += o.duplicate;
         self.out_of_order += o.out_of_order;
@@ -175,19 +184,21 @@ impl RrCounts {
 }
 
 /// Block latency (request sent or due → last byte of the block received), in ns,
-/// summarised from an HDR histogram (3 significant digits, 1 ns to 100 s).
+/// summarised from an HDR histogram (3 significant digits, 1 ns to 100 s). With no
+/// block answered (`count` 0) there is no latency: every figure is None (`null`),
+/// never 0.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Latency {
     /// Always "ns".
     pub unit: String,
     pub count: u64,
-    pub min: u64,
-    pub mean: f64,
-    pub p50: u64,
-    pub p90: u64,
-    pub p99: u64,
-    pub p999: u64,
-    pub max: u64,
+    pub min: Option<u64>,
+    pub mean: Option<f64>,
+    pub p50: Option<u64>,
+    pub p90: Option<u64>,
+    pub p99: Option<u64>,
+    pub p999: Option<u64>,
+    pub max: Option<u64>,
     /// Non-empty buckets as `[highest value equivalent to the bucket (ns), count]`.
     pub buckets: Vec<[u64; 2]>,
 }

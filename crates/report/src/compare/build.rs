@@ -337,6 +337,7 @@ pub fn build(
         interrupted,
         runs,
         summaries,
+        answer: super::answer::answer(plan, checks, &diffs),
         diffs,
         verdicts,
         flagged,

@@ -2,6 +2,7 @@
 //! the first with a 95% interval, a plain verdict) and its text, legacy, HTML and
 //! Markdown renderings.
 
+pub mod answer;
 mod build;
 pub mod placement;
 pub(crate) mod text;
@@ -225,6 +226,9 @@ pub struct CompareDoc {
     pub runs: Vec<RepRow>,
     pub summaries: Vec<CellSummary>,
     pub diffs: Vec<Diff>,
+    /// The plain answer the text starts with (typed; `answer::line` words it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<answer::Answer>,
     /// One plain sentence per compared path.
     pub verdicts: Vec<String>,
     /// Paths measured although their check failed (`--force`).

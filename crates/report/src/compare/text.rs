@@ -71,7 +71,12 @@ fn placement_lines(s: &mut String, d: &CompareDoc) {
 
 /// The comparison as text: checks, per-path summaries, verdict.
 pub fn text(d: &CompareDoc) -> String {
-    let mut s = plan_line(d);
+    let mut s = d
+        .answer
+        .as_ref()
+        .map(|a| format!("{}\n", super::answer::line(a)))
+        .unwrap_or_default();
+    s.push_str(&plan_line(d));
     s.push_str("path checks:\n");
     for c in &d.checks {
         let v = if c.verdict == Verdict::Ok {

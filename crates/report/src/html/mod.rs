@@ -179,8 +179,15 @@ pub fn html(d: &CompareDoc) -> String {
         let _ = writeln!(o, "<p class=\"flag\">Refused: {}</p>", esc(r));
     }
     let knees = rr_charts::knee_lines(d);
-    if !d.verdicts.is_empty() || !knees.is_empty() {
+    if !d.verdicts.is_empty() || !knees.is_empty() || d.answer.is_some() {
         o.push_str("<h2>Verdict</h2>\n");
+    }
+    if let Some(a) = &d.answer {
+        let _ = writeln!(
+            o,
+            "<p class=\"verdict\"><b>{}</b></p>",
+            esc(&crate::compare::answer::line(a))
+        );
     }
     for v in d.verdicts.iter().chain(&knees) {
         let _ = writeln!(o, "<p class=\"verdict\">{}</p>", esc(v));

@@ -4,6 +4,8 @@
 //! the rr probe's p50 and p99 over time (log axis), and a table of the checks where an
 //! MTU changed.
 
+use std::fmt::Write as _;
+
 use super::axis::Unit;
 use super::charts::{lines_svg, wrap, Frame, Line};
 use super::{head, table, when, CSS};
@@ -107,10 +109,11 @@ fn rr_chart(t: &Trend) -> String {
         .into_iter()
         .enumerate()
         {
+            // A probe with no block answered has no latency: no point (listed under
+            // the chart instead), never one at 0 µs.
             let pts: Vec<(f64, f64)> =
                 p.rr.iter()
-                    .map(|r| (hours(t, r.unix_ms), pick(r) as f64 / 1e3))
-                    .filter(|&(_, us)| us > 0.0)
+                    .filter_map(|r| Some((hours(t, r.unix_ms), pick(r)? as f64 / 1e3)))
                     .collect();
             ymax = pts.iter().map(|x| x.1).fold(ymax, f64::max);
             ymin = pts.iter().map(|x| x.1).fold(ymin, f64::min);
@@ -124,21 +127,52 @@ fn rr_chart(t: &Trend) -> String {
             }
         }
     }
-    if series.is_empty() {
+    let silent = unanswered(t);
+    if series.is_empty() && silent.is_empty() {
         return "<p>No rr probes in this window (serve --watch-rr TIME adds one per check).</p>\n"
             .into();
     }
-    chart(
-        t,
-        &Axis {
-            title: "rr probe latency per peer (8 KiB blocks)",
-            desc: "round trip (log scale)",
-            unit: Unit::Micros,
-            log: true,
-        },
-        ymin.min(ymax) * 0.8..ymax * 1.25,
-        &series,
-    )
+    let mut o = if series.is_empty() {
+        String::new()
+    } else {
+        chart(
+            t,
+            &Axis {
+                title: "rr probe latency per peer (8 KiB blocks)",
+                desc: "round trip (log scale)",
+                unit: Unit::Micros,
+                log: true,
+            },
+            ymin.min(ymax) * 0.8..ymax * 1.25,
+            &series,
+        )
+    };
+    if !silent.is_empty() {
+        let _ = writeln!(
+            o,
+            "<p><b>{} rr probe{} answered no block</b> (no latency, so no point above; every request lost):</p>",
+            silent.len(),
+            if silent.len() == 1 { "" } else { "s" }
+        );
+        table(&mut o, &["probe at", "peer", "requests sent"], &silent);
+    }
+    o
+}
+
+/// The probes that answered no block: (time, peer, requests sent), oldest first.
+fn unanswered(t: &Trend) -> Vec<Vec<String>> {
+    t.peers
+        .iter()
+        .flat_map(|(peer, p)| {
+            p.rr.iter().filter(|r| r.p99_ns.is_none()).map(move |r| {
+                vec![
+                    crate::timestamp(r.unix_ms),
+                    peer.clone(),
+                    r.sent.to_string(),
+                ]
+            })
+        })
+        .collect()
 }
 
 /// A chart's title and y axis.
@@ -232,6 +266,10 @@ pub fn html(t: &Trend) -> String {
                     .map_or("-".into(), |v| v.to_string()),
                 last.map_or("-".into(), |m| m.expect.to_string()),
                 p.rr.len().to_string(),
+                p.rr.iter()
+                    .filter(|r| r.p99_ns.is_none())
+                    .count()
+                    .to_string(),
             ]
         })
         .collect();
@@ -246,6 +284,7 @@ pub fn html(t: &Trend) -> String {
             "last reverse MTU",
             "expected",
             "rr probes",
+            "rr probes with no answer",
         ],
         &rows,
     );

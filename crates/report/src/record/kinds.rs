@@ -28,7 +28,7 @@ pub fn decode(kind: RunKind, document: &str) -> Result<Box<dyn RunRecord>, serde
     })
 }
 
-// --- stream: one run, stored as a one-run mtuperf.stream/1 document.
+// --- stream: one run, stored as a one-run mtuperf.stream/2 document.
 
 impl RunRecord for stream::RunDoc {
     fn kind(&self) -> RunKind {
@@ -57,7 +57,7 @@ impl RunRecord for stream::RunDoc {
     }
 }
 
-// --- rr: one load step, stored as a one-step mtuperf.rr/1 document.
+// --- rr: one load step, stored as a one-step mtuperf.rr/2 document.
 
 impl RunRecord for rr::StepDoc {
     fn kind(&self) -> RunKind {

@@ -38,7 +38,8 @@ pub struct EndFigures {
     pub tx_frames: Option<u64>,
     /// Interface frames (rx + tx) per block of this end.
     pub frames_per_block: Option<f64>,
-    /// Busier direction of the interface as % of its link speed (when known).
+    /// Busier direction of the interface as % of its link speed (when known and real:
+    /// none on veth, bridge or loopback, whose reported speed is no limit).
     pub nic_util_pct: Option<f64>,
     /// IP/UDP counter deltas of the whole host (/proc/net/snmp, v4 + v6).
     pub snmp: Option<SnmpCounters>,
@@ -131,7 +132,8 @@ pub(super) fn end_figures(
         (Some(b), Some(a)) => Some(a.delta(b)),
         _ => None,
     };
-    let nic = match (&ifd, iface.and_then(|i| i.speed_mbps)) {
+    // No percentage of a virtual link's "speed" (veth says 10 Gbit/s, and carries more).
+    let nic = match (&ifd, iface.and_then(IfaceInfo::real_speed_mbps)) {
         (Some(d), Some(mbps)) if mbps > 0 && wall_ns > 0.0 => {
             let bits = d.rx_bytes.max(d.tx_bytes) as f64 * 8.0;
             Some(bits / (wall_ns / 1e9) / (f64::from(mbps) * 1e6) * 100.0)
@@ -237,5 +239,44 @@ pub fn compute(r: &RrResult) -> RrMetrics {
             .reverse
             .as_ref()
             .map(|v| Direction::of(&v.requester.counts, v.requester.wall_ns, r.request.block)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mtuperf_proto::host::IfaceCounters;
+
+    /// 1 s in which the interface sent 1.28 GB: 102.4% of a 10 Gbit/s "link".
+    fn nic_pct(kind: &str) -> Option<f64> {
+        let before = HostSnapshot::default();
+        let after = HostSnapshot {
+            iface: Some(IfaceCounters {
+                tx_bytes: 1_280_000_000,
+                ..IfaceCounters::default()
+            }),
+            at_ns: 1_000_000_000,
+            ..HostSnapshot::default()
+        };
+        let before = HostSnapshot {
+            iface: Some(IfaceCounters::default()),
+            ..before
+        };
+        let iface = IfaceInfo {
+            kind: kind.into(),
+            speed_mbps: Some(10_000),
+            ..IfaceInfo::default()
+        };
+        end_figures(&before, &after, Some(&iface), 100, None).nic_util_pct
+    }
+
+    #[test]
+    fn no_link_speed_share_of_a_virtual_link() {
+        // Issue 29: "NIC 102.5% of link speed" on a veth.
+        for kind in ["veth", "bridge", "loopback"] {
+            assert_eq!(nic_pct(kind), None, "{kind}");
+        }
+        let ether = nic_pct("ether").unwrap();
+        assert!((ether - 102.4).abs() < 1e-9, "{ether}");
     }
 }

@@ -1,4 +1,4 @@
-//! rr results: the `mtuperf.rr/1` JSON document (one step or a load sweep) and the
+//! rr results: the `mtuperf.rr/2` JSON document (one step or a load sweep) and the
 //! human text.
 
 mod figures;
@@ -14,7 +14,7 @@ pub use figures::figures;
 pub use metrics::{compute, Direction, EndFigures, RrMetrics};
 pub use text::{header, headline, interval_header, interval_line, step_text, sweep_text, text};
 
-pub const SCHEMA: &str = "mtuperf.rr/1";
+pub const SCHEMA: &str = "mtuperf.rr/2";
 
 /// The knee rule, as printed in the sweep legend (`mtuperf_stats::knee`).
 pub const KNEE_RULE: &str = "knee = the load ending the last step that raised blocks/s by at least 10%, \
@@ -55,8 +55,9 @@ impl StepDoc {
 pub struct SweepPoint {
     pub clients: u32,
     pub blocks_per_s: f64,
-    pub p50_ns: u64,
-    pub p99_ns: u64,
+    /// None: no block answered at this load (no latency, not 0).
+    pub p50_ns: Option<u64>,
+    pub p99_ns: Option<u64>,
     /// Agent-side µs of CPU per block served (system-wide).
     pub agent_cpu_us_per_block: Option<f64>,
     /// The tool's own µs of CPU per block on each end (its threads only).
@@ -91,9 +92,11 @@ impl Sweep {
                 agent_tool_cpu_us_per_block: s.metrics.agent.tool_cpu_us_per_block,
             })
             .collect();
+        // A load with no block answered has no p99: it ends the curve the knee is
+        // sought on (a step past it is not a latency of 0).
         let triples: Vec<(f64, f64, f64)> = points
             .iter()
-            .map(|p| (f64::from(p.clients), p.blocks_per_s, p.p99_ns as f64))
+            .map_while(|p| Some((f64::from(p.clients), p.blocks_per_s, p.p99_ns? as f64)))
             .collect();
         let max_index = points
             .iter()
@@ -109,7 +112,7 @@ impl Sweep {
     }
 }
 
-/// The `mtuperf.rr/1` document: the steps of one command, and the sweep summary when
+/// The `mtuperf.rr/2` document: the steps of one command, and the sweep summary when
 /// more than one load was run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Document {

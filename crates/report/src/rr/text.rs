@@ -8,7 +8,7 @@ use mtuperf_proto::msg::rr::RrProto;
 
 use super::text_bidir::{direction_lines, DirView};
 use super::{Direction, Document, EndFigures, StepDoc, Sweep};
-use crate::fmt::latency_ns as lat;
+use crate::fmt::{latency_ns as lat, latency_opt};
 
 fn iface(i: Option<&IfaceInfo>) -> String {
     i.map_or_else(
@@ -90,8 +90,8 @@ pub fn interval_line(s: &RrInterval) -> String {
         s.start_ns as f64 / 1e9,
         s.end_ns as f64 / 1e9,
         s.lost,
-        lat(s.mean_ns as f64),
-        lat(s.max_ns as f64)
+        latency_opt(s.mean_ns),
+        latency_opt(s.max_ns)
     )
 }
 
@@ -222,6 +222,9 @@ pub fn step_text(step: &StepDoc) -> String {
     for e in &r.client.errors {
         let _ = writeln!(out, "  error: {}", mtuperf_proto::text::escape_control(e));
     }
+    if let Some(d) = &r.diagnosis {
+        let _ = writeln!(out, "  {}", crate::explain::line(d, &r.target));
+    }
     if r.interrupted {
         match &r.interrupt_reason {
             Some(why) => {
@@ -262,10 +265,13 @@ pub fn sweep_text(s: &Sweep) -> String {
             "  {:>8}  {:>10.0}  {:>10}  {:>10}  {:>16}  {tool:>22}{mark}",
             p.clients,
             p.blocks_per_s,
-            lat(p.p50_ns as f64),
-            lat(p.p99_ns as f64),
+            latency_opt(p.p50_ns),
+            latency_opt(p.p99_ns),
             opt_f(p.agent_cpu_us_per_block, 1, " µs")
         );
+    }
+    if s.points.iter().any(|p| p.p50_ns.is_none()) {
+        let _ = writeln!(out, "  - : no block answered at that load, so no latency");
     }
     if s.knee.is_none() {
         let _ = writeln!(out, "  no knee found in this sweep");
@@ -277,14 +283,17 @@ pub fn sweep_text(s: &Sweep) -> String {
 /// One line for the history list.
 pub fn headline(step: &StepDoc) -> String {
     let r = &step.result;
+    let l = &r.client.latency;
+    let latency = match (l.p50, l.p99) {
+        (Some(p50), Some(p99)) => format!("p50 {}, p99 {}", lat(p50 as f64), lat(p99 as f64)),
+        _ => "no block answered".to_string(),
+    };
     format!(
-        "rr {} {} B, {}: {:.0} blocks/s, p50 {}, p99 {}",
+        "rr {} {} B, {}: {:.0} blocks/s, {latency}",
         mode(r),
         r.request.block,
         load(r),
         step.metrics.blocks_per_s,
-        lat(r.client.latency.p50 as f64),
-        lat(r.client.latency.p99 as f64)
     )
 }
 

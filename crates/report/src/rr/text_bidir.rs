@@ -49,20 +49,23 @@ pub fn direction_lines(out: &mut String, d: &DirView<'_>, r: &RrResult) {
         },
         l.count
     );
+    let _ = writeln!(out, "    {}", latency_line(l));
+    let at_end = if c.lost_at_end > 0 {
+        format!("; {} of them still unanswered at the end", c.lost_at_end)
+    } else {
+        String::new()
+    };
+    let cut_off = if d.unanswered > 0 {
+        format!(
+            ", cut off unanswered by the stop {} (neither answered nor lost)",
+            d.unanswered
+        )
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
-        "    min {}  mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
-        lat(l.min as f64),
-        lat(l.mean),
-        lat(l.p50 as f64),
-        lat(l.p90 as f64),
-        lat(l.p99 as f64),
-        lat(l.p999 as f64),
-        lat(l.max as f64)
-    );
-    let _ = writeln!(
-        out,
-        "  loss: lost {} ({:.2}% of requests sent, timeout {}), late {}, duplicate {}, out of order {}, corrupt {}{}, invalid {}, unanswered at end {}; {resp} rejected {} datagrams",
+        "  loss: lost {} ({:.2}% of requests sent, timeout {}{at_end}), late {}, duplicate {}, out of order {}, corrupt {}{}, invalid {}{cut_off}; {resp} rejected {} datagrams",
         c.lost,
         f.lost_pct,
         lat(r.client.timeout_ns as f64),
@@ -72,7 +75,6 @@ pub fn direction_lines(out: &mut String, d: &DirView<'_>, r: &RrResult) {
         c.corrupt,
         if r.client.verify { " (verified)" } else { " (not verified)" },
         c.invalid,
-        d.unanswered,
         d.served.map_or_else(|| "unknown".to_string(), |s| s.2.to_string())
     );
     if c.behind_sends > 0 {
@@ -83,6 +85,26 @@ pub fn direction_lines(out: &mut String, d: &DirView<'_>, r: &RrResult) {
             f.behind_mean_ms.unwrap_or(0.0),
             c.behind_max_ns as f64 / 1e6
         );
+    }
+}
+
+/// "min 24.7 µs  mean 36.4 µs  p50 …", or that no block was answered (no latency: never
+/// a row of zeros).
+fn latency_line(l: &Latency) -> String {
+    match (l.min, l.mean, l.p50, l.p90, l.p99, l.p999, l.max) {
+        (Some(min), Some(mean), Some(p50), Some(p90), Some(p99), Some(p999), Some(max)) => {
+            format!(
+                "min {}  mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
+                lat(min as f64),
+                lat(mean),
+                lat(p50 as f64),
+                lat(p90 as f64),
+                lat(p99 as f64),
+                lat(p999 as f64),
+                lat(max as f64)
+            )
+        }
+        _ => "no block answered: no latency to show".into(),
     }
 }
 

@@ -9,7 +9,7 @@ use mtuperf_engine::rr::{RrFromFailed, RrFromHost, RrResult};
 use mtuperf_proto::text::escape_control as esc;
 
 use super::metrics::end_figures;
-use crate::fmt::latency_ns as lat;
+use crate::fmt::latency_opt;
 
 /// "sent S = answered A + lost L + unanswered U" and whether it holds.
 fn accounting(sent: u64, answered: u64, lost: u64, unanswered: u64) -> String {
@@ -38,8 +38,8 @@ fn host_line(out: &mut String, h: &RrFromHost) {
         if h.clients == 1 { "" } else { "s" },
         h.blocks_per_s,
         q.wall_ns as f64 / 1e9,
-        lat(q.latency.p50 as f64),
-        lat(q.latency.p99 as f64)
+        latency_opt(q.latency.p50),
+        latency_opt(q.latency.p99)
     );
     let _ = writeln!(
         out,

@@ -1,10 +1,11 @@
-//! Stream results: the `mtuperf.stream/1` JSON document and the human text.
+//! Stream results: the `mtuperf.stream/2` JSON document and the human text.
 
 mod figures;
 mod text;
 pub mod udp;
+mod verdict;
 
-use mtuperf_engine::stream::metrics::{self, StreamMetrics};
+use mtuperf_engine::stream::metrics::{self, CountedBy, Partial, StreamMetrics};
 use mtuperf_engine::stream::verdict::{LimitCause, LimitVerdict};
 use mtuperf_engine::stream::StreamResult;
 use mtuperf_stats::Summary;
@@ -12,8 +13,9 @@ use serde::{Deserialize, Serialize};
 
 pub use figures::figures;
 pub use text::{header, interval_header, interval_line, run_line, summary_text, text};
+pub use verdict::{advice_line, fix, limit_line};
 
-pub const SCHEMA: &str = "mtuperf.stream/1";
+pub const SCHEMA: &str = "mtuperf.stream/2";
 
 /// One run: raw measurements of both ends plus the derived figures.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -56,7 +58,7 @@ pub struct RepeatSummary {
     pub receiver_us_per_mib: Option<Summary>,
 }
 
-/// The `mtuperf.stream/1` document: one or more runs, and statistics when repeated.
+/// The `mtuperf.stream/2` document: one or more runs, and statistics when repeated.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Document {
     pub schema: String,
@@ -103,7 +105,7 @@ fn summarize(runs: &[RunDoc]) -> Option<RepeatSummary> {
     })
 }
 
-/// The limiting-factor verdicts of a stored `mtuperf.stream/1` document's first
+/// The limiting-factor verdicts of a stored `mtuperf.stream/2` document's first
 /// run; empty when it has none or does not parse.
 pub fn stored_verdicts(document: &str) -> Vec<LimitVerdict> {
     serde_json::from_str::<Document>(document)
@@ -127,6 +129,7 @@ pub fn cause_label(c: LimitCause) -> &'static str {
         LimitCause::SendBuffer => "send buffer",
         LimitCause::Network => "network",
         LimitCause::Application => "application",
+        LimitCause::Receiver => "receiver",
         LimitCause::Unknown => "unknown",
     }
 }
@@ -142,10 +145,66 @@ pub fn headline(run: &RunDoc) -> String {
         .filter_map(|d| d.limit.as_ref())
         .map(|v| cause_label(v.cause))
         .collect();
-    let rate = crate::fmt::rate(run.metrics.headline_bps);
+    let rate = format!(
+        "{}{}",
+        crate::fmt::rate(run.metrics.headline_bps),
+        partial(run.metrics.partial.as_ref())
+    );
     if causes.is_empty() {
         rate
     } else {
         format!("{rate} (limited by {})", causes.join(" / "))
+    }
+}
+
+/// " over the 4.3 s measured (interrupted)" for the headline of an interrupted run
+/// (no comma: the CSV export leaves stream headlines unquoted); empty for a whole run.
+pub fn partial(p: Option<&Partial>) -> String {
+    p.map_or_else(String::new, |p| {
+        format!(
+            " over the {:.1} s measured (interrupted{})",
+            p.over_s,
+            match p.counted_by {
+                CountedBy::Receiver => "",
+                CountedBy::SenderAcked => "; bytes the agent acknowledged",
+            }
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A real run over the lab's jumbo path whose server interface went down 3 s into
+    /// an 8 s stream: the agent's report never came; the client wrote 2.8 GiB.
+    fn dead_path() -> RunDoc {
+        let d: Document =
+            serde_json::from_str(include_str!("../../tests/fixtures/stream_dead_path.json"))
+                .unwrap();
+        RunDoc::new(d.runs.into_iter().next().unwrap().result)
+    }
+
+    #[test]
+    fn an_interrupted_run_is_headlined_over_what_was_measured() {
+        let run = dead_path();
+        let m = &run.metrics;
+        let p = m.partial.unwrap();
+        assert_eq!(p.counted_by, CountedBy::SenderAcked);
+        // The client's intervals moved bytes until 3.0 s, not over the 10 s it waited.
+        assert!((p.over_s - 3.0).abs() < 1e-9, "{p:?}");
+        let acked = m.directions[0].acked.unwrap();
+        assert_eq!(acked.bytes, 3_027_285_559);
+        assert!((m.headline_bps - 3_027_285_559.0 * 8.0 / 3.0).abs() < 1.0);
+        let h = headline(&run);
+        assert_eq!(
+            h,
+            "8.07 Gbit/s over the 3.0 s measured (interrupted; bytes the agent acknowledged)"
+        );
+        // No verdict from a dead path's clocks (it said "receive window 100%").
+        assert!(m.directions[0].limit.is_none());
+        assert!(text(&Document::new(vec![run])).contains(
+            "goodput ≈ 8.07 Gbit/s over the first 3.0 s: 2.82 GiB the agent's kernel acknowledged"
+        ));
     }
 }

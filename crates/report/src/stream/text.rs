@@ -109,6 +109,36 @@ pub fn interval_line(end: End, s: &IntervalSample, omit_ns: u64) -> String {
     )
 }
 
+/// The lines of a direction the agent's report is missing from: this end's count,
+/// the other unknown (no zero), and what the sender saw acknowledged. True when that
+/// is all there is to say (this end sent: the agent's figures are missing).
+fn missing_lines(out: &mut String, d: &DirectionMetrics) -> bool {
+    let (s, r) = (end_name(d.sender), end_name(d.receiver));
+    let (known, n) = match d.sender {
+        End::Client => (format!("written by {s}"), d.bytes_written),
+        End::Agent => (format!("read by {r}"), d.bytes_read),
+    };
+    let unknown = match d.sender {
+        End::Client => format!("read by {r}"),
+        End::Agent => format!("written by {s}"),
+    };
+    let _ = writeln!(
+        out,
+        "  bytes {known} {n} ({}); {unknown}: unknown (the agent's report never came)",
+        bytes(n)
+    );
+    if let Some(a) = &d.acked {
+        let _ = writeln!(
+            out,
+            "  goodput ≈ {} over the first {:.1} s: {} the agent's kernel acknowledged (tcpi_bytes_acked)",
+            rate(a.bps),
+            a.over_s,
+            bytes(a.bytes)
+        );
+    }
+    d.sender == End::Client
+}
+
 fn direction_text(
     out: &mut String,
     d: &DirectionMetrics,
@@ -118,21 +148,7 @@ fn direction_text(
     let (s, r) = (end_name(d.sender), end_name(d.receiver));
     let _ = writeln!(out, "Summary {s} → {r}:");
     if agent_missing {
-        // Only this end's side exists: say which figure is unknown, print no zero.
-        let (known, n) = match d.sender {
-            End::Client => (format!("written by {s}"), d.bytes_written),
-            End::Agent => (format!("read by {r}"), d.bytes_read),
-        };
-        let unknown = match d.sender {
-            End::Client => format!("read by {r}"),
-            End::Agent => format!("written by {s}"),
-        };
-        let _ = writeln!(
-            out,
-            "  bytes {known} {n} ({}); {unknown}: unknown (the agent's report never came)",
-            bytes(n)
-        );
-        if d.sender == End::Client {
+        if missing_lines(out, d) {
             return;
         }
     } else {
@@ -262,7 +278,10 @@ fn ends_text(out: &mut String, ends: &[EndMetrics], agent_missing: bool) {
             opt(i.and_then(|i| i.avg_frame_bytes).map(|v| format!("{v:.0}")))
         );
     }
-    for e in ends {
+    for e in ends
+        .iter()
+        .filter(|e| !(agent_missing && e.end == End::Agent))
+    {
         if let Some(r) = &e.cpu_resolution {
             let why = r
                 .warning("")
@@ -335,7 +354,7 @@ pub fn summary_text(run: &RunDoc) -> String {
         let _ = writeln!(out, "{l}");
     }
     for a in &run.metrics.advice {
-        let _ = writeln!(out, "advice: {a}");
+        let _ = writeln!(out, "advice: {}", super::advice_line(a));
     }
     for v in run
         .metrics
@@ -343,7 +362,10 @@ pub fn summary_text(run: &RunDoc) -> String {
         .iter()
         .filter_map(|d| d.limit.as_ref())
     {
-        let _ = writeln!(out, "limited by: {}", v.line);
+        let _ = writeln!(out, "limited by: {}", super::limit_line(v));
+    }
+    if let Some(d) = &run.result.diagnosis {
+        let _ = writeln!(out, "{}", crate::explain::line(d, &run.result.target));
     }
     if run.result.interrupted {
         let _ = writeln!(out, "INTERRUPTED: partial result (stored as interrupted)");
@@ -367,16 +389,17 @@ pub fn run_line(i: usize, run: &RunDoc) -> String {
         .map(|v| super::cause_label(v.cause).to_string())
         .collect();
     format!(
-        "run {:>3}: {:>14}  receiver {:>9} µs CPU/MiB  limited by {}{}",
+        "run {:>3}: {:>14}{}  receiver {:>9} µs CPU/MiB  limited by {}{}",
         i + 1,
         rate(run.metrics.headline_bps),
+        super::partial(run.metrics.partial.as_ref()),
         opt(super::receiver_demand(run).map(|v| format!("{v:.1}"))),
         if causes.is_empty() {
             "-".to_string()
         } else {
             causes.join(", ")
         },
-        if run.result.interrupted {
+        if run.result.interrupted && run.metrics.partial.is_none() {
             "  (interrupted)"
         } else {
             ""

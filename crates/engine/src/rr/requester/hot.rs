@@ -51,6 +51,8 @@ pub enum Transport {
 #[derive(Debug, Default)]
 pub struct Live {
     pub blocks: AtomicU64,
+    /// Blocks that came after their request was counted lost (answered late).
+    pub late: AtomicU64,
     pub lost: AtomicU64,
     pub lat_sum_ns: AtomicU64,
     pub lat_max_ns: AtomicU64,
@@ -143,17 +145,37 @@ pub fn run(p: &Plan<'_>) -> Outcome {
     } {
         r.error.get_or_insert(e);
     }
+    let unanswered = r.close_accounts();
     let cpu = crate::cpu_res::own_thread(born);
     Outcome {
         counts: r.counts,
         hist: r.hist,
-        unanswered: r.waiting as u64,
+        unanswered,
         error: r.error,
         cpu,
     }
 }
 
 impl Run<'_> {
+    /// The requests still waiting when the loop ended: lost when they waited at least
+    /// the timeout (always, after the whole drain: an answer later than that counts
+    /// as lost anyway), counted in `lost` and `lost_at_end`; the others were cut off
+    /// by a stop before their timeout. Returns how many were cut off.
+    fn close_accounts(&mut self) -> u64 {
+        let now = now_ns(self.p.t0);
+        let mut cut_off = 0;
+        for s in self.slots.iter().filter(|s| s.waiting) {
+            if now.saturating_sub(s.sent_ns) >= self.p.timeout_ns {
+                self.counts.lost += 1;
+                self.counts.lost_at_end += 1;
+                self.p.live.lost.fetch_add(1, Ordering::Relaxed);
+            } else {
+                cut_off += 1;
+            }
+        }
+        cut_off
+    }
+
     fn run_udp(&mut self, socks: &[UdpSocket]) -> Result<(), String> {
         let open = matches!(self.p.shape, Shape::Open { .. });
         // One socket, closed loop: block in recv() itself (this thread owns the
@@ -310,6 +332,7 @@ impl Run<'_> {
         }
         s.waiting = true;
         s.intended_ns = intended;
+        s.sent_ns = now;
         if let (
             Shape::Open {
                 spacing_ns,
@@ -384,4 +407,70 @@ fn write_all_nb(mut sock: &TcpStream, mut buf: &[u8]) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A requester toward a UDP socket on loopback that never answers.
+    fn silent_run(timeout_ns: u64, end_ns: u64, stop_after: Option<Duration>) -> Outcome {
+        let sink = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+        sock.connect(sink.local_addr().unwrap()).unwrap();
+        sock.set_nonblocking(true).unwrap();
+        let (stop, live) = (AtomicBool::new(false), Live::default());
+        let plan = Plan {
+            base: 0,
+            clients: 3,
+            transport: Transport::Udp(vec![sock]),
+            shape: Shape::Closed,
+            block: 64,
+            request: 16,
+            token: 1,
+            timeout_ns,
+            verify: false,
+            t0: Instant::now(),
+            end_ns,
+            stop: &stop,
+            live: &live,
+        };
+        std::thread::scope(|s| {
+            if let Some(after) = stop_after {
+                let stop = &stop;
+                s.spawn(move || {
+                    std::thread::sleep(after);
+                    stop.store(true, Ordering::Relaxed);
+                });
+            }
+            run(&plan)
+        })
+    }
+
+    #[test]
+    fn a_path_that_answers_nothing_loses_every_request() {
+        // 50 ms timeout, 200 ms run: each client re-sends after every timeout, and
+        // the requests still waiting after the drain are lost too: 100%, not 90%.
+        let o = silent_run(50_000_000, 200_000_000, None);
+        let c = o.counts;
+        assert!(c.requests_sent >= 6, "{c:?}");
+        assert_eq!(c.blocks, 0);
+        assert_eq!(c.lost, c.requests_sent, "{c:?}");
+        assert_eq!(c.lost_at_end, 3, "{c:?}");
+        assert_eq!(o.unanswered, 0);
+        assert!(o.hist.is_empty());
+    }
+
+    #[test]
+    fn a_stop_before_the_timeout_cuts_requests_off_unlost() {
+        // A 10 s timeout: at the stop (100 ms in) no request has waited it out.
+        let o = silent_run(
+            10_000_000_000,
+            5_000_000_000,
+            Some(Duration::from_millis(100)),
+        );
+        let c = o.counts;
+        assert_eq!((c.requests_sent, c.lost, c.lost_at_end), (3, 0, 0), "{c:?}");
+        assert_eq!(o.unanswered, 3);
+    }
 }

@@ -203,6 +203,7 @@ impl Answer<'_, '_> {
         let d = s.seq - seq;
         if d >= 64 {
             counts.late += 1;
+            p.live.late.fetch_add(1, Ordering::Relaxed);
             return false;
         }
         if s.done & (1 << d) != 0 {
@@ -215,6 +216,7 @@ impl Answer<'_, '_> {
         }
         if d > 0 || !s.waiting {
             counts.late += 1;
+            p.live.late.fetch_add(1, Ordering::Relaxed);
             return false;
         }
         s.waiting = false;

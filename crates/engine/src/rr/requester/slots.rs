@@ -25,6 +25,8 @@ pub struct Slot {
     /// as its block arrives.
     pub overdue: bool,
     pub intended_ns: u64,
+    /// When the request waited for was sent (its re-send, after a timeout).
+    pub sent_ns: u64,
     /// Bit d: block of request `seq - d` received.
     pub done: u64,
     pub highest_rx: u64,
@@ -45,6 +47,7 @@ impl Default for Slot {
             due_ns: 0,
             overdue: false,
             intended_ns: 0,
+            sent_ns: 0,
             done: 0,
             highest_rx: 0,
             free_since_ns: 0,

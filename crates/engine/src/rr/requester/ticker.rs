@@ -19,7 +19,7 @@ pub fn run(
 ) -> Vec<RrInterval> {
     let interval_ns = (interval.as_nanos() as u64).max(10_000_000);
     let mut out = Vec::new();
-    let (mut last_blocks, mut last_lost, mut last_sum) = (0u64, 0u64, 0u64);
+    let (mut last_blocks, mut last_lost, mut last_sum, mut last_late) = (0u64, 0u64, 0u64, 0u64);
     let mut start_ns = 0u64;
     loop {
         let target = (start_ns / interval_ns + 1) * interval_ns;
@@ -30,9 +30,10 @@ pub fn run(
             || remaining.load(Ordering::Acquire) == 0,
             |_| {},
         );
-        let (mut blocks, mut lost, mut sum, mut max) = (0u64, 0u64, 0u64, 0u64);
+        let (mut blocks, mut lost, mut sum, mut max, mut late) = (0u64, 0u64, 0u64, 0u64, 0u64);
         for l in lives {
             blocks += l.blocks.load(Ordering::Relaxed);
+            late += l.late.load(Ordering::Relaxed);
             lost += l.lost.load(Ordering::Relaxed);
             sum += l.lat_sum_ns.load(Ordering::Relaxed);
             max = max.max(l.lat_max_ns.swap(0, Ordering::Relaxed));
@@ -43,14 +44,15 @@ pub fn run(
             end_ns,
             blocks: n,
             lost: lost - last_lost,
-            mean_ns: (sum - last_sum).checked_div(n).unwrap_or(0),
-            max_ns: max,
+            late: late - last_late,
+            mean_ns: (sum - last_sum).checked_div(n),
+            max_ns: (n > 0).then_some(max),
         };
         if !finished || n > 0 || end_ns > start_ns + interval_ns / 10 {
             obs.interval(&s);
             out.push(s);
         }
-        (last_blocks, last_lost, last_sum) = (blocks, lost, sum);
+        (last_blocks, last_lost, last_sum, last_late) = (blocks, lost, sum, late);
         start_ns = end_ns;
         if finished {
             return out;
