@@ -32,18 +32,18 @@ fn lab(rate: Option<u64>) -> Option<LabGuard> {
 /// Runs `stream --json` from the client with `extra` and returns the first run's
 /// first direction's verdict, plus the text rendering of the same run.
 fn verdict(lab: &LabGuard, extra: &[&str]) -> (serde_json::Value, String) {
+    // One run, read twice: its JSON document, then its text from the history
+    // (`show`), so both assertions judge the same measurement (two separate runs can
+    // land on either side of a threshold).
     let target = lab.target(Scenario::Std).unwrap().to_string();
-    let mut argv: Vec<String> = [BIN, "--no-store", "stream", &target, "--time", "3s"]
+    let db = tempfile::tempdir().unwrap();
+    let db = db.path().join("history.db");
+    let db = db.to_str().unwrap();
+    let mut argv: Vec<String> = [BIN, "--db", db, "stream", &target, "--time", "3s"]
         .iter()
         .map(|s| (*s).to_string())
         .collect();
     argv.extend(extra.iter().map(|s| (*s).to_string()));
-    let text = lab.exec_command("client", &argv).output().unwrap();
-    assert!(
-        text.status.success(),
-        "{}",
-        String::from_utf8_lossy(&text.stderr)
-    );
     argv.push("--json".into());
     let out = lab.exec_command("client", &argv).output().unwrap();
     assert!(
@@ -53,6 +53,19 @@ fn verdict(lab: &LabGuard, extra: &[&str]) -> (serde_json::Value, String) {
     );
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let v = doc["runs"][0]["metrics"]["directions"][0]["limit"].clone();
+    let id = doc["runs"][0]["run_id"]
+        .as_i64()
+        .expect("run stored")
+        .to_string();
+    let text = std::process::Command::new(BIN)
+        .args(["--db", db, "show", &id])
+        .output()
+        .unwrap();
+    assert!(
+        text.status.success(),
+        "{}",
+        String::from_utf8_lossy(&text.stderr)
+    );
     (v, String::from_utf8_lossy(&text.stdout).into_owned())
 }
 
