@@ -26,8 +26,11 @@ struct Observer<'a> {
 
 impl CompareObserver for Observer<'_> {
     fn checked(&mut self, c: &PathCheck) {
-        self.bar
-            .println(format!("  check {}: {}", c.name, c.reason));
+        self.bar.println(format!(
+            "  check {}: {}",
+            c.name,
+            mtuperf_report::compare::check_reason(c)
+        ));
     }
     fn starting(&mut self, p: &PathSpec, cell: Cell, round: u32, done: u32, planned: u32) {
         self.bar.set_length(u64::from(planned));

@@ -12,7 +12,11 @@ use std::time::{Duration, Instant};
 use mtuperf_sys::sockopt::{self, ErrQueueEntry, Origin, PmtuMode};
 use serde::{Deserialize, Serialize};
 
-use super::LocalView;
+use super::{LocalView, PathResult};
+use crate::client::Session;
+use crate::config::PathConfig;
+use crate::diagnosis::pair::{self, Pair, Way};
+use crate::diagnosis::Diagnosis;
 use crate::EngineError;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -23,9 +27,7 @@ pub struct Hop {
     /// The MTU this hop reported in frag-needed / packet too big.
     pub reports_mtu: Option<u32>,
     pub destination: bool,
-    /// IP packet size of the probe this hop answered (None: no answer, or a document
-    /// stored before it existed).
-    #[serde(default)]
+    /// IP packet size of the probe this hop answered (None: no answer).
     pub probe_size: Option<u32>,
 }
 
@@ -50,13 +52,24 @@ pub struct HopsResult {
     pub target: IpAddr,
     pub v6: bool,
     pub local: LocalView,
+    /// This host's address toward the target.
+    pub local_addr: IpAddr,
     pub hops: Vec<Hop>,
     /// Where large probes vanish without ICMP, when they do.
-    #[serde(default)]
     pub black_hole: Option<BlackHoleHop>,
     /// Size (IP packet) that reached the destination, if it answered.
     pub path_mtu: Option<u32>,
     pub reached: bool,
+    /// The agent's view of the pair, when one answered at the target: its NIC MTU and
+    /// both directions (a `path` run), which the walk alone cannot see.
+    pub agent: Option<Box<PathResult>>,
+    /// Why there is no agent's view (none answered, or its run failed).
+    pub agent_error: Option<String>,
+    /// What keeps the path from carrying `expect`, class and location: the agent's
+    /// diagnosis when it answered, else the walk's (the forward direction only).
+    pub faults: Vec<Diagnosis>,
+    /// The walk's expected size: `--expect`, else this interface's MTU; with an
+    /// agent's view, the larger of the two NICs'.
     pub expect: u32,
     pub ok: bool,
     pub elapsed_ms: u64,
@@ -117,7 +130,7 @@ impl Walker {
         while let Ok(Some(_)) = sockopt::recv_err(&self.sock, self.v6) {}
         sockopt::set_ttl(&self.sock, self.v6, ttl)
             .map_err(|e| EngineError::io("setting the TTL", e))?;
-        let ovh = super::verdict::udp_overhead(self.v6);
+        let ovh = super::reading::udp_overhead(self.v6);
         let _ = self
             .sock
             .send(&vec![0u8; size.saturating_sub(ovh) as usize]);
@@ -267,11 +280,107 @@ pub fn locate_black_hole(
     Ok(None)
 }
 
-pub fn run(target: IpAddr, expect: Option<u32>) -> Result<HopsResult, EngineError> {
+/// The router a small packet toward `target` reaches first: the one answering a
+/// TTL-1 probe with time exceeded; None when the target itself answers (one segment)
+/// or nothing does.
+pub fn first_router(target: IpAddr) -> Result<Option<IpAddr>, EngineError> {
+    let mut w = Walker::open(target)?;
+    Ok(match w.reaches(1, super::base_size(target.is_ipv6()))? {
+        Some(Reply::TimeExceeded(a)) => a,
+        _ => None,
+    })
+}
+
+/// The far end as `path --hops` may know it: an agent's session, or why there is none.
+pub type Far<'a> = Result<&'a Session, String>;
+
+/// Walks the path toward `target` hop by hop and, when an agent answers there
+/// (`far`), runs the `path` check against it: the pair's diagnosis then rests on
+/// both directions and the far NIC's MTU, which the walk alone cannot see.
+pub fn run(target: IpAddr, expect: Option<u32>, far: Far<'_>) -> Result<HopsResult, EngineError> {
+    let t0 = Instant::now();
+    let mut r = walk(target, expect)?;
+    match far {
+        Ok(session) => match super::run(session, &target.to_string(), &PathConfig { expect }) {
+            Ok(p) => r.agent = Some(Box::new(p)),
+            Err(e) => r.agent_error = Some(e.to_string()),
+        },
+        Err(e) => r.agent_error = Some(e),
+    }
+    if let Some(p) = &r.agent {
+        (r.faults, r.expect, r.ok) = (p.faults.clone(), p.expect, p.ok);
+    } else {
+        r.faults = pair::decide(&r.pair());
+    }
+    r.elapsed_ms = t0.elapsed().as_millis() as u64;
+    Ok(r)
+}
+
+impl HopsResult {
+    /// What the walk alone saw of the pair: this host and the forward direction.
+    pub fn pair(&self) -> Pair {
+        let first_router = self
+            .hops
+            .first()
+            .filter(|h| h.ttl == 1 && !h.destination)
+            .and_then(|h| h.addr);
+        let seen = [self.local.mtu];
+        let icmp = self.hops.iter().find(|h| h.reports_mtu.is_some());
+        let ab = match (&self.black_hole, self.path_mtu) {
+            (Some(b), _) => Some(Way {
+                mtu: super::reading::as_mtu(b.passes, &seen, None),
+                stop: mtuperf_proto::msg::mesh::StopKind::Silent,
+                icmp_from: None,
+                vanish_after: Some(pair::Hop {
+                    ttl: b.last_ttl,
+                    addr: b.last_addr,
+                }),
+            }),
+            (None, Some(m)) => {
+                use mtuperf_proto::msg::mesh::StopKind;
+                let stop = if icmp.is_some() {
+                    StopKind::Icmp
+                } else if m < self.local.max_packet() {
+                    StopKind::Local
+                } else {
+                    StopKind::Top
+                };
+                Some(Way {
+                    mtu: super::reading::as_mtu(m, &seen, None),
+                    stop,
+                    icmp_from: icmp.and_then(|h| h.addr),
+                    vanish_after: None,
+                })
+            }
+            (None, None) => None,
+        };
+        Pair {
+            a: super::reading::end(
+                self.local_addr,
+                Some(self.local.mtu),
+                Some(self.local.route.iface.clone()),
+                first_router,
+            ),
+            b: super::reading::end(self.target, None, None, None),
+            ab,
+            ba: None,
+            expect: self.expect,
+        }
+    }
+}
+
+/// The walk: TTL by TTL, each hop's address and reported MTU, and where larger
+/// probes vanish.
+fn walk(target: IpAddr, expect: Option<u32>) -> Result<HopsResult, EngineError> {
     let t0 = Instant::now();
     let v6 = target.is_ipv6();
     let local = LocalView::toward(target)?;
     let mut w = Walker::open(target)?;
+    let local_addr = w
+        .sock
+        .local_addr()
+        .map_err(|e| EngineError::io("hops socket", e))?
+        .ip();
     let small = super::base_size(v6);
     let mut size = local.max_packet();
     let mut hops: Vec<Hop> = Vec::new();
@@ -354,10 +463,14 @@ pub fn run(target: IpAddr, expect: Option<u32>) -> Result<HopsResult, EngineErro
         target,
         v6,
         local,
+        local_addr,
         hops,
         black_hole,
         path_mtu,
         reached,
+        agent: None,
+        agent_error: None,
+        faults: Vec::new(),
         expect,
         ok: path_mtu.is_some_and(|m| m >= expect),
         elapsed_ms: t0.elapsed().as_millis() as u64,

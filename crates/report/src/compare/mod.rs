@@ -23,6 +23,29 @@ pub use verdict::{fmt_rel, verdict_line};
 
 pub const SCHEMA: &str = "mtuperf.compare/1";
 
+/// Why a path check concluded what it did, in one line: the `path` check's faults in
+/// the diagnosis's words (or what the path carries), else the check's own reason.
+pub fn check_reason(c: &PathCheck) -> String {
+    let name = |a: std::net::IpAddr| a.to_string();
+    let names = crate::diagnosis::Names {
+        node: &name,
+        on: String::new(),
+    };
+    let said: Vec<String> = c
+        .faults
+        .iter()
+        .map(|d| {
+            let s = crate::diagnosis::say(d, &names, crate::diagnosis::Scope::Pair);
+            format!("{}; fix: {} (mtuperf path {})", s.summary, s.fix, c.target)
+        })
+        .collect();
+    match (said.is_empty(), c.carries) {
+        (false, _) => said.join("; "),
+        (true, Some(m)) => format!("the path carries MTU {m} end to end, both ways"),
+        (true, None) => c.reason.clone(),
+    }
+}
+
 /// One repetition, flattened: the figures the comparison summarises.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RepRow {
