@@ -157,7 +157,10 @@ fn mesh_names_a_low_nic_and_a_bad_switch_port_on_two_networks() {
             "at": {"kind": "node", "addr": "198.19.2.4"}, "mtu": 1500, "expect": 9000}),
         "{port}"
     );
-    assert_eq!(doc["answer"], serde_json::json!({"answer": "not_ready", "finding": 0, "others": 1}));
+    assert_eq!(
+        doc["answer"],
+        serde_json::json!({"answer": "not_ready", "finding": 0, "others": 1})
+    );
     // Each finding carries its evidence: the directions it explains, what each did.
     assert_eq!(nic["directions"].as_array().unwrap().len(), 8, "{nic}");
     let port_dirs = port["directions"].as_array().unwrap();
@@ -183,7 +186,9 @@ fn mesh_names_a_low_nic_and_a_bad_switch_port_on_two_networks() {
         "{shown}"
     );
     assert!(
-        shown.contains("NIC net1 of node n2 on net A (198.19.1.0/24) is at MTU 1500, below the network's 9000"),
+        shown.contains(
+            "NIC net1 of node n2 on net A (198.19.1.0/24) is at MTU 1500, below the network's 9000"
+        ),
         "{shown}"
     );
     assert!(shown.contains("every path through node n4 on net B (198.19.2.0/24) stops above 1500 in both directions, silently, while its NIC says 9000"), "{shown}");
