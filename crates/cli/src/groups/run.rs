@@ -118,7 +118,10 @@ pub fn execute(
     let engine_prior = prior.iter().map(|r| r.rep.clone()).collect();
     let out = compare::run(plan, opts, engine_prior, stop, &mut obs);
     obs.bar.finish_and_clear();
-    let out = out.map_err(common::engine_failure)?;
+    let mut out = out.map_err(common::engine_failure)?;
+    if out.refused.is_some() {
+        out.refused = Some(rc::refusal(&out.checks));
+    }
     let mut reps: Vec<Rep> = prior.into_iter().filter(|r| !r.rep.interrupted()).collect();
     reps.extend(obs.reps);
     let doc = rc::build(

@@ -23,6 +23,16 @@ pub use verdict::{fmt_rel, verdict_line};
 
 pub const SCHEMA: &str = "mtuperf.compare/1";
 
+/// Why a comparison was refused: each broken path and why, in one line.
+pub fn refusal(checks: &[PathCheck]) -> String {
+    checks
+        .iter()
+        .filter(|c| c.verdict == mtuperf_engine::compare::Verdict::Broken)
+        .map(|c| format!("path {} ({}): {}", c.name, c.target, check_reason(c)))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 /// Why a path check concluded what it did, in one line: the `path` check's faults in
 /// the diagnosis's words (or what the path carries), else the check's own reason.
 pub fn check_reason(c: &PathCheck) -> String {
