@@ -446,4 +446,56 @@ mod tests {
         );
         assert!(e.contains("run the path check again"), "{e}");
     }
+
+    /// A real run on the lab's mismatch link (the client at 9000, the server at 1500).
+    fn mismatch() -> Document {
+        decode(include_str!(
+            "../tests/fixtures/path_agent_v2_mismatch.json"
+        ))
+        .unwrap()
+    }
+
+    /// The verdict is the shared diagnosis in words, with its fix toward the
+    /// network's MTU; the exact sizes stay in the direction lines.
+    #[test]
+    fn a_stored_run_prints_its_diagnosis_and_fix() {
+        let d = mismatch();
+        let t = text(&d);
+        for want in [
+            "forward:  MTU 1500 (1504 passes: 4 bytes of link-layer slack); 1505 vanished, no ICMP",
+            "verdict:  NIC eth0 of the agent's host 198.18.5.2 is at MTU 1500, below the network's 9000: paths through it carry 1500\n",
+            "fix:      ip link set dev eth0 mtu 9000 on the agent's host 198.18.5.2, and make it persistent",
+            "expect:   9000 in both directions: NOT carried",
+        ] {
+            assert!(t.contains(want), "{want:?} not in:\n{t}");
+        }
+        assert!(
+            d.headline().starts_with("NIC eth0 of the agent's host"),
+            "{}",
+            d.headline()
+        );
+    }
+
+    /// The figures are the searches' numbers, per direction, with the expected MTU
+    /// (the HTML table reads them).
+    #[test]
+    fn figures_carry_each_directions_search() {
+        let d = mismatch();
+        let f = figures(&d);
+        let get = |name: &str, dir: &str| {
+            f.iter()
+                .find(|x| x.name == name && x.labels.contains(&("direction", dir.to_string())))
+                .map(|x| x.value)
+        };
+        assert_eq!(crate::figure::figure(&f, "ok").map(|x| x.value), Some(0.0));
+        assert_eq!(
+            crate::figure::figure(&f, "expect").map(|x| x.value),
+            Some(9000.0)
+        );
+        assert_eq!(get("path_mtu", "forward"), Some(1500.0));
+        assert_eq!(get("largest_passing", "forward"), Some(1504.0));
+        assert_eq!(get("search_top", "forward"), Some(9000.0));
+        assert_eq!(get("path_mtu", "reverse"), Some(1500.0));
+        assert_eq!(get("unanswered", "reverse"), Some(0.0));
+    }
 }

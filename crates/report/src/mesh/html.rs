@@ -39,9 +39,7 @@ fn verdict_colour(v: CellVerdict) -> &'static str {
         CellVerdict::NicMtu | CellVerdict::RouteMtu => "#d55e00",
         CellVerdict::SwitchPort => "#e69f00",
         CellVerdict::Network => "#cc79a7",
-        CellVerdict::InboundDrop | CellVerdict::OutboundDrop | CellVerdict::SilentDrop => {
-            "#f0e442"
-        }
+        CellVerdict::InboundDrop | CellVerdict::OutboundDrop | CellVerdict::SilentDrop => "#f0e442",
         CellVerdict::BlackHole | CellVerdict::RouterMtu => "#0072b2",
         CellVerdict::Limited => "#56b4e9",
         CellVerdict::Disputed => "#000000",
