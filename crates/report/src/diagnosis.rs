@@ -145,30 +145,33 @@ pub fn say(d: &Diagnosis, n: &Names<'_>, scope: Scope) -> Said {
                 ),
             }
         }
-        (Fault::BlackHole { hop }, Location::Router { addr }) => {
-            let r = router(*addr, *hop);
-            Said {
-                summary: format!(
-                    "black hole{on}: packets above {mtu} vanish past {r} with no ICMP error (the link beyond it passes {mtu}, and its frag-needed errors are dropped)"
-                ),
-                fix: format!(
-                    "raise the MTU of the link past {r} to {e}, or let its ICMP frag-needed through (meanwhile net.ipv4.tcp_mtu_probing=1 on the hosts)"
-                ),
-            }
-        }
-        (Fault::RouterMtu { hop }, Location::Router { addr }) => {
-            let r = router(*addr, *hop);
-            Said {
-                summary: format!(
-                    "{r}{on} answers frag-needed at {mtu}: the path carries {mtu}, not {e} (path MTU discovery works)"
-                ),
-                fix: format!("raise the MTU of {r}'s link toward the far end to {e}"),
-            }
+        (Fault::BlackHole { hop } | Fault::RouterMtu { hop }, Location::Router { addr }) => {
+            routed(&d.fault, &router(*addr, *hop), on, mtu, e)
         }
         (_, at) => Said {
             summary: format!("{}{on}: the paths carry {mtu}, not {e}", place(at, n)),
             fix: format!("mtuperf path --hops toward {}", place(at, n)),
         },
+    }
+}
+
+/// A black hole past router `r`, or `r` answering frag-needed.
+fn routed(f: &Fault, r: &str, on: &str, mtu: u32, e: u32) -> Said {
+    if matches!(f, Fault::BlackHole { .. }) {
+        return Said {
+            summary: format!(
+                "black hole{on}: packets above {mtu} vanish past {r} with no ICMP error (the link beyond it passes {mtu}, and its frag-needed errors are dropped)"
+            ),
+            fix: format!(
+                "raise the MTU of the link past {r} to {e}, or let its ICMP frag-needed through (meanwhile net.ipv4.tcp_mtu_probing=1 on the hosts)"
+            ),
+        };
+    }
+    Said {
+        summary: format!(
+            "{r}{on} answers frag-needed at {mtu}: the path carries {mtu}, not {e} (path MTU discovery works)"
+        ),
+        fix: format!("raise the MTU of {r}'s link toward the far end to {e}"),
     }
 }
 

@@ -145,13 +145,36 @@ fn namer(doc: &Document) -> impl Fn(IpAddr) -> String + '_ {
         };
         if Some(a) == local {
             format!("this host {a}")
-        } else if Some(a) == far && doc.mode == Mode::Agent {
+        } else if Some(a) == far
+            && (doc.mode == Mode::Agent || doc.hops.as_ref().is_some_and(|h| h.agent.is_some()))
+        {
             format!("the agent's host {a}")
         } else if Some(a) == far {
             format!("the target {a}")
         } else {
             a.to_string()
         }
+    }
+}
+
+/// For a router's fault that only one direction shows: which one (a pair's other
+/// faults say so in their own words).
+fn one_way(d: &Diagnosis, run: Option<&PathResult>) -> String {
+    use mtuperf_engine::diagnosis::FaultClass;
+    let Some(r) = run.filter(|_| matches!(d.class(), FaultClass::RouterMtu | FaultClass::BlackHole))
+    else {
+        return String::new();
+    };
+    match (r.forward_mtu < r.expect, r.reverse_mtu < r.expect) {
+        (true, false) => format!(
+            "; toward the agent only: the way back carries {}",
+            r.reverse_mtu
+        ),
+        (false, true) => format!(
+            "; on the way back only: toward the agent carries {}",
+            r.forward_mtu
+        ),
+        _ => String::new(),
     }
 }
 
@@ -162,12 +185,16 @@ pub fn verdicts(doc: &Document) -> Vec<(String, Option<String>)> {
         node: &name,
         on: String::new(),
     };
+    let run = doc
+        .agent
+        .as_ref()
+        .or_else(|| doc.hops.as_ref().and_then(|h| h.agent.as_deref()));
     let said: Vec<(String, Option<String>)> = doc
         .faults()
         .iter()
         .map(|d| {
             let s = words::say(d, &names, Scope::Pair);
-            (s.summary, Some(s.fix))
+            (s.summary + &one_way(d, run), Some(s.fix))
         })
         .collect();
     if !said.is_empty() {

@@ -168,7 +168,9 @@ pub fn cluster(
 fn found_exactly_the_faults(doc: &Document) -> bool {
     let r = &doc.result;
     let names = |f: &MeshFinding, class: FaultClass, node: &str, net: u8| {
-        f.diagnosis().map(|d| d.class()) == Some(class)
+        f.diagnosis()
+            .map(mtuperf_engine::diagnosis::Diagnosis::class)
+            == Some(class)
             && f.node.map(|n| doc.node(n)) == Some(node)
             && f.net
                 .and_then(|k| r.networks.get(k))

@@ -197,6 +197,7 @@ mod tests {
         }
     }
 
+    #[allow(clippy::unnecessary_wraps)] // a pair's directions are Options
     fn way(mtu: u32, stop: StopKind) -> Option<Way> {
         Some(Way {
             mtu,

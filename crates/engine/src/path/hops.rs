@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::{LocalView, PathResult};
 use crate::client::Session;
 use crate::config::PathConfig;
-use crate::diagnosis::pair::{self, Pair, Way};
+use crate::diagnosis::pair::{self, End, Pair, Way};
 use crate::diagnosis::Diagnosis;
 use crate::EngineError;
 
@@ -355,18 +355,42 @@ impl HopsResult {
             (None, None) => None,
         };
         Pair {
-            a: super::reading::end(
-                self.local_addr,
-                Some(self.local.mtu),
-                Some(self.local.route.iface.clone()),
+            a: End {
+                addr: self.local_addr,
+                nic_mtu: Some(self.local.mtu),
+                iface: Some(self.local.route.iface.clone()),
                 first_router,
-            ),
-            b: super::reading::end(self.target, None, None, None),
+            },
+            b: End {
+                addr: self.target,
+                nic_mtu: None,
+                iface: None,
+                first_router: None,
+            },
             ab,
             ba: None,
             expect: self.expect,
         }
     }
+}
+
+/// A hop that answered (or not, `addr` None) a probe of `size` bytes.
+fn hop(ttl: u32, addr: Option<IpAddr>, size: Option<u32>) -> Hop {
+    Hop {
+        ttl,
+        addr,
+        reports_mtu: None,
+        destination: false,
+        probe_size: size,
+    }
+}
+
+/// What the walk found: the hops, where larger probes vanish, the size that reached
+/// the destination.
+struct Walked {
+    hops: Vec<Hop>,
+    black_hole: Option<BlackHoleHop>,
+    path_mtu: Option<u32>,
 }
 
 /// The walk: TTL by TTL, each hop's address and reported MTU, and where larger
@@ -381,19 +405,34 @@ fn walk(target: IpAddr, expect: Option<u32>) -> Result<HopsResult, EngineError> 
         .local_addr()
         .map_err(|e| EngineError::io("hops socket", e))?
         .ip();
-    let small = super::base_size(v6);
-    let mut size = local.max_packet();
+    let found = steps(&mut w, local.max_packet(), super::base_size(v6))?;
+    let expect = expect.unwrap_or(local.max_packet());
+    Ok(HopsResult {
+        target,
+        v6,
+        local,
+        local_addr,
+        reached: found.path_mtu.is_some(),
+        hops: found.hops,
+        black_hole: found.black_hole,
+        path_mtu: found.path_mtu,
+        agent: None,
+        agent_error: None,
+        faults: Vec::new(),
+        expect,
+        ok: found.path_mtu.is_some_and(|m| m >= expect),
+        elapsed_ms: t0.elapsed().as_millis() as u64,
+    })
+}
+
+/// The walk's probes, from `top` bytes down to `small` as hops report less or larger
+/// probes vanish.
+fn steps(w: &mut Walker, top: u32, small: u32) -> Result<Walked, EngineError> {
+    let mut size = top;
     let mut hops: Vec<Hop> = Vec::new();
     let mut black_hole = None;
     let mut last_large: (u32, Option<IpAddr>) = (0, None);
     let (mut reached, mut silent, mut ttl) = (false, 0, 1);
-    let hop = |ttl, addr, size: Option<u32>| Hop {
-        ttl,
-        addr,
-        reports_mtu: None,
-        destination: false,
-        probe_size: size,
-    };
     // An answer already in hand (the black-hole search's last passing probe).
     let mut pending = None;
     while ttl <= MAX_TTL && silent < MAX_SILENT && w.probes < MAX_PROBES {
@@ -457,23 +496,10 @@ fn walk(target: IpAddr, expect: Option<u32>) -> Result<HopsResult, EngineError> 
             }
         }
     }
-    let expect = expect.unwrap_or(local.max_packet());
-    let path_mtu = reached.then_some(size);
-    Ok(HopsResult {
-        target,
-        v6,
-        local,
-        local_addr,
+    Ok(Walked {
         hops,
         black_hole,
-        path_mtu,
-        reached,
-        agent: None,
-        agent_error: None,
-        faults: Vec::new(),
-        expect,
-        ok: path_mtu.is_some_and(|m| m >= expect),
-        elapsed_ms: t0.elapsed().as_millis() as u64,
+        path_mtu: reached.then_some(size),
     })
 }
 

@@ -24,7 +24,7 @@ pub use search::{DirResult, Limit, Outcome, Prober};
 
 use crate::client::Session;
 use crate::config::PathConfig;
-use crate::diagnosis::pair::{self, Pair};
+use crate::diagnosis::pair::{self, End, Pair};
 use crate::diagnosis::Diagnosis;
 use crate::EngineError;
 
@@ -88,25 +88,25 @@ impl PathResult {
     /// The pair as the diagnosis reads it: this host (a), the agent (b), both ways.
     pub fn pair(&self) -> Pair {
         let peer = self.agent_path.iface.as_ref();
+        let located = self.black_hole_hop.as_ref().map(|b| pair::Hop {
+            ttl: b.last_ttl,
+            addr: b.last_addr,
+        });
         Pair {
-            a: reading::end(
-                self.local_addr,
-                Some(self.local.mtu),
-                Some(self.local.route.iface.clone()),
-                self.first_router,
-            ),
-            b: reading::end(
-                self.agent_addr,
-                peer.map(|i| i.mtu),
-                peer.map(|i| i.name.clone()),
-                None,
-            ),
-            ab: Some(reading::way(
-                &self.forward,
-                self.forward_mtu,
-                self.black_hole_hop.as_ref(),
-            )),
-            ba: Some(reading::way(&self.reverse, self.reverse_mtu, None)),
+            a: End {
+                addr: self.local_addr,
+                nic_mtu: Some(self.local.mtu),
+                iface: Some(self.local.route.iface.clone()),
+                first_router: self.first_router,
+            },
+            b: End {
+                addr: self.agent_addr,
+                nic_mtu: peer.map(|i| i.mtu),
+                iface: peer.map(|i| i.name.clone()),
+                first_router: None,
+            },
+            ab: Some(way(&self.forward, self.forward_mtu, located)),
+            ba: Some(way(&self.reverse, self.reverse_mtu, None)),
             expect: self.expect,
         }
     }
@@ -114,6 +114,17 @@ impl PathResult {
     /// The smaller of the two directions' MTUs.
     pub fn carries(&self) -> u32 {
         self.forward_mtu.min(self.reverse_mtu)
+    }
+}
+
+/// A direction's search as the diagnosis reads it: `mtu` its size read as an MTU,
+/// `located` where TTL-limited probes saw its larger packets vanish.
+pub fn way(d: &DirResult, mtu: u32, located: Option<pair::Hop>) -> pair::Way {
+    pair::Way {
+        mtu,
+        stop: d.limit.stop(),
+        icmp_from: d.limit.icmp_from(),
+        vanish_after: located,
     }
 }
 

@@ -7,9 +7,7 @@ use std::net::IpAddr;
 
 use mtuperf_proto::msg::mesh::StopKind;
 
-use super::hops::BlackHoleHop;
 use super::search::{DirResult, Limit};
-use crate::diagnosis::pair::{End, Hop, Way};
 
 /// Bytes a link may carry above its MTU: NICs, veth and bridges accept frames up to
 /// a VLAN tag (4) or a QinQ pair (8) beyond the MTU, and which device checks depends
@@ -81,35 +79,6 @@ impl Limit {
             Limit::Icmp { from, .. } => *from,
             _ => None,
         }
-    }
-}
-
-/// A direction's search as the diagnosis reads it: `mtu` its size read as an MTU,
-/// `located` where TTL-limited probes saw its larger packets vanish.
-pub fn way(d: &DirResult, mtu: u32, located: Option<&BlackHoleHop>) -> Way {
-    Way {
-        mtu,
-        stop: d.limit.stop(),
-        icmp_from: d.limit.icmp_from(),
-        vanish_after: located.map(|b| Hop {
-            ttl: b.last_ttl,
-            addr: b.last_addr,
-        }),
-    }
-}
-
-/// One end of a pair.
-pub fn end(
-    addr: IpAddr,
-    nic_mtu: Option<u32>,
-    iface: Option<String>,
-    first_router: Option<IpAddr>,
-) -> End {
-    End {
-        addr,
-        nic_mtu,
-        iface,
-        first_router,
     }
 }
 

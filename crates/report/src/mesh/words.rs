@@ -246,9 +246,9 @@ impl Say<'_> {
         let mut said = diagnosis::say(d, &names, self.every(f, d));
         if let (Location::Router { .. }, Some(n)) = (&d.at, f.node) {
             said.summary = format!(
-                "{}; it stands in front of node {}: every path through it crosses it",
+                "{}; it stands in front of node {n}: every path to {n} crosses it",
                 said.summary,
-                self.node(n)
+                n = self.node(n)
             );
         }
         let dirs = &f.directions;
@@ -299,19 +299,16 @@ impl Say<'_> {
                     1 => " (and 1 more finding below)".into(),
                     k => format!(" (and {k} more findings below)"),
                 };
-                let (what, fix) = match &f.what {
-                    Finding::Fault { diagnosis: d } => {
-                        let node = self.by_addr(f.net);
-                        let names = self.names(f.net, &node, true);
-                        (
-                            diagnosis::short(d, &names),
-                            diagnosis::say(d, &names, Scope::Pair).fix,
-                        )
-                    }
-                    _ => {
-                        let w = self.finding(f);
-                        (w.summary, w.next)
-                    }
+                let (what, fix) = if let Finding::Fault { diagnosis: d } = &f.what {
+                    let node = self.by_addr(f.net);
+                    let names = self.names(f.net, &node, true);
+                    (
+                        diagnosis::short(d, &names),
+                        diagnosis::say(d, &names, Scope::Pair).fix,
+                    )
+                } else {
+                    let w = self.finding(f);
+                    (w.summary, w.next)
                 };
                 format!("NOT ready: {what}: {fix}{more}")
             }
