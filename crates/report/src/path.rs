@@ -161,7 +161,8 @@ fn namer(doc: &Document) -> impl Fn(IpAddr) -> String + '_ {
 /// faults say so in their own words).
 fn one_way(d: &Diagnosis, run: Option<&PathResult>) -> String {
     use mtuperf_engine::diagnosis::FaultClass;
-    let Some(r) = run.filter(|_| matches!(d.class(), FaultClass::RouterMtu | FaultClass::BlackHole))
+    let Some(r) =
+        run.filter(|_| matches!(d.class(), FaultClass::RouterMtu | FaultClass::BlackHole))
     else {
         return String::new();
     };

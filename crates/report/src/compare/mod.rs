@@ -51,7 +51,22 @@ pub fn check_reason(c: &PathCheck) -> String {
         .collect();
     match (said.is_empty(), c.carries) {
         (false, _) => said.join("; "),
-        (true, Some(m)) => format!("the path carries MTU {m} end to end, both ways"),
+        (true, Some(m)) => {
+            // The agent's address says the family (an IPv6 packet has 20 more header
+            // bytes); a name that does not parse is taken as IPv4.
+            let v6 = c
+                .target
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|a| a.is_ipv6())
+                || c.target
+                    .parse::<std::net::SocketAddr>()
+                    .is_ok_and(|a| a.is_ipv6());
+            let o = mtuperf_engine::path::reading::udp_overhead(v6);
+            format!(
+                "carries MTU {m} end to end ({m} = {} + {o})",
+                m.saturating_sub(o)
+            )
+        }
         (true, None) => c.reason.clone(),
     }
 }
