@@ -53,11 +53,17 @@ fn demo_cluster_finds_both_faults_in_under_a_minute_and_removes_its_lab() {
     assert!(all.contains("net A  198.19.1.0/24  expect 9000"), "{all}");
     assert!(all.contains("net B  198.19.2.0/24  expect 9000"), "{all}");
     assert!(
-        all.contains("node n3's NIC net1 on net A (198.19.1.0/24) is MTU 1500, the others 9000"),
+        all.contains("\nNOT ready: the NIC of node n3 on net A is at 1500 (expected 9000): ip link set dev net1 mtu 9000 on node n3"),
         "{all}"
     );
     assert!(
-        all.contains("node n5 on net B (198.19.2.0/24): every path through it stops above 1500 in both directions, silently"),
+        all.contains(
+            "NIC net1 of node n3 on net A (198.19.1.0/24) is at MTU 1500, below the network's 9000"
+        ),
+        "{all}"
+    );
+    assert!(
+        all.contains("every path through node n5 on net B (198.19.2.0/24) stops above 1500 in both directions, silently"),
         "{all}"
     );
     assert!(

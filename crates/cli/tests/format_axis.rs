@@ -15,7 +15,7 @@ fn format_json_is_the_json_document_of_stream_rr_and_path() {
     for (cmd, schema, extra) in [
         ("stream", "mtuperf.stream/2", &["--time", "1s"][..]),
         ("rr", "mtuperf.rr/2", &["--time", "1s"][..]),
-        ("path", "mtuperf.path/1", &[][..]),
+        ("path", "mtuperf.path/2", &[][..]),
     ] {
         let doc = json_of(
             mtuperf(&db)

@@ -137,39 +137,29 @@ fn mesh_names_a_low_nic_and_a_bad_switch_port_on_two_networks() {
     let findings = doc["findings"].as_array().unwrap();
     assert_eq!(findings.len(), 2, "{findings:#?}");
     let (nic, port) = (&findings[0], &findings[1]);
+    for (f, node, net) in [(nic, 1, 0), (port, 3, 1)] {
+        assert_eq!(
+            (f["kind"].as_str(), f["node"].as_u64(), f["net"].as_u64()),
+            (Some("fault"), Some(node), Some(net)),
+            "{f}"
+        );
+    }
+    // The same diagnosis `path` names: class, numbers, where.
     assert_eq!(
-        (
-            nic["kind"].as_str(),
-            nic["node"].as_u64(),
-            nic["net"].as_u64()
-        ),
-        (Some("nic_mtu"), Some(1), Some(0))
-    );
-    assert_eq!(
-        (
-            port["kind"].as_str(),
-            port["node"].as_u64(),
-            port["net"].as_u64()
-        ),
-        (Some("switch_port"), Some(3), Some(1))
-    );
-    assert_eq!(
-        (
-            nic["iface"].as_str(),
-            nic["mtu"].as_u64(),
-            nic["others"].as_u64()
-        ),
-        (Some("net1"), Some(1500), Some(9000)),
+        nic["diagnosis"],
+        serde_json::json!({"class": "nic_mtu", "iface": "net1", "nic_mtu": 1500,
+            "at": {"kind": "node", "addr": "198.19.1.2"}, "mtu": 1500, "expect": 9000}),
         "{nic}"
     );
     assert_eq!(
-        (
-            port["iface"].as_str(),
-            port["nic_mtu"].as_u64(),
-            port["mtu"].as_u64()
-        ),
-        (Some("net2"), Some(9000), Some(1500)),
+        port["diagnosis"],
+        serde_json::json!({"class": "switch_port", "nic_mtu": 9000,
+            "at": {"kind": "node", "addr": "198.19.2.4"}, "mtu": 1500, "expect": 9000}),
         "{port}"
+    );
+    assert_eq!(
+        doc["answer"],
+        serde_json::json!({"answer": "not_ready", "finding": 0, "others": 1})
     );
     // Each finding carries its evidence: the directions it explains, what each did.
     assert_eq!(nic["directions"].as_array().unwrap().len(), 8, "{nic}");
@@ -192,10 +182,16 @@ fn mesh_names_a_low_nic_and_a_bad_switch_port_on_two_networks() {
     );
     assert!(shown.contains("findings (2):"), "{shown}");
     assert!(
-        shown.contains("node n2's NIC net1 on net A (198.19.1.0/24) is MTU 1500, the others 9000"),
+        shown.starts_with("NOT ready: the NIC of node n2 on net A is at 1500 (expected 9000): ip link set dev net1 mtu 9000 on node n2"),
         "{shown}"
     );
-    assert!(shown.contains("node n4 on net B (198.19.2.0/24): every path through it stops above 1500 in both directions, silently, while its NIC (net2) says 9000"), "{shown}");
+    assert!(
+        shown.contains(
+            "NIC net1 of node n2 on net A (198.19.1.0/24) is at MTU 1500, below the network's 9000"
+        ),
+        "{shown}"
+    );
+    assert!(shown.contains("every path through node n4 on net B (198.19.2.0/24) stops above 1500 in both directions, silently, while its NIC says 9000"), "{shown}");
     assert!(shown.contains("switch port"), "{shown}");
     let show_json = mtuperf(&["--db", db_arg, "show", &id, "--json"]);
     let again: serde_json::Value = serde_json::from_slice(&show_json.stdout).expect("show --json");
@@ -223,7 +219,7 @@ fn mesh_names_a_low_nic_and_a_bad_switch_port_on_two_networks() {
     // 2 networks × 20 cells, each split into its two directions.
     assert_eq!(html.matches("<polygon").count(), 80);
     assert!(html.contains("n4 → n1: carries 1500 (larger sizes vanish silently), below 9000"));
-    assert!(html.contains("node n2&#x27;s NIC") || html.contains("node n2's NIC"));
+    assert!(html.contains("NIC net1 of node n2"), "html");
 }
 
 /// Mesh needs keyed agents: without a key it refuses before contacting anything,

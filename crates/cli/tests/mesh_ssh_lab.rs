@@ -256,7 +256,7 @@ fn mesh_over_ssh_names_the_faults_and_leaves_nothing() {
             let node = &doc["nodes"][f["node"].as_u64().unwrap() as usize]["label"];
             let net = &doc["networks"][f["net"].as_u64().unwrap() as usize]["name"];
             (
-                f["kind"].as_str().unwrap().into(),
+                f["diagnosis"]["class"].as_str().unwrap().into(),
                 node.as_str().unwrap().into(),
                 net.as_str().unwrap().into(),
             )

@@ -30,9 +30,13 @@ fn lo_reports_the_same_true_mtu_on_both_ends() {
     assert_eq!(a["reverse"]["largest_ok"], top, "{doc:#}");
     assert_eq!(a["expect"], top, "{doc:#}");
     assert_eq!(
-        a["verdict"],
-        serde_json::json!({"kind": "carries", "mtu": top})
+        (&a["forward_mtu"], &a["reverse_mtu"]),
+        (&top.into(), &top.into()),
+        "{doc:#}"
     );
+    // Nothing falls short: no fault, and no router was looked for.
+    assert_eq!(a["faults"], serde_json::json!([]), "{doc:#}");
+    assert_eq!(a["first_router"], serde_json::Value::Null, "{doc:#}");
 }
 
 #[test]

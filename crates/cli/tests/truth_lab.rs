@@ -65,7 +65,7 @@ fn a_switch_port_at_1500_is_named_when_8k_blocks_get_no_answer() {
     assert_eq!(cause["carries"], 1500, "{cause}");
     assert_eq!(cause["packet"]["way"], "from_agent", "{cause}");
     assert_eq!(cause["packet"]["kind"]["kind"], "udp_block", "{cause}");
-    assert_eq!(r["diagnosis"]["path"]["verdict"]["kind"], "switch_port");
+    assert_eq!(r["diagnosis"]["path"]["faults"][0]["class"], "switch_port");
 
     let out = rr(&[]);
     let all = text(&out);

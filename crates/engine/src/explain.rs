@@ -14,7 +14,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::client::Session;
 use crate::config::PathConfig;
-use crate::path::{self, PathResult, Verdict};
+use std::net::IpAddr;
+
+use crate::diagnosis::Diagnosis as Fault;
+use crate::path::{self, PathResult};
 
 /// One direction of the path, seen from the client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -94,13 +97,18 @@ pub struct PathCheck {
     pub to_agent: u32,
     pub from_agent: u32,
     /// Those read as interface MTUs (within the link-layer slack).
-    pub to_agent_mtu: Option<u32>,
-    pub from_agent_mtu: Option<u32>,
+    pub to_agent_mtu: u32,
+    pub from_agent_mtu: u32,
     /// The interfaces' MTUs: this end's, and the agent's when it reported it.
     pub local_mtu: u32,
     pub peer_mtu: Option<u32>,
-    pub verdict: Verdict,
-    /// Both ways carry the interfaces' MTU.
+    /// This end's address on the path and the agent's (the faults name them).
+    pub local_addr: IpAddr,
+    pub agent_addr: IpAddr,
+    /// What keeps the path from carrying its expected MTU, class and location: the
+    /// diagnosis `path` names.
+    pub faults: Vec<Fault>,
+    /// Both ways carry the expected MTU (the larger of the interfaces').
     pub ok: bool,
     pub v6: bool,
 }
@@ -114,7 +122,9 @@ impl PathCheck {
             from_agent_mtu: p.reverse_mtu,
             local_mtu: p.local.mtu,
             peer_mtu: p.agent_path.iface.as_ref().map(|i| i.mtu),
-            verdict: p.verdict.clone(),
+            local_addr: p.local_addr,
+            agent_addr: p.agent_addr,
+            faults: p.faults.clone(),
             ok: p.ok,
             v6: p.v6,
         }
@@ -122,11 +132,8 @@ impl PathCheck {
 
     fn carries(&self, way: Way) -> (u32, u32) {
         match way {
-            Way::ToAgent => (self.to_agent, self.to_agent_mtu.unwrap_or(self.to_agent)),
-            Way::FromAgent => (
-                self.from_agent,
-                self.from_agent_mtu.unwrap_or(self.from_agent),
-            ),
+            Way::ToAgent => (self.to_agent, self.to_agent_mtu),
+            Way::FromAgent => (self.from_agent, self.from_agent_mtu),
         }
     }
 }
@@ -265,28 +272,48 @@ pub fn diagnose(session: &Session, e: &Evidence) -> Diagnosis {
 mod tests {
     use super::*;
 
-    /// A path check: the largest sizes each way, both NICs' MTUs.
+    /// A path check: the largest sizes each way, both NICs' MTUs; its faults as the
+    /// shared diagnosis reads them (sizes short of the sender's NIC vanished silently).
     fn check(to: u32, from: u32, local: u32, peer: u32) -> PathCheck {
+        use crate::diagnosis::pair::{self, End, Pair, Way as Dir};
+        use mtuperf_proto::msg::mesh::StopKind;
         let mtu = |x: u32| if x % 500 == 4 { x - 4 } else { x };
+        let (here, there): (IpAddr, IpAddr) = ([198, 18, 6, 1].into(), [198, 18, 6, 2].into());
+        let end = |addr, nic| End {
+            addr,
+            nic_mtu: Some(nic),
+            iface: None,
+            first_router: None,
+        };
+        let dir = |size: u32, sender: u32| Dir {
+            mtu: mtu(size),
+            stop: if mtu(size) < sender {
+                StopKind::Silent
+            } else {
+                StopKind::Top
+            },
+            icmp_from: None,
+            vanish_after: None,
+        };
+        let expect = local.max(peer);
+        let faults = pair::decide(&Pair {
+            a: end(here, local),
+            b: end(there, peer),
+            ab: Some(dir(to, local)),
+            ba: Some(dir(from, peer)),
+            expect,
+        });
         PathCheck {
             to_agent: to,
             from_agent: from,
-            to_agent_mtu: Some(mtu(to)),
-            from_agent_mtu: Some(mtu(from)),
+            to_agent_mtu: mtu(to),
+            from_agent_mtu: mtu(from),
             local_mtu: local,
             peer_mtu: Some(peer),
-            verdict: if to.min(from) < local.min(peer) {
-                Verdict::SwitchPort {
-                    mtu: mtu(to.min(from)),
-                    local_mtu: local,
-                    peer_mtu: peer,
-                }
-            } else {
-                Verdict::Carries {
-                    mtu: local.min(peer),
-                }
-            },
-            ok: to.min(from) >= local.min(peer),
+            local_addr: here,
+            agent_addr: there,
+            ok: faults.is_empty(),
+            faults,
             v6: false,
         }
     }

@@ -9,6 +9,7 @@ pub mod compare;
 pub mod config;
 pub mod control;
 pub mod cpu_res;
+pub mod diagnosis;
 pub mod doctor;
 pub mod error;
 pub mod explain;

@@ -16,6 +16,8 @@ use crate::state::Lab;
 
 /// nftables table of `loss` faults inside a node.
 pub(crate) const FAULT_LOSS_TABLE: &str = "mtlab_fault_loss";
+/// nftables table of `inbound` faults inside a node.
+pub(crate) const FAULT_INBOUND_TABLE: &str = "mtlab_fault_inbound";
 
 pub(crate) fn build(run: Runner, lab: &Lab, c: &Cluster) -> Result<(), LabError> {
     neighbour_room(run, c)?;
@@ -31,6 +33,10 @@ pub(crate) fn build(run: Runner, lab: &Lab, c: &Cluster) -> Result<(), LabError>
         }
         if let Fault::Loss { pct, .. } = *f {
             let rules = fault_loss_rules(&Cluster::nic(k), loss_threshold(pct));
+            run.run_stdin_in(&ns(&Cluster::node(i)), &["nft", "-f", "-"], &rules)?;
+        }
+        if let Fault::Inbound { mtu, .. } = *f {
+            let rules = fault_inbound_rules(&Cluster::nic(k), mtu);
             run.run_stdin_in(&ns(&Cluster::node(i)), &["nft", "-f", "-"], &rules)?;
         }
     }
@@ -127,4 +133,17 @@ pub(crate) fn fault_loss_rules(dev: &str, threshold: u32) -> String {
         );
     }
     s + "}\n"
+}
+
+/// Inbound IPv4 and IPv6 packets above `mtu` bytes arriving on NIC `dev` dropped,
+/// silently: at prerouting before reassembly (priority -500, ahead of conntrack's
+/// defragmentation at -400), so each fragment of a larger datagram passes as it would
+/// through a switch port's egress at `mtu`, and only whole packets above it vanish.
+/// `counter`: a test can read how many it dropped.
+pub(crate) fn fault_inbound_rules(dev: &str, mtu: u32) -> String {
+    format!(
+        "table inet {FAULT_INBOUND_TABLE} {{\n  chain prerouting {{\n    \
+         type filter hook prerouting priority -500; policy accept;\n    \
+         iifname \"{dev}\" meta length > {mtu} counter drop\n  }}\n}}\n"
+    )
 }

@@ -49,6 +49,10 @@ pub mod units;
 /// 9: an rr latency with no block answered is null, not 0 (`Latency`'s figures are
 /// optional), and rr counts carry `lost_at_end` (requests still unanswered after the
 /// drain, counted lost).
-pub const PROTOCOL_VERSION: u16 = 9;
+/// 10: a third-party path summary carries evidence, not a verdict: the first router
+/// toward the peer (`first_router`) and the hop past which larger packets vanish
+/// (`vanish_after`); its `verdict` and `verdict_text` are gone (the orchestrator
+/// diagnoses).
+pub const PROTOCOL_VERSION: u16 = 10;
 /// Default TCP port of the agent (control and TCP data connections).
 pub const DEFAULT_PORT: u16 = 7878;

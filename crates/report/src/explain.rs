@@ -1,10 +1,12 @@
 //! Words for the likely cause of a test that moved nothing or stalled
 //! (`mtuperf_engine::explain`): one line, the cause with its numbers and where to look.
 
+use std::net::IpAddr;
+
 use mtuperf_engine::explain::{Cause, Diagnosis, PacketKind, PathCheck, Way};
-use mtuperf_engine::path::Verdict;
 use mtuperf_proto::text::escape_control as esc;
 
+use crate::diagnosis::{self, Names, Scope};
 use crate::fmt::latency_ns;
 
 fn way(w: Way) -> &'static str {
@@ -36,35 +38,27 @@ fn packets(k: PacketKind, bytes: u32) -> String {
     }
 }
 
-/// Where the path check located the limit, as a clause ("" when it did not).
-fn location(v: &Verdict) -> String {
-    match v {
-        Verdict::SwitchPort {
-            mtu,
-            local_mtu,
-            peer_mtu,
-        } => format!(
-            "both NICs say {local_mtu}/{peer_mtu}, so a switch port or another L2 device between them passes at most {mtu}"
-        ),
-        Verdict::Mismatch {
-            local_mtu,
-            peer_mtu,
-        } => format!(
-            "the two interfaces' MTUs differ on one segment (this end {local_mtu}, the agent {peer_mtu})"
-        ),
-        Verdict::BlackHole { mtu, hop } => format!(
-            "packets above {mtu} vanish with no ICMP error (a black hole{})",
-            hop.as_deref()
-                .map_or_else(String::new, |h| format!(" after hop {}", esc(h)))
-        ),
-        Verdict::LimitedByHop { mtu, hop } => {
-            format!("router {} limits the path to {mtu}", esc(hop))
+/// Where the path check located the limit, as a clause ("" when it found nothing):
+/// the shared diagnosis's words, this end and the agent named as the run knows them.
+fn location(p: &PathCheck) -> String {
+    let name = |a: IpAddr| {
+        if a == p.local_addr {
+            "this host".to_string()
+        } else if a == p.agent_addr {
+            "the agent's host".to_string()
+        } else {
+            a.to_string()
         }
-        Verdict::Asymmetric { forward, reverse } => format!(
-            "the two directions differ: {forward} toward the agent, {reverse} back"
-        ),
-        Verdict::Carries { .. } => String::new(),
-    }
+    };
+    let names = Names {
+        node: &name,
+        on: String::new(),
+    };
+    p.faults
+        .iter()
+        .map(|d| diagnosis::say(d, &names, Scope::Pair).summary)
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// The interface MTU the sender of `w` has.
@@ -89,7 +83,7 @@ pub fn line(d: &Diagnosis, target: &str) -> String {
             let loc = d
                 .path
                 .as_ref()
-                .map(|p| location(&p.verdict))
+                .map(location)
                 .filter(|l| !l.is_empty())
                 .map_or_else(String::new, |l| format!("; {l}"));
             format!(
@@ -128,6 +122,7 @@ mod tests {
 
     #[test]
     fn a_switch_port_at_1500_names_the_blocks_that_cannot_pass() {
+        let (here, there): (IpAddr, IpAddr) = ([198, 18, 6, 1].into(), [198, 18, 6, 2].into());
         let d = Diagnosis {
             cause: Cause::PathMtu {
                 carries: 1500,
@@ -140,15 +135,18 @@ mod tests {
             path: Some(PathCheck {
                 to_agent: 1500,
                 from_agent: 1504,
-                to_agent_mtu: Some(1500),
-                from_agent_mtu: Some(1500),
+                to_agent_mtu: 1500,
+                from_agent_mtu: 1500,
                 local_mtu: 9000,
                 peer_mtu: Some(9000),
-                verdict: Verdict::SwitchPort {
+                local_addr: here,
+                agent_addr: there,
+                faults: vec![mtuperf_engine::diagnosis::Diagnosis {
+                    fault: mtuperf_engine::diagnosis::Fault::SwitchPort { nic_mtu: 9000 },
+                    at: mtuperf_engine::diagnosis::Location::segment(here, there),
                     mtu: 1500,
-                    local_mtu: 9000,
-                    peer_mtu: 9000,
-                },
+                    expect: 9000,
+                }],
                 ok: false,
                 v6: false,
             }),
@@ -156,7 +154,7 @@ mod tests {
         let l = line(&d, "198.18.6.2:7878");
         assert!(
             l.starts_with(
-                "likely cause: the path carries 1500 of 9000 agent → client: 8 KiB blocks (8260-byte datagrams) cannot pass; both NICs say 9000/9000, so a switch port"
+                "likely cause: the path carries 1500 of 9000 agent → client: 8 KiB blocks (8260-byte datagrams) cannot pass; both directions between this host and the agent's host stop above 1500, silently, while both NICs say 9000: an L2 device between them"
             ),
             "{l}"
         );

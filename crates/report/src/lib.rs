@@ -6,6 +6,7 @@ pub mod adhoc;
 pub mod compare;
 pub mod csv;
 pub mod demo;
+pub mod diagnosis;
 pub mod doctor;
 pub mod explain;
 pub mod figure;

@@ -69,7 +69,7 @@ pub fn markdown(d: &CompareDoc) -> String {
             "| {} | {} | {v} | {} |",
             cell(&c.name),
             cell(&c.target),
-            cell(&c.reason)
+            cell(&crate::compare::check_reason(c))
         );
     }
     if !d.environment.ends.is_empty() {

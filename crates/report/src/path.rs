@@ -1,15 +1,29 @@
-//! Path MTU results: the `mtuperf.path/1` JSON document and the human text.
+//! Path MTU results: the `mtuperf.path/2` JSON document (the engine's typed results,
+//! the diagnosis among them) and the human text.
 
 use std::fmt::Write as _;
+use std::net::IpAddr;
 
+use mtuperf_engine::diagnosis::Diagnosis;
 use mtuperf_engine::path::hops::HopsResult;
 use mtuperf_engine::path::icmp::IcmpResult;
+use mtuperf_engine::path::reading::udp_overhead;
 use mtuperf_engine::path::{DirResult, Limit, LocalView, PathResult};
 use serde::{Deserialize, Serialize};
 
+use crate::diagnosis::{self as words, Names, Scope};
 use crate::figure::Figure;
 
-pub const SCHEMA: &str = "mtuperf.path/1";
+pub const SCHEMA: &str = "mtuperf.path/2";
+
+/// The run's mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    Agent,
+    Icmp,
+    Hops,
+}
 
 /// One `path` run in one of its three modes (exactly one of the results is set).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -17,10 +31,7 @@ pub struct Document {
     pub schema: String,
     pub run_id: Option<i64>,
     pub started: String,
-    /// "agent", "icmp" or "hops".
-    pub mode: String,
-    /// The verdict line (also the history headline).
-    pub verdict: String,
+    pub mode: Mode,
     /// The path carries `expect` (in both directions where measured).
     pub ok: bool,
     pub agent: Option<PathResult>,
@@ -32,14 +43,34 @@ pub struct Document {
     pub started_unix_ms: i64,
 }
 
+/// Reads a stored path document. A document of another schema version (path/1 stored
+/// its verdict as a sentence where path/2 stores the typed diagnosis) is refused by
+/// name.
+///
+/// # Errors
+/// The document is not a `mtuperf.path/2` document.
+pub fn decode(document: &str) -> Result<Document, serde_json::Error> {
+    #[derive(Deserialize)]
+    struct Head {
+        schema: String,
+    }
+    let head: Head = serde_json::from_str(document)?;
+    if head.schema != SCHEMA {
+        return Err(serde::de::Error::custom(format!(
+            "schema {} is not read by this version, which reads {SCHEMA} (typed diagnoses); run the path check again",
+            head.schema
+        )));
+    }
+    serde_json::from_str(document)
+}
+
 impl Document {
-    fn new(mode: &str, verdict: String, ok: bool) -> Document {
+    fn new(mode: Mode, ok: bool) -> Document {
         Document {
             schema: SCHEMA.into(),
             run_id: None,
             started: crate::timestamp(mtuperf_engine::unix_ms()),
-            mode: mode.into(),
-            verdict,
+            mode,
             ok,
             agent: None,
             icmp: None,
@@ -49,48 +80,150 @@ impl Document {
     }
 
     pub fn agent(r: PathResult) -> Document {
-        let mut d = Document::new("agent", r.verdict_text.clone(), r.ok);
+        let mut d = Document::new(Mode::Agent, r.ok);
         d.started = crate::timestamp(r.started_unix_ms);
         d.agent = Some(r);
         d
     }
 
     pub fn icmp(r: IcmpResult) -> Document {
-        let m = r.both.largest_ok;
-        let ovh = if r.v6 { 48 } else { 28 };
-        let v = format!(
-            "ICMP echo with DF passes up to {m} ({m} = {} + {ovh}), the smaller of the two directions",
-            m.saturating_sub(ovh)
-        );
-        let mut d = Document::new("icmp", v, r.ok);
+        let mut d = Document::new(Mode::Icmp, r.ok);
         d.icmp = Some(r);
         d
     }
 
     pub fn hops(r: HopsResult) -> Document {
-        let mut v = match r.path_mtu {
-            Some(m) => format!(
-                "reached {} in {} hop(s) with {m}-byte probes",
-                r.target,
-                r.hops.len()
-            ),
-            None => format!("did not reach {}", r.target),
-        };
-        if let Some(b) = &r.black_hole {
-            let last = match (b.last_ttl, b.last_addr) {
-                (0, _) => "on this host's first link".to_string(),
-                (t, Some(a)) => format!("after hop {t} {a}, the last hop that answers them"),
-                (t, None) => format!("after hop {t}, the last hop that answers them"),
-            };
-            v = format!(
-                "black hole {last}: packets of {} bytes and more vanish there without ICMP, {} pass; {v}",
-                b.vanishes, b.passes
-            );
-        }
-        let mut d = Document::new("hops", v, r.ok);
+        let mut d = Document::new(Mode::Hops, r.ok);
         d.hops = Some(r);
         d
     }
+
+    /// The mode as the history and the figures label it.
+    pub fn mode_name(&self) -> &'static str {
+        match self.mode {
+            Mode::Agent => "agent",
+            Mode::Icmp => "icmp",
+            Mode::Hops => "hops",
+        }
+    }
+
+    /// The faults the run found (none in ICMP mode, which locates nothing).
+    pub fn faults(&self) -> &[Diagnosis] {
+        if let Some(r) = &self.agent {
+            &r.faults
+        } else if let Some(r) = &self.hops {
+            &r.faults
+        } else {
+            &[]
+        }
+    }
+
+    /// The verdict in one line (also the history headline): the first fault, or what
+    /// the path carries.
+    pub fn headline(&self) -> String {
+        verdicts(self)
+            .into_iter()
+            .next()
+            .map(|(v, _)| v)
+            .unwrap_or_default()
+    }
+}
+
+/// "1500 = 1472 + 28": an IP packet size and its UDP payload.
+fn sizes(n: u32, v6: bool) -> String {
+    let o = udp_overhead(v6);
+    format!("{n} = {} + {o}", n.saturating_sub(o))
+}
+
+/// How a path run names a node: this host, the agent's host, the target, by address.
+fn namer(doc: &Document) -> impl Fn(IpAddr) -> String + '_ {
+    move |a: IpAddr| {
+        let (local, far) = match (&doc.agent, &doc.hops) {
+            (Some(r), _) => (Some(r.local_addr), Some(r.agent_addr)),
+            (None, Some(h)) => (Some(h.local_addr), Some(h.target)),
+            _ => (None, None),
+        };
+        if Some(a) == local {
+            format!("this host {a}")
+        } else if Some(a) == far
+            && (doc.mode == Mode::Agent || doc.hops.as_ref().is_some_and(|h| h.agent.is_some()))
+        {
+            format!("the agent's host {a}")
+        } else if Some(a) == far {
+            format!("the target {a}")
+        } else {
+            a.to_string()
+        }
+    }
+}
+
+/// For a router's fault that only one direction shows: which one (a pair's other
+/// faults say so in their own words).
+fn one_way(d: &Diagnosis, run: Option<&PathResult>) -> String {
+    use mtuperf_engine::diagnosis::FaultClass;
+    let Some(r) =
+        run.filter(|_| matches!(d.class(), FaultClass::RouterMtu | FaultClass::BlackHole))
+    else {
+        return String::new();
+    };
+    match (r.forward_mtu < r.expect, r.reverse_mtu < r.expect) {
+        (true, false) => format!(
+            "; toward the agent only: the way back carries {}",
+            r.reverse_mtu
+        ),
+        (false, true) => format!(
+            "; on the way back only: toward the agent carries {}",
+            r.forward_mtu
+        ),
+        _ => String::new(),
+    }
+}
+
+/// Each verdict line with its fix (none when the path carries what was expected).
+pub fn verdicts(doc: &Document) -> Vec<(String, Option<String>)> {
+    let name = namer(doc);
+    let names = Names {
+        node: &name,
+        on: String::new(),
+    };
+    let run = doc
+        .agent
+        .as_ref()
+        .or_else(|| doc.hops.as_ref().and_then(|h| h.agent.as_deref()));
+    let said: Vec<(String, Option<String>)> = doc
+        .faults()
+        .iter()
+        .map(|d| {
+            let s = words::say(d, &names, Scope::Pair);
+            (s.summary + &one_way(d, run), Some(s.fix))
+        })
+        .collect();
+    if !said.is_empty() {
+        return said;
+    }
+    let line = if let Some(r) = &doc.agent {
+        let m = r.carries();
+        format!("carries MTU {m} end to end, both ways ({})", sizes(m, r.v6))
+    } else if let Some(r) = &doc.icmp {
+        let m = r.both.largest_ok;
+        format!(
+            "ICMP echo with DF passes up to {m} ({}), the smaller of the two directions",
+            sizes(m, r.v6)
+        )
+    } else if let Some(r) = &doc.hops {
+        match r.path_mtu {
+            Some(m) => format!(
+                "reached {} in {} hop(s) with {m}-byte probes ({})",
+                r.target,
+                r.hops.len(),
+                sizes(m, r.v6)
+            ),
+            None => format!("did not reach {}", r.target),
+        }
+    } else {
+        String::new()
+    };
+    vec![(line, None)]
 }
 
 /// A measured direction: its name ("forward", "reverse", or "both" for ICMP echo,
@@ -102,10 +235,11 @@ impl Document {
     /// `--hops`, whose probes are not a search of each direction).
     pub fn directions(&self) -> (Vec<Dir<'_>>, u32) {
         if let Some(r) = &self.agent {
-            let f = r.forward_mtu.unwrap_or(r.forward.largest_ok);
-            let b = r.reverse_mtu.unwrap_or(r.reverse.largest_ok);
             (
-                vec![("forward", &r.forward, f), ("reverse", &r.reverse, b)],
+                vec![
+                    ("forward", &r.forward, r.forward_mtu),
+                    ("reverse", &r.reverse, r.reverse_mtu),
+                ],
                 r.expect,
             )
         } else if let Some(r) = &self.icmp {
@@ -122,7 +256,7 @@ impl Document {
 /// packet bytes.
 pub fn figures(doc: &Document) -> Vec<Figure> {
     let mut f =
-        vec![Figure::new("ok", "bool", f64::from(u8::from(doc.ok))).label("mode", &doc.mode)];
+        vec![Figure::new("ok", "bool", f64::from(u8::from(doc.ok))).label("mode", doc.mode_name())];
     let (dirs, expect) = doc.directions();
     if !dirs.is_empty() {
         f.push(Figure::new("expect", "bytes", f64::from(expect)));
@@ -182,9 +316,7 @@ fn limit_text(d: &DirResult) -> String {
 
 /// One direction: the size read as an MTU first, the exact largest passing size as a
 /// detail when link-layer slack made them differ.
-fn dir_line(out: &mut String, name: &str, d: &DirResult, mtu: Option<u32>) {
-    // Documents stored before the slack reading have no MTU: the exact size alone.
-    let mtu = mtu.unwrap_or(d.largest_ok);
+fn dir_line(out: &mut String, name: &str, d: &DirResult, mtu: u32) {
     let exact = if mtu >= d.largest_ok {
         format!("{mtu} passes")
     } else {
@@ -203,37 +335,106 @@ fn dir_line(out: &mut String, name: &str, d: &DirResult, mtu: Option<u32>) {
     );
 }
 
+/// The verdict and fix lines, then whether the path carries what was expected.
+fn verdict_text(out: &mut String, doc: &Document, expect: u32, elapsed_ms: u64, both: bool) {
+    for (v, fix) in verdicts(doc) {
+        let _ = writeln!(out, "verdict:  {v}");
+        if let Some(f) = fix {
+            let _ = writeln!(out, "fix:      {f}");
+        }
+    }
+    let ways = if both { " in both directions" } else { "" };
+    let _ = writeln!(
+        out,
+        "expect:   {expect}{ways}: {} ({elapsed_ms} ms)",
+        if doc.ok { "ok" } else { "NOT carried" },
+    );
+}
+
+/// The agent's view; `vanish`: with where its probes saw larger packets vanish (a
+/// hops walk has said it already).
+fn agent_text(out: &mut String, r: &PathResult, vanish: bool) {
+    let peer = r
+        .agent_path
+        .iface
+        .as_ref()
+        .map_or("?".into(), |i| format!("{} MTU {}", i.name, i.mtu));
+    let _ = writeln!(out, "agent:    {peer}, address {}", r.agent_path.addr);
+    dir_line(out, "forward:", &r.forward, r.forward_mtu);
+    dir_line(out, "reverse:", &r.reverse, r.reverse_mtu);
+    if let Some(a) = r.first_router {
+        let _ = writeln!(out, "router:   {a} is the first hop toward the agent");
+    }
+    if let Some(b) = r.black_hole_hop.as_ref().filter(|_| vanish) {
+        let _ = writeln!(out, "{}", vanish_line(b));
+    }
+    if let Some(t) = &r.tcp {
+        let _ = writeln!(
+            out,
+            "tcp:      control connection MSS {} sent / {} received, kernel pmtu {}",
+            t.snd_mss, t.rcv_mss, t.pmtu
+        );
+    }
+    for n in &r.notes {
+        let _ = writeln!(out, "note:     {n}");
+    }
+}
+
+/// Where TTL-limited probes saw the larger forward packets vanish.
+fn vanish_line(b: &mtuperf_engine::path::hops::BlackHoleHop) -> String {
+    let last = match (b.last_ttl, b.last_addr) {
+        (0, _) => {
+            "no hop answers them: they vanish on the first link (no router on the way)".to_string()
+        }
+        (t, Some(a)) => format!("hop {t} ({a}) is the last to answer them"),
+        (t, None) => format!("hop {t} is the last to answer them"),
+    };
+    format!(
+        "vanish:   probes of {} bytes and more: {last}; at TTL {} small probes get answers, {} bytes pass",
+        b.vanishes, b.at_ttl, b.passes
+    )
+}
+
+fn hops_text(out: &mut String, r: &HopsResult) {
+    for h in &r.hops {
+        let addr = h.addr.map_or("no reply".into(), |a| a.to_string());
+        let mtu = h.reports_mtu.map_or(String::new(), |m| {
+            format!("  reports MTU {m} (frag-needed)")
+        });
+        let dest = if h.destination { "  destination" } else { "" };
+        let size = h
+            .probe_size
+            .map_or(String::new(), |s| format!("  ({s}-byte probe)"));
+        let _ = writeln!(out, "{:>3}  {addr}{mtu}{dest}{size}", h.ttl);
+    }
+    if let Some(b) = &r.black_hole {
+        let _ = writeln!(out, "{}", vanish_line(b));
+    }
+    match (&r.agent, &r.agent_error) {
+        (Some(a), _) => agent_text(out, a, r.black_hole.is_none()),
+        (None, Some(e)) => {
+            let _ = writeln!(
+                out,
+                "agent:    none at {} ({}): the far end's NIC MTU and the way back are not seen",
+                r.target,
+                escape(e)
+            );
+        }
+        (None, None) => {}
+    }
+}
+
+fn escape(s: &str) -> String {
+    mtuperf_proto::text::escape_control(s).into_owned()
+}
+
 pub fn text(doc: &Document) -> String {
     let mut out = String::new();
     if let Some(r) = &doc.agent {
         let _ = writeln!(out, "path to {} (agent {})", r.target, r.agent);
         local_text(&mut out, &r.local);
-        let peer = r
-            .agent_path
-            .iface
-            .as_ref()
-            .map_or("?".into(), |i| format!("{} MTU {}", i.name, i.mtu));
-        let _ = writeln!(out, "agent:    {peer}, address {}", r.agent_path.addr);
-        dir_line(&mut out, "forward:", &r.forward, r.forward_mtu);
-        dir_line(&mut out, "reverse:", &r.reverse, r.reverse_mtu);
-        if let Some(t) = &r.tcp {
-            let _ = writeln!(
-                out,
-                "tcp:      control connection MSS {} sent / {} received, kernel pmtu {}",
-                t.snd_mss, t.rcv_mss, t.pmtu
-            );
-        }
-        for n in &r.notes {
-            let _ = writeln!(out, "note:     {n}");
-        }
-        let _ = writeln!(out, "verdict:  {}", r.verdict_text);
-        let _ = writeln!(
-            out,
-            "expect:   {} in both directions: {} ({} ms)",
-            r.expect,
-            if r.ok { "ok" } else { "NOT carried" },
-            r.elapsed_ms
-        );
+        agent_text(&mut out, r, true);
+        verdict_text(&mut out, doc, r.expect, r.elapsed_ms, true);
     }
     if let Some(r) = &doc.icmp {
         let _ = writeln!(
@@ -242,50 +443,17 @@ pub fn text(doc: &Document) -> String {
             r.target, r.socket
         );
         local_text(&mut out, &r.local);
-        dir_line(&mut out, "both:", &r.both, None);
+        dir_line(&mut out, "both:", &r.both, r.both.largest_ok);
         for n in &r.notes {
             let _ = writeln!(out, "note:     {n}");
         }
-        let _ = writeln!(out, "verdict:  {}", doc.verdict);
-        let _ = writeln!(
-            out,
-            "expect:   {}: {} ({} ms)",
-            r.expect,
-            if r.ok { "ok" } else { "NOT carried" },
-            r.elapsed_ms
-        );
+        verdict_text(&mut out, doc, r.expect, r.elapsed_ms, false);
     }
     if let Some(r) = &doc.hops {
         let _ = writeln!(out, "hops to {} (TTL-limited DF UDP probes)", r.target);
         local_text(&mut out, &r.local);
-        for h in &r.hops {
-            let addr = h.addr.map_or("no reply".into(), |a| a.to_string());
-            let mtu = h.reports_mtu.map_or(String::new(), |m| {
-                format!("  reports MTU {m} (frag-needed)")
-            });
-            let dest = if h.destination { "  destination" } else { "" };
-            let size = h
-                .probe_size
-                .map_or(String::new(), |s| format!("  ({s}-byte probe)"));
-            let _ = writeln!(out, "{:>3}  {addr}{mtu}{dest}{size}", h.ttl);
-        }
-        if let Some(b) = &r.black_hole {
-            let _ = writeln!(
-                out,
-                "black hole: at TTL {} small probes get answers, large ones none; {} passes, {} vanishes",
-                b.at_ttl,
-                b.passes,
-                b.vanishes
-            );
-        }
-        let _ = writeln!(out, "verdict:  {}", doc.verdict);
-        let _ = writeln!(
-            out,
-            "expect:   {}: {} ({} ms)",
-            r.expect,
-            if r.ok { "ok" } else { "NOT carried" },
-            r.elapsed_ms
-        );
+        hops_text(&mut out, r);
+        verdict_text(&mut out, doc, r.expect, r.elapsed_ms, r.agent.is_some());
     }
     out
 }
@@ -294,38 +462,54 @@ pub fn text(doc: &Document) -> String {
 mod tests {
     use super::*;
 
-    /// Documents stored by the version before the slack reading, the switch-port
-    /// verdict and the black hole's hop (real runs on the lab's mismatch link) still
-    /// load and print, as `mtuperf show ID` needs.
+    /// Documents of the first schema stored the verdict as a sentence: refused by
+    /// name, with what to do.
     #[test]
-    fn documents_stored_before_the_new_fields_still_print() {
-        let agent: Document = serde_json::from_str(include_str!(
-            "../tests/fixtures/path_agent_v1_before_slack.json"
+    fn documents_of_the_first_schema_are_refused_by_name() {
+        let old = include_str!("../tests/fixtures/path_agent_v1_before_slack.json");
+        let e = decode(old).unwrap_err().to_string();
+        assert!(
+            e.contains("schema mtuperf.path/1 is not read by this version"),
+            "{e}"
+        );
+        assert!(e.contains("run the path check again"), "{e}");
+    }
+
+    /// A real run on the lab's mismatch link (the client at 9000, the server at 1500).
+    fn mismatch() -> Document {
+        decode(include_str!(
+            "../tests/fixtures/path_agent_v2_mismatch.json"
         ))
-        .unwrap();
-        let r = agent.agent.as_ref().unwrap();
-        assert_eq!((r.forward_mtu, r.black_hole_hop.as_ref()), (None, None));
-        let t = text(&agent);
-        assert!(t.contains("forward:  1504 passes; 1505 vanished"), "{t}");
-        assert!(t.contains("verdict:  mismatch: local MTU 9000"), "{t}");
-        let hops: Document = serde_json::from_str(include_str!(
-            "../tests/fixtures/path_hops_v1_before_slack.json"
-        ))
-        .unwrap();
-        let h = hops.hops.as_ref().unwrap();
-        assert!(h.black_hole.is_none() && h.hops.iter().all(|h| h.probe_size.is_none()));
-        assert!(text(&hops).contains("  1  no reply\n"));
+        .unwrap()
+    }
+
+    /// The verdict is the shared diagnosis in words, with its fix toward the
+    /// network's MTU; the exact sizes stay in the direction lines.
+    #[test]
+    fn a_stored_run_prints_its_diagnosis_and_fix() {
+        let d = mismatch();
+        let t = text(&d);
+        for want in [
+            "forward:  MTU 1500 (1504 passes: 4 bytes of link-layer slack); 1505 vanished, no ICMP",
+            "verdict:  NIC eth0 of the agent's host 198.18.5.2 is at MTU 1500, below the network's 9000: paths through it carry 1500\n",
+            "fix:      ip link set dev eth0 mtu 9000 on the agent's host 198.18.5.2, and make it persistent",
+            "expect:   9000 in both directions: NOT carried",
+        ] {
+            assert!(t.contains(want), "{want:?} not in:\n{t}");
+        }
+        assert!(
+            d.headline().starts_with("NIC eth0 of the agent's host"),
+            "{}",
+            d.headline()
+        );
     }
 
     /// The figures are the searches' numbers, per direction, with the expected MTU
-    /// (the HTML table reads them); hops runs have only the ok figure.
+    /// (the HTML table reads them).
     #[test]
     fn figures_carry_each_directions_search() {
-        let agent: Document = serde_json::from_str(include_str!(
-            "../tests/fixtures/path_agent_v1_before_slack.json"
-        ))
-        .unwrap();
-        let f = figures(&agent);
+        let d = mismatch();
+        let f = figures(&d);
         let get = |name: &str, dir: &str| {
             f.iter()
                 .find(|x| x.name == name && x.labels.contains(&("direction", dir.to_string())))
@@ -336,18 +520,10 @@ mod tests {
             crate::figure::figure(&f, "expect").map(|x| x.value),
             Some(9000.0)
         );
-        assert_eq!(get("path_mtu", "forward"), Some(1504.0));
+        assert_eq!(get("path_mtu", "forward"), Some(1500.0));
         assert_eq!(get("largest_passing", "forward"), Some(1504.0));
         assert_eq!(get("search_top", "forward"), Some(9000.0));
-        assert_eq!(get("probes", "forward"), Some(53.0));
-        assert_eq!(get("unanswered", "forward"), Some(27.0));
         assert_eq!(get("path_mtu", "reverse"), Some(1500.0));
         assert_eq!(get("unanswered", "reverse"), Some(0.0));
-        let hops: Document = serde_json::from_str(include_str!(
-            "../tests/fixtures/path_hops_v1_before_slack.json"
-        ))
-        .unwrap();
-        let names: Vec<&str> = figures(&hops).iter().map(|x| x.name).collect();
-        assert_eq!(names, ["ok"]);
     }
 }

@@ -79,8 +79,8 @@ impl Trend {
                     if let Some(p) = path_of(r.document) {
                         peer.mtu.push(MtuPoint {
                             unix_ms: r.started_unix_ms,
-                            forward: p.forward_mtu,
-                            reverse: p.reverse_mtu,
+                            forward: Some(p.forward_mtu),
+                            reverse: Some(p.reverse_mtu),
                             expect: p.expect,
                             ok: p.ok,
                         });

@@ -60,7 +60,7 @@ pub struct Args {
     /// Length of each rr and stream test, 100ms to 1m.
     #[arg(long, default_value = "2s", value_parser = parse_load_time, value_name = "DURATION")]
     time: Duration,
-    /// text, or json (one document, schema mtuperf.mesh/2).
+    /// text, or json (one document, schema mtuperf.mesh/3).
     #[command(flatten)]
     output: Output,
     #[command(flatten)]

@@ -29,14 +29,15 @@ pub struct Args {
     /// No agent: ICMP echo with DF (measures the smaller of the two directions).
     #[arg(long, conflicts_with_all = ["hops", "ssh"])]
     icmp: bool,
-    /// No agent: per-hop discovery like tracepath (each hop's address and reported MTU).
+    /// Per-hop discovery like tracepath (each hop's address and reported MTU); when an
+    /// agent answers at the target, its NIC MTU and the way back complete the verdict.
     #[arg(long, conflicts_with = "ssh")]
     hops: bool,
     /// IP packet size the path must carry in both directions for exit 0, 576 to 65535
-    /// (default: the local interface MTU toward HOST).
+    /// (default: the larger of the two interfaces' MTUs; without an agent, this one's).
     #[arg(long, value_name = "MTU", value_parser = clap::value_parser!(u32).range(i64::from(bounds::MIN_EXPECT_MTU)..=i64::from(bounds::MAX_EXPECT_MTU)))]
     expect: Option<u32>,
-    /// text, or json (one document, schema mtuperf.path/1).
+    /// text, or json (one document, schema mtuperf.path/2).
     #[command(flatten)]
     output: Output,
     /// Pins the probing thread (and the threads it starts) to these CPUs; not recorded
@@ -56,6 +57,24 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
         .map_err(|f| common::error_code(f, PATH_ERROR))
 }
 
+/// How long `--hops` waits for an agent at the target to accept a session: one that
+/// answers does so in milliseconds; none there must not hold the walk up.
+const AGENT_WAIT: Duration = Duration::from_secs(2);
+
+/// `--hops`: the walk, with the target's agent's view of the pair when one answers.
+fn hops(g: &Global, a: &Args, ip: IpAddr) -> Result<path::hops::HopsResult, Failure> {
+    let mut opts = common::connect_options(g, a.bind)?;
+    opts.connect_timeout = AGENT_WAIT;
+    opts.reply_timeout = AGENT_WAIT;
+    let session = Session::connect(&a.target, &opts);
+    let far = session.as_ref().map_err(ToString::to_string);
+    let r = path::hops::run(ip, a.expect, far).map_err(common::engine_failure);
+    if let Ok(s) = session {
+        s.close();
+    }
+    r
+}
+
 fn measure(g: &Global, a: &Args, json: bool) -> CmdResult {
     if let Some(cpus) = a.placement.cpus() {
         mtuperf_sys::affinity::pin_current_thread(&cpus).map_err(|e| {
@@ -71,7 +90,7 @@ fn measure(g: &Global, a: &Args, json: bool) -> CmdResult {
         if a.icmp {
             Document::icmp(path::icmp::run(ip, a.expect).map_err(common::engine_failure)?)
         } else {
-            Document::hops(path::hops::run(ip, a.expect).map_err(common::engine_failure)?)
+            Document::hops(hops(g, a, ip)?)
         }
     } else {
         // A path search takes seconds; the agent's lifetime allows minutes.

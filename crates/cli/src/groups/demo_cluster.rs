@@ -9,7 +9,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Context};
-use mtuperf_engine::mesh::diagnose::{FindingKind, MeshFinding};
+use mtuperf_engine::diagnosis::FaultClass;
+use mtuperf_engine::mesh::diagnose::MeshFinding;
 use mtuperf_lab::{cluster, Lab, LabOptions};
 use mtuperf_report::mesh::Document;
 
@@ -21,10 +22,10 @@ use crate::groups::demo::{mtuperf_argv, DemoLab, DemoObserver};
 const NODES: u32 = 6;
 const NETS: u32 = 2;
 /// The injected faults, as `lab up --fault` takes them, with what the mesh should
-/// find for each: (fault, kind, node, network number).
-const FAULTS: [(&str, FindingKind, &str, u8); 2] = [
-    ("nic-mtu=n3:1:1500", FindingKind::NicMtu, "n3", 1),
-    ("port-mtu=n5:2:1500", FindingKind::SwitchPort, "n5", 2),
+/// find for each: (fault, class, node, network number).
+const FAULTS: [(&str, FaultClass, &str, u8); 2] = [
+    ("nic-mtu=n3:1:1500", FaultClass::NicMtu, "n3", 1),
+    ("port-mtu=n5:2:1500", FaultClass::SwitchPort, "n5", 2),
 ];
 /// The mesh's own deadline per pair, and the demo's for the whole mesh: a stall
 /// guard above the mesh's own planned deadline (every pair at its whole deadline:
@@ -166,8 +167,10 @@ pub fn cluster(
 /// node and network (networks by their subnet, 198.19.K.0/24).
 fn found_exactly_the_faults(doc: &Document) -> bool {
     let r = &doc.result;
-    let names = |f: &MeshFinding, kind: FindingKind, node: &str, net: u8| {
-        f.kind() == kind
+    let names = |f: &MeshFinding, class: FaultClass, node: &str, net: u8| {
+        f.diagnosis()
+            .map(mtuperf_engine::diagnosis::Diagnosis::class)
+            == Some(class)
             && f.node.map(|n| doc.node(n)) == Some(node)
             && f.net
                 .and_then(|k| r.networks.get(k))
@@ -189,7 +192,7 @@ pub fn faults_text() -> String {
     FAULTS
         .iter()
         .map(|&(_, kind, node, net)| match kind {
-            FindingKind::NicMtu => format!("{node}'s NIC on net{net} at 1500"),
+            FaultClass::NicMtu => format!("{node}'s NIC on net{net} at 1500"),
             _ => format!("the switch port in front of {node} on net{net} at 1500"),
         })
         .collect::<Vec<_>>()

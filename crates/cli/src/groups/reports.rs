@@ -119,14 +119,14 @@ pub fn path_report(store: &Store, ids: &[i64], md: bool) -> anyhow::Result<Optio
     if r.kind == "mesh" {
         return mesh_report(r, md).map(Some);
     }
-    let mut doc: mtuperf_report::path::Document =
-        serde_json::from_str(&r.document).with_context(|| format!("run {}", r.id))?;
+    let mut doc =
+        mtuperf_report::path::decode(&r.document).with_context(|| format!("run {}", r.id))?;
     doc.run_id = Some(r.id);
     Ok(Some(if md {
         format!(
             "## mtuperf path, run {}\n\n**{}**\n\n```\n{}```\n",
             r.id,
-            doc.verdict,
+            doc.headline(),
             mtuperf_report::path::text(&doc)
         )
     } else {

@@ -26,8 +26,11 @@ struct Observer<'a> {
 
 impl CompareObserver for Observer<'_> {
     fn checked(&mut self, c: &PathCheck) {
-        self.bar
-            .println(format!("  check {}: {}", c.name, c.reason));
+        self.bar.println(format!(
+            "  check {}: {}",
+            c.name,
+            mtuperf_report::compare::check_reason(c)
+        ));
     }
     fn starting(&mut self, p: &PathSpec, cell: Cell, round: u32, done: u32, planned: u32) {
         self.bar.set_length(u64::from(planned));
@@ -115,7 +118,10 @@ pub fn execute(
     let engine_prior = prior.iter().map(|r| r.rep.clone()).collect();
     let out = compare::run(plan, opts, engine_prior, stop, &mut obs);
     obs.bar.finish_and_clear();
-    let out = out.map_err(common::engine_failure)?;
+    let mut out = out.map_err(common::engine_failure)?;
+    if out.refused.is_some() {
+        out.refused = Some(rc::refusal(&out.checks));
+    }
     let mut reps: Vec<Rep> = prior.into_iter().filter(|r| !r.rep.interrupted()).collect();
     reps.extend(obs.reps);
     let doc = rc::build(

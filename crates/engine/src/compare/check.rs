@@ -16,6 +16,7 @@ use super::probe::{self, Answer};
 use super::PathSpec;
 use crate::client::{ConnectOptions, Session};
 use crate::config::{PathConfig, StreamConfig};
+use crate::diagnosis::{Diagnosis, FaultClass};
 use crate::stream::{self, metrics};
 
 /// Length of the probe.
@@ -51,6 +52,12 @@ pub struct PathCheck {
     pub probe_goodput_bps: Option<f64>,
     /// The don't-fragment UDP probe at this host's interface MTU, in words.
     pub df_probe: Option<String>,
+    /// The `path` method: the MTU the path carries both ways, and what keeps it from
+    /// carrying the expected one (the report words them; `reason` is then empty).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub carries: Option<u32>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<Diagnosis>,
 }
 
 /// Checks one path (blocking, about [`PROBE_MS`]; longer on a black hole, bounded by
@@ -69,6 +76,8 @@ pub fn check_path(spec: &PathSpec, opts: &ConnectOptions, stop: &Arc<AtomicBool>
         probe_bytes: None,
         probe_goodput_bps: None,
         df_probe: None,
+        carries: None,
+        faults: Vec::new(),
     };
     let opts = ConnectOptions {
         bind: spec.bind.or(opts.bind),
@@ -178,23 +187,18 @@ fn df_check(c: &mut PathCheck, dst: std::net::IpAddr, bind: Option<std::net::IpA
     }
 }
 
-/// The path engine's two-direction search decides: a black hole, a mismatch on one
-/// segment or directions that differ make the path unfit for a comparison.
+/// The path engine's two-direction search decides: a fault that drops packets
+/// silently (a black hole, a NIC or a switch port below the other end's MTU, a
+/// one-way drop) makes the path unfit for a comparison; a router that answers
+/// frag-needed does not (path MTU discovery works). The report words the faults.
 fn from_path(c: &mut PathCheck, r: &crate::path::PathResult) {
-    use crate::path::verdict::Verdict as V;
     c.method = "path".into();
     c.client_mtu = Some(r.local.mtu);
+    c.client_iface = Some(r.local.route.iface.clone());
     c.agent_mtu = r.agent_path.iface.as_ref().map(|i| i.mtu);
     c.agent_iface = r.agent_path.iface.as_ref().map(|i| i.name.clone());
-    c.df_probe = Some(r.verdict_text.clone());
-    let broken = matches!(
-        r.verdict,
-        V::BlackHole { .. } | V::Mismatch { .. } | V::SwitchPort { .. } | V::Asymmetric { .. }
-    );
+    c.carries = Some(r.carries());
+    let broken = r.faults.iter().any(|d| d.class() != FaultClass::RouterMtu);
     c.verdict = if broken { Verdict::Broken } else { Verdict::Ok };
-    c.reason = if broken {
-        format!("{} (mtuperf path {})", r.verdict_text, r.target)
-    } else {
-        r.verdict_text.clone()
-    };
+    c.faults.clone_from(&r.faults);
 }

@@ -160,7 +160,7 @@ pub fn run(
         .checks
         .iter()
         .filter(|c| c.verdict == Verdict::Broken)
-        .map(|c| format!("path {} ({}): {}", c.name, c.target, c.reason))
+        .map(|c| format!("path {} ({})", c.name, c.target))
         .collect();
     if !broken.is_empty() && !plan.force {
         out.refused = Some(broken.join("; "));

@@ -11,11 +11,12 @@ use mtuperf_proto::msg::Refusal;
 
 use super::diagnose::{diagnose_net, Explained};
 use super::evidence::{weigh, Doubted};
-use super::finding::{Finding, FindingKind, MeshFinding, Silence};
+use super::finding::{Finding, MeshFinding, Silence};
 use super::model::{
     Cell, CellVerdict, DirCell, MeshNetwork, MeshNode, MeshTests, NotMeasured, PairError,
     PairResult, TestFailureAt,
 };
+use crate::diagnosis::{FaultClass, Location};
 
 /// How many failed tests a `tests_failed` finding lists.
 pub const EXAMPLES: usize = 3;
@@ -58,7 +59,7 @@ pub fn diagnose(
     let mut cells = Vec::new();
     for (ni, net) in networks.iter().enumerate() {
         let ev = weigh(ni, net, pairs, &mut findings);
-        let explained = diagnose_net(ni, net, &ev.obs, &mut findings);
+        let explained = diagnose_net(ni, net, &ev, &mut findings);
         let at = Judge {
             expect: net.expect,
             explained: &explained,
@@ -199,8 +200,8 @@ impl Judge<'_> {
                 .flatten()
                 .find_map(|d| d.finding)
                 .and_then(|f| self.findings.get(f));
-            match finding.map(MeshFinding::kind) {
-                Some(k) => verdict_of(k),
+            match finding {
+                Some(f) => verdict_of(f),
                 None if dirs.iter().copied().flatten().all(|d| d.ok) => CellVerdict::Ok,
                 None => CellVerdict::Limited,
             }
@@ -216,19 +217,24 @@ impl Judge<'_> {
     }
 }
 
-/// The cell verdict of a direction explained by a finding of kind `k`.
-pub fn verdict_of(k: FindingKind) -> CellVerdict {
-    match k {
-        FindingKind::NicMtu => CellVerdict::NicMtu,
-        FindingKind::SwitchPort => CellVerdict::SwitchPort,
-        FindingKind::NodeRoute => CellVerdict::NodeRoute,
-        FindingKind::Network => CellVerdict::Network,
-        FindingKind::Asymmetric => CellVerdict::Asymmetric,
-        FindingKind::Disputed | FindingKind::Implausible => CellVerdict::Disputed,
-        FindingKind::TestsFailed
-        | FindingKind::Unreachable
-        | FindingKind::NodeSilent
-        | FindingKind::Setting
-        | FindingKind::Limited => CellVerdict::Limited,
+/// The cell verdict of a direction explained by finding `f`.
+pub fn verdict_of(f: &MeshFinding) -> CellVerdict {
+    match &f.what {
+        Finding::Fault { diagnosis: d } => match (d.class(), &d.at) {
+            (_, Location::Network { .. }) => CellVerdict::Network,
+            (FaultClass::NicMtu, _) => CellVerdict::NicMtu,
+            (FaultClass::RouteMtu, _) => CellVerdict::RouteMtu,
+            (FaultClass::SwitchPort, _) => CellVerdict::SwitchPort,
+            (FaultClass::InboundDrop, _) => CellVerdict::InboundDrop,
+            (FaultClass::OutboundDrop, _) => CellVerdict::OutboundDrop,
+            (FaultClass::SilentDrop, _) => CellVerdict::SilentDrop,
+            (FaultClass::BlackHole, _) => CellVerdict::BlackHole,
+            (FaultClass::RouterMtu, _) => CellVerdict::RouterMtu,
+        },
+        Finding::Disputed { .. } | Finding::Implausible { .. } => CellVerdict::Disputed,
+        Finding::TestsFailed { .. }
+        | Finding::Unreachable { .. }
+        | Finding::NodeSilent { .. }
+        | Finding::Setting { .. } => CellVerdict::Limited,
     }
 }

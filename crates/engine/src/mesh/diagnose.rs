@@ -1,26 +1,31 @@
-//! Reading the matrix as a whole: which node, NIC, switch port or network explains
-//! the failing directions. Per network, on the measurements that agree (see
-//! `evidence`), in this order (each failing direction is explained by the first
-//! finding that claims it):
+//! Reading a network's matrix as a whole. Every pair of nodes is diagnosed as `path`
+//! diagnoses one ([`crate::diagnosis::pair::decide`], on the measurements that agree,
+//! see `evidence`), so a pair's fault has the class and location `path` would name.
+//! Then patterns over nodes absorb the per-pair faults:
 //!
-//! 1. a node whose NIC MTU is below the network's expected MTU, its directions failing;
-//! 2. every direction failing: the network (switch, VLAN) when no NIC explains it;
-//! 3. a node whose every direction, both ways, fails while its NIC says the expected
-//!    MTU and other pairs pass: the L2 device in front of it (its switch port), or a
-//!    router when frag-needed came back;
-//! 4. a pair with one direction passing and the other failing: asymmetric;
-//! 5. anything left: that pair's path is limited.
+//! 1. a node whose NIC is below the expected MTU: one finding for all its pairs;
+//! 2. every pair between nodes with good NICs stopped silently on its segment: the
+//!    network (its switch or VLAN), not a node;
+//! 3. a node every pair of which fails, at least two of them silently on their
+//!    segment both ways: that node's switch port;
+//! 4. a node every direction out of which stops silently while every direction into
+//!    it carries: its outbound side (the pair view names each receiver);
+//! 5. what is left, grouped by class and location: every path *into* a node stopping
+//!    silently is one inbound-drop finding for that node, every pair behind one router
+//!    one finding for that router.
 //!
 //! Each finding carries its evidence: the directions it explains and what was seen
 //! of each. The matrix cells and the mesh-wide findings are built in `cells`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use mtuperf_proto::msg::mesh::StopKind;
 
-pub use super::evidence::Obs;
+pub use super::evidence::{Evidence, Obs};
 pub use super::finding::{Finding, FindingKind, MeshFinding, Seen};
 use super::model::MeshNetwork;
+use crate::diagnosis::pair::{self, End, Pair, Way};
+use crate::diagnosis::{Diagnosis, Fault, FaultClass, Location};
 
 type Dir = (usize, usize);
 type Observed = BTreeMap<Dir, Obs>;
@@ -54,211 +59,290 @@ fn typical(dirs: &[Dir], obs: &Observed) -> u32 {
         .map_or(0, |(m, _)| m)
 }
 
+/// One pair's fault, with the failing directions it explains.
+#[derive(Debug, Clone)]
+struct PairFault {
+    a: usize,
+    b: usize,
+    dirs: Vec<Dir>,
+    d: Diagnosis,
+}
+
+impl PairFault {
+    fn has(&self, n: usize) -> bool {
+        self.a == n || self.b == n
+    }
+
+    fn on_segment(&self) -> bool {
+        self.d.class() == FaultClass::SwitchPort && matches!(self.d.at, Location::Segment { .. })
+    }
+}
+
 /// One network's diagnosis under way.
 struct Net<'a> {
-    ni: usize,
     network: &'a MeshNetwork,
-    obs: &'a Observed,
-    bad: Vec<Dir>,
-    explained: Explained,
+    ev: &'a Evidence,
 }
 
 impl Net<'_> {
-    fn involving(&self, n: usize) -> Vec<Dir> {
-        self.obs
-            .keys()
-            .filter(|k| k.0 == n || k.1 == n)
-            .copied()
-            .collect()
+    fn end(&self, n: usize, toward: usize) -> Option<End> {
+        let m = self.network.members.iter().find(|m| m.node == n)?;
+        Some(End {
+            addr: m.addr,
+            nic_mtu: (m.mtu > 0).then_some(m.mtu),
+            iface: Some(m.iface.clone()),
+            first_router: self.ev.first_router.get(&(n, toward)).copied(),
+        })
     }
 
-    /// Pushes a finding explaining `dirs` (those not yet explained).
-    fn push(&mut self, node: Option<usize>, dirs: &[Dir], what: Finding, f: &mut Vec<MeshFinding>) {
-        let idx = f.len();
-        for d in dirs {
-            self.explained.entry(*d).or_insert(idx);
-        }
-        f.push(MeshFinding {
-            net: Some(self.ni),
-            node,
-            directions: seen(dirs, self.obs),
-            what,
-        });
+    fn way(&self, d: Dir) -> Option<Way> {
+        self.ev.obs.get(&d).map(|o| Way {
+            mtu: o.mtu,
+            stop: o.stop,
+            icmp_from: o.icmp_from.as_deref().and_then(|s| s.parse().ok()),
+            vanish_after: o.vanish_after,
+        })
     }
 
-    fn unexplained(&self) -> Vec<Dir> {
-        self.bad
-            .iter()
-            .filter(|d| !self.explained.contains_key(d))
-            .copied()
-            .collect()
-    }
-
-    /// 1. NICs below the expected MTU.
-    fn nics(&mut self, f: &mut Vec<MeshFinding>) {
+    /// Every measured pair's faults, as `path` would name them.
+    fn pairs(&self) -> Vec<PairFault> {
         let e = self.network.expect;
-        let max_nic = self
-            .network
-            .members
-            .iter()
-            .map(|m| m.mtu)
-            .max()
-            .unwrap_or(0);
-        for m in self.network.members.iter().filter(|m| m.mtu < e) {
-            let through = self.involving(m.node);
-            let dirs: Vec<Dir> = through
-                .iter()
-                .filter(|d| self.bad.contains(d))
-                .copied()
-                .collect();
-            if dirs.is_empty() {
-                continue;
-            }
-            let what = Finding::NicMtu {
-                iface: m.iface.clone(),
-                mtu: m.mtu,
-                expect: e,
-                others: (max_nic > m.mtu).then_some(max_nic),
-                through: through.len(),
-            };
-            self.push(Some(m.node), &dirs, what, f);
-        }
-    }
-
-    /// 2. The whole network: every direction between nodes whose NICs are fine fails.
-    fn whole(&mut self, f: &mut Vec<MeshFinding>) -> bool {
-        let e = self.network.expect;
-        let fine = |n: usize| {
-            self.network
-                .members
-                .iter()
-                .any(|m| m.node == n && m.mtu >= e)
-        };
-        let between: Vec<Dir> = self
+        let mut keys: Vec<Dir> = self
+            .ev
             .obs
             .keys()
-            .filter(|d| fine(d.0) && fine(d.1))
-            .copied()
+            .map(|&(x, y)| (x.min(y), x.max(y)))
             .collect();
-        if between.is_empty() || !between.iter().all(|d| self.bad.contains(d)) {
-            return false;
+        keys.sort_unstable();
+        keys.dedup();
+        let mut out = Vec::new();
+        for (a, b) in keys {
+            let (Some(ea), Some(eb)) = (self.end(a, b), self.end(b, a)) else {
+                continue;
+            };
+            let p = Pair {
+                a: ea,
+                b: eb,
+                ab: self.way((a, b)),
+                ba: self.way((b, a)),
+                expect: e,
+            };
+            let dirs: Vec<Dir> = [(a, b), (b, a)]
+                .into_iter()
+                .filter(|d| self.ev.obs.get(d).is_some_and(|o| o.mtu < e))
+                .collect();
+            for d in pair::decide(&p) {
+                out.push(PairFault {
+                    a,
+                    b,
+                    dirs: dirs.clone(),
+                    d,
+                });
+            }
         }
-        let mtu = typical(&between, self.obs);
-        self.push(None, &between, Finding::Network { mtu, expect: e }, f);
-        true
+        out
     }
 
-    /// 3. A node whose every direction fails (both ways) while other pairs pass.
-    fn nodes(&mut self, f: &mut Vec<MeshFinding>) {
+    fn node_at(&self, addr: std::net::IpAddr) -> Option<usize> {
+        self.network
+            .members
+            .iter()
+            .find(|m| m.addr == addr)
+            .map(|m| m.node)
+    }
+
+    fn nic_fine(&self, n: usize) -> bool {
+        self.network
+            .members
+            .iter()
+            .any(|m| m.node == n && m.mtu >= self.network.expect)
+    }
+
+    /// The pairs measured through node `n` (unordered, by the other end).
+    fn peers(&self, n: usize) -> Vec<usize> {
+        let mut v: Vec<usize> = self
+            .ev
+            .obs
+            .keys()
+            .filter_map(|&(x, y)| {
+                if x == n {
+                    Some(y)
+                } else if y == n {
+                    Some(x)
+                } else {
+                    None
+                }
+            })
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    /// 2. Every pair between good NICs on its segment: the network.
+    fn whole(&self, faults: &mut [PairFault]) {
+        let fine = |n: usize| self.nic_fine(n);
+        let pairs: BTreeSet<Dir> = self
+            .ev
+            .obs
+            .keys()
+            .map(|&(x, y)| (x.min(y), x.max(y)))
+            .filter(|&(x, y)| fine(x) && fine(y))
+            .collect();
+        let on_segment = |&(x, y): &Dir| {
+            faults
+                .iter()
+                .any(|f| (f.a, f.b) == (x, y) && f.on_segment())
+        };
+        if self.network.members.len() < 3 || pairs.is_empty() || !pairs.iter().all(on_segment) {
+            return;
+        }
+        for f in faults
+            .iter_mut()
+            .filter(|f| fine(f.a) && fine(f.b) && f.on_segment())
+        {
+            f.d.at = Location::Network {
+                cidr: self.network.cidr,
+            };
+        }
+    }
+
+    /// 3. A node every pair of which fails, two or more on their segment both ways.
+    fn ports(&self, faults: &mut [PairFault]) {
+        if self.network.members.len() < 3 {
+            return;
+        }
+        for m in &self.network.members {
+            let n = m.node;
+            let peers = self.peers(n);
+            let all_fail = peers
+                .iter()
+                .all(|&p| faults.iter().any(|f| f.has(n) && f.has(p)));
+            let segs = faults.iter().filter(|f| f.has(n) && f.on_segment()).count();
+            if !self.nic_fine(n) || !all_fail || segs < 2 {
+                continue;
+            }
+            for f in faults.iter_mut().filter(|f| f.has(n) && f.on_segment()) {
+                f.d.at = Location::Node { addr: m.addr };
+            }
+        }
+    }
+
+    /// 4. A node whose every direction out stops silently, every direction in carries.
+    fn outbound(&self, faults: &mut [PairFault]) {
         let e = self.network.expect;
         if self.network.members.len() < 3 {
             return;
         }
-        for m in self.network.members.iter().filter(|m| m.mtu >= e) {
-            let all = self.involving(m.node);
-            let out = all.iter().any(|d| d.0 == m.node);
-            let inn = all.iter().any(|d| d.1 == m.node);
-            if all.is_empty() || !all.iter().all(|d| self.bad.contains(d)) || !(out && inn) {
-                continue;
-            }
-            let silent = all
+        for m in &self.network.members {
+            let n = m.node;
+            let outs: Vec<&Obs> = self
+                .ev
+                .obs
                 .iter()
-                .filter_map(|d| self.obs.get(d))
-                .all(|o| o.stop != StopKind::Icmp);
-            let mtu = typical(&all, self.obs);
-            let what = if silent {
-                Finding::SwitchPort {
-                    iface: m.iface.clone(),
-                    nic_mtu: m.mtu,
-                    mtu,
-                    expect: e,
-                }
-            } else {
-                Finding::NodeRoute {
-                    nic_mtu: m.mtu,
-                    mtu,
-                    expect: e,
-                }
-            };
-            self.push(Some(m.node), &all, what, f);
-        }
-    }
-
-    /// 4 and 5: what is left, pair by pair.
-    fn pairs(&mut self, f: &mut Vec<MeshFinding>) {
-        let e = self.network.expect;
-        let left = self.unexplained();
-        let mut done: Vec<Dir> = Vec::new();
-        for &(a, b) in &left {
-            let key = (a.min(b), a.max(b));
-            if done.contains(&key) {
+                .filter(|(d, _)| d.0 == n)
+                .map(|(_, o)| o)
+                .collect();
+            let ins: Vec<&Obs> = self
+                .ev
+                .obs
+                .iter()
+                .filter(|(d, _)| d.1 == n)
+                .map(|(_, o)| o)
+                .collect();
+            let out_fail = outs.iter().all(|o| o.mtu < e && o.stop == StopKind::Silent);
+            let in_pass = ins.iter().all(|o| o.mtu >= e);
+            if outs.len() < 2 || ins.is_empty() || !out_fail || !in_pass || !self.nic_fine(n) {
                 continue;
             }
-            done.push(key);
-            let here = self.obs.get(&(a, b)).map_or(0, |o| o.mtu);
-            match self.obs.get(&(b, a)).map(|o| o.mtu) {
-                Some(back) if back >= e => {
-                    let what = Finding::Asymmetric {
-                        from: a,
-                        to: b,
-                        mtu: here,
-                        back_mtu: back,
-                        expect: e,
-                    };
-                    self.push(None, &[(a, b)], what, f);
-                }
-                _ => {
-                    let dirs: Vec<Dir> = [(a, b), (b, a)]
-                        .into_iter()
-                        .filter(|d| left.contains(d))
-                        .collect();
-                    let mtu = typical(&dirs, self.obs);
-                    self.push(
-                        None,
-                        &dirs,
-                        Finding::Limited {
-                            a,
-                            b,
-                            mtu,
-                            expect: e,
-                        },
-                        f,
-                    );
-                }
+            for f in faults
+                .iter_mut()
+                .filter(|f| f.has(n) && f.d.class() == FaultClass::InboundDrop)
+            {
+                f.d.fault = Fault::OutboundDrop { nic_mtu: m.mtu };
+                f.d.at = Location::Node { addr: m.addr };
             }
         }
     }
 }
 
-/// Diagnoses one network from the directions seen (`obs`: the measurements that
-/// agree); pushes its findings and returns, per failing direction, the index of the
-/// finding that explains it.
+/// The order findings come in: nodes' NICs and routes, the network, nodes' ports and
+/// one-way drops, routers, then what one pair shows.
+fn rank(d: &Diagnosis) -> u8 {
+    match (d.class(), &d.at) {
+        (FaultClass::NicMtu, _) => 0,
+        (FaultClass::RouteMtu, _) => 1,
+        (_, Location::Network { .. }) => 2,
+        (FaultClass::SwitchPort, Location::Node { .. }) => 3,
+        (FaultClass::InboundDrop | FaultClass::OutboundDrop, _) => 4,
+        (FaultClass::BlackHole | FaultClass::RouterMtu, _) => 5,
+        _ => 6,
+    }
+}
+
+/// Diagnoses one network from the measurements that agree (`ev`); pushes its
+/// findings and returns, per failing direction, the index of the finding that
+/// explains it.
 pub fn diagnose_net(
     ni: usize,
     net: &MeshNetwork,
-    obs: &Observed,
+    ev: &Evidence,
     findings: &mut Vec<MeshFinding>,
 ) -> Explained {
-    let bad: Vec<Dir> = obs
-        .iter()
-        .filter(|(_, o)| o.mtu < net.expect)
-        .map(|(k, _)| *k)
-        .collect();
-    let mut n = Net {
-        ni,
-        network: net,
-        obs,
-        bad,
-        explained: Explained::new(),
-    };
-    if n.bad.is_empty() {
-        return n.explained;
+    let n = Net { network: net, ev };
+    let mut faults = n.pairs();
+    n.whole(&mut faults);
+    n.ports(&mut faults);
+    n.outbound(&mut faults);
+    // 5. One finding per class and location, in the order of `rank`.
+    let mut groups: Vec<(Diagnosis, Vec<PairFault>)> = Vec::new();
+    for f in faults {
+        match groups
+            .iter_mut()
+            .find(|(d, _)| d.class() == f.d.class() && d.at == f.d.at)
+        {
+            Some((_, list)) => list.push(f),
+            None => groups.push((f.d.clone(), vec![f])),
+        }
     }
-    n.nics(findings);
-    if n.whole(findings) {
-        return n.explained;
+    groups.sort_by_key(|(d, _)| rank(d));
+    let mut explained = Explained::new();
+    for (mut d, list) in groups {
+        let mut dirs: Vec<Dir> = list.iter().flat_map(|f| f.dirs.clone()).collect();
+        dirs.sort_unstable();
+        dirs.dedup();
+        d.mtu = typical(&dirs, &ev.obs);
+        if let Fault::BlackHole { hop } | Fault::RouterMtu { hop } = &mut d.fault {
+            *hop = list.iter().find_map(|f| match f.d.fault {
+                Fault::BlackHole { hop } | Fault::RouterMtu { hop } => hop,
+                _ => None,
+            });
+        }
+        let node = match d.at {
+            Location::Node { addr } => n.node_at(addr),
+            _ => common_end(&list),
+        };
+        let idx = findings.len();
+        for x in &dirs {
+            explained.entry(*x).or_insert(idx);
+        }
+        findings.push(MeshFinding {
+            net: Some(ni),
+            node,
+            directions: seen(&dirs, &ev.obs),
+            what: Finding::Fault { diagnosis: d },
+        });
     }
-    n.nodes(findings);
-    n.pairs(findings);
-    n.explained
+    explained
+}
+
+/// The node every pair of a group shares, when there are two pairs or more.
+fn common_end(list: &[PairFault]) -> Option<usize> {
+    let first = list.first()?;
+    if list.len() < 2 {
+        return None;
+    }
+    [first.a, first.b]
+        .into_iter()
+        .find(|&n| list.iter().all(|f| f.has(n)))
 }

@@ -12,6 +12,7 @@ use super::model::{
     TestFailure,
 };
 use super::net::net_name;
+use crate::diagnosis::{Diagnosis, Fault, FaultClass, Location};
 
 fn diagnose(
     nodes: &[MeshNode],
@@ -82,8 +83,8 @@ fn pairs(net: usize, n: usize, f: &dyn Fn(usize, usize) -> (u32, StopKind)) -> V
                     local_mtu: 9000,
                     peer_mtu: Some(9000),
                     same_segment: true,
-                    verdict: String::new(),
-                    verdict_text: String::new(),
+                    first_router: None,
+                    vanish_after: None,
                     elapsed_ms: 1,
                 }),
                 ..PairResult::default()
@@ -147,6 +148,33 @@ fn kinds(f: &[MeshFinding]) -> Vec<FindingKind> {
     f.iter().map(MeshFinding::kind).collect()
 }
 
+/// Where a location is, in words a test can compare: "node 3", "segment 1-3",
+/// "router 10.9.9.9", "network".
+fn place(at: &Location) -> String {
+    let host = |a: &std::net::IpAddr| a.to_string().rsplit('.').next().unwrap().to_string();
+    match at {
+        Location::Node { addr } => format!("node {}", host(addr)),
+        Location::Segment { a, b } => format!("segment {}-{}", host(a), host(b)),
+        Location::Router { addr } => {
+            format!("router {}", addr.map_or("?".into(), |a| a.to_string()))
+        }
+        Location::Network { .. } => "network".into(),
+    }
+}
+
+/// Each path finding's class and place (node numbers are the addresses' last byte,
+/// the node index + 1), in order.
+fn faults(f: &[MeshFinding]) -> Vec<(FaultClass, String)> {
+    f.iter()
+        .filter_map(MeshFinding::diagnosis)
+        .map(|d| (d.class(), place(&d.at)))
+        .collect()
+}
+
+fn diag(f: &MeshFinding) -> &Diagnosis {
+    f.diagnosis().unwrap()
+}
+
 /// (from, to, mtu, stop) of a finding's evidence.
 fn dirs(f: &MeshFinding) -> Vec<(usize, usize, u32, StopKind)> {
     f.directions
@@ -173,17 +201,24 @@ fn a_low_nic_is_named_with_its_pairs_only() {
     let nets = [network(0, &[9000, 1500, 9000, 9000, 9000], 9000)];
     let p = pairs(0, 5, &nic_fault(1, 1500));
     let (cells, findings) = diagnose(&nodes(5), &nets, &p);
-    assert_eq!(kinds(&findings), vec![FindingKind::NicMtu]);
+    assert_eq!(
+        faults(&findings),
+        vec![(FaultClass::NicMtu, "node 2".into())]
+    );
     let f = &findings[0];
     assert_eq!((f.net, f.node), (Some(0), Some(1)));
     assert_eq!(
-        f.what,
-        Finding::NicMtu {
-            iface: "eth1".into(),
+        diag(f),
+        &Diagnosis {
+            fault: Fault::NicMtu {
+                iface: Some("eth1".into()),
+                nic_mtu: 1500,
+            },
+            at: Location::Node {
+                addr: "10.1.0.2".parse().unwrap()
+            },
             mtu: 1500,
             expect: 9000,
-            others: Some(9000),
-            through: 8,
         }
     );
     // Its 8 directions, with what stopped each: its own sends at its NIC, sends
@@ -200,21 +235,96 @@ fn a_silent_node_with_a_good_nic_is_its_switch_port() {
     let nets = [network(0, &[9000; 5], 9000)];
     let p = pairs(0, 5, &port_fault(3, 1500));
     let (cells, findings) = diagnose(&nodes(5), &nets, &p);
-    assert_eq!(kinds(&findings), vec![FindingKind::SwitchPort]);
+    // One finding for the node, not one per pair (each pair alone sees its segment).
+    assert_eq!(
+        faults(&findings),
+        vec![(FaultClass::SwitchPort, "node 4".into())]
+    );
     let f = &findings[0];
     assert_eq!(f.node, Some(3));
-    assert_eq!(
-        f.what,
-        Finding::SwitchPort {
-            iface: "eth1".into(),
-            nic_mtu: 9000,
-            mtu: 1500,
-            expect: 9000,
-        }
-    );
+    assert_eq!(diag(f).fault, Fault::SwitchPort { nic_mtu: 9000 });
+    assert_eq!((diag(f).mtu, diag(f).expect), (1500, 9000));
     assert_eq!(f.directions.len(), 8);
     assert!(f.directions.iter().all(|d| d.stop == StopKind::Silent));
     assert_eq!(flagged(&cells), involving(0, 5, 3, CellVerdict::SwitchPort));
+}
+
+/// Issue 29: a node that drops inbound frames above 1500 while its NIC says 9000
+/// was three "asymmetric" findings (one per peer); it is one, at that node.
+#[test]
+fn every_path_into_a_node_stopping_silently_is_one_inbound_finding() {
+    let nets = [network(0, &[9000; 4], 9000)];
+    let p = pairs(0, 4, &|_, b| {
+        if b == 2 {
+            (1500, StopKind::Silent)
+        } else {
+            (9000, StopKind::Top)
+        }
+    });
+    let (cells, findings) = diagnose(&nodes(4), &nets, &p);
+    assert_eq!(
+        faults(&findings),
+        vec![(FaultClass::InboundDrop, "node 3".into())]
+    );
+    assert_eq!(findings[0].node, Some(2));
+    assert_eq!(
+        diag(&findings[0]).fault,
+        Fault::InboundDrop { nic_mtu: 9000 }
+    );
+    let d = dirs(&findings[0]);
+    assert_eq!(d.len(), 3);
+    assert!(d.iter().all(|x| x.1 == 2 && x.2 == 1500), "{d:?}");
+    assert_eq!(
+        flagged(&cells),
+        involving(0, 4, 2, CellVerdict::InboundDrop)
+    );
+    // The mirror image: every path out of a node.
+    let p = pairs(0, 4, &|a, _| {
+        if a == 2 {
+            (1500, StopKind::Silent)
+        } else {
+            (9000, StopKind::Top)
+        }
+    });
+    let (_, findings) = diagnose(&nodes(4), &nets, &p);
+    assert_eq!(
+        faults(&findings),
+        vec![(FaultClass::OutboundDrop, "node 3".into())]
+    );
+    assert_eq!(findings[0].directions.len(), 3);
+}
+
+/// A router in front of node 1 drops its frag-needed: every pair with node 1 is one
+/// black hole finding at that router, located by the senders' TTL-limited probes or
+/// by node 1's own first router.
+#[test]
+fn a_node_behind_a_black_hole_is_that_router_not_its_nic() {
+    use crate::diagnosis::pair::Hop;
+    let r: std::net::IpAddr = "10.1.0.101".parse().unwrap();
+    let nets = [network(0, &[9000, 1500, 9000, 9000], 9000)];
+    let mut p = pairs(0, 4, &nic_fault(1, 1500));
+    for x in &mut p {
+        let s = x.path.as_mut().unwrap();
+        if x.to == 1 {
+            s.vanish_after = Some(mtuperf_proto::msg::mesh::HopSummary {
+                ttl: 1,
+                addr: Some(r.to_string()),
+            });
+        }
+        if x.from == 1 || x.to == 1 {
+            s.first_router = Some(r.to_string());
+        }
+    }
+    let (cells, findings) = diagnose(&nodes(4), &nets, &p);
+    assert_eq!(
+        faults(&findings),
+        vec![(FaultClass::BlackHole, format!("router {r}"))]
+    );
+    assert_eq!(findings[0].node, Some(1));
+    assert_eq!(diag(&findings[0]).fault, Fault::BlackHole { hop: Some(1) });
+    assert_eq!(findings[0].directions.len(), 6);
+    assert_eq!(flagged(&cells), involving(0, 4, 1, CellVerdict::BlackHole));
+    let _ = Hop { ttl: 1, addr: None };
 }
 
 #[test]
@@ -227,8 +337,11 @@ fn two_faults_on_two_networks_are_named_apart() {
     p.extend(pairs(1, 5, &port_fault(3, 1500)));
     let (cells, findings) = diagnose(&nodes(5), &nets, &p);
     assert_eq!(
-        kinds(&findings),
-        vec![FindingKind::NicMtu, FindingKind::SwitchPort]
+        faults(&findings),
+        vec![
+            (FaultClass::NicMtu, "node 2".into()),
+            (FaultClass::SwitchPort, "node 4".into())
+        ]
     );
     assert_eq!((findings[0].node, findings[0].net), (Some(1), Some(0)));
     assert_eq!((findings[1].node, findings[1].net), (Some(3), Some(1)));
@@ -253,8 +366,11 @@ fn a_low_nic_and_a_bad_port_on_one_network_both_show() {
     });
     let (_, findings) = diagnose(&nodes(6), &nets, &p);
     assert_eq!(
-        kinds(&findings),
-        vec![FindingKind::NicMtu, FindingKind::SwitchPort]
+        faults(&findings),
+        vec![
+            (FaultClass::NicMtu, "node 2".into()),
+            (FaultClass::SwitchPort, "node 5".into())
+        ]
     );
     assert_eq!(findings[1].node, Some(4));
 }
@@ -264,17 +380,25 @@ fn every_pair_limited_is_the_network_not_a_node() {
     let nets = [network(0, &[9000; 4], 9000)];
     let p = pairs(0, 4, &|_, _| (1500, StopKind::Silent));
     let (cells, findings) = diagnose(&nodes(4), &nets, &p);
-    assert_eq!(kinds(&findings), vec![FindingKind::Network]);
     assert_eq!(
-        findings[0].what,
-        Finding::Network {
-            mtu: 1500,
-            expect: 9000
-        }
+        faults(&findings),
+        vec![(FaultClass::SwitchPort, "network".into())]
+    );
+    assert_eq!(
+        (diag(&findings[0]).mtu, diag(&findings[0]).expect),
+        (1500, 9000)
     );
     assert_eq!(findings[0].directions.len(), 12);
     assert_eq!(flagged(&cells).len(), 12);
     assert!(cells.iter().all(|c| c.verdict == CellVerdict::Network));
+    // Two nodes alone: their segment, as `path` between them names it.
+    let nets = [network(0, &[9000; 2], 9000)];
+    let p = pairs(0, 2, &|_, _| (1500, StopKind::Silent));
+    let (_, findings) = diagnose(&nodes(2), &nets, &p);
+    assert_eq!(
+        faults(&findings),
+        vec![(FaultClass::SwitchPort, "segment 1-2".into())]
+    );
 }
 
 #[test]
@@ -282,11 +406,14 @@ fn a_two_node_network_with_one_low_nic_blames_the_nic() {
     let nets = [network(0, &[9000, 1500], 9000)];
     let p = pairs(0, 2, &nic_fault(1, 1500));
     let (_, findings) = diagnose(&nodes(2), &nets, &p);
-    assert_eq!(kinds(&findings), vec![FindingKind::NicMtu]);
+    assert_eq!(
+        faults(&findings),
+        vec![(FaultClass::NicMtu, "node 2".into())]
+    );
 }
 
 #[test]
-fn one_direction_short_is_asymmetric() {
+fn one_direction_limited_by_a_router_is_that_router() {
     let nets = [network(0, &[9000; 4], 9000)];
     // n1 → n3 only 1500 (ICMP from a router on the return route); n3 → n1 carries 9000.
     let p = pairs(0, 4, &|a, b| {
@@ -297,17 +424,11 @@ fn one_direction_short_is_asymmetric() {
         }
     });
     let (cells, findings) = diagnose(&nodes(4), &nets, &p);
-    assert_eq!(kinds(&findings), vec![FindingKind::Asymmetric]);
     assert_eq!(
-        findings[0].what,
-        Finding::Asymmetric {
-            from: 0,
-            to: 2,
-            mtu: 1500,
-            back_mtu: 9000,
-            expect: 9000
-        }
+        faults(&findings),
+        vec![(FaultClass::RouterMtu, "router 10.9.9.9".into())]
     );
+    assert_eq!(findings[0].node, None);
     assert_eq!(
         findings[0].directions[0].icmp_from.as_deref(),
         Some("10.9.9.9")
@@ -315,14 +436,14 @@ fn one_direction_short_is_asymmetric() {
     assert_eq!(
         flagged(&cells),
         vec![
-            (0, 0, 2, CellVerdict::Asymmetric),
-            (0, 2, 0, CellVerdict::Asymmetric)
+            (0, 0, 2, CellVerdict::RouterMtu),
+            (0, 2, 0, CellVerdict::RouterMtu)
         ]
     );
 }
 
 #[test]
-fn one_pair_short_both_ways_is_that_pair() {
+fn one_pair_short_both_ways_is_that_pairs_segment() {
     let nets = [network(0, &[9000; 4], 9000)];
     let p = pairs(0, 4, &|a, b| {
         if (a.min(b), a.max(b)) == (1, 3) {
@@ -332,16 +453,11 @@ fn one_pair_short_both_ways_is_that_pair() {
         }
     });
     let (_, findings) = diagnose(&nodes(4), &nets, &p);
-    assert_eq!(kinds(&findings), vec![FindingKind::Limited]);
     assert_eq!(
-        findings[0].what,
-        Finding::Limited {
-            a: 1,
-            b: 3,
-            mtu: 4470,
-            expect: 9000
-        }
+        faults(&findings),
+        vec![(FaultClass::SwitchPort, "segment 2-4".into())]
     );
+    assert_eq!(diag(&findings[0]).mtu, 4470);
 }
 
 #[test]
@@ -355,7 +471,10 @@ fn a_node_behind_an_icmp_router_is_a_route_not_a_port() {
         }
     });
     let (_, findings) = diagnose(&nodes(4), &nets, &p);
-    assert_eq!(kinds(&findings), vec![FindingKind::NodeRoute]);
+    assert_eq!(
+        faults(&findings),
+        vec![(FaultClass::RouterMtu, "router 10.9.9.9".into())]
+    );
     assert_eq!(findings[0].node, Some(0));
 }
 
@@ -454,15 +573,15 @@ fn a_given_expect_above_every_nic_flags_the_network() {
     let p = pairs(0, 3, &|_, _| (1500, StopKind::Top));
     let (_, findings) = diagnose(&nodes(3), &nets, &p);
     // Every NIC is below what was asked: each is named (the expected MTU is 9000).
-    assert_eq!(kinds(&findings), vec![FindingKind::NicMtu; 3]);
-    assert!(matches!(
-        findings[0].what,
-        Finding::NicMtu {
-            others: None,
-            expect: 9000,
-            ..
-        }
-    ));
+    assert_eq!(
+        faults(&findings),
+        vec![
+            (FaultClass::NicMtu, "node 1".into()),
+            (FaultClass::NicMtu, "node 2".into()),
+            (FaultClass::NicMtu, "node 3".into())
+        ]
+    );
+    assert_eq!(diag(&findings[0]).expect, 9000);
 }
 
 /// What node `liar` says in its own tests: it sends 9000 but receives only 576,
@@ -550,9 +669,10 @@ fn an_mtu_above_the_smaller_nic_of_its_ends_is_refused_as_evidence() {
     let (_, findings) = diagnose(&nodes(3), &nets, &p);
     assert_eq!(
         kinds(&findings),
-        vec![FindingKind::Implausible, FindingKind::NicMtu],
+        vec![FindingKind::Implausible, FindingKind::Fault],
         "{findings:#?}"
     );
+    assert_eq!(diag(&findings[1]).class(), FaultClass::NicMtu);
     let Finding::Implausible { claims } = &findings[0].what else {
         unreachable!()
     };

@@ -19,11 +19,13 @@
 //! measurement shows as disputed in its own cell only.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::net::IpAddr;
 
 use mtuperf_proto::msg::mesh::{DirSummary, StopKind};
 
 use super::finding::{Claim, Contradiction, Finding, Implausible, MeshFinding};
 use super::model::{Doubt, MeshNetwork, PairResult};
+use crate::diagnosis::pair::Hop;
 use crate::path::LINK_SLACK;
 
 /// The largest IP packet (the IPv4 total length and the IPv6 payload length are
@@ -37,6 +39,9 @@ pub struct Obs {
     pub mtu: u32,
     pub stop: StopKind,
     pub icmp_from: Option<String>,
+    /// The last hop that still answered the larger packets (the sender's TTL-limited
+    /// probes), when they vanish past it.
+    pub vanish_after: Option<Hop>,
 }
 
 /// Measurements left out: keyed by (measuring node, from, to), with why and the
@@ -48,6 +53,8 @@ pub type Doubted = BTreeMap<(usize, usize, usize), (Doubt, usize)>;
 pub struct Evidence {
     pub obs: BTreeMap<(usize, usize), Obs>,
     pub doubted: Doubted,
+    /// The first router node `from`'s packets toward `to` reach, as `from` saw it.
+    pub first_router: BTreeMap<(usize, usize), IpAddr>,
 }
 
 /// One node's measurement of one direction.
@@ -57,6 +64,10 @@ struct Measured<'a> {
     from: usize,
     to: usize,
     d: &'a DirSummary,
+    /// The measuring node's located vanishing hop (forward measurements only).
+    located: Option<Hop>,
+    /// The measuring node's first router toward its peer.
+    first_router: Option<IpAddr>,
 }
 
 impl Measured<'_> {
@@ -73,17 +84,25 @@ fn measurements(ni: usize, pairs: &[PairResult]) -> Vec<Measured<'_>> {
     let mut out = Vec::new();
     for p in pairs.iter().filter(|p| p.net == ni) {
         if let Some(s) = &p.path {
+            let first_router = s.first_router.as_deref().and_then(addr);
             out.push(Measured {
                 by: p.from,
                 from: p.from,
                 to: p.to,
                 d: &s.forward,
+                located: s.vanish_after.as_ref().map(|h| Hop {
+                    ttl: h.ttl,
+                    addr: h.addr.as_deref().and_then(addr),
+                }),
+                first_router,
             });
             out.push(Measured {
                 by: p.from,
                 from: p.to,
                 to: p.from,
                 d: &s.reverse,
+                located: None,
+                first_router,
             });
         }
     }
@@ -123,24 +142,39 @@ pub fn weigh(
     let mut ev = Evidence::default();
     let plausible = refuse_impossible(ni, net, &all, &mut ev, findings);
     refuse_contradicted(ni, net, &plausible, &mut ev, findings);
-    // What is left agrees: the smaller value of each direction.
+    // What is left agrees: the smaller value of each direction, and where the
+    // sender's own probes saw its larger packets vanish.
     for m in plausible
         .iter()
         .filter(|m| !ev.doubted.contains_key(&(m.by, m.from, m.to)))
     {
-        let o = Obs {
+        let mut o = Obs {
             mtu: m.d.mtu,
             stop: m.d.stop,
             icmp_from: m.d.icmp_from.clone(),
+            vanish_after: m.located,
         };
-        match ev.obs.get(&(m.from, m.to)) {
-            Some(old) if old.mtu <= o.mtu => {}
-            _ => {
+        match ev.obs.get_mut(&(m.from, m.to)) {
+            Some(old) if old.mtu <= o.mtu => {
+                old.vanish_after = old.vanish_after.or(o.vanish_after);
+            }
+            Some(old) => {
+                o.vanish_after = o.vanish_after.or(old.vanish_after);
+                *old = o;
+            }
+            None => {
                 ev.obs.insert((m.from, m.to), o);
             }
         }
+        if let Some(r) = m.first_router.filter(|_| m.by == m.from) {
+            ev.first_router.insert((m.from, m.to), r);
+        }
     }
     ev
+}
+
+fn addr(s: &str) -> Option<IpAddr> {
+    s.parse().ok()
 }
 
 /// Step 1: values no path can carry, named per measuring node; returns the others.

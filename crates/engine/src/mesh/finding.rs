@@ -5,6 +5,7 @@ use mtuperf_proto::msg::mesh::StopKind;
 use serde::{Deserialize, Serialize};
 
 use super::outcome::TestFailureAt;
+use crate::diagnosis::Diagnosis;
 
 /// One direction as the diagnosis read it: a finding's evidence.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -106,43 +107,9 @@ pub enum Setting {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Finding {
-    /// The node's NIC `iface` is MTU `mtu`, below `expect`; `others` is the largest
-    /// NIC MTU of the network when above it; `through` the directions through the node.
-    NicMtu {
-        iface: String,
-        mtu: u32,
-        expect: u32,
-        others: Option<u32>,
-        through: usize,
-    },
-    /// Every direction between nodes with good NICs is limited to `mtu`.
-    Network { mtu: u32, expect: u32 },
-    /// Every direction through the node stops silently above `mtu` while its NIC
-    /// `iface` says `nic_mtu`.
-    SwitchPort {
-        iface: String,
-        nic_mtu: u32,
-        mtu: u32,
-        expect: u32,
-    },
-    /// Every direction through the node is limited to `mtu` by a router answering
-    /// frag-needed, while its NIC says `nic_mtu`.
-    NodeRoute { nic_mtu: u32, mtu: u32, expect: u32 },
-    /// `to` → `from` carries `back_mtu`, `from` → `to` only `mtu`.
-    Asymmetric {
-        from: usize,
-        to: usize,
-        mtu: u32,
-        back_mtu: u32,
-        expect: u32,
-    },
-    /// The pair `a` ↔ `b` carries only `mtu`.
-    Limited {
-        a: usize,
-        b: usize,
-        mtu: u32,
-        expect: u32,
-    },
+    /// A fault of the paths, class and location as `path` names them (a node, a
+    /// segment, a router, the network).
+    Fault { diagnosis: Diagnosis },
     /// `count` tests failed for one cause; the first few as examples.
     TestsFailed {
         count: usize,
@@ -185,12 +152,7 @@ pub enum Finding {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FindingKind {
-    NicMtu,
-    Network,
-    SwitchPort,
-    NodeRoute,
-    Asymmetric,
-    Limited,
+    Fault,
     TestsFailed,
     Unreachable,
     NodeSilent,
@@ -202,12 +164,7 @@ pub enum FindingKind {
 impl Finding {
     pub fn kind(&self) -> FindingKind {
         match self {
-            Finding::NicMtu { .. } => FindingKind::NicMtu,
-            Finding::Network { .. } => FindingKind::Network,
-            Finding::SwitchPort { .. } => FindingKind::SwitchPort,
-            Finding::NodeRoute { .. } => FindingKind::NodeRoute,
-            Finding::Asymmetric { .. } => FindingKind::Asymmetric,
-            Finding::Limited { .. } => FindingKind::Limited,
+            Finding::Fault { .. } => FindingKind::Fault,
             Finding::TestsFailed { .. } => FindingKind::TestsFailed,
             Finding::Unreachable { .. } => FindingKind::Unreachable,
             Finding::NodeSilent { .. } => FindingKind::NodeSilent,
@@ -245,6 +202,14 @@ impl MeshFinding {
     pub fn kind(&self) -> FindingKind {
         self.what.kind()
     }
+
+    /// The path fault this finding names, if it names one.
+    pub fn diagnosis(&self) -> Option<&Diagnosis> {
+        match &self.what {
+            Finding::Fault { diagnosis } => Some(diagnosis),
+            _ => None,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -253,6 +218,7 @@ mod tests {
 
     #[test]
     fn a_finding_is_stored_as_its_kind_its_numbers_and_where() {
+        use crate::diagnosis::{Fault, Location};
         let f = MeshFinding {
             net: Some(1),
             node: Some(3),
@@ -263,24 +229,32 @@ mod tests {
                 stop: StopKind::Silent,
                 icmp_from: None,
             }],
-            what: Finding::SwitchPort {
-                iface: "net2".into(),
-                nic_mtu: 9000,
-                mtu: 1500,
-                expect: 9000,
+            what: Finding::Fault {
+                diagnosis: Diagnosis {
+                    fault: Fault::SwitchPort { nic_mtu: 9000 },
+                    at: Location::Node {
+                        addr: "198.19.2.4".parse().unwrap(),
+                    },
+                    mtu: 1500,
+                    expect: 9000,
+                },
             },
         };
         let v = serde_json::to_value(&f).unwrap();
         assert_eq!(
             v,
             serde_json::json!({
-                "kind": "switch_port", "net": 1, "node": 3,
+                "kind": "fault", "net": 1, "node": 3,
                 "directions": [{"from": 3, "to": 0, "mtu": 1500, "stop": "silent"}],
-                "iface": "net2", "nic_mtu": 9000, "mtu": 1500, "expect": 9000
+                "diagnosis": {
+                    "class": "switch_port", "nic_mtu": 9000,
+                    "at": {"kind": "node", "addr": "198.19.2.4"},
+                    "mtu": 1500, "expect": 9000
+                }
             })
         );
         let back: MeshFinding = serde_json::from_value(v).unwrap();
         assert_eq!(back, f);
-        assert_eq!(back.kind(), FindingKind::SwitchPort);
+        assert_eq!(back.kind(), FindingKind::Fault);
     }
 }

@@ -9,6 +9,7 @@
 //! outcome is typed; the report words it.
 
 pub mod agent;
+pub mod answer;
 mod cells;
 pub mod diagnose;
 pub mod discover;
@@ -28,6 +29,7 @@ mod third_party;
 #[cfg(test)]
 mod diagnose_tests;
 
+pub use answer::{answer, Answer, NetMtu, Unanswered};
 pub use cells::{diagnose, verdict_of, SilentNode, EXAMPLES};
 pub use finding::{
     Claim, Contradiction, Finding, FindingKind, Implausible, MeshFinding, Offload, Seen, Setting,

@@ -172,15 +172,23 @@ pub enum CellVerdict {
     Ok,
     /// Explained by a node's low NIC MTU.
     NicMtu,
-    /// Explained by a node's switch port.
+    /// Explained by a node's own route refusing larger packets.
+    RouteMtu,
+    /// Explained by an L2 device: a node's switch port, or one on the pair's segment.
     SwitchPort,
-    /// Explained by a router in front of a node.
-    NodeRoute,
-    /// Explained by the whole network.
+    /// Explained by the whole network (its switch or VLAN).
     Network,
-    /// One direction carries the MTU, the other does not.
-    Asymmetric,
-    /// This pair's path is limited.
+    /// Explained by a node dropping inbound frames above the MTU.
+    InboundDrop,
+    /// Explained by a node dropping outbound frames above the MTU.
+    OutboundDrop,
+    /// Frames into a node whose NIC MTU is unknown vanish.
+    SilentDrop,
+    /// Explained by a black hole past a router.
+    BlackHole,
+    /// Explained by a router answering frag-needed.
+    RouterMtu,
+    /// Falls short, with no finding of the paths explaining it.
     Limited,
     /// A measurement of this cell was refused as evidence (implausible or
     /// contradicted by another node's).

@@ -6,14 +6,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mtuperf_proto::msg::mesh::{
-    DirSummary, PathSummary, RrLoad, RrLoadSummary, RrSummary, StopKind, StreamSummary,
+    DirSummary, HopSummary, PathSummary, RrLoad, RrLoadSummary, RrSummary, StreamSummary,
     ThirdPartyRequest, ThirdPartyResult, ThirdPartyTest, MAX_LOAD_ERRORS,
 };
 use mtuperf_proto::msg::rr::{RrProto, RrReverse};
 
 use crate::client::Session;
 use crate::config::{PathConfig, RrConfig, StreamConfig};
-use crate::path::{DirResult, Limit, PathResult};
+use crate::path::{DirResult, PathResult};
 use crate::EngineError;
 
 /// Runs `req` on `session`; `stop` ends a load early (its asker's Stop).
@@ -115,23 +115,18 @@ fn interrupted(was: bool, why: Option<String>) -> Option<String> {
     was.then(|| why.unwrap_or_else(|| "ended early".into()))
 }
 
-fn dir(d: &DirResult, mtu: Option<u32>) -> DirSummary {
-    let (stop, icmp_from) = match &d.limit {
-        Limit::Top => (StopKind::Top, None),
-        Limit::Icmp { from, .. } => (StopKind::Icmp, from.map(|a| a.to_string())),
-        Limit::Local { .. } => (StopKind::Local, None),
-        Limit::Silent => (StopKind::Silent, None),
-    };
+fn dir(d: &DirResult, mtu: u32) -> DirSummary {
     DirSummary {
         largest_ok: d.largest_ok,
-        mtu: mtu.unwrap_or(d.largest_ok),
-        stop,
-        icmp_from,
+        mtu,
+        stop: d.limit.stop(),
+        icmp_from: d.limit.icmp_from().map(|a| a.to_string()),
         probes: d.probes,
         lost: d.lost,
     }
 }
 
+/// The path run as evidence for the orchestrator's diagnosis.
 pub fn summarize_path(r: &PathResult) -> PathSummary {
     PathSummary {
         forward: dir(&r.forward, r.forward_mtu),
@@ -139,11 +134,11 @@ pub fn summarize_path(r: &PathResult) -> PathSummary {
         local_mtu: r.local.mtu,
         peer_mtu: r.agent_path.iface.as_ref().map(|i| i.mtu),
         same_segment: r.local.same_segment,
-        verdict: serde_json::to_value(&r.verdict)
-            .ok()
-            .and_then(|v| v.get("kind")?.as_str().map(String::from))
-            .unwrap_or_default(),
-        verdict_text: r.verdict_text.clone(),
+        first_router: r.first_router.map(|a| a.to_string()),
+        vanish_after: r.black_hole_hop.as_ref().map(|b| HopSummary {
+            ttl: b.last_ttl,
+            addr: b.last_addr.map(|a| a.to_string()),
+        }),
         elapsed_ms: r.elapsed_ms,
     }
 }

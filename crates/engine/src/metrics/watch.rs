@@ -158,12 +158,7 @@ impl WatchMetrics {
         let dir = |d: &'static str| [l[0], l[1], l[2], d];
         let outcome = if let Some(p) = path {
             for (d, mtu) in [("forward", p.forward_mtu), ("reverse", p.reverse_mtu)] {
-                match mtu {
-                    Some(m) => self.mtu.with_label_values(&dir(d)).set(i64::from(m)),
-                    None => {
-                        let _ = self.mtu.remove_label_values(&dir(d));
-                    }
-                }
+                self.mtu.with_label_values(&dir(d)).set(i64::from(mtu));
             }
             self.expected.with_label_values(&l).set(i64::from(p.expect));
             self.ok.with_label_values(&l).set(i64::from(p.ok));

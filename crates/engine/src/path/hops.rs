@@ -12,7 +12,11 @@ use std::time::{Duration, Instant};
 use mtuperf_sys::sockopt::{self, ErrQueueEntry, Origin, PmtuMode};
 use serde::{Deserialize, Serialize};
 
-use super::LocalView;
+use super::{LocalView, PathResult};
+use crate::client::Session;
+use crate::config::PathConfig;
+use crate::diagnosis::pair::{self, End, Pair, Way};
+use crate::diagnosis::Diagnosis;
 use crate::EngineError;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -23,9 +27,7 @@ pub struct Hop {
     /// The MTU this hop reported in frag-needed / packet too big.
     pub reports_mtu: Option<u32>,
     pub destination: bool,
-    /// IP packet size of the probe this hop answered (None: no answer, or a document
-    /// stored before it existed).
-    #[serde(default)]
+    /// IP packet size of the probe this hop answered (None: no answer).
     pub probe_size: Option<u32>,
 }
 
@@ -50,13 +52,24 @@ pub struct HopsResult {
     pub target: IpAddr,
     pub v6: bool,
     pub local: LocalView,
+    /// This host's address toward the target.
+    pub local_addr: IpAddr,
     pub hops: Vec<Hop>,
     /// Where large probes vanish without ICMP, when they do.
-    #[serde(default)]
     pub black_hole: Option<BlackHoleHop>,
     /// Size (IP packet) that reached the destination, if it answered.
     pub path_mtu: Option<u32>,
     pub reached: bool,
+    /// The agent's view of the pair, when one answered at the target: its NIC MTU and
+    /// both directions (a `path` run), which the walk alone cannot see.
+    pub agent: Option<Box<PathResult>>,
+    /// Why there is no agent's view (none answered, or its run failed).
+    pub agent_error: Option<String>,
+    /// What keeps the path from carrying `expect`, class and location: the agent's
+    /// diagnosis when it answered, else the walk's (the forward direction only).
+    pub faults: Vec<Diagnosis>,
+    /// The walk's expected size: `--expect`, else this interface's MTU; with an
+    /// agent's view, the larger of the two NICs'.
     pub expect: u32,
     pub ok: bool,
     pub elapsed_ms: u64,
@@ -117,7 +130,7 @@ impl Walker {
         while let Ok(Some(_)) = sockopt::recv_err(&self.sock, self.v6) {}
         sockopt::set_ttl(&self.sock, self.v6, ttl)
             .map_err(|e| EngineError::io("setting the TTL", e))?;
-        let ovh = super::verdict::udp_overhead(self.v6);
+        let ovh = super::reading::udp_overhead(self.v6);
         let _ = self
             .sock
             .send(&vec![0u8; size.saturating_sub(ovh) as usize]);
@@ -267,24 +280,159 @@ pub fn locate_black_hole(
     Ok(None)
 }
 
-pub fn run(target: IpAddr, expect: Option<u32>) -> Result<HopsResult, EngineError> {
-    let t0 = Instant::now();
-    let v6 = target.is_ipv6();
-    let local = LocalView::toward(target)?;
+/// The router a small packet toward `target` reaches first: the one answering a
+/// TTL-1 probe with time exceeded; None when the target itself answers (one segment)
+/// or nothing does.
+pub fn first_router(target: IpAddr) -> Result<Option<IpAddr>, EngineError> {
     let mut w = Walker::open(target)?;
-    let small = super::base_size(v6);
-    let mut size = local.max_packet();
-    let mut hops: Vec<Hop> = Vec::new();
-    let mut black_hole = None;
-    let mut last_large: (u32, Option<IpAddr>) = (0, None);
-    let (mut reached, mut silent, mut ttl) = (false, 0, 1);
-    let hop = |ttl, addr, size: Option<u32>| Hop {
+    Ok(match w.reaches(1, super::base_size(target.is_ipv6()))? {
+        Some(Reply::TimeExceeded(a)) => a,
+        _ => None,
+    })
+}
+
+/// The far end as `path --hops` may know it: an agent's session, or why there is none.
+pub type Far<'a> = Result<&'a Session, String>;
+
+/// Walks the path toward `target` hop by hop and, when an agent answers there
+/// (`far`), runs the `path` check against it: the pair's diagnosis then rests on
+/// both directions and the far NIC's MTU, which the walk alone cannot see.
+pub fn run(target: IpAddr, expect: Option<u32>, far: Far<'_>) -> Result<HopsResult, EngineError> {
+    let t0 = Instant::now();
+    let mut r = walk(target, expect)?;
+    match far {
+        Ok(session) => match super::run(session, &target.to_string(), &PathConfig { expect }) {
+            Ok(p) => r.agent = Some(Box::new(p)),
+            Err(e) => r.agent_error = Some(e.to_string()),
+        },
+        Err(e) => r.agent_error = Some(e),
+    }
+    if let Some(p) = &r.agent {
+        (r.faults, r.expect, r.ok) = (p.faults.clone(), p.expect, p.ok);
+    } else {
+        r.faults = pair::decide(&r.pair());
+    }
+    r.elapsed_ms = t0.elapsed().as_millis() as u64;
+    Ok(r)
+}
+
+impl HopsResult {
+    /// What the walk alone saw of the pair: this host and the forward direction.
+    pub fn pair(&self) -> Pair {
+        let first_router = self
+            .hops
+            .first()
+            .filter(|h| h.ttl == 1 && !h.destination)
+            .and_then(|h| h.addr);
+        let seen = [self.local.mtu];
+        let icmp = self.hops.iter().find(|h| h.reports_mtu.is_some());
+        let ab = match (&self.black_hole, self.path_mtu) {
+            (Some(b), _) => Some(Way {
+                mtu: super::reading::as_mtu(b.passes, &seen, None),
+                stop: mtuperf_proto::msg::mesh::StopKind::Silent,
+                icmp_from: None,
+                vanish_after: Some(pair::Hop {
+                    ttl: b.last_ttl,
+                    addr: b.last_addr,
+                }),
+            }),
+            (None, Some(m)) => {
+                use mtuperf_proto::msg::mesh::StopKind;
+                let stop = if icmp.is_some() {
+                    StopKind::Icmp
+                } else if m < self.local.max_packet() {
+                    StopKind::Local
+                } else {
+                    StopKind::Top
+                };
+                Some(Way {
+                    mtu: super::reading::as_mtu(m, &seen, None),
+                    stop,
+                    icmp_from: icmp.and_then(|h| h.addr),
+                    vanish_after: None,
+                })
+            }
+            (None, None) => None,
+        };
+        Pair {
+            a: End {
+                addr: self.local_addr,
+                nic_mtu: Some(self.local.mtu),
+                iface: Some(self.local.route.iface.clone()),
+                first_router,
+            },
+            b: End {
+                addr: self.target,
+                nic_mtu: None,
+                iface: None,
+                first_router: None,
+            },
+            ab,
+            ba: None,
+            expect: self.expect,
+        }
+    }
+}
+
+/// A hop that answered (or not, `addr` None) a probe of `size` bytes.
+fn hop(ttl: u32, addr: Option<IpAddr>, size: Option<u32>) -> Hop {
+    Hop {
         ttl,
         addr,
         reports_mtu: None,
         destination: false,
         probe_size: size,
-    };
+    }
+}
+
+/// What the walk found: the hops, where larger probes vanish, the size that reached
+/// the destination.
+struct Walked {
+    hops: Vec<Hop>,
+    black_hole: Option<BlackHoleHop>,
+    path_mtu: Option<u32>,
+}
+
+/// The walk: TTL by TTL, each hop's address and reported MTU, and where larger
+/// probes vanish.
+fn walk(target: IpAddr, expect: Option<u32>) -> Result<HopsResult, EngineError> {
+    let t0 = Instant::now();
+    let v6 = target.is_ipv6();
+    let local = LocalView::toward(target)?;
+    let mut w = Walker::open(target)?;
+    let local_addr = w
+        .sock
+        .local_addr()
+        .map_err(|e| EngineError::io("hops socket", e))?
+        .ip();
+    let found = steps(&mut w, local.max_packet(), super::base_size(v6))?;
+    let expect = expect.unwrap_or(local.max_packet());
+    Ok(HopsResult {
+        target,
+        v6,
+        local,
+        local_addr,
+        reached: found.path_mtu.is_some(),
+        hops: found.hops,
+        black_hole: found.black_hole,
+        path_mtu: found.path_mtu,
+        agent: None,
+        agent_error: None,
+        faults: Vec::new(),
+        expect,
+        ok: found.path_mtu.is_some_and(|m| m >= expect),
+        elapsed_ms: t0.elapsed().as_millis() as u64,
+    })
+}
+
+/// The walk's probes, from `top` bytes down to `small` as hops report less or larger
+/// probes vanish.
+fn steps(w: &mut Walker, top: u32, small: u32) -> Result<Walked, EngineError> {
+    let mut size = top;
+    let mut hops: Vec<Hop> = Vec::new();
+    let mut black_hole = None;
+    let mut last_large: (u32, Option<IpAddr>) = (0, None);
+    let (mut reached, mut silent, mut ttl) = (false, 0, 1);
     // An answer already in hand (the black-hole search's last passing probe).
     let mut pending = None;
     while ttl <= MAX_TTL && silent < MAX_SILENT && w.probes < MAX_PROBES {
@@ -348,19 +496,10 @@ pub fn run(target: IpAddr, expect: Option<u32>) -> Result<HopsResult, EngineErro
             }
         }
     }
-    let expect = expect.unwrap_or(local.max_packet());
-    let path_mtu = reached.then_some(size);
-    Ok(HopsResult {
-        target,
-        v6,
-        local,
+    Ok(Walked {
         hops,
         black_hole,
-        path_mtu,
-        reached,
-        expect,
-        ok: path_mtu.is_some_and(|m| m >= expect),
-        elapsed_ms: t0.elapsed().as_millis() as u64,
+        path_mtu: reached.then_some(size),
     })
 }
 

@@ -7,9 +7,9 @@ pub mod hops;
 pub mod icmp;
 pub mod local;
 pub mod probe;
+pub mod reading;
 mod recv;
 pub mod search;
-pub mod verdict;
 
 use std::net::IpAddr;
 use std::time::{Duration, Instant};
@@ -19,11 +19,13 @@ use mtuperf_proto::msg::{AgentMsg, AgentPathInfo, ClientMsg, PathOpen, PathReady
 use serde::{Deserialize, Serialize};
 
 pub use local::LocalView;
+pub use reading::LINK_SLACK;
 pub use search::{DirResult, Limit, Outcome, Prober};
-pub use verdict::{Verdict, LINK_SLACK};
 
 use crate::client::Session;
 use crate::config::PathConfig;
+use crate::diagnosis::pair::{self, End, Pair};
+use crate::diagnosis::Diagnosis;
 use crate::EngineError;
 
 /// Safe base sizes: every IPv6 link carries 1280; IPv4 paths almost always 576+.
@@ -56,25 +58,74 @@ pub struct PathResult {
     pub agent_path: AgentPathInfo,
     pub forward: DirResult,
     pub reverse: DirResult,
-    /// `forward.largest_ok` read as an interface MTU (within the link-layer slack);
-    /// None only in documents stored before it existed.
-    #[serde(default)]
-    pub forward_mtu: Option<u32>,
+    /// `forward.largest_ok` read as an interface MTU (within the link-layer slack).
+    pub forward_mtu: u32,
     /// `reverse.largest_ok` read as an interface MTU, as `forward_mtu`.
-    #[serde(default)]
-    pub reverse_mtu: Option<u32>,
-    pub verdict: Verdict,
-    /// For a forward black hole on a routed path: where TTL-limited probes of the
-    /// vanishing size stop being answered while the passing size still is.
-    #[serde(default)]
+    pub reverse_mtu: u32,
+    /// This host's address on the path (the control connection's), and the agent's.
+    pub local_addr: IpAddr,
+    pub agent_addr: IpAddr,
+    /// When a direction falls short: the first router this host's packets toward the
+    /// agent reach (its gateway, or the one answering a TTL-1 probe; none on one
+    /// segment).
+    pub first_router: Option<IpAddr>,
+    /// When the forward direction falls short silently: where TTL-limited probes of
+    /// the vanishing size stop being answered while the passing size still is.
     pub black_hole_hop: Option<hops::BlackHoleHop>,
-    pub verdict_text: String,
+    /// What keeps the path from carrying `expect`, class and location (none: it
+    /// carries it both ways).
+    pub faults: Vec<Diagnosis>,
     pub tcp: Option<TcpView>,
-    /// The size that must pass in both directions for exit 0.
+    /// The size that must pass in both directions for exit 0: `--expect`, else the
+    /// larger of the two interfaces' MTUs.
     pub expect: u32,
     pub ok: bool,
     pub elapsed_ms: u64,
     pub notes: Vec<String>,
+}
+
+impl PathResult {
+    /// The pair as the diagnosis reads it: this host (a), the agent (b), both ways.
+    pub fn pair(&self) -> Pair {
+        let peer = self.agent_path.iface.as_ref();
+        let located = self.black_hole_hop.as_ref().map(|b| pair::Hop {
+            ttl: b.last_ttl,
+            addr: b.last_addr,
+        });
+        Pair {
+            a: End {
+                addr: self.local_addr,
+                nic_mtu: Some(self.local.mtu),
+                iface: Some(self.local.route.iface.clone()),
+                first_router: self.first_router,
+            },
+            b: End {
+                addr: self.agent_addr,
+                nic_mtu: peer.map(|i| i.mtu),
+                iface: peer.map(|i| i.name.clone()),
+                first_router: None,
+            },
+            ab: Some(way(&self.forward, self.forward_mtu, located)),
+            ba: Some(way(&self.reverse, self.reverse_mtu, None)),
+            expect: self.expect,
+        }
+    }
+
+    /// The smaller of the two directions' MTUs.
+    pub fn carries(&self) -> u32 {
+        self.forward_mtu.min(self.reverse_mtu)
+    }
+}
+
+/// A direction's search as the diagnosis reads it: `mtu` its size read as an MTU,
+/// `located` where TTL-limited probes saw its larger packets vanish.
+pub fn way(d: &DirResult, mtu: u32, located: Option<pair::Hop>) -> pair::Way {
+    pair::Way {
+        mtu,
+        stop: d.limit.stop(),
+        icmp_from: d.limit.icmp_from(),
+        vanish_after: located,
+    }
 }
 
 /// Probe timeout: long enough for a LAN round trip and a router's ICMP, short enough
@@ -123,6 +174,16 @@ pub fn run(
     run_observed(session, target, config, &mut |_| {})
 }
 
+/// What the two searches found, before the diagnosis.
+struct Searched {
+    local: LocalView,
+    laddr: std::net::SocketAddr,
+    ready: PathReady,
+    forward: DirResult,
+    reverse: DirResult,
+    served: Option<mtuperf_proto::msg::path::PathServed>,
+}
+
 /// [`run`], reporting every probe of both searches to `observer` as it completes.
 pub fn run_observed(
     session: &Session,
@@ -131,11 +192,77 @@ pub fn run_observed(
     observer: &mut dyn FnMut(Step),
 ) -> Result<PathResult, EngineError> {
     config.validate()?;
-    let expect = config.expect;
     let t0 = Instant::now();
     let started_unix_ms = crate::stamp::unix_ms();
+    let s = search_both(session, observer)?;
     let agent = session.agent;
-    let v6 = agent.is_ipv6();
+    let peer_mtu = s.ready.path.iface.as_ref().map(|i| i.mtu);
+    let (forward_mtu, reverse_mtu) = reading::mtus(&s.forward, &s.reverse, s.local.mtu, peer_mtu);
+    // The network's expected MTU: the larger of the two NICs (an IP packet is at most
+    // 65535 bytes, whatever loopback's MTU of 65536 says).
+    let expect = config.expect.unwrap_or_else(|| {
+        s.local
+            .max_packet()
+            .max(peer_mtu.unwrap_or(0).min(MAX_PROBE_SIZE))
+    });
+    let mut notes = Vec::new();
+    let short = forward_mtu < expect || reverse_mtu < expect;
+    let first_router = if short {
+        first_router(&s.local, agent.ip(), &mut notes)
+    } else {
+        None
+    };
+    let black_hole_hop = (forward_mtu < expect && s.forward.limit == Limit::Silent)
+        .then(|| locate(agent.ip(), s.forward.largest_ok, &mut notes))
+        .flatten();
+    let smallest = s.forward.largest_ok.min(s.reverse.largest_ok);
+    let silent = short
+        && [&s.forward, &s.reverse]
+            .iter()
+            .any(|d| d.limit == Limit::Silent);
+    let tcp = tcp_view(session, smallest, s.local.max_packet(), silent);
+    notes.splice(0..0, s.local.notes(smallest));
+    if let Some(n) = s.served.map(|x| x.other_source).filter(|&n| n > 0) {
+        notes.push(format!(
+            "the agent ignored {n} datagrams that came from another address or port than this client's control connection ({}): a NAT, a load balancer or a second interface between the hosts; forward probes it ignored count as lost",
+            s.laddr
+        ));
+    }
+    if tcp.as_ref().is_some_and(|t| t.hides_problem) {
+        notes.push(format!(
+            "TCP hides this: its MSS fits {smallest} bytes, so TCP works while UDP datagrams above {smallest} are lost"
+        ));
+    }
+    let mut r = PathResult {
+        target: target.to_string(),
+        agent: agent.to_string(),
+        v6: agent.is_ipv6(),
+        started_unix_ms,
+        ok: forward_mtu >= expect && reverse_mtu >= expect,
+        local_addr: s.local.route.source.unwrap_or_else(|| s.laddr.ip()),
+        agent_addr: agent.ip(),
+        local: s.local,
+        agent_path: s.ready.path,
+        forward: s.forward,
+        reverse: s.reverse,
+        forward_mtu,
+        reverse_mtu,
+        first_router,
+        black_hole_hop,
+        faults: Vec::new(),
+        tcp,
+        expect,
+        elapsed_ms: 0,
+        notes,
+    };
+    r.faults = pair::decide(&r.pair());
+    r.elapsed_ms = t0.elapsed().as_millis() as u64;
+    Ok(r)
+}
+
+/// Opens the probing session and runs both directions' searches.
+fn search_both(session: &Session, observer: &mut dyn FnMut(Step)) -> Result<Searched, EngineError> {
+    let agent = session.agent;
     let local = LocalView::toward(agent.ip())?;
     let laddr = session
         .control
@@ -150,7 +277,7 @@ pub fn run_observed(
         session.ask(&ClientMsg::PathOpen(PathOpen { client_port }), "path ready")?;
     sock.connect((agent.ip(), ready.port))
         .map_err(|e| EngineError::io("connecting the probe socket", e))?;
-    let base = base_size(v6);
+    let base = base_size(agent.is_ipv6());
     let mut fwd = Observed {
         inner: probe::Forward {
             sock: &sock,
@@ -189,85 +316,40 @@ pub fn run_observed(
         Ok(AgentMsg::PathServed(s)) => Some(s),
         _ => None,
     };
-    let cx = verdict::Context {
-        local_mtu: local.mtu,
-        peer_mtu,
-        same_segment: local.same_segment,
-    };
-    let reading = verdict::decide(&forward, &reverse, cx);
-    let mut verdict = reading.verdict.clone();
-    let mut notes = Vec::new();
-    let black_hole_hop = if matches!(verdict, Verdict::BlackHole { .. })
-        && forward.limit == Limit::Silent
-        && !local.same_segment
-    {
-        locate(agent.ip(), forward.largest_ok, &mut verdict, &mut notes)
-    } else {
-        None
-    };
-    let mut verdict_text = verdict.text(v6);
-    if let Some(d) = verdict::slack_detail(&forward, &reverse, &reading) {
-        verdict_text = format!("{verdict_text}; {d}");
-    }
-    // An IP packet is at most 65535 bytes, whatever loopback's MTU of 65536 says.
-    let expect = expect.unwrap_or(local.max_packet());
-    let smallest = forward.largest_ok.min(reverse.largest_ok);
-    let silent = matches!(
-        verdict,
-        Verdict::BlackHole { .. } | Verdict::Mismatch { .. } | Verdict::SwitchPort { .. }
-    );
-    let tcp = tcp_view(session, smallest, local.max_packet(), silent);
-    notes.splice(0..0, local.notes(smallest));
-    if let Some(n) = served.map(|s| s.other_source).filter(|&n| n > 0) {
-        notes.push(format!(
-            "the agent ignored {n} datagrams that came from another address or port than this client's control connection ({laddr}): a NAT, a load balancer or a second interface between the hosts; forward probes it ignored count as lost"
-        ));
-    }
-    if tcp.as_ref().is_some_and(|t| t.hides_problem) {
-        notes.push(format!(
-            "TCP hides this: its MSS fits {smallest} bytes, so TCP works while UDP datagrams above {smallest} are lost"
-        ));
-    }
-    Ok(PathResult {
-        target: target.to_string(),
-        agent: agent.to_string(),
-        v6,
-        started_unix_ms,
-        verdict_text,
-        ok: forward.largest_ok >= expect && reverse.largest_ok >= expect,
+    Ok(Searched {
         local,
-        agent_path: ready.path,
+        laddr,
+        ready,
         forward,
         reverse,
-        forward_mtu: Some(reading.forward_mtu),
-        reverse_mtu: Some(reading.reverse_mtu),
-        verdict,
-        black_hole_hop,
-        tcp,
-        expect,
-        elapsed_ms: t0.elapsed().as_millis() as u64,
-        notes,
+        served,
     })
 }
 
-/// Names the hop past which forward packets above `passes` vanish, in the verdict;
-/// a failure to find it is a note, never the run's failure.
-fn locate(
-    agent: IpAddr,
-    passes: u32,
-    verdict: &mut Verdict,
-    notes: &mut Vec<String>,
-) -> Option<hops::BlackHoleHop> {
-    match hops::locate_black_hole(agent, passes, passes + 1) {
-        Ok(Some(b)) => {
-            if let (Verdict::BlackHole { hop, .. }, Some(a)) = (verdict, b.last_addr) {
-                *hop = Some(format!("{} {a}", b.last_ttl));
-            }
-            Some(b)
+/// The first router toward `agent`: the route's gateway, or on an on-link route the
+/// router answering a TTL-1 probe (proxy ARP puts routers inside a subnet); a failure
+/// to ask is a note, never the run's failure.
+fn first_router(local: &LocalView, agent: IpAddr, notes: &mut Vec<String>) -> Option<IpAddr> {
+    if let Some(g) = local.route.gateway {
+        return Some(g);
+    }
+    match hops::first_router(agent) {
+        Ok(r) => r,
+        Err(e) => {
+            notes.push(format!("a TTL-1 probe toward {agent} failed: {e}"));
+            None
         }
+    }
+}
+
+/// Where forward packets above `passes` vanish; a failure to find it is a note, never
+/// the run's failure.
+fn locate(agent: IpAddr, passes: u32, notes: &mut Vec<String>) -> Option<hops::BlackHoleHop> {
+    match hops::locate_black_hole(agent, passes, passes + 1) {
+        Ok(Some(b)) => Some(b),
         Ok(None) => {
             notes.push(format!(
-                "TTL-limited probes of {} and {passes} bytes did not tell which hop drops the larger ones (hops that do not answer, or the drop is at the agent's host)",
+                "TTL-limited probes of {} and {passes} bytes did not tell which hop drops the larger ones (hops that do not answer)",
                 passes + 1
             ));
             None

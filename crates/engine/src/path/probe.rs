@@ -17,7 +17,7 @@ use crate::EngineError;
 
 /// IP + UDP header bytes.
 pub fn overhead(v6: bool) -> u32 {
-    super::verdict::udp_overhead(v6)
+    super::reading::udp_overhead(v6)
 }
 
 /// A datagram of `payload` bytes (at least the header) carrying kind, token and seq.

@@ -283,8 +283,8 @@ pub fn summary(c: &Check) -> String {
             c.address,
             c.network,
             if p.ok { "ok" } else { "NOT ok" },
-            p.forward_mtu.map_or_else(|| "-".into(), |m| m.to_string()),
-            p.reverse_mtu.map_or_else(|| "-".into(), |m| m.to_string()),
+            p.forward_mtu,
+            p.reverse_mtu,
             p.expect
         ),
         Err(e) => format!("{} ({}): check failed: {e}", c.peer, c.address),

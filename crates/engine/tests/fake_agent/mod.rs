@@ -70,8 +70,8 @@ pub fn path(forward: DirSummary, reverse: DirSummary) -> ThirdPartyResult {
         local_mtu: 9000,
         peer_mtu: Some(9000),
         same_segment: true,
-        verdict: "carries".into(),
-        verdict_text: String::new(),
+        first_router: None,
+        vanish_after: None,
         elapsed_ms: 100,
     })
 }

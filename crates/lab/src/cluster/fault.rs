@@ -8,6 +8,9 @@
 //! | `routed=n3:1[:1500]`     | n3 reached on net 1 through a router over a 1500 segment; the |
 //! |                          | router answers frag-needed / packet too big                   |
 //! | `blackhole=n3:1[:1500]`  | as routed, but the router drops its ICMP errors (nft)         |
+//! | `inbound=n3:1[:1500]`    | n3 drops inbound packets above 1500 on net 1 (nft, before     |
+//! |                          | reassembly) while its NIC says 9000: what a switch port's     |
+//! |                          | egress at 1500 does; frames out of n3 carry 9000, no ICMP     |
 //! | `loss=n3:1:5`            | 5% of UDP datagrams and ICMP echoes to and from n3 on net 1   |
 //! |                          | dropped (nft numgen; TCP never)                               |
 //!
@@ -28,12 +31,13 @@ pub enum Fault {
     PortMtu { node: u8, net: u8, mtu: u32 },
     Routed { node: u8, net: u8, mtu: u32 },
     Blackhole { node: u8, net: u8, mtu: u32 },
+    Inbound { node: u8, net: u8, mtu: u32 },
     Loss { node: u8, net: u8, pct: f64 },
 }
 
-const KINDS: &str = "nic-mtu, port-mtu, routed, blackhole, loss";
+const KINDS: &str = "nic-mtu, port-mtu, routed, blackhole, inbound, loss";
 const SYNTAX: &str = "KIND=NODE:NET[:VALUE], e.g. nic-mtu=n3:1:1500, port-mtu=n2:2:1500, \
-                      routed=n4:1, blackhole=n4:2:1500, loss=n5:1:5";
+                      routed=n4:1, blackhole=n4:2:1500, inbound=n3:1:1500, loss=n5:1:5";
 /// MTUs a fault may set: IPv6 needs 1280, the lab runs at 9000.
 const MTU_MIN: u32 = 1280;
 
@@ -61,7 +65,7 @@ impl FromStr for Fault {
         let parts: Vec<&str> = rest.split(':').collect();
         let kind = kind.trim().to_ascii_lowercase();
         let valued = matches!(kind.as_str(), "nic-mtu" | "port-mtu" | "loss");
-        let routed = matches!(kind.as_str(), "routed" | "blackhole");
+        let routed = matches!(kind.as_str(), "routed" | "blackhole" | "inbound");
         if !valued && !routed {
             return Err(bad(spec, KINDS, &format!("the fault syntax is {SYNTAX}")));
         }
@@ -108,6 +112,7 @@ impl FromStr for Fault {
             "nic-mtu" => Fault::NicMtu { node, net, mtu },
             "port-mtu" => Fault::PortMtu { node, net, mtu },
             "routed" => Fault::Routed { node, net, mtu },
+            "inbound" => Fault::Inbound { node, net, mtu },
             _ => Fault::Blackhole { node, net, mtu },
         })
     }
@@ -120,6 +125,7 @@ impl Fault {
             Fault::PortMtu { .. } => "port-mtu",
             Fault::Routed { .. } => "routed",
             Fault::Blackhole { .. } => "blackhole",
+            Fault::Inbound { .. } => "inbound",
             Fault::Loss { .. } => "loss",
         }
     }
@@ -130,6 +136,7 @@ impl Fault {
             | Fault::PortMtu { node, .. }
             | Fault::Routed { node, .. }
             | Fault::Blackhole { node, .. }
+            | Fault::Inbound { node, .. }
             | Fault::Loss { node, .. } => node,
         }
     }
@@ -140,6 +147,7 @@ impl Fault {
             | Fault::PortMtu { net, .. }
             | Fault::Routed { net, .. }
             | Fault::Blackhole { net, .. }
+            | Fault::Inbound { net, .. }
             | Fault::Loss { net, .. } => net,
         }
     }
@@ -150,7 +158,8 @@ impl Fault {
             Fault::NicMtu { mtu, .. }
             | Fault::PortMtu { mtu, .. }
             | Fault::Routed { mtu, .. }
-            | Fault::Blackhole { mtu, .. } => Some(mtu),
+            | Fault::Blackhole { mtu, .. }
+            | Fault::Inbound { mtu, .. } => Some(mtu),
             Fault::Loss { .. } => None,
         }
     }
@@ -177,6 +186,9 @@ impl Fault {
             Fault::Blackhole { mtu, .. } => format!(
                 "{n} on net{k} behind router {} over an MTU {mtu} segment; the router drops its ICMP errors (black hole)",
                 Cluster::router(self.node(), k)
+            ),
+            Fault::Inbound { mtu, .. } => format!(
+                "{n} drops inbound packets above {mtu} on net{k} (a filter before reassembly, as a switch port's egress at {mtu} would); its NIC says {CLUSTER_MTU}, its outbound frames carry {CLUSTER_MTU}, no ICMP"
             ),
             Fault::Loss { pct, .. } => format!(
                 "{pct}% of UDP datagrams and ICMP echoes to and from {n} on net{k} dropped (TCP never)"

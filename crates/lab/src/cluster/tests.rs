@@ -2,7 +2,7 @@
 use std::collections::HashSet;
 
 use super::{parse, Cluster, Fault};
-use crate::build_cluster::{fault_loss_rules, proxy_ndp_entries};
+use crate::build_cluster::{fault_inbound_rules, fault_loss_rules, proxy_ndp_entries};
 use crate::error::LabError;
 use crate::scenario::{Role, Topology};
 
@@ -46,6 +46,14 @@ fn faults_parse_in_every_documented_form() {
             },
         ),
         (
+            "inbound=n3:1",
+            Fault::Inbound {
+                node: 3,
+                net: 1,
+                mtu: 1500,
+            },
+        ),
+        (
             "LOSS=n5:1:2.5",
             Fault::Loss {
                 node: 5,
@@ -66,7 +74,10 @@ fn faults_parse_in_every_documented_form() {
 fn bad_faults_name_flag_value_allowed_and_hint() {
     let cases = [
         ("nic-mtu", "KIND=NODE:NET"),
-        ("frob=n1:1", "nic-mtu, port-mtu, routed, blackhole, loss"),
+        (
+            "frob=n1:1",
+            "nic-mtu, port-mtu, routed, blackhole, inbound, loss",
+        ),
         ("nic-mtu=n1:1", "nic-mtu=NODE:NET:VALUE"),
         ("routed=n1:1:1500:9", "routed=NODE:NET[:MTU]"),
         ("nic-mtu=x:1:1500", "NODE as nI or I"),
@@ -227,6 +238,16 @@ fn router_rules_and_loss_rules() {
         assert!(loss.contains(want), "{want}: {loss}");
     }
     assert!(!loss.contains("tcp"), "{loss}");
+    // Inbound drops: whole packets above the MTU on that NIC, before reassembly, in
+    // prerouting only (outbound frames pass).
+    let inbound = fault_inbound_rules("net1", 1500);
+    for want in [
+        "hook prerouting priority -500",
+        "iifname \"net1\" meta length > 1500 counter drop",
+    ] {
+        assert!(inbound.contains(want), "{want}: {inbound}");
+    }
+    assert!(!inbound.contains("output"), "{inbound}");
 }
 
 #[test]

@@ -146,10 +146,25 @@ pub struct PathSummary {
     pub local_mtu: u32,
     pub peer_mtu: Option<u32>,
     pub same_segment: bool,
-    /// The verdict's kind ("carries", "mismatch", "switch_port", ...) and sentence.
-    pub verdict: String,
-    pub verdict_text: String,
+    /// When a direction fell short: the first router A's packets toward B reach (A's
+    /// gateway, or the router answering a TTL-1 probe), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_router: Option<String>,
+    /// When the forward direction fell short silently: the last hop that still
+    /// answered its larger packets (TTL-limited probes); TTL 0: they vanish on A's
+    /// first link.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vanish_after: Option<HopSummary>,
     pub elapsed_ms: u64,
+}
+
+/// A hop of a path, by its TTL distance from the sender.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HopSummary {
+    pub ttl: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub addr: Option<String>,
 }
 
 /// What a third-party rr test measured on A (the requester): TCP transactions of

@@ -104,7 +104,7 @@ pub fn answer(plan: &Plan, checks: &[PathCheck], diffs: &[Diff]) -> Option<Answe
         return Some(Answer::NotReady {
             path: c.name.clone(),
             target: c.target.clone(),
-            reason: c.reason.clone(),
+            reason: super::check_reason(c),
             forced: measured,
         });
     }
@@ -263,11 +263,7 @@ mod tests {
             name: name.into(),
             target: format!("198.18.{}.2", if mtu == 9000 { 2 } else { 1 }),
             verdict: if ok { Verdict::Ok } else { Verdict::Broken },
-            reason: if ok {
-                format!("both directions carry {mtu}")
-            } else {
-                "switch port: an L2 device between these two interfaces passes at most 1500".into()
-            },
+            reason: String::new(),
             method: "path".into(),
             client_iface: None,
             client_mtu: Some(mtu),
@@ -276,6 +272,19 @@ mod tests {
             probe_bytes: None,
             probe_goodput_bps: None,
             df_probe: None,
+            carries: Some(if ok { mtu } else { 1500 }),
+            faults: if ok {
+                Vec::new()
+            } else {
+                use mtuperf_engine::diagnosis::{Diagnosis, Fault, Location};
+                let (a, b) = ([198, 18, 2, 1].into(), [198, 18, 2, 2].into());
+                vec![Diagnosis {
+                    fault: Fault::SwitchPort { nic_mtu: mtu },
+                    at: Location::segment(a, b),
+                    mtu: 1500,
+                    expect: mtu,
+                }]
+            },
         }
     }
 
@@ -329,7 +338,7 @@ mod tests {
         let broken = [check("std", 1500, true), check("jumbo", 9000, false)];
         assert_eq!(
             line(&answer(&plan(), &broken, &[]).unwrap()),
-            "NOT ready: path jumbo (198.18.2.2) fails its check: switch port: an L2 device between these two interfaces passes at most 1500; fix it before comparing"
+            "NOT ready: path jumbo (198.18.2.2) fails its check: both directions between 198.18.2.1 and 198.18.2.2 stop above 1500, silently, while both NICs say 9000: an L2 device between them (a switch port, a bridge, a VLAN) passes at most 1500; fix: set the switch ports (and any bridge or VLAN) between 198.18.2.1 and 198.18.2.2 to MTU 9000 or more; mtuperf mesh over more nodes names the port (mtuperf path 198.18.2.2); fix it before comparing"
         );
         // Two runs a path: the signs, said to be without an interval.
         let two: Vec<Diff> = worth

@@ -23,6 +23,54 @@ pub use verdict::{fmt_rel, verdict_line};
 
 pub const SCHEMA: &str = "mtuperf.compare/1";
 
+/// Why a comparison was refused: each broken path and why, in one line.
+pub fn refusal(checks: &[PathCheck]) -> String {
+    checks
+        .iter()
+        .filter(|c| c.verdict == mtuperf_engine::compare::Verdict::Broken)
+        .map(|c| format!("path {} ({}): {}", c.name, c.target, check_reason(c)))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Why a path check concluded what it did, in one line: the `path` check's faults in
+/// the diagnosis's words (or what the path carries), else the check's own reason.
+pub fn check_reason(c: &PathCheck) -> String {
+    let name = |a: std::net::IpAddr| a.to_string();
+    let names = crate::diagnosis::Names {
+        node: &name,
+        on: String::new(),
+    };
+    let said: Vec<String> = c
+        .faults
+        .iter()
+        .map(|d| {
+            let s = crate::diagnosis::say(d, &names, crate::diagnosis::Scope::Pair);
+            format!("{}; fix: {} (mtuperf path {})", s.summary, s.fix, c.target)
+        })
+        .collect();
+    match (said.is_empty(), c.carries) {
+        (false, _) => said.join("; "),
+        (true, Some(m)) => {
+            // The agent's address says the family (an IPv6 packet has 20 more header
+            // bytes); a name that does not parse is taken as IPv4.
+            let v6 = c
+                .target
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|a| a.is_ipv6())
+                || c.target
+                    .parse::<std::net::SocketAddr>()
+                    .is_ok_and(|a| a.is_ipv6());
+            let o = mtuperf_engine::path::reading::udp_overhead(v6);
+            format!(
+                "carries MTU {m} end to end ({m} = {} + {o})",
+                m.saturating_sub(o)
+            )
+        }
+        (true, None) => c.reason.clone(),
+    }
+}
+
 /// One repetition, flattened: the figures the comparison summarises.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RepRow {

@@ -84,7 +84,7 @@ pub fn text(d: &CompareDoc) -> String {
         } else {
             "BROKEN"
         };
-        let _ = writeln!(s, "  {:<10} {v:<7} {}", c.name, c.reason);
+        let _ = writeln!(s, "  {:<10} {v:<7} {}", c.name, super::check_reason(c));
     }
     if let Some(r) = &d.refused {
         let _ = writeln!(

@@ -341,7 +341,7 @@ fn checks(o: &mut String, d: &CompareDoc) {
                     "BROKEN".into()
                 },
                 c.method.clone(),
-                c.reason.clone(),
+                crate::compare::check_reason(c),
             ]
         })
         .collect();

@@ -130,10 +130,15 @@ pub fn html(doc: &Document) -> String {
     let run = doc.run_id.map_or(String::new(), |id| format!("run {id}, "));
     let title = format!("mtuperf path to {target}: {run}{}", when(&doc.started));
     o.push_str(&head(CSS, &title));
-    let _ = writeln!(o, "<p class=\"run\">{} mode</p>", esc(&doc.mode));
+    let _ = writeln!(o, "<p class=\"run\">{} mode</p>", esc(doc.mode_name()));
     let class = if doc.ok { "verdict" } else { "flag" };
     o.push_str("<h2>Verdict</h2>\n");
-    let _ = writeln!(o, "<p class=\"{class}\">{}</p>", esc(&doc.verdict));
+    for (v, fix) in crate::path::verdicts(doc) {
+        let _ = writeln!(o, "<p class=\"{class}\">{}</p>", esc(&v));
+        if let Some(f) = fix {
+            let _ = writeln!(o, "<p>Fix: {}</p>", esc(&f));
+        }
+    }
     let (ds, expect) = doc.directions();
     if !ds.is_empty() {
         o.push_str("<h2>Searches</h2>\n");

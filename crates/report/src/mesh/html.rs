@@ -36,11 +36,11 @@ const GREY: &str = "#c8c8c8";
 fn verdict_colour(v: CellVerdict) -> &'static str {
     match v {
         CellVerdict::Ok => "#009e73",
-        CellVerdict::NicMtu => "#d55e00",
+        CellVerdict::NicMtu | CellVerdict::RouteMtu => "#d55e00",
         CellVerdict::SwitchPort => "#e69f00",
         CellVerdict::Network => "#cc79a7",
-        CellVerdict::Asymmetric => "#f0e442",
-        CellVerdict::NodeRoute => "#0072b2",
+        CellVerdict::InboundDrop | CellVerdict::OutboundDrop | CellVerdict::SilentDrop => "#f0e442",
+        CellVerdict::BlackHole | CellVerdict::RouterMtu => "#0072b2",
         CellVerdict::Limited => "#56b4e9",
         CellVerdict::Disputed => "#000000",
         CellVerdict::Error | CellVerdict::NotMeasured => GREY,
@@ -69,12 +69,18 @@ fn colour(verdict: CellVerdict, d: Option<&DirCell>) -> &'static str {
 
 const LEGEND: [(CellVerdict, &str); 10] = [
     (CellVerdict::Ok, "carries the network's MTU"),
-    (CellVerdict::NicMtu, "a node's NIC MTU"),
-    (CellVerdict::SwitchPort, "a node's switch port (silent)"),
+    (CellVerdict::NicMtu, "a node's NIC (or route) MTU"),
+    (CellVerdict::SwitchPort, "a switch port (silent, both ways)"),
     (CellVerdict::Network, "the whole network"),
-    (CellVerdict::Asymmetric, "asymmetric"),
-    (CellVerdict::NodeRoute, "a router in front of a node"),
-    (CellVerdict::Limited, "one pair limited"),
+    (
+        CellVerdict::InboundDrop,
+        "one way dropped at a node (silent)",
+    ),
+    (
+        CellVerdict::BlackHole,
+        "a router: black hole or frag-needed",
+    ),
+    (CellVerdict::Limited, "falls short, unexplained"),
     (CellVerdict::Disputed, "disputed: refused as evidence"),
     (CellVerdict::Error, "test failed"),
     (CellVerdict::NotMeasured, "not measured"),
@@ -270,7 +276,8 @@ pub fn html(d: &Document) -> String {
     let cls = if d.ok { "ok" } else { "flag" };
     let _ = writeln!(
         o,
-        "<p class=\"{cls}\">{}</p><p>Started {}, {:.1} s{}.</p>",
+        "<p class=\"{cls}\"><b>{}</b></p><p>{}. Started {}, {:.1} s{}.</p>",
+        esc(&Say::new(d).answer(&d.answer)),
         esc(&d.headline),
         esc(&d.started),
         r.elapsed_ms as f64 / 1000.0,

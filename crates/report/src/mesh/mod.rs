@@ -1,4 +1,4 @@
-//! Mesh results: the `mtuperf.mesh/2` JSON document (the engine's typed outcomes),
+//! Mesh results: the `mtuperf.mesh/3` JSON document (the engine's typed outcomes),
 //! the text matrix and the HTML grid, and the words for both (`words`).
 
 mod html;
@@ -11,10 +11,10 @@ pub use html::html;
 pub use text::text;
 pub use words::{Say, Words};
 
-use mtuperf_engine::mesh::{MeshResult, MeshTests, NotMeasured, PairResult};
+use mtuperf_engine::mesh::{Answer, MeshResult, MeshTests, NotMeasured, PairResult};
 use serde::{Deserialize, Serialize};
 
-pub const SCHEMA: &str = "mtuperf.mesh/2";
+pub const SCHEMA: &str = "mtuperf.mesh/3";
 
 /// One mesh run: every node, network, pair, matrix cell and finding.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -26,6 +26,8 @@ pub struct Document {
     pub ok: bool,
     /// One line: what was found (also the history headline).
     pub headline: String,
+    /// The plain answer: ready, or the first thing to fix (the text's first line).
+    pub answer: Answer,
     #[serde(flatten)]
     pub result: MeshResult,
 }
@@ -38,6 +40,7 @@ impl Document {
             started: crate::timestamp(result.started_unix_ms),
             ok: result.ok(),
             headline: headline(&result),
+            answer: mtuperf_engine::mesh::answer(&result),
             result,
         }
     }
@@ -50,10 +53,11 @@ impl Document {
 }
 
 /// Reads a stored mesh document. A document of another schema version (mesh/1 stored
-/// sentences where mesh/2 stores typed findings) is refused by name.
+/// sentences, mesh/2 findings of its own classes where mesh/3 stores the diagnosis
+/// `path` shares) is refused by name.
 ///
 /// # Errors
-/// The document is not a `mtuperf.mesh/2` document.
+/// The document is not a `mtuperf.mesh/3` document.
 pub fn decode(document: &str) -> Result<Document, serde_json::Error> {
     #[derive(Deserialize)]
     struct Head {
@@ -62,7 +66,7 @@ pub fn decode(document: &str) -> Result<Document, serde_json::Error> {
     let head: Head = serde_json::from_str(document)?;
     if head.schema != SCHEMA {
         return Err(serde::de::Error::custom(format!(
-            "schema {} is not read by this version, which reads {SCHEMA} (typed findings); run the mesh again",
+            "schema {} is not read by this version, which reads {SCHEMA} (the diagnosis path shares); run the mesh again",
             head.schema
         )));
     }

@@ -71,8 +71,8 @@ fn pairs(
                 local_mtu: 9000,
                 peer_mtu: Some(9000),
                 same_segment: true,
-                verdict: String::new(),
-                verdict_text: String::new(),
+                first_router: None,
+                vanish_after: None,
                 elapsed_ms: 1,
             });
             out.push(p);
@@ -133,14 +133,15 @@ fn a_low_nic_and_a_switch_port_read_as_the_docs_show() {
     ];
     let t = text(&doc(nodes(5), nets, p, &[]));
     for want in [
+        "NOT ready: the NIC of node n2 on net A is at 1500 (expected 9000): ip link set dev eth1 mtu 9000 on node n2, and make it persistent in its network configuration (and 1 more finding below)\n",
         "mesh: 5 nodes, 2 networks, 40 pairs: 2 findings",
-        "node n2's NIC eth1 on net A (10.1.0.0/24) is MTU 1500, the others 9000",
-        "evidence: 8 of its 8 directions carry less than 9000: n1→n2 1500 silent,",
+        "NIC eth1 of node n2 on net A (10.1.0.0/24) is at MTU 1500, below the network's 9000: paths through it carry 1500",
+        "evidence: 8 directions: n1→n2 1500 silent,",
         "(4 at the sender's NIC, 4 silent)",
-        "next: on n2: ip link set dev eth1 mtu 9000, and make it persistent",
-        "node n4 on net B (10.2.0.0/24): every path through it stops above 1500 in both directions, silently, while its NIC (eth2) says 9000 — its switch port (or an L2 device in front of it) is at 1500",
-        "evidence: all 8 directions through it carry less than 9000:",
-        "and 2 more (8 silent); pairs without it pass",
+        "next: ip link set dev eth1 mtu 9000 on node n2, and make it persistent",
+        "every path through node n4 on net B (10.2.0.0/24) stops above 1500 in both directions, silently, while its NIC says 9000: its switch port (or a bond, VLAN or bridge in front of it) is at 1500",
+        "and 2 more (8 silent)",
+        "next: set the switch port in front of node n4 (and any bond, VLAN or bridge on the way) to MTU 9000 or more",
         "NIC 1500|1500",
         "PORT 1500|1500",
         "24 of 40 directions measured carry 9000",
@@ -148,6 +149,63 @@ fn a_low_nic_and_a_switch_port_read_as_the_docs_show() {
     ] {
         assert!(t.contains(want), "{want:?} not in:\n{t}");
     }
+}
+
+/// The plain answer comes first: ready, with what every network carries.
+#[test]
+fn a_clean_mesh_answers_ready_first() {
+    let nets = vec![network(0, 3, &|_| 9000), network(1, 3, &|_| 9000)];
+    let mut p = pairs(0, 3, &|_, _| good());
+    p.extend(pairs(1, 3, &|_, _| good()));
+    let d = doc(nodes(3), nets, p, &[]);
+    let t = text(&d);
+    assert!(
+        t.starts_with("Interconnect ready: every path on net A and net B carries 9000 both ways\n"),
+        "{t}"
+    );
+    let v = serde_json::to_value(&d).unwrap();
+    assert_eq!(v["answer"]["answer"], "ready", "{v:#}");
+    assert_eq!(
+        v["answer"]["nets"][1],
+        serde_json::json!({"net": 1, "mtu": 9000})
+    );
+}
+
+/// Issue 29: one node dropping inbound frames above 1500 is one finding that says
+/// so, and the answer names it; its peers are not blamed.
+#[test]
+fn an_inbound_drop_is_one_finding_at_its_node() {
+    let inbound = |a: usize, b: usize| {
+        let s = |_: usize, y: usize| {
+            if y == 2 {
+                dir(1500, StopKind::Silent)
+            } else {
+                dir(9000, StopKind::Top)
+            }
+        };
+        (s(a, b), s(b, a))
+    };
+    let d = doc(
+        nodes(4),
+        vec![network(0, 4, &|_| 9000)],
+        pairs(0, 4, &inbound),
+        &[],
+    );
+    let t = text(&d);
+    assert!(
+        t.starts_with("NOT ready: frames into node n3 on net A above 1500 are dropped (expected 9000): set the switch port in front of node n3 to MTU 9000 or more"),
+        "{t}"
+    );
+    assert!(t.contains("findings (1):"), "{t}");
+    assert!(
+        t.contains("1. every path into node n3 on net A (10.1.0.0/24) stops at 1500 silently while every path out of it carries 9000: its switch port's egress, or a filter on node n3, drops inbound frames above 1500 (its NIC says 9000)"),
+        "{t}"
+    );
+    assert_eq!(
+        t.matches("IN 1500|9000").count() + t.matches("IN 9000|1500").count(),
+        6,
+        "{t}"
+    );
 }
 
 #[test]
@@ -294,7 +352,7 @@ fn a_mesh_1_document_is_refused_by_name() {
     let old = r#"{"schema":"mtuperf.mesh/1","run_id":1,"findings":[{"kind":"test_failed","summary":"x","evidence":"y","next":"z"}]}"#;
     let e = super::decode(old).unwrap_err().to_string();
     assert!(
-        e.contains("schema mtuperf.mesh/1 is not read by this version, which reads mtuperf.mesh/2"),
+        e.contains("schema mtuperf.mesh/1 is not read by this version, which reads mtuperf.mesh/3"),
         "{e}"
     );
     let d = doc(

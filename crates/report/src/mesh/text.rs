@@ -13,10 +13,14 @@ pub(crate) fn tag(v: CellVerdict) -> &'static str {
     match v {
         CellVerdict::Ok => "ok",
         CellVerdict::NicMtu => "NIC",
+        CellVerdict::RouteMtu => "RTE",
         CellVerdict::SwitchPort => "PORT",
-        CellVerdict::NodeRoute => "ROUTE",
         CellVerdict::Network => "NET",
-        CellVerdict::Asymmetric => "ASYM",
+        CellVerdict::InboundDrop => "IN",
+        CellVerdict::OutboundDrop => "OUT",
+        CellVerdict::SilentDrop => "DROP",
+        CellVerdict::BlackHole => "BH",
+        CellVerdict::RouterMtu => "RTR",
         CellVerdict::Limited => "LIM",
         CellVerdict::Disputed => "DISP",
         CellVerdict::Error => "ERR",
@@ -226,6 +230,7 @@ pub fn text(d: &Document) -> String {
     let r = &d.result;
     let say = Say::new(d);
     let mut o = String::new();
+    let _ = writeln!(o, "{}", say.answer(&d.answer));
     let tests: Vec<&str> = r
         .tests
         .iter()

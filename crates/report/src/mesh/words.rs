@@ -6,15 +6,19 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
+use std::net::IpAddr;
+
+use mtuperf_engine::diagnosis::{Diagnosis, Fault, Location};
 use mtuperf_engine::mesh::{
-    Claim, Contradiction, Finding, Implausible, MeshFinding, MeshTests, Offload, PairError, Seen,
-    Setting, Silence, StartStep, TestFailureAt, PROBE_WAIT,
+    Answer, Claim, Contradiction, Finding, Implausible, MeshFinding, MeshTests, Offload, PairError,
+    Seen, Setting, Silence, StartStep, TestFailureAt, Unanswered, PROBE_WAIT,
 };
 use mtuperf_proto::msg::mesh::StopKind;
 use mtuperf_proto::msg::Refusal;
 use mtuperf_proto::text::escape_control;
 
 use super::Document;
+use crate::diagnosis::{self, Names, Scope};
 
 /// A finding in words.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -127,12 +131,7 @@ impl<'a> Say<'a> {
         let on = self.net(f.net);
         let n = f.node.map_or_else(|| "?".into(), |n| self.node(n));
         match &f.what {
-            Finding::NicMtu { .. }
-            | Finding::Network { .. }
-            | Finding::SwitchPort { .. }
-            | Finding::NodeRoute { .. }
-            | Finding::Asymmetric { .. }
-            | Finding::Limited { .. } => self.path_finding(f, &on, &n),
+            Finding::Fault { diagnosis } => self.fault(f, diagnosis),
             Finding::TestsFailed { count, examples } => self.failed(f.net, *count, examples),
             Finding::Unreachable {
                 agent,
@@ -181,120 +180,159 @@ fn stops(dirs: &[Seen]) -> String {
 }
 
 impl Say<'_> {
-    /// The findings of the diagnosis proper (a node, a network, a pair).
-    fn path_finding(&self, f: &MeshFinding, on: &str, n: &str) -> Words {
-        let dirs = &f.directions;
-        let seen = format!("{} ({})", self.list(dirs), stops(dirs));
-        let through = |expect: u32| {
-            format!(
-                "all {} directions through it carry less than {expect}: {seen}; pairs without it pass",
-                dirs.len()
-            )
-        };
-        match &f.what {
-            Finding::NicMtu {
-                iface,
-                mtu,
-                expect,
-                others,
-                through: of,
-            } => Words {
-                summary: format!(
-                    "node {n}'s NIC {} on {on} is MTU {mtu}, {}",
-                    esc(iface),
-                    others.map_or_else(
-                        || format!("the expected MTU is {expect}"),
-                        |o| format!("the others {o}")
-                    )
-                ),
-                evidence: format!(
-                    "{} of its {of} directions carry less than {expect}: {seen}",
-                    dirs.len()
-                ),
-                next: format!(
-                    "on {n}: ip link set dev {} mtu {expect}, and make it persistent in the network configuration",
-                    esc(iface)
-                ),
-            },
-            Finding::SwitchPort {
-                iface,
-                nic_mtu,
-                mtu,
-                expect,
-            } => Words {
-                summary: format!(
-                    "node {n} on {on}: every path through it stops above {mtu} in both directions, silently, while its NIC ({}) says {nic_mtu} — its switch port (or an L2 device in front of it) is at {mtu}",
-                    esc(iface)
-                ),
-                evidence: through(*expect),
-                next: format!(
-                    "check the MTU of the switch port (and any bond, VLAN or bridge) in front of {n}'s {} on {on}",
-                    esc(iface)
-                ),
-            },
-            Finding::NodeRoute {
-                nic_mtu,
-                mtu,
-                expect,
-            } => Words {
-                summary: format!(
-                    "node {n} on {on}: every path through it is limited to {mtu} by a router answering frag-needed, while its NIC says {nic_mtu}"
-                ),
-                evidence: through(*expect),
-                next: format!(
-                    "mtuperf path --hops from {n} toward another node on {on}, then check that router's MTU"
-                ),
-            },
-            what => self.pair_finding(what, on, seen, dirs.len()),
+    /// Names a node of network `ni` by its address there ("node n3"), anything else
+    /// by its address.
+    fn by_addr(&self, ni: Option<usize>) -> impl Fn(IpAddr) -> String + '_ {
+        let net = ni.and_then(|i| self.d.result.networks.get(i));
+        move |a: IpAddr| {
+            net.and_then(|n| n.members.iter().find(|m| m.addr == a))
+                .map_or_else(|| a.to_string(), |m| format!("node {}", self.node(m.node)))
         }
     }
 
-    /// The network and pair findings.
-    fn pair_finding(&self, what: &Finding, on: &str, seen: String, dirs: usize) -> Words {
-        match what {
-            Finding::Network { mtu, expect } => Words {
-                summary: format!(
-                    "all pairs on {on} limited to {mtu} while the NICs say {expect}: the switch or the network, not one node"
-                ),
-                evidence: format!("{dirs} directions: {seen}"),
-                next: format!(
-                    "check the MTU of the switch (or VLAN, or any L2/L3 device) carrying {on}; every node's NIC is at {expect}"
-                ),
-            },
-            Finding::Asymmetric {
-                from,
-                to,
-                mtu,
-                back_mtu,
-                ..
-            } => {
-                let (a, b) = (self.node(*from), self.node(*to));
-                Words {
-                    summary: format!(
-                        "asymmetric on {on}: {b} → {a} carries {back_mtu}, {a} → {b} only {mtu}"
-                    ),
-                    evidence: seen,
-                    next: format!(
-                        "mtuperf path --hops from {a} toward {b}: the two directions take different routes (a routed return path) or devices"
-                    ),
-                }
+    /// How a network's fault names its places: the network with its subnet, or
+    /// (`short`, the plain answer) by its name alone.
+    fn names<'b>(
+        &self,
+        ni: Option<usize>,
+        node: &'b dyn Fn(IpAddr) -> String,
+        short: bool,
+    ) -> Names<'b> {
+        let on = match ni {
+            Some(i) if short => format!(" on net {}", self.net_label(i)),
+            Some(_) => format!(" on {}", self.net(ni)),
+            None => String::new(),
+        };
+        Names { node, on }
+    }
+
+    /// Whether finding `f` covers every measured direction into (or out of) its node.
+    fn every(&self, f: &MeshFinding, d: &Diagnosis) -> Scope {
+        let (Some(ni), Some(n)) = (f.net, f.node) else {
+            return Scope::Pair;
+        };
+        let into = matches!(d.fault, Fault::InboundDrop { .. });
+        let ours = |from: usize, to: usize| if into { to == n } else { from == n };
+        let mut all: Vec<(usize, usize)> = Vec::new();
+        for c in self.d.result.cells.iter().filter(|c| c.net == ni) {
+            if c.forward.is_some() && ours(c.from, c.to) {
+                all.push((c.from, c.to));
             }
-            Finding::Limited { a, b, mtu, expect } => {
-                let (a, b) = (self.node(*a), self.node(*b));
-                Words {
-                    summary: format!(
-                        "{a} ↔ {b} on {on}: the path carries only {mtu}, the expected MTU is {expect}"
-                    ),
-                    evidence: seen,
-                    next: format!("mtuperf path --hops from {a} toward {b}"),
-                }
+            if c.reverse.is_some() && ours(c.to, c.from) {
+                all.push((c.to, c.from));
             }
-            _ => Words {
-                summary: String::new(),
-                evidence: seen,
-                next: String::new(),
+        }
+        all.sort_unstable();
+        all.dedup();
+        let mut seen: Vec<(usize, usize)> = f
+            .directions
+            .iter()
+            .filter(|s| ours(s.from, s.to))
+            .map(|s| (s.from, s.to))
+            .collect();
+        seen.sort_unstable();
+        seen.dedup();
+        if all.len() >= 2 && seen == all {
+            Scope::Every
+        } else {
+            Scope::Pair
+        }
+    }
+
+    /// A fault of the paths: the diagnosis's words, the directions it explains.
+    fn fault(&self, f: &MeshFinding, d: &Diagnosis) -> Words {
+        let node = self.by_addr(f.net);
+        let names = self.names(f.net, &node, false);
+        let mut said = diagnosis::say(d, &names, self.every(f, d));
+        if let (Location::Router { .. }, Some(n)) = (&d.at, f.node) {
+            said.summary = format!(
+                "{}; it stands in front of node {n}: every path to {n} crosses it",
+                said.summary,
+                n = self.node(n)
+            );
+        }
+        let dirs = &f.directions;
+        Words {
+            summary: said.summary,
+            evidence: format!(
+                "{} {}: {} ({})",
+                dirs.len(),
+                if dirs.len() == 1 {
+                    "direction"
+                } else {
+                    "directions"
+                },
+                self.list(dirs),
+                stops(dirs)
+            ),
+            next: said.fix,
+        }
+    }
+
+    /// The plain answer, the text's first line.
+    pub fn answer(&self, a: &Answer) -> String {
+        match a {
+            Answer::Ready { nets } => {
+                let mut by_mtu: Vec<(u32, Vec<String>)> = Vec::new();
+                for n in nets {
+                    let name = format!("net {}", self.net_label(n.net));
+                    match by_mtu.iter_mut().find(|(m, _)| *m == n.mtu) {
+                        Some((_, v)) => v.push(name),
+                        None => by_mtu.push((n.mtu, vec![name])),
+                    }
+                }
+                let parts: Vec<String> = by_mtu
+                    .iter()
+                    .map(|(m, v)| format!("on {} carries {m}", and(v)))
+                    .collect();
+                format!(
+                    "Interconnect ready: every path {} both ways",
+                    parts.join(", every path ")
+                )
+            }
+            Answer::NotReady { finding, others } => {
+                let Some(f) = self.d.result.findings.get(*finding) else {
+                    return "NOT ready".into();
+                };
+                let more = match others {
+                    0 => String::new(),
+                    1 => " (and 1 more finding below)".into(),
+                    k => format!(" (and {k} more findings below)"),
+                };
+                let (what, fix) = if let Finding::Fault { diagnosis: d } = &f.what {
+                    let node = self.by_addr(f.net);
+                    let names = self.names(f.net, &node, true);
+                    (
+                        diagnosis::short(d, &names),
+                        diagnosis::say(d, &names, Scope::Pair).fix,
+                    )
+                } else {
+                    let w = self.finding(f);
+                    (w.summary, w.next)
+                };
+                format!("NOT ready: {what}: {fix}{more}")
+            }
+            Answer::Unknown { why } => match why {
+                Unanswered::Interrupted => {
+                    "NOT known: interrupted before every pair was measured; nothing found in what was".into()
+                }
+                Unanswered::DeadlinePassed => {
+                    "NOT known: the run's deadline passed before every pair was measured; nothing found in what was".into()
+                }
+                Unanswered::NothingToTest => {
+                    "NOT known: no network is shared by two nodes, so no path was tested".into()
+                }
             },
         }
+    }
+}
+
+/// "net A", "net A and net B", "net A, net B and net C".
+fn and(v: &[String]) -> String {
+    match v {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
     }
 }
 

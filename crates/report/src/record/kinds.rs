@@ -20,7 +20,7 @@ pub fn decode(kind: RunKind, document: &str) -> Result<Box<dyn RunRecord>, serde
     Ok(match kind {
         RunKind::Stream => Box::new(Stored(serde_json::from_str::<stream::Document>(document)?)),
         RunKind::Rr => Box::new(Stored(serde_json::from_str::<rr::Document>(document)?)),
-        RunKind::Path => Box::new(serde_json::from_str::<path::Document>(document)?),
+        RunKind::Path => Box::new(path::decode(document)?),
         RunKind::Doctor => Box::new(serde_json::from_str::<doctor::Document>(document)?),
         RunKind::Compare => Box::new(serde_json::from_str::<compare::CompareDoc>(document)?),
         RunKind::Udp => stream::udp::decode(document)?,
@@ -158,7 +158,7 @@ impl RunRecord for path::Document {
         self.started_unix_ms
     }
     fn headline(&self) -> String {
-        self.verdict.clone()
+        self.headline()
     }
     fn headline_value(&self) -> Option<f64> {
         None

@@ -32,8 +32,8 @@ pub struct UpArgs {
     #[arg(long, value_name = "K")]
     pub nets: Option<u32>,
     /// Cluster fault (repeatable): nic-mtu=NODE:NET:MTU, port-mtu=NODE:NET:MTU,
-    /// routed=NODE:NET[:MTU], blackhole=NODE:NET[:MTU], loss=NODE:NET:PCT
-    /// (e.g. nic-mtu=n3:1:1500).
+    /// routed=NODE:NET[:MTU], blackhole=NODE:NET[:MTU], inbound=NODE:NET[:MTU],
+    /// loss=NODE:NET:PCT (e.g. nic-mtu=n3:1:1500).
     #[arg(long = "fault", value_name = "KIND=NODE:NET[:VALUE]")]
     pub faults: Vec<String>,
     /// TSO/GSO/GRO and UDP segmentation offload (tx-udp-segmentation) on every lab

@@ -1,0 +1,226 @@
+//! One diagnosis model for `path`, `path --hops` and `mesh`: a fault has one class
+//! (what is wrong, with its numbers: [`Fault`]) and one location (where:
+//! [`Location`]), and every command that sees it names the same ones.
+//!
+//! The commands differ only in the evidence they hold, and all of them hand it to
+//! [`pair::decide`]:
+//!
+//! - `path` measures both directions of one pair, with the far end's agent telling
+//!   its NIC MTU; TTL-limited probes say whether a router stands between the two
+//!   and past which hop larger packets vanish;
+//! - `path --hops` walks the forward path hop by hop and, when an agent answers at
+//!   the far end, completes the pair with its NIC MTU and the way back;
+//! - `mesh` holds every pair of every network, and lets per-node and per-network
+//!   findings absorb the per-pair ones (`mesh::diagnose`): a pair sees "somewhere on
+//!   the segment between n1 and n3", the mesh sees "n3's switch port".
+//!
+//! The fix always points toward the network's expected MTU (`--expect`, else the
+//! larger NIC MTU of the network), never down to the smaller one. The words are the
+//! report's (`mtuperf_report::diagnosis`).
+
+pub mod pair;
+
+use std::net::IpAddr;
+
+use ipnet::IpNet;
+use serde::{Deserialize, Serialize};
+
+/// Where a fault is.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Location {
+    /// A node, by its address on the network: its NIC, its route, its switch port, a
+    /// filter on it (the class says which).
+    Node { addr: IpAddr },
+    /// The L2 segment between two nodes, with no router between them (addresses in
+    /// order): one pair cannot tell which port or device of the segment it is.
+    Segment { a: IpAddr, b: IpAddr },
+    /// A router, by the address it answered from (None: a router stands in the way
+    /// but none answered).
+    Router { addr: Option<IpAddr> },
+    /// Every pair of a network: its switch, its VLAN, a device all of them cross.
+    Network { cidr: IpNet },
+}
+
+impl Location {
+    /// The segment between `x` and `y`, whichever order they come in.
+    pub fn segment(x: IpAddr, y: IpAddr) -> Location {
+        Location::Segment {
+            a: x.min(y),
+            b: x.max(y),
+        }
+    }
+
+    /// Whether `addr` is this location or one end of it.
+    pub fn touches(&self, addr: IpAddr) -> bool {
+        match self {
+            Location::Node { addr: a } => *a == addr,
+            Location::Segment { a, b } => *a == addr || *b == addr,
+            Location::Router { addr: a } => *a == Some(addr),
+            Location::Network { cidr } => cidr.contains(&addr),
+        }
+    }
+}
+
+/// What is wrong, with the numbers of its class.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "class", rename_all = "snake_case")]
+pub enum Fault {
+    /// The node's NIC (`iface`, when known) is at `nic_mtu`, below the expected MTU.
+    NicMtu { iface: Option<String>, nic_mtu: u32 },
+    /// The node's own route toward its peer refuses larger packets (EMSGSIZE from its
+    /// route, e.g. `ip route … mtu`) while its NIC says `nic_mtu`.
+    RouteMtu { nic_mtu: u32 },
+    /// Both ways stop silently while the NICs say `nic_mtu` (the smaller of them): an
+    /// L2 device passes less. At a node: its switch port (or a bond, VLAN or bridge in
+    /// front of it); on a segment: somewhere between the two; on a network: its
+    /// switch or VLAN.
+    SwitchPort { nic_mtu: u32 },
+    /// Frames into the node above the MTU vanish silently, frames out of it carry;
+    /// its NIC says `nic_mtu`: its switch port's egress, or a filter on the node.
+    InboundDrop { nic_mtu: u32 },
+    /// Frames out of the node above the MTU vanish silently, frames into it carry;
+    /// its NIC says `nic_mtu`: its switch port's ingress, or a filter on the node.
+    OutboundDrop { nic_mtu: u32 },
+    /// Frames above the MTU vanish silently on a segment with no router, into a node
+    /// whose NIC MTU is not known (no agent answered there): its NIC, its switch port
+    /// or a filter on it.
+    SilentDrop,
+    /// Packets above the MTU vanish past a router, with no ICMP error; `hop`: that
+    /// router's distance (TTL) from the sender whose probes located it.
+    BlackHole { hop: Option<u32> },
+    /// A router answers frag-needed / packet too big at the MTU (path MTU discovery
+    /// works; the path carries less than expected).
+    RouterMtu { hop: Option<u32> },
+}
+
+/// The class of a fault, without its numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FaultClass {
+    NicMtu,
+    RouteMtu,
+    SwitchPort,
+    InboundDrop,
+    OutboundDrop,
+    SilentDrop,
+    BlackHole,
+    RouterMtu,
+}
+
+impl Fault {
+    pub fn class(&self) -> FaultClass {
+        match self {
+            Fault::NicMtu { .. } => FaultClass::NicMtu,
+            Fault::RouteMtu { .. } => FaultClass::RouteMtu,
+            Fault::SwitchPort { .. } => FaultClass::SwitchPort,
+            Fault::InboundDrop { .. } => FaultClass::InboundDrop,
+            Fault::OutboundDrop { .. } => FaultClass::OutboundDrop,
+            Fault::SilentDrop => FaultClass::SilentDrop,
+            Fault::BlackHole { .. } => FaultClass::BlackHole,
+            Fault::RouterMtu { .. } => FaultClass::RouterMtu,
+        }
+    }
+}
+
+/// One fault: its class and numbers, where it is, the MTU it limits paths to and the
+/// network's expected MTU (the fix's target).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Diagnosis {
+    #[serde(flatten)]
+    pub fault: Fault,
+    pub at: Location,
+    /// The largest packet (read as an MTU) the fault lets through.
+    pub mtu: u32,
+    /// The MTU every path of the network must carry: `--expect`, else the larger NIC
+    /// MTU of the network.
+    pub expect: u32,
+}
+
+impl Diagnosis {
+    pub fn class(&self) -> FaultClass {
+        self.fault.class()
+    }
+
+    /// The same fault seen from another place: same class, same location, or a
+    /// location one of them refines (a pair's segment holds the node the mesh names).
+    pub fn agrees_with(&self, other: &Diagnosis) -> bool {
+        let refines = |x: &Location, y: &Location| match (x, y) {
+            (Location::Node { addr }, seg @ Location::Segment { .. }) => seg.touches(*addr),
+            _ => false,
+        };
+        self.class() == other.class()
+            && (self.at == other.at || refines(&self.at, &other.at) || refines(&other.at, &self.at))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ip(s: &str) -> IpAddr {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn a_diagnosis_is_stored_as_its_class_its_numbers_and_where() {
+        let d = Diagnosis {
+            fault: Fault::InboundDrop { nic_mtu: 9000 },
+            at: Location::Node {
+                addr: ip("198.19.1.3"),
+            },
+            mtu: 1500,
+            expect: 9000,
+        };
+        let v = serde_json::to_value(&d).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({
+                "class": "inbound_drop", "nic_mtu": 9000,
+                "at": {"kind": "node", "addr": "198.19.1.3"},
+                "mtu": 1500, "expect": 9000
+            })
+        );
+        assert_eq!(serde_json::from_value::<Diagnosis>(v).unwrap(), d);
+        let bh = Diagnosis {
+            fault: Fault::BlackHole { hop: Some(1) },
+            at: Location::Router { addr: None },
+            ..d.clone()
+        };
+        let v = serde_json::to_value(&bh).unwrap();
+        assert_eq!(v["class"], "black_hole");
+        assert_eq!(serde_json::from_value::<Diagnosis>(v).unwrap(), bh);
+        let silent = Diagnosis {
+            fault: Fault::SilentDrop,
+            ..d
+        };
+        let v = serde_json::to_value(&silent).unwrap();
+        assert_eq!(serde_json::from_value::<Diagnosis>(v).unwrap(), silent);
+    }
+
+    #[test]
+    fn a_node_refines_a_segment_it_ends() {
+        let (n1, n3) = (ip("198.19.1.1"), ip("198.19.1.3"));
+        let port = |at| Diagnosis {
+            fault: Fault::SwitchPort { nic_mtu: 9000 },
+            at,
+            mtu: 1500,
+            expect: 9000,
+        };
+        let seg = port(Location::segment(n3, n1));
+        assert_eq!(seg.at, Location::segment(n1, n3));
+        assert!(port(Location::Node { addr: n3 }).agrees_with(&seg));
+        assert!(seg.agrees_with(&port(Location::Node { addr: n1 })));
+        assert!(!seg.agrees_with(&port(Location::Node {
+            addr: ip("198.19.1.2")
+        })));
+        let nic = Diagnosis {
+            fault: Fault::NicMtu {
+                iface: None,
+                nic_mtu: 1500,
+            },
+            ..port(Location::Node { addr: n3 })
+        };
+        assert!(!nic.agrees_with(&seg), "another class");
+    }
+}
