@@ -1,0 +1,447 @@
+//! The agent under overload and attack, end to end on loopback (issue 28): its
+//! metrics port against slowloris, huge requests and descriptor exhaustion; its
+//! handshake slots flooded from several source addresses; concurrent tests larger
+//! than its connection cap; and peer-sent format characters on the way to a
+//! terminal or a log.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use crate::adversarial_support;
+
+use std::io::{ErrorKind, Read, Write};
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use adversarial_support::{stderr, LiveAgent, BIN};
+use mtuperf_proto::codec::Codec;
+use mtuperf_proto::msg::{AgentMsg, Full, Refusal};
+
+/// Sets its flag when dropped (a failed assertion's unwinding included), so that no
+/// attacking thread outlives its test.
+struct StopOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The metrics address from the agent's "metrics served on" log line.
+fn metrics_addr(agent: &LiveAgent) -> SocketAddr {
+    let log = agent.log_text();
+    log.lines()
+        .find_map(|l| l.split("metrics served on http://").nth(1))
+        .and_then(|r| r.strip_suffix("/metrics"))
+        .and_then(|a| a.parse().ok())
+        .unwrap_or_else(|| panic!("no metrics line in {log}"))
+}
+
+/// A scrape answered within `within`: its status line, or the reason it was not.
+fn scrape(addr: SocketAddr, within: Duration) -> Result<String, String> {
+    let t0 = Instant::now();
+    let mut s = TcpStream::connect_timeout(&addr, within).map_err(|e| e.to_string())?;
+    s.set_read_timeout(Some(within)).unwrap();
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        .map_err(|e| e.to_string())?;
+    let mut out = Vec::new();
+    let r = s.read_to_end(&mut out);
+    let text = String::from_utf8_lossy(&out);
+    match r {
+        Ok(_) if t0.elapsed() < within && text.contains("mtuperf_") => {
+            Ok(text.lines().next().unwrap_or("").to_string())
+        }
+        _ => Err(format!(
+            "{r:?} after {:?}: {:?}",
+            t0.elapsed(),
+            text.chars().take(80).collect::<String>()
+        )),
+    }
+}
+
+/// The resident set of process `pid`, KiB.
+fn rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap()
+}
+
+/// Writes `head` then `filler` until `total` bytes or the first error; how many went.
+fn send_huge(addr: SocketAddr, head: &[u8], filler: &[u8], total: usize) -> usize {
+    let Ok(mut s) = TcpStream::connect(addr) else {
+        return 0;
+    };
+    s.set_write_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut sent = s.write(head).unwrap_or(0);
+    while sent < total {
+        match s.write(filler) {
+            Ok(n) if n > 0 => sent += n,
+            _ => break,
+        }
+    }
+    sent
+}
+
+#[test]
+fn metrics_port_stays_small_and_answers_scrapes_under_slowloris_and_huge_requests() {
+    let agent = LiveAgent::start(&["--metrics", "127.0.0.1:0"]);
+    let maddr = metrics_addr(&agent);
+    let pid = agent.child.id();
+    scrape(maddr, Duration::from_secs(2)).unwrap();
+    let before = rss_kib(pid);
+    let stop = AtomicBool::new(false);
+    let mut peak = before;
+    thread::scope(|s| {
+        let _stop = StopOnDrop(&stop);
+        // 100 connections trickling a header a byte at a time: more than the listener's
+        // share of the agent's connections (64).
+        for _ in 0..100 {
+            s.spawn(|| {
+                let Ok(mut c) = TcpStream::connect(maddr) else {
+                    return;
+                };
+                let _ = c.write_all(b"GET /metrics HTTP/1.1\r\nX-Slow: ");
+                while !stop.load(Ordering::Relaxed) && c.write_all(b"a").is_ok() {
+                    thread::sleep(Duration::from_millis(200));
+                }
+            });
+        }
+        // Four 256 MiB request lines and two 100 MB header blocks at once.
+        let huge: Vec<_> = (0..6)
+            .map(|i| {
+                s.spawn(move || {
+                    if i < 4 {
+                        (
+                            256 << 20,
+                            send_huge(maddr, b"GET /", &vec![b'a'; 65536], 256 << 20),
+                        )
+                    } else {
+                        let line = b"X-Big: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n"
+                            .repeat(1024);
+                        (
+                            100_000_000,
+                            send_huge(maddr, b"GET /metrics HTTP/1.1\r\n", &line, 100_000_000),
+                        )
+                    }
+                })
+            })
+            .collect();
+        // Scrapes go on being answered, well within Prometheus' 10 s scrape timeout.
+        for i in 0..20 {
+            let got = scrape(maddr, Duration::from_secs(2));
+            assert_eq!(
+                got.as_deref(),
+                Ok("HTTP/1.1 200 OK"),
+                "scrape {i}; log: {}",
+                agent.log_text()
+            );
+            peak = peak.max(rss_kib(pid));
+            thread::sleep(Duration::from_millis(100));
+        }
+        for h in huge {
+            let (total, sent) = h.join().unwrap();
+            assert!(sent < total, "the listener took all {total} bytes");
+        }
+    });
+    peak = peak.max(rss_kib(pid));
+    // tiny_http kept a 1 GiB request line whole (2.19 GB resident): here the agent
+    // holds at most 64 heads of 8 KiB.
+    assert!(
+        peak < before + 32 * 1024,
+        "resident set grew from {before} KiB to {peak} KiB"
+    );
+    assert_eq!(
+        scrape(maddr, Duration::from_secs(2)).as_deref(),
+        Ok("HTTP/1.1 200 OK")
+    );
+    let log = agent.log_text();
+    assert!(
+        log.contains("answered 431 to a request head over 8192 bytes"),
+        "{log}"
+    );
+}
+
+#[test]
+fn metrics_listener_accepts_again_after_descriptors_ran_out() {
+    // 16 descriptors: the agent's cap is 16 connections, but fewer than that many
+    // descriptors are left beside its standard streams and listeners, so silent
+    // connections to its port exhaust them.
+    let agent = LiveAgent::start_under(
+        &["prlimit", "--nofile=16:16"],
+        &["--metrics", "127.0.0.1:0"],
+    );
+    let maddr = metrics_addr(&agent);
+    assert_eq!(
+        scrape(maddr, Duration::from_secs(2)).as_deref(),
+        Ok("HTTP/1.1 200 OK")
+    );
+    let mut held = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while !agent.log_text().contains("accept failed") && Instant::now() < deadline {
+        held.extend(TcpStream::connect(agent.addr).ok());
+        thread::sleep(Duration::from_millis(20));
+    }
+    // Out of descriptors: the scrape waits in the listen queue, unanswered.
+    let during = scrape(maddr, Duration::from_millis(800));
+    assert!(during.is_err(), "answered during exhaustion: {during:?}");
+    let log = agent.log_text();
+    assert!(
+        log.contains("metrics_accept: accept failed") && log.contains("Too many open files"),
+        "the metrics listener never met EMFILE: {log}"
+    );
+    // The attacker leaves: the listener accepts again, without a restart.
+    drop(held);
+    let t0 = Instant::now();
+    let after = loop {
+        match scrape(maddr, Duration::from_secs(1)) {
+            Ok(s) => break s,
+            Err(e) if t0.elapsed() > Duration::from_secs(4) => panic!("never recovered: {e}"),
+            Err(_) => {}
+        }
+    };
+    assert_eq!(after, "HTTP/1.1 200 OK");
+    assert!(t0.elapsed() < Duration::from_secs(4));
+}
+
+/// Opens `n` silent connections to `to` from `from`; returns those the agent keeps
+/// (in handshake) and the refusals it sent to the others.
+fn flood(to: SocketAddr, from: IpAddr, n: usize) -> (Vec<TcpStream>, Vec<Option<AgentMsg>>) {
+    let socks: Vec<TcpStream> = (0..n)
+        .map(|_| {
+            let s =
+                socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+            s.bind(&SocketAddr::new(from, 0).into()).unwrap();
+            s.connect(&to.into()).unwrap();
+            s.into()
+        })
+        .collect();
+    thread::sleep(Duration::from_millis(500));
+    let (mut held, mut refused) = (Vec::new(), Vec::new());
+    for mut s in socks {
+        s.set_nonblocking(true).unwrap();
+        let mut buf = [0u8; 256];
+        match s.read(&mut buf) {
+            Err(e) if e.kind() == ErrorKind::WouldBlock => held.push(s),
+            Ok(n) => refused.push(
+                Codec::agent()
+                    .decode::<AgentMsg>(buf.get(..n).unwrap())
+                    .ok()
+                    .flatten()
+                    .map(|(m, _)| m),
+            ),
+            Err(_) => refused.push(None),
+        }
+    }
+    (held, refused)
+}
+
+fn ip(last: u8) -> IpAddr {
+    IpAddr::from([127, 0, 0, last])
+}
+
+#[test]
+fn two_sources_flooding_the_handshake_slots_leave_room_for_a_third_client() {
+    let agent = LiveAgent::start(&[]);
+    // 1024 slots: one source alone holds half, the second a third.
+    let (a, refused) = flood(agent.addr, ip(2), 600);
+    assert_eq!(a.len(), 512);
+    let busy = Some(AgentMsg::Refused(Refusal::Busy {
+        active: None,
+        max: None,
+        full: Full::Handshakes,
+    }));
+    assert!(refused.iter().all(|r| *r == busy), "{:?}", refused.first());
+    let (b, _) = flood(agent.addr, ip(3), 600);
+    assert_eq!(b.len(), 341);
+    // A third client gets in and measures.
+    let out = agent.stream(
+        Some(&agent.key_file),
+        &["--bind", "127.0.0.4", "--time", "1s"],
+    );
+    assert!(
+        out.status.success(),
+        "{}\nagent log: {}",
+        stderr(&out),
+        agent.log_text()
+    );
+    drop((a, b));
+}
+
+#[test]
+fn a_client_of_an_agent_whose_handshake_slots_are_full_is_told_busy_by_name() {
+    let agent = LiveAgent::start(&[]);
+    let floods: Vec<_> = [2, 3, 5].map(|i| flood(agent.addr, ip(i), 600).0).into();
+    let held: Vec<usize> = floods.iter().map(Vec::len).collect();
+    assert_eq!(held, [512, 341, 171], "the shares");
+    let out = agent.stream(
+        Some(&agent.key_file),
+        &["--bind", "127.0.0.6", "--time", "1s"],
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains("agent busy: too many connections in handshake"),
+        "{err}"
+    );
+    for wrong in ["not an mtuperf agent", "connection closed while waiting"] {
+        assert!(!err.contains(wrong), "{err}");
+    }
+    drop(floods);
+}
+
+#[test]
+fn concurrent_large_rr_tests_run_what_fits_and_the_rest_is_refused_by_name() {
+    // 600 descriptors: a cap of 236 connections, of which tests may hold 166
+    // (59 kept for handshakes, 4 for sessions, 7 for /metrics): two tests of 64 TCP
+    // clients fit, a third does not.
+    let agent = LiveAgent::start_under(&["prlimit", "--nofile=600:600"], &[]);
+    let log = agent.log_text();
+    assert!(log.contains("tests may hold 166 of them together"), "{log}");
+    let runs: Vec<_> = (0..3)
+        .map(|_| {
+            let args = [
+                "--proto",
+                "tcp",
+                "--clients",
+                "64",
+                "--time",
+                "3s",
+                "--workers",
+                "2",
+            ];
+            let addr = agent.addr.to_string();
+            let key = agent.key_file.clone();
+            thread::spawn(move || {
+                Command::new(BIN)
+                    .env_remove("MTUPERF_KEY_FILE")
+                    .arg("--no-store")
+                    .arg("--key-file")
+                    .arg(key)
+                    .args(["rr", &addr])
+                    .args(args)
+                    .output()
+                    .unwrap()
+            })
+        })
+        .collect();
+    let outs: Vec<_> = runs.into_iter().map(|h| h.join().unwrap()).collect();
+    let codes: Vec<_> = outs.iter().map(|o| o.status.code()).collect();
+    let all = outs.iter().map(stderr).collect::<Vec<_>>().join("\n---\n");
+    assert_eq!(
+        codes.iter().filter(|c| **c == Some(0)).count(),
+        2,
+        "{codes:?}: {all}\nagent log: {}",
+        agent.log_text()
+    );
+    let refused = outs
+        .iter()
+        .find(|o| o.status.code() == Some(4))
+        .expect(&all);
+    let err = stderr(refused);
+    assert!(
+        err.contains(
+            "request beyond what the agent can hold now: asked 64 data connections, 38 free"
+        ),
+        "{err}"
+    );
+    assert!(
+        agent
+            .log_text()
+            .contains("refused a test of 64 connections: 38 free"),
+        "{}",
+        agent.log_text()
+    );
+}
+
+#[test]
+fn a_right_to_left_override_from_a_peer_is_escaped_on_the_terminal_and_in_the_log() {
+    // A fake agent refusing with a detail that would show "exe.txt" as "txt.exe".
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    let fake = thread::spawn(move || {
+        let (mut s, _) = l.accept().unwrap();
+        let mut hello = [0u8; 512];
+        let _ = s.read(&mut hello);
+        let refusal = AgentMsg::Refused(Refusal::BadRequest {
+            detail: "evil\u{202e}exe.txt\u{2066}\u{200b}".into(),
+        });
+        s.write_all(&Codec::agent().encode(&refusal)).unwrap();
+        thread::sleep(Duration::from_millis(300));
+    });
+    let out = Command::new(BIN)
+        .env_remove("MTUPERF_KEY_FILE")
+        .args(["--no-store", "stream", &addr.to_string(), "--time", "1s"])
+        .output()
+        .unwrap();
+    fake.join().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains("evil\\u{202e}exe.txt\\u{2066}\\u{200b}"),
+        "{err}"
+    );
+    assert!(!err.contains(['\u{202e}', '\u{2066}', '\u{200b}']), "{err}");
+
+    // A client whose first message names an unknown type with an override in it: the
+    // agent's log quotes it escaped, as text and as JSON.
+    for format in ["text", "json"] {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("agent.log");
+        let mut child = Command::new(BIN)
+            .env_remove("MTUPERF_KEY_FILE")
+            .args([
+                "serve",
+                "--bind",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--log-format",
+                format,
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        let text = || std::fs::read_to_string(&log).unwrap_or_default();
+        let wait_for = |what: &str| {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while !text().contains(what) && Instant::now() < deadline {
+                thread::sleep(Duration::from_millis(50));
+            }
+        };
+        wait_for("listening on ");
+        let at: SocketAddr = text()
+            .split("listening on ")
+            .nth(1)
+            .and_then(|r| r.split(['"', '\n']).next())
+            .and_then(|a| a.parse().ok())
+            .unwrap_or_else(|| panic!("no address in {}", text()));
+        let mut s = TcpStream::connect(at).unwrap();
+        let payload = "{\"type\":\"he\u{202e}llo\"}".as_bytes();
+        let mut frame = ((payload.len() + 1) as u32).to_be_bytes().to_vec();
+        frame.push(0);
+        frame.extend_from_slice(payload);
+        s.write_all(&frame).unwrap();
+        // Text: the escape as is; JSON: its backslash doubled by the encoding.
+        let want = if format == "text" {
+            "he\\u{202e}llo"
+        } else {
+            "he\\\\u{202e}llo"
+        };
+        wait_for(want);
+        let _ = child.kill();
+        let _ = child.wait();
+        let all = text();
+        assert!(all.contains(want), "{format}: {all}");
+        assert!(!all.contains('\u{202e}'), "{format}: {all}");
+        if format == "json" {
+            for line in all.lines() {
+                serde_json::from_str::<serde_json::Value>(line).unwrap();
+            }
+        }
+    }
+}
