@@ -411,6 +411,45 @@ fn a_client_of_an_agent_whose_handshake_slots_are_full_is_told_busy_by_name() {
 }
 
 #[test]
+fn a_connection_closed_before_the_welcome_is_told_as_seen_not_as_not_an_agent() {
+    // What an agent out of descriptors looks like from the client: the connection is
+    // accepted by the kernel, then closed (or reset, with the hello unread) before a
+    // byte comes back. It may well be an mtuperf agent, so the client must not say
+    // it is not one.
+    for (reset, seen) in [(false, "closed"), (true, "reset")] {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        let fake = thread::spawn(move || {
+            let (s, _) = l.accept().unwrap();
+            if reset {
+                // Closing with the hello unread makes the kernel answer with a reset.
+                thread::sleep(Duration::from_millis(200));
+            } else {
+                let mut s = s;
+                let mut hello = [0u8; 512];
+                let _ = s.read(&mut hello);
+            }
+        });
+        let out = Command::new(BIN)
+            .env_remove("MTUPERF_KEY_FILE")
+            .args(["--no-store", "stream", &addr.to_string(), "--time", "1s"])
+            .output()
+            .unwrap();
+        fake.join().unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(3), "{err}");
+        assert!(
+            err.contains(&format!(
+                "{addr} {seen} the connection before sending a single byte in answer to the hello"
+            )),
+            "{err}"
+        );
+        assert!(err.contains("too short of descriptors"), "{err}");
+        assert!(!err.contains("not an mtuperf agent"), "{err}");
+    }
+}
+
+#[test]
 fn concurrent_large_rr_tests_run_what_fits_and_the_rest_is_refused_by_name() {
     // 600 descriptors: a cap of 236 connections, of which tests may hold 166
     // (59 kept for handshakes, 4 for sessions, 7 for /metrics): two tests of 64 TCP
