@@ -221,7 +221,10 @@ pub fn store_record(
 fn store_run(store: Option<&Store>, run: &NewRun) -> Result<Option<i64>, Failure> {
     let Some(s) = store else { return Ok(None) };
     match s.insert(run) {
-        Ok(id) => Ok(Some(id)),
+        Ok(id) => {
+            crate::out::stored(id);
+            Ok(Some(id))
+        }
         Err(e) => {
             crate::unsaved::keep(s.path(), &run.kind, &run.document, &e.into());
             Ok(None)

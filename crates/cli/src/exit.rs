@@ -28,6 +28,13 @@ pub const REFUSED: u8 = 4;
 pub const FAILED: u8 = 5;
 /// Missing privilege or tool (lab without CAP_NET_ADMIN, missing `ip`).
 pub const ENVIRONMENT: u8 = 6;
+/// The result could not be written whole to stdout (a full disk under a redirect,
+/// an I/O error): what is on stdout is incomplete. A run was still stored.
+pub const OUTPUT: u8 = 7;
+/// Stdout's reader went away (EPIPE: `| head`): the output stopped there. 128 + 13,
+/// what a shell reports for a process that SIGPIPE ended, so `set -o pipefail`
+/// scripts see what they see from other tools; a run was still stored.
+pub const BROKEN_PIPE: u8 = 141;
 /// Stopped by Ctrl-C (SIGINT); the partial result was printed and stored. `finish`
 /// turns it into [`TERMINATED`] when SIGTERM was the signal.
 pub const INTERRUPTED: u8 = 130;
@@ -95,15 +102,25 @@ impl From<anyhow::Error> for Failure {
 
 pub type CmdResult = Result<u8, Failure>;
 
-/// Ends the process: flushes stdout (a closed pipe is not an error: the command already
-/// stopped printing and stored its run), prints the error chain once (on one line,
-/// control characters escaped), then any storage
-/// failure (the result was printed first; exit 5).
+/// Ends the process: flushes stdout, prints the error chain once (on one line,
+/// control characters escaped), then any storage failure (the result was printed
+/// first) and any output failure (the run was stored first). The code: an
+/// interruption (130/143), else the command's own error (2-6), else a run that could
+/// not be stored (5), else stdout that failed (7) or whose reader went away (141),
+/// else the command's answer (0/1): a result not written whole is never a success.
 pub fn finish(result: CmdResult) -> ExitCode {
     crate::out::flush();
     let code = match result {
         Ok(code) => code,
-        Err(f) if is_broken_pipe(&f.error) => 0,
+        // A command that wrote elsewhere than through `out` and met a closed pipe.
+        Err(f) if is_broken_pipe(&f.error) && crate::out::cut().is_none() => {
+            report_cut(&crate::out::Cut {
+                broken_pipe: true,
+                error: format!("{:#}", f.error),
+            });
+            BROKEN_PIPE
+        }
+        Err(f) if is_broken_pipe(&f.error) => BROKEN_PIPE,
         Err(f) => {
             // The chain can carry what a peer sent (an agent's refusal, a hostname):
             // escaped, so it cannot forge a second line or drive the terminal.
@@ -126,10 +143,61 @@ pub fn finish(result: CmdResult) -> ExitCode {
     };
     // A run that could not be stored: reported after its result, exit 5 unless the
     // command already ends with a more specific failure or an interruption.
-    if crate::unsaved::report() && code < FAILED {
-        return ExitCode::from(FAILED);
-    }
+    let code = if crate::unsaved::report() && code < FAILED {
+        FAILED
+    } else {
+        code
+    };
+    let code = match crate::out::cut() {
+        Some(cut) => {
+            report_cut(cut);
+            if code <= CHECK_FAILED {
+                cut_code(cut)
+            } else {
+                code
+            }
+        }
+        None => code,
+    };
     ExitCode::from(signalled(code))
+}
+
+/// The exit code of an output that stopped at `cut`.
+fn cut_code(cut: &crate::out::Cut) -> u8 {
+    if cut.broken_pipe {
+        BROKEN_PIPE
+    } else {
+        OUTPUT
+    }
+}
+
+/// Says on stderr that the output is incomplete, why, and where the result is kept.
+fn report_cut(cut: &crate::out::Cut) {
+    let what = if cut.broken_pipe {
+        "mtuperf: output cut short: stdout's reader went away (broken pipe)".to_string()
+    } else {
+        format!(
+            "mtuperf: error: writing to stdout failed: {}; the output is incomplete",
+            cut.error
+        )
+    };
+    let runs = crate::out::stored_runs();
+    let kept = match runs.as_slice() {
+        [] => String::new(),
+        [id] => format!("; the run is stored as run {id} (`mtuperf show {id}`)"),
+        [first, .., last] if runs.len() > 5 => format!(
+            "; the {} runs are stored, as runs {first} to {last} (`mtuperf history`)",
+            runs.len()
+        ),
+        _ => format!(
+            "; the runs are stored as runs {} (`mtuperf history`)",
+            runs.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let _ = writeln!(std::io::stderr(), "{what}{kept}");
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {

@@ -1,14 +1,46 @@
 //! Everything the CLI prints on stdout goes through [`out!`]/[`outln!`]: `println!`
 //! panics when stdout is a closed pipe (`mtuperf history | head -1`), which would lose
 //! the run. Here the first failed write (EPIPE or any other error) is recorded and every
-//! later write is a no-op, so the command still finishes and stores what it measured.
+//! later write is a no-op, so the command still finishes and stores what it measured;
+//! `exit::finish` then reads [`cut`] and ends the process non-zero with the reason:
+//! a result that did not reach stdout whole is never reported as a success.
 use std::fmt;
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock};
 
-static CLOSED: AtomicBool = AtomicBool::new(false);
+static CUT: OnceLock<Cut> = OnceLock::new();
+static STORED: Mutex<Vec<i64>> = Mutex::new(Vec::new());
 static DOCUMENT: AtomicBool = AtomicBool::new(false);
 static JSON_CHOSEN: AtomicBool = AtomicBool::new(false);
+
+/// Why stdout stopped taking the output: the first failed write or flush.
+#[derive(Debug)]
+pub struct Cut {
+    /// The reader went away (EPIPE: `| head`), as opposed to a write that failed
+    /// (a full disk under a redirect, EIO, a short write).
+    pub broken_pipe: bool,
+    /// The error, as the system said it.
+    pub error: String,
+}
+
+/// How stdout failed, if it did: the output is incomplete.
+pub fn cut() -> Option<&'static Cut> {
+    CUT.get()
+}
+
+/// A run stored in the history by this process (so that a failed output can say
+/// where the result is).
+pub fn stored(id: i64) {
+    if let Ok(mut s) = STORED.lock() {
+        s.push(id);
+    }
+}
+
+/// The runs stored by this process, oldest first.
+pub fn stored_runs() -> Vec<i64> {
+    STORED.lock().map(|s| s.clone()).unwrap_or_default()
+}
 
 /// The command asked for JSON (`crate::output`): its errors become documents too.
 pub fn choose_json() {
@@ -28,7 +60,7 @@ pub fn document_printed() -> bool {
 
 /// Writes to stdout unless an earlier write failed; never panics.
 pub fn write(args: fmt::Arguments<'_>, newline: bool) {
-    if CLOSED.load(Ordering::Relaxed) {
+    if CUT.get().is_some() {
         return;
     }
     let mut out = io::stdout().lock();
@@ -43,7 +75,7 @@ pub fn write(args: fmt::Arguments<'_>, newline: bool) {
 
 /// Flushes what is buffered (before exiting); a failure is recorded like a write's.
 pub fn flush() {
-    if CLOSED.load(Ordering::Relaxed) {
+    if CUT.get().is_some() {
         return;
     }
     if let Err(e) = io::stdout().lock().flush() {
@@ -51,14 +83,13 @@ pub fn flush() {
     }
 }
 
+/// Records the first failure; the reason is said once, when the command ends
+/// (`exit::finish`), not in the middle of its output.
 fn failed(e: &io::Error) {
-    if !CLOSED.swap(true, Ordering::Relaxed) && e.kind() != io::ErrorKind::BrokenPipe {
-        // Not a closed pipe (a full disk under a redirect, EIO): say so once, on stderr.
-        let _ = writeln!(
-            io::stderr(),
-            "mtuperf: warning: writing to stdout failed: {e}; output stopped"
-        );
-    }
+    let _ = CUT.set(Cut {
+        broken_pipe: e.kind() == io::ErrorKind::BrokenPipe,
+        error: e.to_string(),
+    });
 }
 
 /// `print!` that never panics (see the module documentation).

@@ -50,10 +50,11 @@ pub enum EngineError {
     #[error("{0}")]
     Config(#[from] crate::config::ConfigError),
     /// The connection was closed (or reset) before a single byte answered the hello.
-    /// An mtuperf agent answers even when full ("busy"), so this is something else,
-    /// or an agent so short of descriptors that it could not write its refusal.
-    #[error("{addr} closed the connection before answering the hello: it is not an mtuperf agent, or one too short of descriptors to answer even \"busy\"; try again later")]
-    ClosedBeforeWelcome { addr: SocketAddr },
+    /// An mtuperf agent answers even when full ("busy"), unless it is so short of
+    /// descriptors that it cannot write its refusal; other servers close too. The
+    /// message says what was seen, not which of the two it was.
+    #[error("{addr} {} the connection before sending a single byte in answer to the hello (an mtuperf agent too short of descriptors to answer even \"busy\" does this, and so can a server of another protocol); try again later, and check that an agent listens there", if *.reset { "reset" } else { "closed" })]
+    ClosedBeforeWelcome { addr: SocketAddr, reset: bool },
     /// What answered the hello is something else (an SSH or HTTP server, iperf3).
     #[error("{addr} is not an mtuperf agent ({detail})")]
     NotAgent { addr: SocketAddr, detail: String },

@@ -64,7 +64,7 @@ pub(crate) fn expect_agent(
         }
         let _ = sock.set_read_timeout(Some(left.min(Duration::from_millis(200))));
         match sock.peek(&mut buf) {
-            Ok(0) => return Err(EngineError::ClosedBeforeWelcome { addr }),
+            Ok(0) => return Err(EngineError::ClosedBeforeWelcome { addr, reset: false }),
             Ok(n) => {
                 let got = buf.get(..n).unwrap_or_default();
                 match judge(got) {
@@ -82,7 +82,7 @@ pub(crate) fn expect_agent(
                         | std::io::ErrorKind::Interrupted
                 ) => {}
             Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {
-                return Err(EngineError::ClosedBeforeWelcome { addr })
+                return Err(EngineError::ClosedBeforeWelcome { addr, reset: true })
             }
             // Anything else: let the real read report it.
             Err(_) => return Ok(()),

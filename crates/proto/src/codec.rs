@@ -146,7 +146,8 @@ impl Codec {
             (FLAG_TAGGED, None) => return Err(FrameError::BadTag),
             (f, _) => return Err(FrameError::Flags(f)),
         };
-        Ok(serde_json::from_slice(payload)?)
+        // The one boundary where what a peer says enters: every string escaped.
+        Ok(crate::text::from_peer_json(payload)?)
     }
 
     /// Decodes one frame from the front of `buf`: `Ok(None)` when more bytes are
@@ -290,5 +291,44 @@ mod tests {
             panic!("not a hello")
         };
         assert_ne!(h.version, crate::PROTOCOL_VERSION);
+    }
+
+    #[test]
+    fn what_an_agent_says_is_escaped_when_decoded() {
+        use crate::host::IfaceInfo;
+        use crate::msg::stream::{ConnReport, EndReport};
+        let hostile = "lo\u{202e}\x1b[2J\nwarn FORGED";
+        let seen = "lo\\u{202e}\\x1b[2J\\nwarn FORGED";
+        let report = EndReport {
+            conns: vec![ConnReport {
+                error: Some(hostile.into()),
+                ..ConnReport::default()
+            }],
+            iface: Some(IfaceInfo {
+                name: hostile.into(),
+                members: vec![(hostile.into(), 9000)],
+                ..IfaceInfo::default()
+            }),
+            ..EndReport::default()
+        };
+        let f = Codec::agent().encode(&AgentMsg::StreamDone(Box::new(report)));
+        let (m, _): (AgentMsg, usize) = Codec::client().decode(&f).unwrap().unwrap();
+        let AgentMsg::StreamDone(r) = m else {
+            panic!("not a report")
+        };
+        assert_eq!(r.conns[0].error.as_deref(), Some(seen));
+        let iface = r.iface.unwrap();
+        assert_eq!(iface.name, seen);
+        assert_eq!(iface.members[0].0, seen);
+        // And what a client says, on the agent's side.
+        let f = Codec::client().encode(&ClientMsg::Hello(Hello {
+            software: hostile.into(),
+            ..Hello::new([1; 16], Role::Control)
+        }));
+        let (m, _): (ClientMsg, usize) = Codec::agent().decode(&f).unwrap().unwrap();
+        let ClientMsg::Hello(h) = m else {
+            panic!("not a hello")
+        };
+        assert_eq!(h.software, seen);
     }
 }

@@ -1,5 +1,6 @@
 //! No lost result (issue 12): every subcommand that prints writes into a pipe whose
-//! reader is gone without panicking, and still stores its run; a history database on a
+//! reader is gone without panicking, still stores its run, and exits 141 saying so
+//! (issue 28); a history database on a
 //! filesystem that fills up during a run gets the result printed first (JSON that
 //! parses), exit 5, the document kept elsewhere, the database intact; an explicit --db
 //! under a missing directory is refused by name and nothing is created.
@@ -12,7 +13,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-use adversarial_support::{LiveAgent, BIN};
+use adversarial_support::{stderr, LiveAgent, BIN};
 use mtuperf_store::{Filter, Store};
 
 /// Runs mtuperf with stdout a pipe whose read end is already closed (every write fails
@@ -55,6 +56,7 @@ fn every_printing_subcommand_survives_a_closed_stdout_and_stores_its_run() {
         (vec!["stream", &a, "--time", "500ms", "--json"], 1),
         (vec!["stream", &a, "--time", "300ms", "--repeat", "2"], 2),
         (vec!["rr", &a, "--time", "500ms", "--interval", "100ms"], 1),
+        (vec!["rr", &a, "--time", "300ms", "--json"], 1),
         (vec!["path", &a], 1),
         (vec!["doctor", "--iface", "lo", "--sample", "0s"], 1),
         (
@@ -79,19 +81,168 @@ fn every_printing_subcommand_survives_a_closed_stdout_and_stores_its_run() {
             !err.contains("panicked") && code != Some(101),
             "{args:?} panicked on a closed stdout (exit {code:?}): {err}"
         );
-        // 0, or the command's own verdict (doctor: 1 = FAIL findings on lo), never a crash.
+        // The output was cut: 141 (as a shell reports a process SIGPIPE ended), with
+        // the reason, whatever the command's own answer would have been.
+        assert_eq!(code, Some(141), "{args:?}: {err}");
         assert!(
-            matches!(code, Some(0 | 1)),
-            "{args:?}: exit {code:?}: {err}"
+            err.contains("output cut short: stdout's reader went away (broken pipe)"),
+            "{args:?}: {err}"
         );
-        assert!(!err.contains("Broken pipe"), "{args:?}: {err}");
         expect_runs += runs;
         assert_eq!(
             stored(&db),
             expect_runs,
             "{args:?} did not store its run: {err}"
         );
+        // A command that stored runs says where they are.
+        if *runs == 1 {
+            assert!(
+                err.contains(&format!("the run is stored as run {expect_runs}")),
+                "{args:?}: {err}"
+            );
+        } else if *runs > 1 {
+            assert!(
+                err.contains("the runs are stored as runs"),
+                "{args:?}: {err}"
+            );
+        }
     }
+}
+
+/// Runs mtuperf with stdout `/dev/full` (every write fails with ENOSPC).
+fn into_dev_full(db: &Path, key: &Path, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .env_remove("MTUPERF_KEY_FILE")
+        .env_remove("MTUPERF_DB")
+        .arg("--db")
+        .arg(db)
+        .arg("--key-file")
+        .arg(key)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open("/dev/full")
+                .unwrap(),
+        )
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_result_that_does_not_reach_stdout_exits_7_with_the_reason_and_stays_stored() {
+    let agent = LiveAgent::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("history.db");
+    let a = agent.addr.to_string();
+    let reason = "mtuperf: error: writing to stdout failed: No space left on device";
+    // A measuring run: its JSON cannot be written, it is stored all the same, and the
+    // error says where.
+    let out = into_dev_full(
+        &db,
+        &agent.key_file,
+        &["rr", &a, "--time", "500ms", "--json"],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(7), "{err}");
+    assert!(err.contains(reason), "{err}");
+    assert!(
+        err.contains("the output is incomplete; the run is stored as run 1 (`mtuperf show 1`)"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(stored(&db), 1, "the run is in the history");
+    // The same run as text.
+    let out = into_dev_full(&db, &agent.key_file, &["rr", &a, "--time", "300ms"]);
+    assert_eq!(out.status.code(), Some(7), "{}", stderr(&out));
+    assert_eq!(stored(&db), 2);
+    // Every command that prints a stored result.
+    for args in [
+        &["export"][..],
+        &["export", "--format", "json"],
+        &["show", "1"],
+        &["show", "1", "--json"],
+        &["history"],
+        &["history", "--json"],
+        &["report", "1"],
+        &["report", "1", "--format", "md"],
+    ] {
+        let out = into_dev_full(&db, &agent.key_file, args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(7), "{args:?}: {err}");
+        assert!(err.contains(reason), "{args:?}: {err}");
+        assert!(
+            !err.contains("stored as run"),
+            "{args:?} stored nothing: {err}"
+        );
+    }
+    assert_eq!(stored(&db), 2, "the history is as it was");
+    // With room, the same commands succeed.
+    let out = Command::new(BIN)
+        .arg("--db")
+        .arg(&db)
+        .args(["export", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+/// `docs/production.md`'s cron recipe on a disk with one page left: the export is cut
+/// at 4 KiB, exits 7, and `&& mv` leaves the previous file in place.
+#[test]
+fn a_short_export_on_a_full_disk_exits_non_zero_and_the_cron_recipe_keeps_the_old_file() {
+    let Some(fs) = Tmpfs::mount("1m") else { return };
+    let agent = LiveAgent::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("history.db");
+    let a = agent.addr.to_string();
+    let out = Command::new(BIN)
+        .env_remove("MTUPERF_KEY_FILE")
+        .arg("--db")
+        .arg(&db)
+        .arg("--key-file")
+        .arg(&agent.key_file)
+        .args(["stream", &a, "--time", "100ms", "--repeat", "12"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let whole = Command::new(BIN)
+        .arg("--db")
+        .arg(&db)
+        .args(["export", "--format", "json"])
+        .output()
+        .unwrap()
+        .stdout;
+    assert!(whole.len() > 8192, "a document larger than the room left");
+    let final_file = fs.path().join("runs.json");
+    std::fs::write(&final_file, "previous export\n").unwrap();
+    fs.fill_leaving("filler", 4096);
+    let recipe = format!(
+        "{bin} --db {db} export --format json > {f}.tmp && mv {f}.tmp {f}",
+        bin = BIN,
+        db = db.display(),
+        f = final_file.display()
+    );
+    let out = Command::new("sh").args(["-c", &recipe]).output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(7), "{err}");
+    assert!(
+        err.contains("writing to stdout failed: No space left on device"),
+        "{err}"
+    );
+    let short = std::fs::read(fs.path().join("runs.json.tmp")).unwrap();
+    assert!(
+        !short.is_empty() && short.len() < whole.len(),
+        "a short write: {} of {} bytes",
+        short.len(),
+        whole.len()
+    );
+    assert_eq!(
+        std::fs::read_to_string(&final_file).unwrap(),
+        "previous export\n",
+        "the truncated export was not installed"
+    );
 }
 
 /// Mounts a tmpfs of `size` on a fresh directory; None (test skipped) without root.
@@ -123,6 +274,17 @@ impl Tmpfs {
         let block = vec![0u8; 64 * 1024];
         while f.write_all(&block).is_ok() {}
         let _ = f.sync_all();
+    }
+
+    /// Fills the filesystem, then frees `room` bytes of it.
+    fn fill_leaving(&self, name: &str, room: u64) {
+        self.fill(name);
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(self.path().join(name))
+            .unwrap();
+        let len = f.metadata().unwrap().len();
+        f.set_len(len.saturating_sub(room)).unwrap();
     }
 }
 

@@ -11,6 +11,8 @@ mod lab_support;
 mod adversarial_lab_support;
 #[path = "../support/adversarial_support/mod.rs"]
 mod adversarial_support;
+#[path = "../support/agent_support.rs"]
+mod agent_support;
 
 mod adversarial;
 mod adversarial_doctor;
@@ -19,4 +21,5 @@ mod adversarial_keygen;
 mod adversarial_lab;
 mod adversarial_output;
 mod adversarial_udp;
+mod hostile_peer;
 mod overload;

@@ -2,7 +2,8 @@
 //! metrics port against slowloris, huge requests and descriptor exhaustion; its
 //! handshake slots flooded from several source addresses; concurrent tests larger
 //! than its connection cap; and peer-sent format characters on the way to a
-//! terminal or a log.
+//! terminal or a log. A stream and an rr step under the metrics attack count every
+//! byte and block.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use crate::adversarial_support;
@@ -165,6 +166,122 @@ fn metrics_port_stays_small_and_answers_scrapes_under_slowloris_and_huge_request
     );
 }
 
+/// The JSON document a command printed.
+fn json_of(out: &std::process::Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("no JSON ({e}): {}", stderr(out)))
+}
+
+#[test]
+fn metrics_under_attack_never_disturbs_a_measurement() {
+    // 200 descriptors: the agent caps itself at 36 connections. A metrics listener
+    // that took a descriptor and a thread for every connection (as before) would hold
+    // them all under the 300 slowloris connections below, and the test's data
+    // connections would find none.
+    let agent = LiveAgent::start_under(
+        &["prlimit", "--nofile=200:200"],
+        &["--metrics", "127.0.0.1:0"],
+    );
+    let maddr = metrics_addr(&agent);
+    let stop = AtomicBool::new(false);
+    let attempts = std::sync::atomic::AtomicUsize::new(0);
+    thread::scope(|s| {
+        let _stop = StopOnDrop(&stop);
+        // Slowloris far beyond the listener's share, held for the whole test.
+        for _ in 0..300 {
+            s.spawn(|| {
+                let Ok(mut c) = TcpStream::connect(maddr) else {
+                    return;
+                };
+                let _ = c.write_all(b"GET /metrics HTTP/1.1\r\nX-Slow: ");
+                while !stop.load(Ordering::Relaxed) && c.write_all(b"a").is_ok() {
+                    thread::sleep(Duration::from_millis(200));
+                }
+            });
+        }
+        // Huge request lines and header blocks, one after another, until the end.
+        for i in 0..4 {
+            let (stop, attempts) = (&stop, &attempts);
+            s.spawn(move || {
+                let line =
+                    b"X-Big: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n".repeat(1024);
+                let filler = vec![b'a'; 65536];
+                while !stop.load(Ordering::Relaxed) {
+                    attempts.fetch_add(1, Ordering::Relaxed);
+                    if i % 2 == 0 {
+                        send_huge(maddr, b"GET /", &filler, 64 << 20);
+                    } else {
+                        send_huge(maddr, b"GET /metrics HTTP/1.1\r\n", &line, 64 << 20);
+                    }
+                }
+            });
+        }
+        thread::sleep(Duration::from_secs(1));
+        let before = attempts.load(Ordering::Relaxed);
+        // A stream of an exact number of bytes: every byte sent arrives, nothing is
+        // cut.
+        let total: u64 = 64 << 20;
+        let out = agent.stream(
+            Some(&agent.key_file),
+            &["--bytes", "64M", "--streams", "2", "--json"],
+        );
+        assert!(out.status.success(), "stream: {}", stderr(&out));
+        let r = &json_of(&out)["runs"][0]["result"];
+        assert_eq!(r["interrupted"], false, "{r}");
+        let sum = |end: &str, sending: bool| -> u64 {
+            r[end]["conns"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|c| c["sending"] == sending)
+                .map(|c| {
+                    assert!(c["error"].is_null(), "{c}");
+                    c["bytes"].as_u64().unwrap()
+                })
+                .sum()
+        };
+        assert_eq!(sum("client", true), total, "sent");
+        assert_eq!(sum("agent", false), total, "received");
+        // A TCP rr step: every request answered, counted alike on both ends.
+        let out = agent.rr(&["--proto", "tcp", "--time", "2s", "--json"]);
+        assert!(out.status.success(), "rr: {}", stderr(&out));
+        let r = &json_of(&out)["steps"][0]["result"];
+        let (c, a) = (&r["client"]["counts"], &r["agent"]);
+        let sent = c["requests_sent"].as_u64().unwrap();
+        assert!(sent > 0, "{c}");
+        assert_eq!(c["blocks"].as_u64(), Some(sent), "{c}");
+        for k in [
+            "lost",
+            "lost_at_end",
+            "late",
+            "duplicate",
+            "out_of_order",
+            "corrupt",
+            "invalid",
+        ] {
+            assert_eq!(c[k].as_u64(), Some(0), "{k}: {c}");
+        }
+        assert_eq!(a["requests"].as_u64(), Some(sent), "{a}");
+        assert_eq!(a["responses"].as_u64(), Some(sent), "{a}");
+        assert_eq!(a["rejected"].as_u64(), Some(0), "{a}");
+        // The attack went on all along, and scrapes are still answered.
+        assert!(
+            attempts.load(Ordering::Relaxed) > before,
+            "no huge request during the runs"
+        );
+        assert_eq!(
+            scrape(maddr, Duration::from_secs(2)).as_deref(),
+            Ok("HTTP/1.1 200 OK")
+        );
+    });
+    assert!(
+        agent
+            .log_text()
+            .contains("answered 431 to a request head over 8192 bytes"),
+        "{}",
+        agent.log_text()
+    );
+}
+
 #[test]
 fn metrics_listener_accepts_again_after_descriptors_ran_out() {
     // 16 descriptors: the agent's cap is 16 connections, but fewer than that many
@@ -291,6 +408,45 @@ fn a_client_of_an_agent_whose_handshake_slots_are_full_is_told_busy_by_name() {
         assert!(!err.contains(wrong), "{err}");
     }
     drop(floods);
+}
+
+#[test]
+fn a_connection_closed_before_the_welcome_is_told_as_seen_not_as_not_an_agent() {
+    // What an agent out of descriptors looks like from the client: the connection is
+    // accepted by the kernel, then closed (or reset, with the hello unread) before a
+    // byte comes back. It may well be an mtuperf agent, so the client must not say
+    // it is not one.
+    for (reset, seen) in [(false, "closed"), (true, "reset")] {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        let fake = thread::spawn(move || {
+            let (s, _) = l.accept().unwrap();
+            if reset {
+                // Closing with the hello unread makes the kernel answer with a reset.
+                thread::sleep(Duration::from_millis(200));
+            } else {
+                let mut s = s;
+                let mut hello = [0u8; 512];
+                let _ = s.read(&mut hello);
+            }
+        });
+        let out = Command::new(BIN)
+            .env_remove("MTUPERF_KEY_FILE")
+            .args(["--no-store", "stream", &addr.to_string(), "--time", "1s"])
+            .output()
+            .unwrap();
+        fake.join().unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(3), "{err}");
+        assert!(
+            err.contains(&format!(
+                "{addr} {seen} the connection before sending a single byte in answer to the hello"
+            )),
+            "{err}"
+        );
+        assert!(err.contains("too short of descriptors"), "{err}");
+        assert!(!err.contains("not an mtuperf agent"), "{err}");
+    }
 }
 
 #[test]

@@ -168,17 +168,7 @@ fn escaped(s: String) -> String {
 /// override or an escape sequence as the character itself, and whoever reads the
 /// log on a terminal gets it.
 fn escaped_value(v: serde_json::Value) -> serde_json::Value {
-    use serde_json::Value;
-    match v {
-        Value::String(s) => Value::String(escaped(s)),
-        Value::Array(a) => Value::Array(a.into_iter().map(escaped_value).collect()),
-        Value::Object(o) => Value::Object(
-            o.into_iter()
-                .map(|(k, v)| (escaped(k), escaped_value(v)))
-                .collect(),
-        ),
-        other => other,
-    }
+    mtuperf_proto::text::escape_json(v)
 }
 
 #[cfg(test)]

@@ -147,7 +147,7 @@ pub(crate) fn greet(job: &NodeJob, stop: &Arc<AtomicBool>) -> Result<Greeted, Fa
     }
     let hello = loop {
         match ch.line(deadline, stop) {
-            Ok(l) => match serde_json::from_str::<NodeMsg>(&l) {
+            Ok(l) => match mtuperf_proto::text::from_peer_json::<NodeMsg>(l.as_bytes()) {
                 Ok(NodeMsg::Hello(h)) => break *h,
                 Ok(NodeMsg::Failed(why)) => return Err(Failure::new(Step::Start, why)),
                 _ => {}
@@ -242,7 +242,7 @@ pub(crate) fn start(
         .map_err(|e| Failure::new(Step::Start, format!("writing to ssh: {e}")))?;
     loop {
         match ch.line(deadline, stop) {
-            Ok(l) => match serde_json::from_str::<NodeMsg>(&l) {
+            Ok(l) => match mtuperf_proto::text::from_peer_json::<NodeMsg>(l.as_bytes()) {
                 Ok(NodeMsg::Ready(r)) => return Ok(r.port),
                 Ok(NodeMsg::Failed(why)) => return Err(Failure::new(Step::Start, why)),
                 _ => {}

@@ -142,3 +142,71 @@ fn silent_peers_cost_only_their_own_checks_and_the_cycle_ends_by_its_deadline() 
     assert_eq!(successes, 2, "only the peers that answered: {text}");
     drop(silent);
 }
+
+#[test]
+fn with_fewer_fan_out_slots_than_peers_at_most_that_many_checks_run_at_once() {
+    let agents: Vec<(SocketAddr, Arc<AtomicBool>)> = (0..5).map(|_| agent()).collect();
+    let cfg = WatchConfig {
+        peers: agents.iter().map(|(a, _)| a.to_string()).collect(),
+        every: Duration::from_secs(10),
+        expect: None,
+        rr: None,
+        rr_rate: None,
+        fan_out: 2,
+    };
+    let deadline = cycle_deadline(&cfg);
+    let mut watcher = AgentConfig::new(Vec::new());
+    watcher.key = Some(KEY);
+    let events: Arc<Mutex<Vec<Event>>> = Arc::default();
+    let shutdown = Arc::new(AtomicBool::new(false));
+    let (e, s) = (events.clone(), shutdown.clone());
+    let t = thread::spawn(move || {
+        watch::run(&cfg, &watcher, &s, &mut |ev| e.lock().unwrap().push(ev));
+    });
+    let t0 = Instant::now();
+    let cycle = loop {
+        let found = events.lock().unwrap().iter().find_map(|ev| match ev {
+            Event::Cycle(c) => Some(c.clone()),
+            Event::Check(_) => None,
+        });
+        if let Some(c) = found {
+            break c;
+        }
+        assert!(t0.elapsed() < deadline * 3, "no cycle ended");
+        thread::sleep(Duration::from_millis(50));
+    };
+    shutdown.store(true, Ordering::Relaxed);
+    t.join().unwrap();
+    for (_, stop) in &agents {
+        stop.store(true, Ordering::Relaxed);
+    }
+    assert!(cycle.late.is_empty(), "{cycle:?}");
+    let events = events.lock().unwrap();
+    let checks: Vec<&watch::Check> = events
+        .iter()
+        .filter_map(|ev| match ev {
+            Event::Check(c) => Some(c.as_ref()),
+            Event::Cycle(_) => None,
+        })
+        .take(5)
+        .collect();
+    // Every peer checked in the cycle, though only two slots were there.
+    assert_eq!(checks.len(), 5, "{checks:?}");
+    for c in &checks {
+        assert!(c.path.as_ref().is_ok_and(|p| p.ok), "{c:?}");
+    }
+    // How many checks ran at the start of each: never more than the slots, and the
+    // two slots were used side by side.
+    let at_once = checks
+        .iter()
+        .map(|x| {
+            checks
+                .iter()
+                .filter(|y| y.started_unix_ms <= x.started_unix_ms)
+                .filter(|y| x.started_unix_ms < y.ended_unix_ms)
+                .count()
+        })
+        .max()
+        .unwrap();
+    assert_eq!(at_once, 2, "{checks:?}");
+}

@@ -17,6 +17,10 @@ fn json<T: serde::Serialize>(doc: &T) -> String {
 /// # Errors
 /// The document does not parse as its kind's schema.
 pub fn decode(kind: RunKind, document: &str) -> Result<Box<dyn RunRecord>, serde_json::Error> {
+    // What peers said, escaped as it came in; a document stored before that (or
+    // brought from elsewhere) is escaped here, so `show` and `report` never print it raw.
+    let escaped = mtuperf_proto::text::escape_json_text(document)?;
+    let document: &str = &escaped;
     Ok(match kind {
         RunKind::Stream => Box::new(Stored(serde_json::from_str::<stream::Document>(document)?)),
         RunKind::Rr => Box::new(Stored(serde_json::from_str::<rr::Document>(document)?)),
@@ -296,5 +300,28 @@ impl RunRecord for mesh::Document {
     }
     fn text(&self) -> String {
         mesh::text(self)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::decode;
+    use crate::record::RunKind;
+
+    #[test]
+    fn a_stored_document_with_raw_peer_text_reads_back_escaped() {
+        // A document stored before peer text was escaped on arrival: the agent's
+        // interface name carries an override, an escape sequence and a newline.
+        let raw = include_str!("../../tests/fixtures/rr_step_loopback.json")
+            .replace(r#""name":"lo""#, r#""name":"lo\u202e\u001b[31m\nFORGED""#);
+        assert!(
+            raw.contains(r"\u202e"),
+            "the fixture names its interface lo"
+        );
+        let text = decode(RunKind::Rr, &raw).unwrap().text();
+        assert!(!text.contains(['\u{202e}', '\u{1b}']), "{text}");
+        assert!(text.contains(r"lo\u{202e}\x1b[31m\nFORGED"), "{text}");
+        assert!(!text.lines().any(|l| l.starts_with("FORGED")), "{text}");
     }
 }
