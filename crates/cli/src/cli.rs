@@ -296,6 +296,126 @@ mod tests {
         assert!(!g.no_store && g.db.is_some());
     }
 
+    /// A help's flags by the heading they sit under ("Options" for the ungrouped).
+    fn sections(help: &str) -> Vec<(String, Vec<String>)> {
+        let mut out: Vec<(String, Vec<String>)> = Vec::new();
+        for block in help.split("\n\n") {
+            for line in block.lines() {
+                if let Some(h) = line.strip_suffix(':').filter(|h| !h.starts_with(' ')) {
+                    out.push((h.to_string(), Vec::new()));
+                } else if let (Some(last), [flag]) = (out.last_mut(), &listed(line)[..]) {
+                    last.1.push(flag.clone());
+                }
+            }
+        }
+        out
+    }
+
+    /// The flags a command's help lists under each heading.
+    type Grouped = &'static [(&'static str, &'static [&'static str])];
+
+    #[test]
+    fn flags_sit_under_headings() {
+        let want: [(&str, Grouped); 2] = [
+            (
+                "stream",
+                &[
+                    (
+                        "What to send",
+                        &[
+                            "--block",
+                            "--time",
+                            "--bytes",
+                            "--file",
+                            "--reverse",
+                            "--bidir",
+                            "--repeat",
+                        ],
+                    ),
+                    ("Load", &["--streams", "--window", "--mss", "--rx-coalesce"]),
+                    ("Output", &["--interval", "--omit", "--format", "--json"]),
+                    (
+                        "UDP stream (--udp)",
+                        &["--udp", "--rate", "--max-loss", "--udp-io"],
+                    ),
+                    ("Placement", &["--bind", "--cpu", "--agent-cpu"]),
+                    ("History", &["--label", "--db", "--no-store"]),
+                    (
+                        "Agents over SSH",
+                        &[
+                            "--ssh",
+                            "--ssh-command",
+                            "--ssh-copy",
+                            "--ssh-timeout",
+                            "--ssh-lifetime",
+                        ],
+                    ),
+                    ("Agent", &["--key-file"]),
+                ],
+            ),
+            (
+                "rr",
+                &[
+                    (
+                        "What to send",
+                        &[
+                            "--proto",
+                            "--block",
+                            "--request",
+                            "--time",
+                            "--verify",
+                            "--bidir",
+                        ],
+                    ),
+                    (
+                        "Load",
+                        &[
+                            "--clients",
+                            "--rate",
+                            "--workers",
+                            "--threads",
+                            "--timeout",
+                            "--from",
+                        ],
+                    ),
+                    ("Output", &["--interval", "--format", "--json"]),
+                    ("Placement", &["--bind", "--cpu", "--agent-cpu"]),
+                    ("History", &["--label", "--db", "--no-store"]),
+                    (
+                        "Agents over SSH",
+                        &[
+                            "--ssh",
+                            "--ssh-command",
+                            "--ssh-copy",
+                            "--ssh-timeout",
+                            "--ssh-lifetime",
+                        ],
+                    ),
+                    ("Agent", &["--key-file"]),
+                ],
+            ),
+        ];
+        for (cmd, headings) in want {
+            let got = sections(&help(&[cmd.to_string()]));
+            for (heading, flags) in headings {
+                let (_, under) = got
+                    .iter()
+                    .find(|(h, _)| h == heading)
+                    .unwrap_or_else(|| panic!("{cmd}: no heading {heading}: {got:?}"));
+                assert_eq!(under, flags, "{cmd}: {heading}");
+            }
+        }
+        // Every command with many flags groups them: few are left ungrouped.
+        for path in paths() {
+            let got = sections(&help(&path));
+            let all: usize = got.iter().map(|(_, f)| f.len()).sum();
+            let (_, loose) = got.iter().find(|(h, _)| h == "Options").unwrap();
+            if all > 12 {
+                assert!(loose.len() <= 5, "{path:?}: {loose:?}");
+            }
+        }
+    }
+
     #[test]
     fn format_help_and_values_are_each_commands_own() {
         for (path, has, not) in [

@@ -28,26 +28,26 @@ impl output::Formats for Formats {
 pub struct Args {
     /// Interconnect interface to check (repeatable). Default: the one routing to
     /// --peer, else every non-loopback interface that is up.
-    #[arg(long = "iface", value_name = "IF")]
+    #[arg(long = "iface", value_name = "IF", help_heading = crate::heading::TEST)]
     ifaces: Vec<String>,
     /// An agent (`mtuperf serve`) on the other node: run the same checks there and
     /// compare both ends (HOST, HOST:PORT or [IPv6]:PORT; with --ssh, the node as ssh
     /// reaches it).
-    #[arg(long, value_name = "HOST")]
+    #[arg(long, value_name = "HOST", help_heading = crate::heading::TEST)]
     peer: Option<String>,
     /// Thresholds: rac (Oracle minimums FAIL) or generic (the same values WARN).
-    #[arg(long, default_value = "rac", value_parser = common::parse_profile)]
+    #[arg(long, default_value = "rac", value_parser = common::parse_profile, help_heading = crate::heading::TEST)]
     profile: Profile,
     /// Round-trip time for the bandwidth-delay product (default with --peer: the
     /// kernel's RTT of the control connection).
-    #[arg(long, value_parser = common::parse_rtt)]
+    #[arg(long, value_parser = common::parse_rtt, help_heading = crate::heading::TEST)]
     rtt: Option<Duration>,
     /// Path rate for the bandwidth-delay product: 10G, 25gbit ... (default: the
     /// interface's link speed when it reports one).
-    #[arg(long, value_parser = common::parse_bandwidth)]
+    #[arg(long, value_parser = common::parse_bandwidth, help_heading = crate::heading::TEST)]
     bandwidth: Option<f64>,
     /// How long to sample the error counters (0s: since-boot totals only).
-    #[arg(long, default_value = "1s", value_parser = common::parse_sample)]
+    #[arg(long, default_value = "1s", value_parser = common::parse_sample, help_heading = crate::heading::TEST)]
     sample: Duration,
     #[command(flatten)]
     output: Output<Formats>,
