@@ -119,13 +119,24 @@ pub fn load_key(path: Option<&Path>) -> Result<Option<Key>, Failure> {
             eprintln!("{w}");
         }
     }
-    let text = std::fs::read_to_string(p)
-        .with_context(|| format!("reading key file {}", p.display()))
-        .map_err(|e| Failure::new(exit::USAGE, e))?;
-    Key::parse_file(&text)
-        .with_context(|| format!("key file {}", p.display()))
-        .map(Some)
-        .map_err(|e| Failure::new(exit::USAGE, e))
+    let hint =
+        "give the file `mtuperf keygen` wrote, the one the agents run with (serve --key-file)";
+    let text = std::fs::read_to_string(p).map_err(|e| {
+        Failure::bad_value(
+            "--key-file",
+            &p.display().to_string(),
+            "a readable key file",
+            &format!("{e}; {hint}"),
+        )
+    })?;
+    Key::parse_file(&text).map(Some).map_err(|e| {
+        Failure::bad_value(
+            "--key-file",
+            &p.display().to_string(),
+            "a key file",
+            &format!("{e:#}; {hint}"),
+        )
+    })
 }
 
 pub fn connect_options(g: &Global, bind: Option<IpAddr>) -> Result<ConnectOptions, Failure> {
@@ -136,17 +147,22 @@ pub fn connect_options(g: &Global, bind: Option<IpAddr>) -> Result<ConnectOption
     })
 }
 
-/// Opens the history unless --no-store. Only the default location's directory is
-/// created; an explicit --db whose directory is missing is an error naming it (a typo
-/// must not become a directory tree, least of all as root).
+/// Opens the history unless --no-store (a command that stores its runs).
 pub fn open_store(g: &Global) -> Result<Option<Store>, Failure> {
     if g.no_store {
         return Ok(None);
     }
+    open_history(g).map(Some)
+}
+
+/// Opens the history (`--db`, else the default location). Only the default location's
+/// directory is created; an explicit --db whose directory is missing is an error naming
+/// it (a typo must not become a directory tree, least of all as root).
+pub fn open_history(g: &Global) -> Result<Store, Failure> {
     if let Some(p) = &g.db {
         if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
             if !dir.is_dir() {
-                return Err(Failure::usage(
+                return Err(Failure::bad_value(
                     "--db",
                     &p.display().to_string(),
                     "a file in an existing directory",
@@ -161,25 +177,12 @@ pub fn open_store(g: &Global) -> Result<Option<Store>, Failure> {
     let path = g.db.clone().unwrap_or_else(Store::default_path);
     Store::open(&path)
         .with_context(|| format!("opening history {}", path.display()))
-        .map(Some)
         .map_err(|e| Failure::new(exit::FAILED, e))
 }
 
 /// `--kind`: a run kind by name.
 pub fn parse_kind(s: &str) -> Result<RunKind, String> {
     s.parse()
-}
-
-/// The history, for a command that only reads it (`--no-store` makes no sense there).
-pub fn require_store(g: &Global, cmd: &str) -> Result<Store, Failure> {
-    open_store(g)?.ok_or_else(|| {
-        Failure::usage(
-            "--no-store",
-            "set",
-            &format!("{cmd} reads the history"),
-            "drop --no-store",
-        )
-    })
 }
 
 /// Where a run sits in the history besides its own figures.

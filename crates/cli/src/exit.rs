@@ -81,12 +81,33 @@ impl Failure {
         }
     }
 
-    pub fn usage(flag: &str, value: &str, allowed: &str, hint: &str) -> Failure {
-        let mut msg = format!("invalid value {value:?} for {flag}: allowed {allowed}");
-        if !hint.is_empty() {
-            msg.push_str("; ");
-            msg.push_str(hint);
-        }
+    /// A flag's value out of what it takes: the flag, the value, what is allowed and a
+    /// hint.
+    pub fn bad_value(flag: &str, value: &str, allowed: &str, hint: &str) -> Failure {
+        Failure::usage_msg(format!(
+            "invalid value {value:?} for {flag}: allowed {allowed}; {hint}"
+        ))
+    }
+
+    /// What the command line asked for (`by`: a flag or a command) needs `flag`, which
+    /// was not given: why, and how to give it.
+    pub fn needs(by: &str, flag: &str, why: &str, hint: &str) -> Failure {
+        Failure::usage_msg(format!("{by} needs {flag}: {why}; {hint}"))
+    }
+
+    /// Two flags that cannot be given together: why, and what to do.
+    pub fn conflict(flag: &str, other: &str, why: &str, hint: &str) -> Failure {
+        Failure::usage_msg(format!("{flag} cannot go with {other}: {why}; {hint}"))
+    }
+
+    /// A flag given to a command that has no use for it.
+    pub fn not_here(flag: &str, command: &str, why: &str, hint: &str) -> Failure {
+        Failure::usage_msg(format!(
+            "{flag} does not apply to `{command}`: {why}; {hint}"
+        ))
+    }
+
+    fn usage_msg(msg: String) -> Failure {
         Failure::new(USAGE, anyhow::anyhow!(msg))
     }
 }
@@ -200,9 +221,88 @@ fn report_cut(cut: &crate::out::Cut) {
     let _ = writeln!(std::io::stderr(), "{what}{kept}");
 }
 
+/// Ends the process on a command line clap refused (or help and version, which it
+/// prints on stdout with exit 0): its message on stderr as clap words it, and, when
+/// JSON was asked for, the same as an `mtuperf.error/1` document on stdout; exit 2.
+pub fn command_line(e: &clap::Error, json: bool) -> ExitCode {
+    let _ = e.print();
+    let code = u8::try_from(e.exit_code()).unwrap_or(USAGE);
+    if json && e.use_stderr() {
+        crate::out::json(&ErrorDoc {
+            schema: ERROR_SCHEMA,
+            error: clap_message(&e.render().to_string()),
+            exit: code,
+        });
+        crate::out::flush();
+    }
+    ExitCode::from(code)
+}
+
+/// clap's rendered error on one line: the message and its tips, without the usage
+/// and the "For more information" line (the document is for a program to read).
+fn clap_message(rendered: &str) -> String {
+    rendered
+        .split("\n\n")
+        .map(str::trim)
+        .filter(|p| {
+            !p.is_empty() && !p.starts_with("Usage:") && !p.starts_with("For more information")
+        })
+        .map(|p| {
+            let p = p.strip_prefix("error: ").unwrap_or(p);
+            p.split_whitespace().collect::<Vec<_>>().join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
         c.downcast_ref::<std::io::Error>()
             .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_clap_error_becomes_one_line_without_its_usage() {
+        let rendered = "error: unexpected argument '--jsn' found\n\n  tip: a similar argument exists: '--json'\n\nUsage: mtuperf stream --json <TARGET>\n\nFor more information, try '--help'.\n";
+        assert_eq!(
+            clap_message(rendered),
+            "unexpected argument '--jsn' found; tip: a similar argument exists: '--json'"
+        );
+    }
+
+    #[test]
+    fn each_usage_message_names_the_flag_and_gives_a_hint() {
+        let cases = [
+            (
+                Failure::bad_value("--block", "0", "1 B to 1 MiB", "e.g. --block 8K"),
+                "invalid value \"0\" for --block: allowed 1 B to 1 MiB; e.g. --block 8K",
+            ),
+            (
+                Failure::needs(
+                    "--from",
+                    "--key-file",
+                    "only keyed agents do",
+                    "mtuperf keygen",
+                ),
+                "--from needs --key-file: only keyed agents do; mtuperf keygen",
+            ),
+            (
+                Failure::conflict("--no-store", "--resume", "it reads the history", "drop it"),
+                "--no-store cannot go with --resume: it reads the history; drop it",
+            ),
+            (
+                Failure::not_here("--db", "mtuperf lab up", "no history", "see stream"),
+                "--db does not apply to `mtuperf lab up`: no history; see stream",
+            ),
+        ];
+        for (f, want) in cases {
+            assert_eq!(f.code, USAGE);
+            assert_eq!(f.error.to_string(), want);
+        }
+    }
 }

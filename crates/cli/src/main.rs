@@ -12,6 +12,7 @@ mod common;
 mod exit;
 mod global;
 mod groups;
+mod heading;
 mod live;
 mod output;
 mod placement_args;
@@ -20,7 +21,21 @@ mod stored;
 mod unsaved;
 
 fn main() -> ExitCode {
-    let args =
-        cli::Cli::from_arg_matches(&cli::command().get_matches()).unwrap_or_else(|e| e.exit());
-    exit::finish(cli::run(args))
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let matches = match cli::command().try_get_matches_from(&argv) {
+        Ok(m) => m,
+        Err(e) => return exit::command_line(&e, output::json_in_argv(&argv)),
+    };
+    // Every failure from here on, however early, is a document when JSON was asked for.
+    if output::json_asked(&matches) {
+        out::choose_json();
+    }
+    let g = match global::resolve(&matches) {
+        Ok(g) => g,
+        Err(f) => return exit::finish(Err(f)),
+    };
+    match cli::Cli::from_arg_matches(&matches) {
+        Ok(args) => exit::finish(cli::run(&g, args)),
+        Err(e) => exit::command_line(&e, out::json_chosen()),
+    }
 }

@@ -5,6 +5,7 @@ use mtuperf_proto::placement::{format_cpu_list, parse_cpu_list};
 
 /// `--cpu` alone (path: there is no agent-side thread to pin).
 #[derive(Debug, Clone, Default, clap::Args)]
+#[command(next_help_heading = crate::heading::PLACEMENT)]
 pub struct CpuArgs {
     /// Pin this end's test threads to these CPUs (kernel list syntax: 0, 0-3, 0,2);
     /// each thread may run on any CPU of the list. Default: not pinned.
@@ -20,6 +21,7 @@ impl CpuArgs {
 
 /// `--cpu` and `--agent-cpu` (rr, stream, stream --udp).
 #[derive(Debug, Clone, Default, clap::Args)]
+#[command(next_help_heading = crate::heading::PLACEMENT)]
 pub struct PlacementArgs {
     #[command(flatten)]
     pub client: CpuArgs,

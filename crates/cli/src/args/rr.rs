@@ -8,6 +8,7 @@ use mtuperf_proto::msg::rr::{RrHooks, RrProto};
 
 use crate::common::{self, parse_any_duration, parse_interval, parse_test_time};
 use crate::exit::Failure;
+use crate::heading;
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 enum Proto {
@@ -19,46 +20,46 @@ enum Proto {
 pub struct RrArgs {
     /// udp: one datagram per block (IP fragments it above the MTU); tcp: one persistent
     /// connection per client.
-    #[arg(long, value_enum, default_value = "udp")]
+    #[arg(long, value_enum, default_value = "udp", help_heading = heading::SEND)]
     proto: Proto,
     /// Block size the agent answers with (bytes after mtuperf's 40-byte header), 1 B to 1 MiB
     /// (udp: at most 65467 B).
-    #[arg(long, default_value = "8K", value_parser = parse_rr_block)]
+    #[arg(long, default_value = "8K", value_parser = parse_rr_block, help_heading = heading::SEND)]
     block: u32,
     /// Request size (bytes after the 40-byte header), 0 to 65467 B.
-    #[arg(long, default_value = "128", value_parser = parse_request)]
+    #[arg(long, default_value = "128", value_parser = parse_request, help_heading = heading::SEND)]
     request: u32,
     /// Concurrent clients; a comma-separated list runs a sweep (e.g. 1,2,4,8,16,32,64,128,256).
     /// Default 1 (closed loop) or 16 (with --rate).
-    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..=i64::from(bounds::MAX_CLIENTS)))]
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..=i64::from(bounds::MAX_CLIENTS)), help_heading = heading::LOAD)]
     clients: Vec<u32>,
     /// Open loop: requests per second across all clients, latency measured from each
     /// request's due time. Without it, each client asks again as soon as its block arrives.
-    #[arg(long, value_parser = parse_rate)]
+    #[arg(long, value_parser = parse_rate, help_heading = heading::LOAD)]
     rate: Option<u64>,
     /// Agent serving threads (the "LMS processes"); default: the agent's core count.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=i64::from(bounds::MAX_WORKERS)))]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=i64::from(bounds::MAX_WORKERS)), help_heading = heading::LOAD)]
     workers: Option<u32>,
     /// Client threads, each owning its share of the clients; default: one per core. Add
     /// threads when rr warns that the client's threads were busy.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=i64::from(bounds::MAX_THREADS)))]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=i64::from(bounds::MAX_THREADS)), help_heading = heading::LOAD)]
     threads: Option<u32>,
     /// Length of each load step.
-    #[arg(long, default_value = "10s", value_parser = parse_test_time)]
+    #[arg(long, default_value = "10s", value_parser = parse_test_time, help_heading = heading::SEND)]
     pub time: Duration,
     /// UDP: a request unanswered this long is counted lost and re-sent under a new
     /// sequence number (1 ms to 60 s).
-    #[arg(long, default_value = "100ms", value_parser = parse_timeout)]
+    #[arg(long, default_value = "100ms", value_parser = parse_timeout, help_heading = heading::LOAD)]
     timeout: Duration,
     /// Check every block's checksum (catches corruption such as broken checksum offload).
-    #[arg(long)]
+    #[arg(long, help_heading = heading::SEND)]
     pub verify: bool,
     /// Both ends request and serve blocks at the same time: the agent also requests
     /// blocks of the same sizes, clients and load from a responder on this host.
-    #[arg(long)]
+    #[arg(long, help_heading = heading::SEND)]
     bidir: bool,
     /// Print live per-interval lines.
-    #[arg(long, value_parser = parse_interval)]
+    #[arg(long, value_parser = parse_interval, help_heading = heading::OUTPUT)]
     pub interval: Option<Duration>,
     /// Test hook (agent needs --test-hooks): stall every agent worker once for this long.
     #[arg(long, hide = true, value_parser = parse_any_duration)]
@@ -81,7 +82,7 @@ impl RrArgs {
     pub fn loads(&self) -> Result<Vec<u32>, Failure> {
         let a = self;
         if matches!(a.proto, Proto::Udp) && a.block > MAX_UDP_BLOCK {
-            return Err(Failure::usage(
+            return Err(Failure::bad_value(
                 "--block",
                 &a.block.to_string(),
                 &format!("1 to {MAX_UDP_BLOCK} B with --proto udp"),
@@ -174,16 +175,16 @@ fn parse_timeout(s: &str) -> Result<Duration, String> {
 /// `--from` needs a key (only keyed agents test toward others) and a client per host.
 pub fn check_from(from: &[String], loads: &[u32], keyed: bool) -> Result<(), Failure> {
     if !keyed {
-        return Err(Failure::usage(
+        return Err(Failure::needs(
+            "--from",
             "--key-file",
-            "none",
-            "the key file every --from agent and the target's agent run with",
-            "--from asks agents to test toward another agent, which only keyed agents do; `mtuperf keygen` writes one",
+            "it asks agents to test toward another agent, which only keyed agents do",
+            "give the key file every --from agent and the target's agent run with (or MTUPERF_KEY_FILE); `mtuperf keygen` writes one",
         ));
     }
     let n = from.len() as u32;
     match loads.iter().find(|&&c| c < n) {
-        Some(c) => Err(Failure::usage(
+        Some(c) => Err(Failure::bad_value(
             "--clients",
             &c.to_string(),
             &format!("at least {n}, one per --from host"),

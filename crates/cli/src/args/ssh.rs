@@ -19,7 +19,7 @@ pub enum Copy {
 }
 
 #[derive(Debug, Clone, clap::Args)]
-#[command(next_help_heading = "Agents over SSH")]
+#[command(next_help_heading = crate::heading::SSH)]
 pub struct SshArgs {
     /// Reach the node(s) with ssh ([NAME=][USER@]HOST[:PORT]: HOST as your ssh knows
     /// it, PORT the SSH port) and start a short-lived agent there for this run: a
@@ -70,7 +70,7 @@ impl SshArgs {
     /// The ssh command, checked.
     pub fn command(&self) -> Result<SshCommand, Failure> {
         SshCommand::parse(&self.ssh_command).map_err(|e| {
-            Failure::usage(
+            Failure::bad_value(
                 "--ssh-command",
                 &self.ssh_command,
                 "an ssh client command line (program first, words split like a shell's)",

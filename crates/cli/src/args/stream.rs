@@ -13,48 +13,49 @@ use crate::common::{
     self, parse_block, parse_interval, parse_test_time, parse_total, parse_window,
 };
 use crate::exit::{self, Failure};
+use crate::heading;
 
 #[derive(Debug, clap::Args)]
 pub struct StreamArgs {
     /// Bytes per write() and read(): 8K, 8KiB, 9000, 128K ... [default: 128K; 8K
     /// with --udp, where it is the datagram size]
-    #[arg(long, value_parser = parse_block)]
+    #[arg(long, value_parser = parse_block, help_heading = heading::SEND)]
     pub block: Option<u32>,
     /// Test length.
-    #[arg(long, default_value = "10s", value_parser = parse_test_time, conflicts_with_all = ["bytes", "file"])]
+    #[arg(long, default_value = "10s", value_parser = parse_test_time, conflicts_with_all = ["bytes", "file"], help_heading = heading::SEND)]
     pub time: Duration,
     /// Send this many bytes per direction instead of running for a time.
-    #[arg(long, value_parser = parse_total, conflicts_with = "file")]
+    #[arg(long, value_parser = parse_total, conflicts_with = "file", help_heading = heading::SEND)]
     pub bytes: Option<u64>,
     /// Send this file's content (as perl-sockets does); client → agent only.
-    #[arg(long, value_name = "PATH", conflicts_with_all = ["reverse", "bidir"])]
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["reverse", "bidir"], help_heading = heading::SEND)]
     pub file: Option<PathBuf>,
     /// Parallel TCP connections per direction.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=i64::from(bounds::MAX_STREAMS)))]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=i64::from(bounds::MAX_STREAMS)), help_heading = heading::LOAD)]
     pub streams: u32,
     /// The agent sends, this end receives.
-    #[arg(long, conflicts_with = "bidir")]
+    #[arg(long, conflicts_with = "bidir", help_heading = heading::SEND)]
     pub reverse: bool,
     /// Both directions at once.
-    #[arg(long)]
+    #[arg(long, help_heading = heading::SEND)]
     pub bidir: bool,
     /// Socket buffer size to request (SO_SNDBUF/SO_RCVBUF); the granted size is reported.
-    #[arg(long, value_parser = parse_window)]
+    #[arg(long, value_parser = parse_window, help_heading = heading::LOAD)]
     pub window: Option<u32>,
     /// TCP maximum segment size to request (TCP_MAXSEG), 88 to 65495.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(88..=65495))]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(88..=65495), help_heading = heading::LOAD)]
     pub mss: Option<u32>,
     /// Print live per-interval lines of both ends.
-    #[arg(long, value_parser = parse_interval)]
+    #[arg(long, value_parser = parse_interval, help_heading = heading::OUTPUT)]
     pub interval: Option<Duration>,
     /// Warm-up excluded from the summary goodput (still reported).
-    #[arg(long, default_value = "0s", value_parser = common::parse_any_duration)]
+    #[arg(long, default_value = "0s", value_parser = common::parse_any_duration, help_heading = heading::OUTPUT)]
     pub omit: Duration,
     /// Receive coalescing: after a read that drained the socket, wait up to this long
     /// before reading again (0 reads again at once, like a plain blocking loop). Never
     /// waits while data is queued nor in the first 100 ms, and never pauses longer than
     /// a quarter of the receive buffer takes to fill. 0 to 10ms.
-    #[arg(long, default_value = "200us", value_parser = common::parse_rx_coalesce)]
+    #[arg(long, default_value = "200us", value_parser = common::parse_rx_coalesce, help_heading = heading::LOAD)]
     pub rx_coalesce: Duration,
 }
 
@@ -76,7 +77,7 @@ impl StreamArgs {
         let a = self;
         if let Some(ms) = a.bytes.map(|_| 0).or(Some(a.time.as_millis() as u64)) {
             if a.bytes.is_none() && a.file.is_none() && a.omit.as_millis() as u64 >= ms {
-                return Err(Failure::usage(
+                return Err(Failure::bad_value(
                     "--omit",
                     &humantime::format_duration(a.omit).to_string(),
                     "less than --time",
@@ -115,11 +116,11 @@ fn load_file(path: &PathBuf) -> Result<(String, Arc<[u8]>), Failure> {
         .with_context(|| format!("reading --file {}", path.display()))
         .map_err(|e| Failure::new(exit::USAGE, e))?;
     if data.is_empty() {
-        return Err(Failure::usage(
+        return Err(Failure::bad_value(
             "--file",
             &path.display().to_string(),
             "a non-empty file",
-            "",
+            "this one is empty, so there is nothing to send",
         ));
     }
     Ok((path.display().to_string(), Arc::from(data)))

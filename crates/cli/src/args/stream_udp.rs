@@ -8,6 +8,7 @@ use mtuperf_proto::msg::{Direction, StreamLimit};
 use mtuperf_proto::units::BitsPerSec;
 
 #[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = crate::heading::UDP)]
 pub struct UdpArgs {
     /// Send UDP datagrams of --block bytes (default 8K; fragmented by the kernel above
     /// the path MTU) paced at --rate, and count them on the receiving end.

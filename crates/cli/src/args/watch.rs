@@ -15,6 +15,7 @@ use crate::exit::Failure;
 pub const WATCH_LABEL: &str = "watch";
 
 #[derive(Debug, clap::Args)]
+#[command(next_help_heading = crate::heading::WATCH)]
 pub struct WatchArgs {
     /// Serve Prometheus metrics on http://ADDR:PORT/metrics (off unless given; no
     /// default address: e.g. 127.0.0.1:9464 or the management network's address).
@@ -79,7 +80,7 @@ impl WatchArgs {
         let mut peers: Vec<String> = self.watch.iter().map(|p| p.trim().to_string()).collect();
         if let Some(f) = &self.watch_file {
             let text = std::fs::read_to_string(f).map_err(|e| {
-                Failure::usage(
+                Failure::bad_value(
                     "--watch-file",
                     &f.display().to_string(),
                     "a readable file of peers, one per line",
@@ -94,11 +95,11 @@ impl WatchArgs {
             );
         }
         if peers.iter().any(String::is_empty) {
-            return Err(Failure::usage(
+            return Err(Failure::bad_value(
                 "--watch",
                 &self.watch.join(","),
                 "peer names (HOST, HOST:PORT)",
-                "an empty name between commas",
+                "there is an empty name between commas: remove it",
             ));
         }
         // Each name must resolve now (a typo is said at start, not at the first
@@ -110,7 +111,7 @@ impl WatchArgs {
                 } else {
                     "--watch-file"
                 };
-                return Err(Failure::usage(
+                return Err(Failure::bad_value(
                     flag,
                     p,
                     "peer names that resolve (HOST, HOST:PORT, [v6]:PORT)",

@@ -8,33 +8,40 @@ use crate::common;
 use crate::exit::{self, CmdResult, Failure};
 use crate::global::Global;
 use crate::groups;
-use crate::output::{Format, Output};
+use crate::output::{self, Format, Output};
+
+/// compare's outputs.
+#[derive(Debug, Clone)]
+pub struct Formats;
+
+impl output::Formats for Formats {
+    const HAS: &'static [Format] = &[Format::Text, Format::Json, Format::Legacy];
+    const HELP: &'static str = "text (the default), json (one document of schema mtuperf.compare/1) or legacy (perl-sockets' packet-averages.pl labels)";
+    const HINT: &'static str = "the comparison as HTML or Markdown: `mtuperf report --compare ID`";
+}
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     #[command(flatten)]
     plan: PlanArgs,
-    /// text, json (schema mtuperf.compare/1) or legacy (packet-averages.pl labels).
     #[command(flatten)]
-    output: Output,
+    output: Output<Formats>,
     /// Continue an interrupted comparison (its group id, see `mtuperf history --kind stream`).
-    #[arg(long, value_name = "ID", conflicts_with = "paths")]
+    #[arg(long, value_name = "ID", conflicts_with = "paths", help_heading = crate::heading::REPEAT)]
     resume: Option<i64>,
 }
 
 #[allow(clippy::needless_pass_by_value)] // the dispatcher hands every subcommand its Args by value
 pub fn run(g: &Global, a: Args) -> CmdResult {
-    let format = a
-        .output
-        .pick(Format::Text, &[Format::Text, Format::Json, Format::Legacy])?;
+    let format = a.output.pick();
     let json = format == Format::Json;
     let store = common::open_store(g)?;
     let (plan, prior, group) = if let Some(id) = a.resume {
         let s = store.as_ref().ok_or_else(|| {
-            Failure::usage(
+            Failure::conflict(
                 "--no-store",
-                "set",
-                "--resume reads the history",
+                "--resume",
+                "resuming reads the comparison's runs from the history and stores the new ones there",
                 "drop --no-store",
             )
         })?;

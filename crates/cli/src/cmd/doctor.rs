@@ -12,38 +12,47 @@ use mtuperf_report::doctor::{self as rd, Document};
 use crate::common;
 use crate::exit::{self, CmdResult, Failure};
 use crate::global::Global;
-use crate::output::{Format, Output};
+use crate::output::{self, Format, Output};
+
+/// doctor's outputs.
+#[derive(Debug, Clone)]
+pub struct Formats;
+
+impl output::Formats for Formats {
+    const HAS: &'static [Format] = &[Format::Text, Format::Json];
+    const HELP: &'static str = "text (the default), or json: one document of schema mtuperf.doctor/1 (--fix-script prints a shell script instead)";
+    const HINT: &'static str = "doctor prints its checks as text or as its JSON document, or a shell script with --fix-script";
+}
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Interconnect interface to check (repeatable). Default: the one routing to
     /// --peer, else every non-loopback interface that is up.
-    #[arg(long = "iface", value_name = "IF")]
+    #[arg(long = "iface", value_name = "IF", help_heading = crate::heading::TEST)]
     ifaces: Vec<String>,
     /// An agent (`mtuperf serve`) on the other node: run the same checks there and
     /// compare both ends (HOST, HOST:PORT or [IPv6]:PORT; with --ssh, the node as ssh
     /// reaches it).
-    #[arg(long, value_name = "HOST")]
+    #[arg(long, value_name = "HOST", help_heading = crate::heading::TEST)]
     peer: Option<String>,
     /// Thresholds: rac (Oracle minimums FAIL) or generic (the same values WARN).
-    #[arg(long, default_value = "rac", value_parser = common::parse_profile)]
+    #[arg(long, default_value = "rac", value_parser = common::parse_profile, help_heading = crate::heading::TEST)]
     profile: Profile,
     /// Round-trip time for the bandwidth-delay product (default with --peer: the
     /// kernel's RTT of the control connection).
-    #[arg(long, value_parser = common::parse_rtt)]
+    #[arg(long, value_parser = common::parse_rtt, help_heading = crate::heading::TEST)]
     rtt: Option<Duration>,
     /// Path rate for the bandwidth-delay product: 10G, 25gbit ... (default: the
     /// interface's link speed when it reports one).
-    #[arg(long, value_parser = common::parse_bandwidth)]
+    #[arg(long, value_parser = common::parse_bandwidth, help_heading = crate::heading::TEST)]
     bandwidth: Option<f64>,
     /// How long to sample the error counters (0s: since-boot totals only).
-    #[arg(long, default_value = "1s", value_parser = common::parse_sample)]
+    #[arg(long, default_value = "1s", value_parser = common::parse_sample, help_heading = crate::heading::TEST)]
     sample: Duration,
-    /// text, or json (schema mtuperf.doctor/1).
     #[command(flatten)]
-    output: Output,
+    output: Output<Formats>,
     /// Print a reviewable shell script fixing each FAIL/WARN instead of the report.
-    #[arg(long, conflicts_with_all = ["json", "format"])]
+    #[arg(long, conflicts_with_all = ["json", "format"], help_heading = crate::heading::OUTPUT)]
     fix_script: bool,
     #[command(flatten)]
     ssh: crate::args::ssh::SshArgs,
@@ -55,7 +64,7 @@ fn select(a: &Args, session: Option<&Session>) -> Result<(Vec<String>, String), 
     if !a.ifaces.is_empty() {
         for i in &a.ifaces {
             if i.contains('/') || !root.join(i).exists() {
-                return Err(Failure::usage(
+                return Err(Failure::bad_value(
                     "--iface",
                     i,
                     &format!(
@@ -88,7 +97,7 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
 }
 
 fn check(g: &Global, a: Args) -> CmdResult {
-    let json = a.output.pick(Format::Text, &[Format::Text, Format::Json])? == Format::Json;
+    let json = a.output.pick() == Format::Json;
     let store = common::open_store(g)?;
     let started = mtuperf_engine::unix_ms();
     let time = a.sample + Duration::from_secs(30);

@@ -7,7 +7,17 @@ use mtuperf_store::Filter;
 use crate::common;
 use crate::exit::{self, CmdResult, Failure};
 use crate::global::Global;
-use crate::output::{Format, Output};
+use crate::output::{self, Format, Output};
+
+/// export's outputs.
+#[derive(Debug, Clone)]
+pub struct Formats;
+
+impl output::Formats for Formats {
+    const HAS: &'static [Format] = &[Format::Csv, Format::Json, Format::Openmetrics];
+    const HELP: &'static str = "csv (the default): one row per run with its figures; json: the same rows in one document of schema mtuperf.export/1; openmetrics: the watch results as Prometheus metrics (node_exporter's textfile collector)";
+    const HINT: &'static str = "a run as text: `mtuperf show ID`; as HTML: `mtuperf report ID`";
+}
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -20,25 +30,20 @@ pub struct Args {
     #[arg(long, value_name = "ID")]
     group: Option<i64>,
     /// Same as --format csv (the default): comma-separated values with a header line.
-    #[arg(long, conflicts_with_all = ["json", "format"])]
+    #[arg(long, conflicts_with_all = ["json", "format"], help_heading = crate::heading::OUTPUT)]
     csv: bool,
-    /// csv, json (a document of schema mtuperf.export/1 with an array of rows), or
-    /// openmetrics (the watch results, for node_exporter's textfile collector).
     #[command(flatten)]
-    output: Output,
+    output: Output<Formats>,
 }
 
 #[allow(clippy::needless_pass_by_value)] // the dispatcher hands every subcommand its Args by value
 pub fn run(g: &Global, a: Args) -> CmdResult {
-    let format = a.output.pick(
-        Format::Csv,
-        &[Format::Csv, Format::Json, Format::Openmetrics],
-    )?;
+    let format = a.output.pick();
     if format == Format::Openmetrics {
         return super::export_metrics::run(g, &a.ids);
     }
     if a.kind == Some(RunKind::Compare) {
-        return Err(Failure::usage(
+        return Err(Failure::bad_value(
             "--kind",
             "compare",
             "stream, rr, path, doctor",
@@ -46,7 +51,7 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
              (the ids: `mtuperf history --kind compare`)",
         ));
     }
-    let store = common::require_store(g, "export")?;
+    let store = common::open_history(g)?;
     let filter = Filter {
         ids: a.ids.clone(),
         kind: a.kind.map(|k| k.name().to_string()),

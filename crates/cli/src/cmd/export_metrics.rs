@@ -12,7 +12,7 @@ use crate::global::Global;
 use crate::args::watch::WATCH_LABEL;
 
 pub fn run(g: &Global, ids: &[i64]) -> CmdResult {
-    let store = common::require_store(g, "export")?;
+    let store = common::open_history(g)?;
     let filter = Filter {
         ids: ids.to_vec(),
         ..Filter::default()

@@ -10,7 +10,18 @@ use mtuperf_store::{Filter, Group, Store, StoredRun};
 use crate::common;
 use crate::exit::CmdResult;
 use crate::global::Global;
-use crate::output::{Format, Output};
+use crate::output::{self, Format, Output};
+
+/// history's outputs.
+#[derive(Debug, Clone)]
+pub struct Formats;
+
+impl output::Formats for Formats {
+    const HAS: &'static [Format] = &[Format::Text, Format::Json];
+    const HELP: &'static str =
+        "text (the default), or json: rows of schema mtuperf.history/1, without their documents";
+    const HINT: &'static str = "the runs' figures as CSV: `mtuperf export`";
+}
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -26,9 +37,8 @@ pub struct Args {
     /// At most this many runs.
     #[arg(long, default_value_t = 50)]
     limit: usize,
-    /// text, or json (rows of schema mtuperf.history/1, without their documents).
     #[command(flatten)]
-    output: Output,
+    output: Output<Formats>,
 }
 
 fn run_row(r: StoredRun) -> Row {
@@ -94,8 +104,8 @@ fn rows(store: &Store, a: &Args, since_unix_ms: Option<i64>) -> anyhow::Result<V
 }
 
 pub fn run(g: &Global, a: Args) -> CmdResult {
-    let format = a.output.pick(Format::Text, &[Format::Text, Format::Json])?;
-    let store = common::require_store(g, "history")?;
+    let format = a.output.pick();
+    let store = common::open_history(g)?;
     let since = a
         .since
         .map(|d| mtuperf_engine::unix_ms() - d.as_millis() as i64);

@@ -90,11 +90,11 @@ fn default_path() -> Result<PathBuf, Failure> {
         .filter(|p| p.is_absolute())
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
         .ok_or_else(|| {
-            Failure::usage(
+            Failure::needs(
+                "keygen",
                 "--output",
-                "none",
-                "a file, or - for standard output",
-                "neither XDG_CONFIG_HOME nor HOME is set to find the default ~/.config/mtuperf/key",
+                "neither XDG_CONFIG_HOME nor HOME is set, so there is no default ~/.config/mtuperf/key",
+                "give -o FILE, or -o - for standard output",
             )
         })?;
     Ok(base.join("mtuperf").join("key"))

@@ -12,7 +12,7 @@ use crate::common;
 use crate::exit::CmdResult;
 use crate::global::Global;
 use crate::live::mesh::Progress;
-use crate::output::{Format, Output};
+use crate::output::{self, Format, Output};
 
 /// Mesh's error exit code (any error, usage and unreachable agents included).
 const MESH_ERROR: u8 = 2;
@@ -25,6 +25,16 @@ enum Test {
     Doctor,
 }
 
+/// mesh's outputs.
+#[derive(Debug, Clone)]
+pub struct Formats;
+
+impl output::Formats for Formats {
+    const HAS: &'static [Format] = &[Format::Text, Format::Json];
+    const HELP: &'static str = "text (the default), or json: one document of schema mtuperf.mesh/3";
+    const HINT: &'static str = "mesh prints its matrices as text or as its JSON document; its HTML grid: `mtuperf report ID`";
+}
+
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The nodes' agents: HOST[:PORT] or NAME=HOST[:PORT], at least two. Every agent
@@ -34,35 +44,34 @@ pub struct Args {
     nodes: Vec<String>,
     /// Only the networks inside CIDR (repeatable), like `oifcfg getif` (default:
     /// every subnet on which at least two nodes have an address).
-    #[arg(long = "net", value_name = "CIDR")]
+    #[arg(long = "net", value_name = "CIDR", help_heading = crate::heading::TEST)]
     nets: Vec<IpNet>,
     /// IP packet size every path must carry both ways, 576 to 65535 (default: the
     /// largest interface MTU on each network).
-    #[arg(long, value_name = "MTU", value_parser = clap::value_parser!(u32).range(i64::from(bounds::MIN_EXPECT_MTU)..=i64::from(bounds::MAX_EXPECT_MTU)))]
+    #[arg(long, value_name = "MTU", value_parser = clap::value_parser!(u32).range(i64::from(bounds::MIN_EXPECT_MTU)..=i64::from(bounds::MAX_EXPECT_MTU)), help_heading = crate::heading::TEST)]
     expect: Option<u32>,
     /// Tests to run, comma-separated: path (all ordered pairs in parallel), rr and
     /// stream (rounds of disjoint pairs), doctor (settings compared across nodes).
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "path")]
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "path", help_heading = crate::heading::TEST)]
     tests: Vec<Test>,
     /// Tests one node takes part in at once (as sender or peer), 1 to 16; at most
     /// the agents' --max-sessions.
-    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=16))]
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=16), help_heading = crate::heading::LOAD)]
     per_node: u16,
     /// Pair tests at once over the whole mesh, 1 to 64 (each waits on one agent; the
     /// agents' hosts run the tests).
-    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=64))]
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=64), help_heading = crate::heading::LOAD)]
     parallel: u16,
     /// Deadline of one pair's test, retries included (a black-holed pair or a node
     /// that never returns its result costs at most this once), 5s to 10m. The run's
     /// deadline follows from it and is printed at the start.
-    #[arg(long, default_value = "60s", value_parser = parse_pair_timeout, value_name = "DURATION")]
+    #[arg(long, default_value = "60s", value_parser = parse_pair_timeout, value_name = "DURATION", help_heading = crate::heading::LOAD)]
     pair_timeout: Duration,
     /// Length of each rr and stream test, 100ms to 1m.
-    #[arg(long, default_value = "2s", value_parser = parse_load_time, value_name = "DURATION")]
+    #[arg(long, default_value = "2s", value_parser = parse_load_time, value_name = "DURATION", help_heading = crate::heading::TEST)]
     time: Duration,
-    /// text, or json (one document, schema mtuperf.mesh/3).
     #[command(flatten)]
-    output: Output,
+    output: Output<Formats>,
     #[command(flatten)]
     ssh: crate::args::ssh::SshArgs,
 }
@@ -78,10 +87,8 @@ fn parse_load_time(s: &str) -> Result<Duration, String> {
 // The dispatcher hands every subcommand its Args by value.
 #[allow(clippy::needless_pass_by_value)]
 pub fn run(g: &Global, a: Args) -> CmdResult {
-    a.output
-        .pick(Format::Text, &[Format::Text, Format::Json])
-        .and_then(|f| measure(g, &a, f == Format::Json))
-        .map_err(|f| common::error_code(f, MESH_ERROR))
+    let json = a.output.pick() == Format::Json;
+    measure(g, &a, json).map_err(|f| common::error_code(f, MESH_ERROR))
 }
 
 fn measure(g: &Global, a: &Args, json: bool) -> CmdResult {

@@ -13,33 +13,43 @@ use crate::common;
 use crate::exit::{CmdResult, Failure};
 use crate::global::Global;
 use crate::live::path::Live;
-use crate::output::{Format, Output};
+use crate::output::{self, Format, Output};
 
 /// Path's error exit code (any error, usage and unreachable agent included).
 const PATH_ERROR: u8 = 2;
+
+/// path's outputs.
+#[derive(Debug, Clone)]
+pub struct Formats;
+
+impl output::Formats for Formats {
+    const HAS: &'static [Format] = &[Format::Text, Format::Json];
+    const HELP: &'static str = "text (the default), or json: one document of schema mtuperf.path/2";
+    const HINT: &'static str =
+        "path prints its verdict as text or as its JSON document; as HTML: `mtuperf report ID`";
+}
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The agent (HOST, HOST:PORT or [IPv6]:PORT); with --icmp or --hops, any host;
     /// with --ssh, the node as ssh reaches it ([USER@]HOST[:PORT]).
     target: String,
-    /// Local address to send from (chooses the interface).
-    #[arg(long, value_name = "LOCAL_ADDR")]
-    bind: Option<IpAddr>,
     /// No agent: ICMP echo with DF (measures the smaller of the two directions).
-    #[arg(long, conflicts_with_all = ["hops", "ssh"])]
+    #[arg(long, conflicts_with_all = ["hops", "ssh"], help_heading = crate::heading::PROBE)]
     icmp: bool,
     /// Per-hop discovery like tracepath (each hop's address and reported MTU); when an
     /// agent answers at the target, its NIC MTU and the way back complete the verdict.
-    #[arg(long, conflicts_with = "ssh")]
+    #[arg(long, conflicts_with = "ssh", help_heading = crate::heading::PROBE)]
     hops: bool,
     /// IP packet size the path must carry in both directions for exit 0, 576 to 65535
     /// (default: the larger of the two interfaces' MTUs; without an agent, this one's).
-    #[arg(long, value_name = "MTU", value_parser = clap::value_parser!(u32).range(i64::from(bounds::MIN_EXPECT_MTU)..=i64::from(bounds::MAX_EXPECT_MTU)))]
+    #[arg(long, value_name = "MTU", value_parser = clap::value_parser!(u32).range(i64::from(bounds::MIN_EXPECT_MTU)..=i64::from(bounds::MAX_EXPECT_MTU)), help_heading = crate::heading::PROBE)]
     expect: Option<u32>,
-    /// text, or json (one document, schema mtuperf.path/2).
+    /// Local address to send from (chooses the interface).
+    #[arg(long, value_name = "LOCAL_ADDR", help_heading = crate::heading::PLACEMENT)]
+    bind: Option<IpAddr>,
     #[command(flatten)]
-    output: Output,
+    output: Output<Formats>,
     /// Pins the probing thread (and the threads it starts) to these CPUs; not recorded
     /// in the path document.
     #[command(flatten)]
@@ -51,10 +61,8 @@ pub struct Args {
 // The dispatcher hands every subcommand its Args by value.
 #[allow(clippy::needless_pass_by_value)]
 pub fn run(g: &Global, a: Args) -> CmdResult {
-    a.output
-        .pick(Format::Text, &[Format::Text, Format::Json])
-        .and_then(|f| measure(g, &a, f == Format::Json))
-        .map_err(|f| common::error_code(f, PATH_ERROR))
+    let json = a.output.pick() == Format::Json;
+    measure(g, &a, json).map_err(|f| common::error_code(f, PATH_ERROR))
 }
 
 /// How long `--hops` waits for an agent at the target to accept a session: one that

@@ -8,7 +8,19 @@ use crate::common;
 use crate::exit::{self, CmdResult, Failure};
 use crate::global::Global;
 use crate::groups;
-use crate::output::{Format, Output};
+use crate::output::{self, Format, FormatOnly};
+
+/// report's outputs.
+#[derive(Debug, Clone)]
+pub struct Formats;
+
+impl output::Formats for Formats {
+    const HAS: &'static [Format] = &[Format::Html, Format::Md];
+    const HELP: &'static str =
+        "html (the default): one self-contained file with inline SVG charts; md: Markdown";
+    const HINT: &'static str =
+        "the runs' data as JSON: `mtuperf export --format json` or `mtuperf show ID --json`";
+}
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -31,28 +43,20 @@ pub struct Args {
     /// Write here instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
-    /// html (the default) or md.
     #[command(flatten)]
-    format: Output,
+    format: FormatOnly<Formats>,
 }
 
 pub fn run(g: &Global, a: Args) -> CmdResult {
-    let format = a.format.pick(Format::Html, &[Format::Html, Format::Md])?;
-    let Some(store) = common::open_store(g)? else {
-        return Err(Failure::usage(
-            "--no-store",
-            "set",
-            "report reads the history",
-            "drop --no-store",
-        ));
-    };
+    let format = a.format.pick("mtuperf report")?;
+    let store = common::open_history(g)?;
     if let Some(since) = a.since {
         if format != Format::Html {
-            return Err(Failure::usage(
-                "--format",
-                "md",
-                "html",
-                "the watch trend is drawn as charts",
+            return Err(Failure::conflict(
+                "--format md",
+                "--since",
+                "the watch trend is drawn as charts, which only HTML has",
+                "drop --format md (html is the default)",
             ));
         }
         let out = super::report_trend::html(&store, since)?;
@@ -84,11 +88,11 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
             None => groups::adhoc_doc(&store, &[last.id]),
         }
     } else if a.ids.is_empty() {
-        return Err(Failure::usage(
-            "RUN_IDS",
-            "none",
-            "run ids, --last or --compare ID",
-            "see `mtuperf history`",
+        return Err(Failure::needs(
+            "report",
+            "the runs to report on",
+            "give run ids, --last (the newest run), --compare ID (a comparison or rr sweep) or --since DURATION (the watch history)",
+            "e.g. `mtuperf report --last -o report.html`; the ids: `mtuperf history`",
         ));
     } else {
         groups::adhoc_doc(&store, &a.ids)

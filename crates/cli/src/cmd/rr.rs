@@ -11,40 +11,51 @@ use crate::args::rr::RrArgs;
 use crate::common;
 use crate::exit::{self, CmdResult};
 use crate::global::Global;
+use crate::heading;
 use crate::live::rr::Printer;
-use crate::output::{Format, Output};
+use crate::output::{self, Format, Output};
+
+/// rr's outputs.
+#[derive(Debug, Clone)]
+pub struct Formats;
+
+impl output::Formats for Formats {
+    const HAS: &'static [Format] = &[Format::Text, Format::Json];
+    const HELP: &'static str = "text (the default), or json: one document of schema mtuperf.rr/2";
+    const HINT: &'static str = "rr prints its result as text or as its JSON document; stored runs as CSV: `mtuperf export`, as HTML: `mtuperf report`";
+}
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The agent: HOST, HOST:PORT or [IPv6]:PORT (default port 7878); with --ssh, the
     /// node as ssh reaches it ([USER@]HOST[:PORT]).
     target: String,
-    /// Local address to send from (chooses the interface).
-    #[arg(long, value_name = "LOCAL_ADDR")]
-    bind: Option<IpAddr>,
+    #[command(flatten)]
+    test: RrArgs,
     /// Drive the load from these hosts' keyed agents instead of this host (comma-separated
     /// HOST[:PORT]): --clients and --rate are totals split over them, --threads is per
     /// host, --workers per host's session on TARGET. Needs --key-file (every agent's key).
     #[arg(long = "from", value_name = "HOST[:PORT]", value_delimiter = ',',
-          conflicts_with_all = ["bind", "bidir", "interval", "cpu", "agent_cpu", "ssh"])]
+          conflicts_with_all = ["bind", "bidir", "interval", "cpu", "agent_cpu", "ssh"],
+          help_heading = heading::LOAD)]
     from: Vec<String>,
-    #[command(flatten)]
-    test: RrArgs,
-    /// text, or json (one document, schema mtuperf.rr/2).
-    #[command(flatten)]
-    output: Output,
-    /// Label stored with every step in the history (e.g. the path's name; a report
-    /// draws one curve per label). Default: `clients=N`.
-    #[arg(long)]
-    label: Option<String>,
+    /// Local address to send from (chooses the interface).
+    #[arg(long, value_name = "LOCAL_ADDR", help_heading = heading::PLACEMENT)]
+    bind: Option<IpAddr>,
     #[command(flatten)]
     placement: crate::placement_args::PlacementArgs,
+    #[command(flatten)]
+    output: Output<Formats>,
+    /// Label stored with every step in the history (e.g. the path's name; a report
+    /// draws one curve per label). Default: `clients=N`.
+    #[arg(long, help_heading = heading::HISTORY)]
+    label: Option<String>,
     #[command(flatten)]
     ssh: crate::args::ssh::SshArgs,
 }
 
 pub fn run(g: &Global, a: &Args) -> CmdResult {
-    let json = a.output.pick(Format::Text, &[Format::Text, Format::Json])? == Format::Json;
+    let json = a.output.pick() == Format::Json;
     let loads = a.test.loads()?;
     let store = common::open_store(g)?;
     let peer = crate::groups::ssh::peer(g, &a.ssh, &a.target, a.bind, a.test.longest(&loads))?;

@@ -22,45 +22,45 @@ pub enum LogFormat {
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Address to listen on (repeatable; default: all IPv4 and IPv6 addresses).
-    #[arg(long = "bind", value_name = "ADDR")]
+    #[arg(long = "bind", value_name = "ADDR", help_heading = crate::heading::LISTEN)]
     binds: Vec<IpAddr>,
     /// TCP port for control and data connections.
-    #[arg(long, default_value_t = mtuperf_proto::DEFAULT_PORT)]
+    #[arg(long, default_value_t = mtuperf_proto::DEFAULT_PORT, help_heading = crate::heading::LISTEN)]
     port: u16,
     /// Sessions served at once; one more is answered "busy".
-    #[arg(long, default_value_t = Limits::default().max_sessions, value_parser = clap::value_parser!(u32).range(1..=256))]
+    #[arg(long, default_value_t = Limits::default().max_sessions, value_parser = clap::value_parser!(u32).range(1..=256), help_heading = crate::heading::LIMITS)]
     max_sessions: u32,
     /// Longest test a client may ask for (100ms to 24h: a shorter one would refuse
     /// every test).
-    #[arg(long, default_value = "1h", value_parser = common::parse_test_time)]
+    #[arg(long, default_value = "1h", value_parser = common::parse_test_time, help_heading = crate::heading::LIMITS)]
     max_duration: Duration,
     /// Most parallel streams one test may open.
-    #[arg(long, default_value_t = Limits::default().max_streams, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    #[arg(long, default_value_t = Limits::default().max_streams, value_parser = clap::value_parser!(u32).range(1..=1024), help_heading = crate::heading::LIMITS)]
     max_streams: u32,
     /// Highest offered load a client may ask for (bits per second, e.g. 10gbit).
-    #[arg(long, default_value = "400gbit", value_parser = |s: &str| BitsPerSec::parse(s).map_err(|e| e.to_string()))]
+    #[arg(long, default_value = "400gbit", value_parser = |s: &str| BitsPerSec::parse(s).map_err(|e| e.to_string()), help_heading = crate::heading::LIMITS)]
     max_rate: BitsPerSec,
     /// Most serving threads one rr test may ask for.
-    #[arg(long, default_value_t = Limits::default().max_workers, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    #[arg(long, default_value_t = Limits::default().max_workers, value_parser = clap::value_parser!(u32).range(1..=1024), help_heading = crate::heading::LIMITS)]
     max_workers: u32,
     /// Most concurrent rr clients one test may run.
-    #[arg(long, default_value_t = Limits::default().max_clients, value_parser = clap::value_parser!(u32).range(1..=65536))]
+    #[arg(long, default_value_t = Limits::default().max_clients, value_parser = clap::value_parser!(u32).range(1..=65536), help_heading = crate::heading::LIMITS)]
     max_clients: u32,
     /// Only accept clients from this network (repeatable), e.g. 10.0.0.0/24.
-    #[arg(long, value_name = "CIDR")]
+    #[arg(long, value_name = "CIDR", help_heading = crate::heading::LISTEN)]
     allow: Vec<IpNet>,
     /// Log as text lines or one JSON object per line.
-    #[arg(long, value_enum, default_value = "text")]
+    #[arg(long, value_enum, default_value = "text", help_heading = crate::heading::LISTEN)]
     log_format: LogFormat,
     /// Honour fault-injection hooks in requests (for mtuperf's own tests).
     #[arg(long, hide = true)]
     test_hooks: bool,
     /// The processor set: CPUs a client's `rr --agent-cpu` may pin serving threads to
     /// (kernel list syntax, e.g. 0-3). Default: every online CPU.
-    #[arg(long, value_name = "LIST", value_parser = crate::placement_args::parse_local_cpus)]
+    #[arg(long, value_name = "LIST", value_parser = crate::placement_args::parse_local_cpus, help_heading = crate::heading::PLACEMENT)]
     cpus: Option<crate::placement_args::CpuList>,
     /// Exit by itself after DURATION (1s to 30d), sessions running or not.
-    #[arg(long, value_name = "DURATION", value_parser = |s: &str| common::duration_in(s, Duration::from_secs(1), Duration::from_hours(720)))]
+    #[arg(long, value_name = "DURATION", value_parser = |s: &str| common::duration_in(s, Duration::from_secs(1), Duration::from_hours(720)), help_heading = crate::heading::LISTEN)]
     lifetime: Option<Duration>,
     /// Started by another mtuperf's `--ssh` (key and addresses on stdin; docs/mesh.md).
     #[arg(long, hide = true, requires = "lifetime", conflicts_with_all = ["binds", "allow"])]

@@ -6,15 +6,24 @@ use mtuperf_store::StoredRun;
 use crate::common;
 use crate::exit::{self, CmdResult, Failure};
 use crate::global::Global;
-use crate::output::{Format, Output};
+use crate::output::{self, Format, Output};
+
+/// show's outputs.
+#[derive(Debug, Clone)]
+pub struct Formats;
+
+impl output::Formats for Formats {
+    const HAS: &'static [Format] = &[Format::Text, Format::Json];
+    const HELP: &'static str = "text (the default), or json: the run's stored document";
+    const HINT: &'static str = "a run as HTML: `mtuperf report ID`; as CSV: `mtuperf export ID`";
+}
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Run id (see `mtuperf history`).
     id: i64,
-    /// text, or json (the stored document).
     #[command(flatten)]
-    output: Output,
+    output: Output<Formats>,
 }
 
 /// Renders a stored run's document as text, by its kind's record.
@@ -31,8 +40,8 @@ pub fn render_text(run: &StoredRun) -> anyhow::Result<String> {
 }
 
 pub fn run(g: &Global, a: Args) -> CmdResult {
-    let format = a.output.pick(Format::Text, &[Format::Text, Format::Json])?;
-    let store = common::require_store(g, "show")?;
+    let format = a.output.pick();
+    let store = common::open_history(g)?;
     let run = store
         .get(a.id)
         .context("reading the history")?

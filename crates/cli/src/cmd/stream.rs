@@ -10,32 +10,43 @@ use crate::args::stream::StreamArgs;
 use crate::common;
 use crate::exit::CmdResult;
 use crate::global::Global;
+use crate::heading;
 use crate::live::stream::Printer;
-use crate::output::{Format, Output};
+use crate::output::{self, Format, Output};
+
+/// stream's outputs.
+#[derive(Debug, Clone)]
+pub struct Formats;
+
+impl output::Formats for Formats {
+    const HAS: &'static [Format] = &[Format::Text, Format::Json];
+    const HELP: &'static str = "text (the default), or json: one document of schema mtuperf.stream/2 (mtuperf.stream-udp/1 with --udp)";
+    const HINT: &'static str = "stream prints its result as text or as its JSON document; stored runs as CSV: `mtuperf export`, as HTML: `mtuperf report`";
+}
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The agent: HOST, HOST:PORT or [IPv6]:PORT (default port 7878); with --ssh, the
     /// node as ssh reaches it ([USER@]HOST[:PORT]).
     target: String,
-    /// Local address to send from (chooses the interface).
-    #[arg(long, value_name = "LOCAL_ADDR")]
-    bind: Option<IpAddr>,
     #[command(flatten)]
     test: StreamArgs,
     /// Repeat the whole run N times and summarise (mean, median, stddev, min, max, 95% CI).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000),
+          help_heading = heading::SEND)]
     repeat: u32,
-    /// text, or json (one document, schema mtuperf.stream/2).
     #[command(flatten)]
-    output: Output,
-    /// Label stored with the run in the history (e.g. the path's name).
-    #[arg(long)]
-    label: Option<String>,
+    udp: super::stream_udp::UdpArgs,
+    /// Local address to send from (chooses the interface).
+    #[arg(long, value_name = "LOCAL_ADDR", help_heading = heading::PLACEMENT)]
+    bind: Option<IpAddr>,
     #[command(flatten)]
     placement: crate::placement_args::PlacementArgs,
     #[command(flatten)]
-    udp: super::stream_udp::UdpArgs,
+    output: Output<Formats>,
+    /// Label stored with the run in the history (e.g. the path's name).
+    #[arg(long, help_heading = heading::HISTORY)]
+    label: Option<String>,
     #[command(flatten)]
     ssh: crate::args::ssh::SshArgs,
 }
@@ -62,7 +73,7 @@ fn udp_common(a: &Args, json: bool) -> super::stream_udp::Common<'_> {
 }
 
 pub fn run(g: &Global, a: Args) -> CmdResult {
-    let json = a.output.pick(Format::Text, &[Format::Text, Format::Json])? == Format::Json;
+    let json = a.output.pick() == Format::Json;
     if a.udp.udp {
         return super::stream_udp::run(g, &udp_common(&a, json), &a.udp);
     }

@@ -16,7 +16,7 @@ use crate::live::stream_udp::Printer;
 pub fn run(g: &Global, c: &Common<'_>, u: &UdpArgs) -> CmdResult {
     let block = c.block.unwrap_or(8192);
     if !(MIN_UDP_BLOCK..=MAX_UDP_BLOCK).contains(&block) {
-        return Err(Failure::usage(
+        return Err(Failure::bad_value(
             "--block",
             &block.to_string(),
             &format!("{MIN_UDP_BLOCK} to {MAX_UDP_BLOCK} bytes with --udp"),

@@ -94,7 +94,7 @@ fn config(
 
 fn parse(node: &str) -> Result<SshNode, Failure> {
     SshNode::parse(node).map_err(|why| {
-        Failure::usage(
+        Failure::bad_value(
             "NODE",
             node,
             "[NAME=][USER@]HOST[:PORT] (HOST as your ssh reaches it, PORT the SSH port)",
@@ -133,11 +133,11 @@ pub fn mesh_agents(
         return mesh_ssh(a, nodes, cfg).map(Some);
     }
     if cfg.connect.key.is_none() {
-        return Err(Failure::usage(
+        return Err(Failure::needs(
+            "mesh",
             "--key-file",
-            "none",
-            "the key file every node's agent runs with",
-            "mesh asks agents to test each other, which only keyed agents do: pass --key-file (or MTUPERF_KEY_FILE); `mtuperf keygen` writes one; or start one-time agents with --ssh",
+            "it asks agents to test each other, which only keyed agents do",
+            "give the key file every node's agent runs with (or MTUPERF_KEY_FILE); `mtuperf keygen` writes one; or start one-time agents with --ssh",
         ));
     }
     cfg.nodes = nodes

@@ -27,11 +27,11 @@ pub fn start(
 ) -> Result<Vec<JoinHandle<()>>, Failure> {
     let peers = a.peers()?;
     if !peers.is_empty() && config.key.is_none() {
-        return Err(Failure::usage(
+        return Err(Failure::needs(
             "--watch",
-            &peers.join(","),
-            "peers checked as a keyed client",
-            "give --key-file (the same key as the peers'): watch sends test traffic only to agents that prove they hold it",
+            "--key-file",
+            "watch sends test traffic only to agents that prove they hold the key",
+            "give serve --key-file with the key the peers run with (or MTUPERF_KEY_FILE)",
         ));
     }
     let metrics = Arc::new(Metrics::new(Some(&config.counters)));

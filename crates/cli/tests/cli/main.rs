@@ -17,6 +17,7 @@ mod compare;
 mod cpu_sources;
 mod doctor_cli;
 mod format_axis;
+mod json_errors;
 mod messages;
 mod packaging;
 mod path;

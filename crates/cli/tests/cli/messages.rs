@@ -123,3 +123,76 @@ fn lab_exec_without_privilege_names_itself() {
     assert!(err.contains(&want), "{err}");
     assert!(!err.contains("Operation not permitted"), "{err}");
 }
+
+/// Each usage error says it in the words its flag needs: a value that is wrong names
+/// the flag, the value, what is allowed and a hint; a flag that is missing, or that
+/// cannot go with another, or that a command has no use for, says so (never the one
+/// template's `invalid value "none" for --key-file` or `"set" for --no-store`).
+#[test]
+fn usage_errors_are_worded_for_their_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let db = db.to_str().unwrap();
+    let missing_key = dir.path().join("no-key");
+    let missing_key = missing_key.to_str().unwrap();
+    let cases: [(&[&str], &str); 9] = [
+        (
+            &["rr", "127.0.0.1:1", "--from", "127.0.0.1:2"],
+            "--from needs --key-file: it asks agents to test toward another agent, which only keyed agents do; give the key file",
+        ),
+        (
+            &["mesh", "127.0.0.1:1", "127.0.0.1:2"],
+            "mesh needs --key-file: it asks agents to test each other, which only keyed agents do; give the key file",
+        ),
+        (
+            &["--db", db, "report"],
+            "report needs the runs to report on: give run ids, --last (the newest run), --compare ID",
+        ),
+        (
+            &["report", "--no-store", "--last"],
+            "--no-store does not apply to `mtuperf report`: it stores nothing in the history; the commands that take --no-store: serve, stream",
+        ),
+        (
+            &["--db", db, "compare", "--resume", "1", "--no-store"],
+            "--no-store cannot go with --resume: resuming reads the comparison's runs from the history",
+        ),
+        (
+            &["lab", "up", "--nodes", "3"],
+            "--nodes 3 needs --scenario cluster: --nodes, --nets and --fault shape a cluster lab; add --scenario cluster",
+        ),
+        (
+            &["lab", "up", "--key-file", "/k"],
+            "--key-file does not apply to `mtuperf lab up`: it contacts no agent",
+        ),
+        (
+            &["stream", "127.0.0.1:1", "--key-file", missing_key],
+            "for --key-file: allowed a readable key file; No such file or directory (os error 2); give the file `mtuperf keygen` wrote",
+        ),
+        (
+            &["serve", "--bind", "127.0.0.1", "--port", "0", "--watch", "127.0.0.1:1"],
+            "--watch needs --key-file: watch sends test traffic only to agents that prove they hold the key; give serve --key-file",
+        ),
+    ];
+    for (args, want) in cases {
+        let out = run(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {want:?} missing in {err}");
+        for template in ["\"none\"", "\"set\"", "RUN_IDS"] {
+            assert!(!err.contains(template), "{args:?}: {err}");
+        }
+    }
+    // keygen with no home to find its default file in.
+    let out = Command::new(BIN)
+        .arg("keygen")
+        .env_remove("HOME")
+        .env_remove("XDG_CONFIG_HOME")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("keygen needs --output: neither XDG_CONFIG_HOME nor HOME is set, so there is no default ~/.config/mtuperf/key; give -o FILE, or -o - for standard output"),
+        "{err}"
+    );
+}

@@ -72,26 +72,34 @@ fn version_names_commit_and_build_date() {
     assert!(parts[0].parse::<u32>().unwrap() >= 2024, "{v}");
 }
 
+/// The shared options are listed where they apply: `--db` and `--no-store` on the
+/// commands that store runs (`serve` too: its --watch checks are stored), `--db` alone
+/// on those that read the history, `--key-file` on those that talk to agents; none on
+/// `keygen`, `completions`, `man` or `lab`.
 #[test]
-fn serve_help_does_not_offer_history_options() {
-    let serve = stdout(&["serve", "--help"]);
-    assert!(
-        !serve.contains("--db") && !serve.contains("--no-store"),
-        "{serve}"
-    );
-    let stream = stdout(&["stream", "--help"]);
-    assert!(
-        stream.contains("--db") && stream.contains("--no-store"),
-        "{stream}"
-    );
-    // Still accepted (scripts that pass them everywhere keep working) and global
-    // options still reach the others.
+fn shared_options_are_listed_where_they_apply() {
+    for (cmd, db, no_store, key) in [
+        (&["serve"][..], true, true, true),
+        (&["stream"][..], true, true, true),
+        (&["report"][..], true, false, false),
+        (&["history"][..], true, false, false),
+        (&["keygen"][..], false, false, false),
+        (&["completions"][..], false, false, false),
+        (&["lab", "up"][..], false, false, false),
+    ] {
+        let help = stdout(&[cmd, &["--help"]].concat());
+        for (flag, want) in [("--db", db), ("--no-store", no_store), ("--key-file", key)] {
+            assert_eq!(help.contains(flag), want, "{cmd:?} {flag}: {help}");
+        }
+    }
+    // Before the command they are global: scripts that pass them everywhere keep
+    // working.
     let out = Command::new(BIN)
         .args([
-            "keygen",
             "--db",
             "/nonexistent/h.db",
             "--no-store",
+            "keygen",
             "-o",
             "-",
         ])
@@ -102,6 +110,66 @@ fn serve_help_does_not_offer_history_options() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // After a command that has no use for them: refused, saying why and where they go.
+    let out = Command::new(BIN)
+        .args(["keygen", "--db", "/nonexistent/h.db", "-o", "-"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--db does not apply to `mtuperf keygen`: it neither reads nor writes the history; the commands that take --db: serve, stream"),
+        "{err}"
+    );
+}
+
+/// `man --out-dir` writes one page per subcommand, nested ones included, each a
+/// page of its own naming the command in full.
+#[test]
+fn man_out_dir_writes_a_page_per_subcommand() {
+    let dir = tempfile::tempdir().unwrap();
+    let listed = stdout(&["man", "--out-dir", dir.path().to_str().unwrap()]);
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    for want in [
+        "mtuperf.1",
+        "mtuperf-stream.1",
+        "mtuperf-lab.1",
+        "mtuperf-lab-up.1",
+        "mtuperf-lab-exec.1",
+        "mtuperf-man.1",
+    ] {
+        assert!(names.iter().any(|n| n == want), "{want} missing: {names:?}");
+    }
+    assert!(!names.iter().any(|n| n.contains("help")), "{names:?}");
+    assert_eq!(listed.lines().count(), names.len(), "{listed}");
+    let up = std::fs::read_to_string(dir.path().join("mtuperf-lab-up.1")).unwrap();
+    assert!(up.contains(".TH mtuperf-lab-up 1"), "{up}");
+    assert!(
+        up.contains("mtuperf lab up") && up.contains("scenario"),
+        "{up}"
+    );
+    assert!(
+        !up.contains("no\\-store") && !up.contains("key\\-file"),
+        "{up}"
+    );
+    // One page on stdout by its words or its page name.
+    for name in ["lab up", "lab-up", "mtuperf-lab-up"] {
+        let page = stdout(&["man", "--subcommand", name]);
+        assert!(page.contains(".TH mtuperf-lab-up 1"), "{name}: {page}");
+    }
+    // A directory that does not exist is refused, not created.
+    let missing = dir.path().join("no/such");
+    let out = Command::new(BIN)
+        .args(["man", "--out-dir", missing.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("mkdir -p"));
+    assert!(!missing.exists());
 }
 
 #[test]

@@ -242,7 +242,17 @@ fn metrics_under_attack_never_disturbs_a_measurement() {
         assert_eq!(sum("client", true), total, "sent");
         assert_eq!(sum("agent", false), total, "received");
         // A TCP rr step: every request answered, counted alike on both ends.
-        let out = agent.rr(&["--proto", "tcp", "--time", "2s", "--json"]);
+        // A block is lost only after 10 s: on a loaded CI machine a starved client
+        // can wait past the 100 ms default, which is not the metrics' doing.
+        let out = agent.rr(&[
+            "--proto",
+            "tcp",
+            "--time",
+            "2s",
+            "--timeout",
+            "10s",
+            "--json",
+        ]);
         assert!(out.status.success(), "rr: {}", stderr(&out));
         let r = &json_of(&out)["steps"][0]["result"];
         let (c, a) = (&r["client"]["counts"], &r["agent"]);

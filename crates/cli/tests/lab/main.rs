@@ -29,7 +29,6 @@ mod placement_lab;
 mod rr_from_lab;
 mod rr_lab;
 mod stream_lab;
-mod stream_limits_lab;
 mod stream_udp_io_lab;
 mod stream_udp_lab;
 mod truth_lab;

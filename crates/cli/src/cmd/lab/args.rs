@@ -19,6 +19,7 @@ pub enum OnOff {
 
 #[derive(Debug, clap::Args)]
 pub struct UpArgs {
+    /// The lab (several can exist side by side, each under its own name).
     #[arg(long, default_value = DEFAULT_NAME)]
     pub name: String,
     /// std, jumbo, routed, blackhole, mismatch, switchport or asym (repeatable; default: all),
@@ -26,25 +27,25 @@ pub struct UpArgs {
     #[arg(long = "scenario", value_name = "NAME")]
     pub scenarios: Vec<String>,
     /// Cluster: node namespaces n1..nN (2 to 64; default 4).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help_heading = crate::heading::CLUSTER)]
     pub nodes: Option<u32>,
     /// Cluster: private networks net1..netK, one bridge (switch) each (1 to 4; default 2).
-    #[arg(long, value_name = "K")]
+    #[arg(long, value_name = "K", help_heading = crate::heading::CLUSTER)]
     pub nets: Option<u32>,
     /// Cluster fault (repeatable): nic-mtu=NODE:NET:MTU, port-mtu=NODE:NET:MTU,
     /// routed=NODE:NET[:MTU], blackhole=NODE:NET[:MTU], inbound=NODE:NET[:MTU],
     /// loss=NODE:NET:PCT (e.g. nic-mtu=n3:1:1500).
-    #[arg(long = "fault", value_name = "KIND=NODE:NET[:VALUE]")]
+    #[arg(long = "fault", value_name = "KIND=NODE:NET[:VALUE]", help_heading = crate::heading::CLUSTER)]
     pub faults: Vec<String>,
     /// TSO/GSO/GRO and UDP segmentation offload (tx-udp-segmentation) on every lab
     /// interface.
-    #[arg(long, value_enum, default_value = "on")]
+    #[arg(long, value_enum, default_value = "on", help_heading = crate::heading::LINKS)]
     pub offload: OnOff,
     /// Shape every link on both ends' egress (tc tbf), e.g. 1gbit, 100M.
-    #[arg(long, value_name = "RATE")]
+    #[arg(long, value_name = "RATE", help_heading = crate::heading::LINKS)]
     pub rate: Option<String>,
     /// Drop this percentage of UDP datagrams and ICMP echoes (never TCP) on every link.
-    #[arg(long, value_name = "PCT")]
+    #[arg(long, value_name = "PCT", help_heading = crate::heading::LINKS)]
     pub loss: Option<f64>,
     /// Print every command as a shell line.
     #[arg(long, short)]
@@ -58,6 +59,7 @@ pub enum Action {
     Up(UpArgs),
     /// Remove a lab: its agents, namespaces, veths and nftables tables.
     Down {
+        /// The lab (several can exist side by side, each under its own name).
         #[arg(long, default_value = DEFAULT_NAME)]
         name: String,
         #[arg(long, short)]
@@ -65,6 +67,7 @@ pub enum Action {
     },
     /// Hosts, links, MTUs, offloads, rate, loss, cluster networks and faults, agents.
     Status {
+        /// The lab (several can exist side by side, each under its own name).
         #[arg(long, default_value = DEFAULT_NAME)]
         name: String,
         #[arg(long)]
@@ -72,6 +75,7 @@ pub enum Action {
     },
     /// Run a command inside a lab host; its exit code is passed through.
     Exec {
+        /// The lab (several can exist side by side, each under its own name).
         #[arg(long, default_value = DEFAULT_NAME)]
         name: String,
         /// client, std, jumbo, routed-router, routed, ..., or a cluster node n1, n2, ...
@@ -86,6 +90,7 @@ pub enum Action {
     },
     /// Start a keyed agent (`mtuperf serve`) in every server host or cluster node.
     Serve {
+        /// The lab (several can exist side by side, each under its own name).
         #[arg(long, default_value = DEFAULT_NAME)]
         name: String,
         /// Print the agents, their addresses and the key file as JSON.
@@ -98,6 +103,7 @@ pub enum Action {
     /// Start an OpenSSH server in every cluster node (keys made for the lab) and print
     /// the `ssh -F` config that reaches them (for `mesh --ssh`).
     Sshd {
+        /// The lab (several can exist side by side, each under its own name).
         #[arg(long, default_value = DEFAULT_NAME)]
         name: String,
         /// Print the config and each node's sshd as JSON.
@@ -124,11 +130,11 @@ impl UpArgs {
                 ("--fault", self.faults.first().cloned()),
             ];
             if let Some((flag, Some(value))) = given.into_iter().find(|(_, g)| g.is_some()) {
-                return Err(Failure::usage(
-                    flag,
-                    &value,
+                return Err(Failure::needs(
+                    &format!("{flag} {value}"),
                     "--scenario cluster",
-                    "--nodes, --nets and --fault shape a cluster lab: add --scenario cluster",
+                    "--nodes, --nets and --fault shape a cluster lab",
+                    "add --scenario cluster",
                 ));
             }
         }
@@ -137,18 +143,26 @@ impl UpArgs {
             Some(r) => Some(
                 BitsPerSec::parse(r)
                     .map_err(|e| {
-                        Failure::usage("--rate", r, "a rate such as 1gbit or 100M", &e.to_string())
+                        Failure::bad_value(
+                            "--rate",
+                            r,
+                            "a rate such as 1gbit or 100M",
+                            &e.to_string(),
+                        )
                     })?
                     .0 as u64,
             ),
         };
         let cluster = if is_cluster {
             if scenarios.len() > 1 {
-                return Err(Failure::usage(
-                    "--scenario",
-                    &self.scenarios.join(","),
-                    "cluster alone, or any of the other scenarios",
-                    "a cluster lab is built by itself; build the others under another --name",
+                return Err(Failure::conflict(
+                    "--scenario cluster",
+                    "other scenarios",
+                    &format!(
+                        "a cluster lab is built by itself (given: {})",
+                        self.scenarios.join(",")
+                    ),
+                    "build the others under another --name",
                 ));
             }
             Some(
