@@ -11,9 +11,18 @@ and prints the median of the per-pair ratios mtuperf/iperf3 of
     (read from /proc/PID/stat before and after each run) per GiB received.
 Same measurement for both tools, taken from outside them.
 
+--baseline PATH adds another mtuperf build (e.g. the end of round 1, 3e92c1f, built in
+its own worktree) with its own agent beside this one's, and --iperf2 adds iperf 2
+(`iperf -c -l BLOCK`, its server's CPU read the same way); each round then runs every
+tool once, in turn, so all see the same minutes of the machine. The summary gives the
+medians of each tool's goodput and receiver CPU per GiB, and mtuperf's per-round ratio
+to the better of iperf3 and iperf 2 and to the baseline. --offload off builds the lab
+with TSO/GSO/GRO off (a NIC without segmentation offload).
+
 Usage (as root, from the repository root, after `cargo build --release`):
     python3 bench/stream_vs_iperf3.py [--pairs 5] [--time 3] [--only loopback|std|jumbo]
-        [--blocks 8K,128K] [--mtuperf-args '--rx-coalesce 0']
+        [--blocks 8K,128K] [--mtuperf-args '--rx-coalesce 0'] [--baseline PATH]
+        [--iperf2] [--offload on|off]
 """
 import argparse, json, os, signal, statistics, subprocess, sys, time
 
@@ -32,11 +41,11 @@ def ns(host):
     return ["ip", "netns", "exec", f"mtlab-{LAB}-{host}"] if host else []
 
 
-def run_mtuperf(client_ns, target, block, secs, extra):
+def run_mtuperf(client_ns, target, block, secs, extra, binary=None):
     env = dict(os.environ)
-    if client_ns:  # lab agents authenticate with the lab's key
+    if client_ns and binary is None:  # lab agents authenticate with the lab's key (the baseline's agent is open)
         env["MTUPERF_KEY_FILE"] = f"/run/mtuperf/lab/{LAB}/key"
-    out = subprocess.run(ns(client_ns) + [BIN, "--no-store", "stream", target, "--time", f"{secs}s",
+    out = subprocess.run(ns(client_ns) + [binary or BIN, "--no-store", "stream", target, "--time", f"{secs}s",
                           "--block", block, "--json"] + extra, capture_output=True, text=True, check=True, env=env)
     d = json.loads(out.stdout)["runs"][0]["metrics"]["directions"][0]
     return d["goodput_wall_bps"], d["bytes_read"]
@@ -49,6 +58,15 @@ def run_iperf3(client_ns, host, port, block, secs):
     return s["bits_per_second"], s["bytes"]
 
 
+def run_iperf2(client_ns, host, port, block, secs):
+    # iperf 2 prints the client's report; its CSV line's last field is bits/s and the
+    # one before it bytes.
+    out = subprocess.run(ns(client_ns) + ["iperf", "-c", host, "-p", str(port), "-t", str(secs),
+                          "-l", block, "-y", "C"], capture_output=True, text=True, check=True)
+    last = [l for l in out.stdout.splitlines() if l.count(",") >= 8][-1].split(",")
+    return float(last[-1]), int(last[-2])
+
+
 def measure(fn, server_pid):
     c0 = cpu_seconds(server_pid)
     bps, nbytes = fn()
@@ -57,19 +75,32 @@ def measure(fn, server_pid):
     return bps, (c1 - c0) / (nbytes / 2**30)
 
 
-def bench(name, client_ns, m_target, i_host, i_port, m_pid, i_pid, pairs, secs, blocks, extra):
+def bench(name, client_ns, tools, pairs, secs, blocks):
+    """tools: [(label, run(block) -> (bps, bytes), server_pid)], run in turn each round."""
     for block in blocks:
-        g, c = [], []
+        res = {label: [] for label, _, _ in tools}
         for _ in range(pairs):
-            mb, mc = measure(lambda: run_mtuperf(client_ns, m_target, block, secs, extra), m_pid)
-            ib, ic = measure(lambda: run_iperf3(client_ns, i_host, i_port, block, secs), i_pid)
-            g.append(mb / ib)
-            c.append(mc / ic)
-            print(f"  {name:8} {block:>5}: mtuperf {mb/1e9:6.2f} Gbit/s {mc:6.3f} cpu-s/GiB | "
-                  f"iperf3 {ib/1e9:6.2f} Gbit/s {ic:6.3f} cpu-s/GiB", file=sys.stderr)
-        print(f"{name:8} block {block:>5}: median goodput ratio mtuperf/iperf3 {statistics.median(g):.3f} "
-              f"(pairs: {' '.join(f'{x:.2f}' for x in g)}); median receiver CPU/GiB ratio "
+            line = []
+            for label, run, pid in tools:
+                bps, cpu = measure(lambda: run(block), pid)
+                res[label].append((bps, cpu))
+                line.append(f"{label} {bps/1e9:6.2f} Gbit/s {cpu:6.3f} cpu-s/GiB")
+            print(f"  {name:8} {block:>5}: " + " | ".join(line), file=sys.stderr)
+        med = {k: (statistics.median(b for b, _ in v), statistics.median(c for _, c in v)) for k, v in res.items()}
+        print(f"{name:8} block {block:>5}: " + "; ".join(
+            f"{k} {g/1e9:.2f} Gbit/s {c:.3f} cpu-s/GiB" for k, (g, c) in med.items()))
+        peers = [k for k in res if k.startswith("iperf")]
+        best = [max(res[k][i][0] for k in peers) for i in range(pairs)]
+        g = [res["mtuperf"][i][0] / best[i] for i in range(pairs)]
+        print(f"{name:8} block {block:>5}: median goodput ratio mtuperf/best of {'+'.join(peers)} "
+              f"{statistics.median(g):.3f} (rounds: {' '.join(f'{x:.2f}' for x in g)})")
+        c = [res["mtuperf"][i][1] / res["iperf3"][i][1] for i in range(pairs)]
+        print(f"{name:8} block {block:>5}: median receiver CPU/GiB ratio mtuperf/iperf3 "
               f"{statistics.median(c):.3f} (lower is better)")
+        if "baseline" in res:
+            b = [res["mtuperf"][i][0] / res["baseline"][i][0] for i in range(pairs)]
+            print(f"{name:8} block {block:>5}: median goodput ratio mtuperf/baseline "
+                  f"{statistics.median(b):.3f} (rounds: {' '.join(f'{x:.2f}' for x in b)})")
 
 
 def main():
@@ -79,30 +110,51 @@ def main():
     ap.add_argument("--only", choices=["loopback", "std", "jumbo"])
     ap.add_argument("--blocks", default="8K,128K", help="comma-separated block sizes (default 8K,128K)")
     ap.add_argument("--mtuperf-args", default="", help="extra arguments for mtuperf stream, e.g. '--rx-coalesce 0'")
+    ap.add_argument("--baseline", help="another mtuperf build to run alongside (e.g. round 1's)")
+    ap.add_argument("--iperf2", action="store_true", help="add iperf 2")
+    ap.add_argument("--offload", choices=["on", "off"], default="on")
     a = ap.parse_args()
     blocks, extra = a.blocks.split(","), a.mtuperf_args.split()
+    base = os.path.abspath(a.baseline) if a.baseline else None
     procs = []
+
+    def start(argv, **kw):
+        p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **kw)
+        procs.append(p)
+        return p
+
+    def tools(client_ns, host, m_target, m_pid, server_ns, keyfile):
+        t = [("mtuperf", lambda b: run_mtuperf(client_ns, m_target, b, a.time, extra), m_pid)]
+        if base:
+            # The baseline's own agent, open (no key) and bound to the same address.
+            bp = start(ns(server_ns) + [base, "--no-store", "serve", "--bind", host, "--port", "7979"])
+            t.append(("baseline", lambda b: run_mtuperf(client_ns, f"{host}:7979", b, a.time, [], base), bp.pid))
+        ip = start(ns(server_ns) + ["iperf3", "-s", "-p", "5201"])
+        t.append(("iperf3", lambda b: run_iperf3(client_ns, host, 5201, b, a.time), ip.pid))
+        if a.iperf2:
+            i2 = start(ns(server_ns) + ["iperf", "-s", "-p", "5001"])
+            t.append(("iperf2", lambda b: run_iperf2(client_ns, host, 5001, b, a.time), i2.pid))
+        time.sleep(0.5)
+        return t
+
     try:
         if a.only in (None, "loopback"):
-            m = subprocess.Popen([BIN, "serve", "--bind", "127.0.0.1", "--port", "7979"], stderr=subprocess.DEVNULL)
-            i = subprocess.Popen(["iperf3", "-s", "-p", "5299"], stdout=subprocess.DEVNULL)
-            procs += [m, i]
-            time.sleep(0.5)
-            bench("loopback", None, "127.0.0.1:7979", "127.0.0.1", 5299, m.pid, i.pid, a.pairs, a.time, blocks, extra)
+            m = start([BIN, "serve", "--bind", "127.0.0.1", "--port", "7878"])
+            time.sleep(0.3)
+            bench("loopback", None, tools(None, "127.0.0.1", "127.0.0.1:7878", m.pid, None, None),
+                  a.pairs, a.time, blocks)
         nets = [s for s in ["std", "jumbo"] if a.only in (None, s)]
         if nets:
             subprocess.run([BIN, "lab", "down", "--name", LAB], capture_output=True)
-            subprocess.run([BIN, "lab", "up", "--name", LAB] + sum((["--scenario", s] for s in nets), []),
+            subprocess.run([BIN, "lab", "up", "--name", LAB, "--offload", a.offload] + sum((["--scenario", s] for s in nets), []),
                            check=True, capture_output=True)
             subprocess.run([BIN, "lab", "serve", "--name", LAB], check=True, capture_output=True)
             addr = {"std": "198.18.1.2", "jumbo": "198.18.2.2"}
             for s in nets:
-                i = subprocess.Popen(ns(s) + ["iperf3", "-s", "-p", "5201"], stdout=subprocess.DEVNULL)
-                procs.append(i)
-                time.sleep(0.5)
                 with open(f"/run/mtuperf/lab/{LAB}/agent-{s}.pid") as f:
                     m_pid = int(f.read().strip())
-                bench(f"veth-{s}", "client", addr[s], addr[s], 5201, m_pid, i.pid, a.pairs, a.time, blocks, extra)
+                bench(f"veth-{s}", "client", tools("client", addr[s], addr[s], m_pid, s, None),
+                      a.pairs, a.time, blocks)
     finally:
         for p in procs:
             p.send_signal(signal.SIGTERM)

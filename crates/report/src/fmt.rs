@@ -33,7 +33,7 @@ pub fn bytes(n: u64) -> String {
 /// A summary's 95% interval as "±3.2%" with its method, or why there is none.
 pub fn ci(s: &mtuperf_stats::Summary) -> String {
     match s.ci95_half_width_pct {
-        Some(p) if s.ci95_method == "student-t" => format!("±{p:.1}%"),
+        Some(p) if s.ci95_method == mtuperf_stats::CiMethod::StudentT => format!("±{p:.1}%"),
         Some(p) => format!("±{p:.1}% ({})", s.ci95_method),
         None if s.n < mtuperf_stats::MIN_N_FOR_CI => format!("no CI (n={})", s.n),
         None => "no CI".into(),

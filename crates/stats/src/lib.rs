@@ -27,5 +27,5 @@ mod tdist;
 
 pub use compare::{rel_diff, welch, RelDiff, METHOD_LOG_RATIO, METHOD_NONE, MIN_N_FOR_INTERVAL};
 pub use knee::{knee, KNEE_MIN_GAIN};
-pub use summary::{percentile, summarize, Summary, MIN_N_FOR_CI};
+pub use summary::{percentile, summarize, CiMethod, Summary, MIN_N_FOR_CI};
 pub use tdist::t_quantile;

@@ -23,18 +23,41 @@ pub struct Summary {
     /// |mean|: the netperf-style "within ±x%" figure. `None` without an interval or
     /// with a mean of 0.
     pub ci95_half_width_pct: Option<f64>,
-    /// How the interval was computed: "student-t" (of the mean), "log-t" (of the
-    /// geometric mean, for positive values whose t interval would reach 0 or below),
-    /// or "none".
-    #[serde(default = "method_none")]
-    pub ci95_method: String,
+    /// How the interval was computed.
+    pub ci95_method: CiMethod,
     /// Why there is no interval, or why log-t was used.
     #[serde(default)]
     pub ci95_note: Option<String>,
 }
 
-fn method_none() -> String {
-    "none".into()
+/// How a 95% interval was computed (its JSON names are "student-t", "log-t", "none").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CiMethod {
+    /// Student t interval of the mean.
+    StudentT,
+    /// The t interval of the log values mapped back: an interval of the geometric
+    /// mean, for positive values whose t interval would reach 0 or below.
+    LogT,
+    /// No interval (fewer than [`MIN_N_FOR_CI`] values).
+    None,
+}
+
+impl CiMethod {
+    /// Its name as the documents spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            CiMethod::StudentT => "student-t",
+            CiMethod::LogT => "log-t",
+            CiMethod::None => "none",
+        }
+    }
+}
+
+impl std::fmt::Display for CiMethod {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// Fewest values for which [`summarize`] gives an interval.
@@ -49,12 +72,12 @@ fn interval(
     n: usize,
     mean: f64,
     stddev: f64,
-) -> (f64, f64, &'static str, Option<String>) {
+) -> (f64, f64, CiMethod, Option<String>) {
     let t = t_quantile(0.975, (n - 1) as f64);
     let half = t * stddev / (n as f64).sqrt();
     let positive = xs.iter().all(|x| *x > 0.0);
     if !positive || mean - half > 0.0 {
-        return (mean - half, mean + half, "student-t", None);
+        return (mean - half, mean + half, CiMethod::StudentT, None);
     }
     let logs: Vec<f64> = xs.iter().map(|x| x.ln()).collect();
     let (_, lm, lv) = mean_var(&logs).unwrap_or((n, 0.0, 0.0));
@@ -62,7 +85,7 @@ fn interval(
     (
         (lm - lhalf).exp(),
         (lm + lhalf).exp(),
-        "log-t",
+        CiMethod::LogT,
         Some(format!(
             "the t interval of the mean reached {:.3e}, below 0 for a positive quantity: the interval is of the geometric mean, on a log scale",
             mean - half
@@ -83,7 +106,7 @@ pub fn summarize(xs: &[f64]) -> Option<Summary> {
         (
             None,
             None,
-            "none",
+            CiMethod::None,
             Some(format!(
                 "{n} value{}: a 95% interval needs at least {MIN_N_FOR_CI}",
                 if n == 1 { "" } else { "s" }
@@ -109,7 +132,7 @@ pub fn summarize(xs: &[f64]) -> Option<Summary> {
         ci95_low,
         ci95_high,
         ci95_half_width_pct,
-        ci95_method: method.into(),
+        ci95_method: method,
         ci95_note: note,
     })
 }
@@ -168,7 +191,7 @@ mod tests {
             close(s.ci95_half_width_pct.unwrap(), 17.847_665_104_341_427),
             "{s:?}"
         );
-        assert_eq!(s.ci95_method, "student-t");
+        assert_eq!(s.ci95_method, CiMethod::StudentT);
     }
 
     #[test]
@@ -189,7 +212,7 @@ mod tests {
         for (xs, given, method) in cases {
             let s = summarize(xs).unwrap();
             assert_eq!(s.ci95_low.is_some(), given, "{xs:?}: {s:?}");
-            assert_eq!(s.ci95_method, method, "{xs:?}: {s:?}");
+            assert_eq!(s.ci95_method.name(), method, "{xs:?}: {s:?}");
             assert_eq!(s.ci95_note.is_some(), method != "student-t", "{s:?}");
             if xs.iter().all(|x| *x > 0.0) {
                 assert!(s.ci95_low.is_none_or(|l| l > 0.0), "{s:?}");
