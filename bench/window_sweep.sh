@@ -57,10 +57,25 @@ def load(b, w, r):
     lim = m["directions"][0].get("limit") or {}
     sh = lim.get("shares") or {}
     ends = {e["end"]: e for e in m["ends"]}
+    res = run["result"]
+    snd = next((c for c in res["client"]["conns"] if c["sending"]), {})
+    rcv = next((c for c in res["agent"]["conns"] if not c["sending"]), {})
+    st, rt = snd.get("tcp_info") or {}, rcv.get("tcp_info") or {}
+    life = max(snd.get("end_ns") or 1, 1)
     return {
+        # Raw signals of the sender's and the receiver's tcp_info and loops, for
+        # looking for a better rule than the clocks (BENCHMARKS.md §11).
+        "snd_wnd": st.get("snd_wnd"), "notsent": st.get("notsent_bytes"),
+        "cwnd": st.get("snd_cwnd"), "mss": st.get("snd_mss"), "srtt_us": st.get("rtt_us"),
+        "min_rtt_us": st.get("min_rtt_us"), "app_limited": st.get("delivery_rate_app_limited"),
+        "delivery_bps": st.get("delivery_rate_bps"), "sndbuf_b": snd.get("sndbuf"),
+        "rcvbuf_b": rcv.get("rcvbuf"), "rcv_space": rt.get("rcv_space"),
+        "snd_in_call": (snd.get("in_call_ns") or 0) / life, "snd_calls": snd.get("calls"),
+        "rcv_in_call": (rcv.get("in_call_ns") or 0) / life, "rcv_calls": rcv.get("calls"),
+        "rcv_waits": rcv.get("waits"), "rcv_wait": (rcv.get("wait_ns") or 0) / life,
         "block": b, "window": w, "gbps": m["headline_bps"] / 1e9,
         "rwnd": sh.get("rwnd_limited"), "sndbuf": sh.get("sndbuf_limited"),
-        "cwnd": sh.get("cwnd_limited"), "busy": sh.get("busy_of_lifetime"),
+        "cwnd_lim": sh.get("cwnd_limited"), "busy": sh.get("busy_of_lifetime"),
         "snd_proc": ends["client"]["process_pct"], "rcv_proc": ends["agent"]["process_pct"],
         "softirq": max(ends["client"]["system_softirq_pct"], ends["agent"]["system_softirq_pct"]),
         "cause": lim.get("cause", "-"),
@@ -92,6 +107,24 @@ for b in blocks:
               f"| {pct(both)} | {pct(split('busy'))} "
               f"| {statistics.median(x['snd_proc'] for x in v):.0f}% / {statistics.median(x['rcv_proc'] for x in v):.0f}% "
               f"| {', '.join(x['cause'] for x in v)} |")
+    # The other signals of the sender's tcp_info and of both loops (BENCHMARKS.md §11):
+    # whether any of them names the windows the clocks miss.
+    print(f"\n#### --block {b}: other signals (medians)")
+    print("| --window | gain | snd_wnd | cwnd×MSS ÷ snd_wnd | notsent ÷ sndbuf | app-limited runs | busy | receiver waited | sender / receiver process | sender CPU per Gbit/s |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    med_of = lambda v, f: statistics.median(f(x) for x in v)
+    for i, w in enumerate(ws):
+        v = rows[w]
+        best = max((med[x] for x in ws[i + 1:]), default=None)
+        gain = best / med[w] - 1 if best and med[w] > 0 else None
+        print(f"| {w} | {'-' if gain is None else f'{gain*100:+.0f}%'} "
+              f"| {med_of(v, lambda x: (x['snd_wnd'] or 0) / 1024):.0f} KiB "
+              f"| {med_of(v, lambda x: (x['cwnd'] or 0) * (x['mss'] or 0) / max(x['snd_wnd'] or 1, 1)):.2f} "
+              f"| {med_of(v, lambda x: (x['notsent'] or 0) / max(x['sndbuf_b'] or 1, 1)):.2f} "
+              f"| {sum(1 for x in v if x['app_limited'])}/{len(v)} | {pct(med_of(v, lambda x: x['busy'] or 0))} "
+              f"| {pct(med_of(v, lambda x: x['rcv_wait']))} "
+              f"| {med_of(v, lambda x: x['snd_proc']):.0f}% / {med_of(v, lambda x: x['rcv_proc']):.0f}% "
+              f"| {med_of(v, lambda x: x['snd_proc'] / max(x['gbps'], 1e-9)):.1f}% |")
 PY
 echo
 echo "raw documents: $OUT"

@@ -35,6 +35,8 @@ pub enum PacketKind {
     UdpBlock { block: u32 },
     /// rr over UDP: one datagram per request.
     UdpRequest { request: u32 },
+    /// `stream --udp`: datagrams of `datagram` bytes (mtuperf's header included).
+    UdpDatagram { datagram: u32 },
     /// TCP segments, data or control: the MSS follows the smaller interface MTU.
     TcpSegment,
 }
@@ -52,9 +54,19 @@ pub struct Packet {
 /// What kind of test failed, for the packets it needed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Test {
-    RrUdp { block: u32, request: u32 },
+    RrUdp {
+        block: u32,
+        request: u32,
+    },
     RrTcp,
     Stream,
+    /// `stream --udp` of `datagram`-byte datagrams, sent toward the agent, from it,
+    /// or both.
+    UdpStream {
+        datagram: u32,
+        to_agent: bool,
+        from_agent: bool,
+    },
 }
 
 /// mtuperf's datagram header, UDP's and IPv4's (IPv6: 20 more).
@@ -85,8 +97,35 @@ impl Test {
                 kind: PacketKind::UdpRequest { request },
             });
         }
+        if let Test::UdpStream {
+            datagram,
+            to_agent,
+            from_agent,
+        } = self
+        {
+            let ways = [
+                (to_agent, Way::ToAgent, local_mtu),
+                (from_agent, Way::FromAgent, peer_mtu),
+            ];
+            for (_, way, mtu) in ways.into_iter().filter(|w| w.0) {
+                out.push(Packet {
+                    way,
+                    bytes: (datagram + 8 + 20 + extra).min(mtu),
+                    kind: PacketKind::UdpDatagram { datagram },
+                });
+            }
+        }
         out.extend([seg(Way::ToAgent), seg(Way::FromAgent)]);
         out
+    }
+
+    /// Whether the test sends data toward the agent (a reverse UDP stream does not:
+    /// the agent receiving nothing then says nothing).
+    fn sends_to_agent(self) -> bool {
+        match self {
+            Test::UdpStream { to_agent, .. } => to_agent,
+            Test::RrUdp { .. } | Test::RrTcp | Test::Stream => true,
+        }
     }
 }
 
@@ -225,7 +264,7 @@ pub fn decide(e: &Evidence, path: Result<&PathCheck, &str>) -> Cause {
     }
     match e.agent {
         None => Cause::AgentSilent,
-        Some(a) if a.received == 0 => Cause::RequestsDropped,
+        Some(a) if a.received == 0 && e.test.sends_to_agent() => Cause::RequestsDropped,
         Some(a) if e.received == 0 && a.answered > 0 => Cause::AnswersDropped {
             answered: a.answered,
         },
@@ -323,6 +362,12 @@ mod tests {
         request: 128,
     };
 
+    const UDP8K: Test = Test::UdpStream {
+        datagram: 8192,
+        to_agent: true,
+        from_agent: false,
+    };
+
     fn ev(test: Test, received: u64, late: u64, agent: Option<(u64, u64)>) -> Evidence {
         Evidence {
             test,
@@ -359,6 +404,48 @@ mod tests {
                 ev(Test::Stream, 0, 0, None),
                 Ok(&switchport),
                 mtu(Way::ToAgent, 1500, 9000, PacketKind::TcpSegment),
+            ),
+            (
+                "NICs at 9000, a switch port at 1500, 8K UDP stream datagrams: they cannot pass",
+                ev(UDP8K, 0, 0, None),
+                Ok(&switchport),
+                mtu(Way::ToAgent, 1500, 8220, PacketKind::UdpDatagram { datagram: 8192 }),
+            ),
+            (
+                "the same, a reverse UDP stream: the agent's datagrams cannot pass",
+                ev(
+                    Test::UdpStream {
+                        datagram: 8192,
+                        to_agent: false,
+                        from_agent: true,
+                    },
+                    0,
+                    0,
+                    None,
+                ),
+                Ok(&switchport),
+                mtu(Way::FromAgent, 1500, 8220, PacketKind::UdpDatagram { datagram: 8192 }),
+            ),
+            (
+                "a reverse UDP stream on a fine path, nothing came back: the agent's datagrams dropped, not 'requests'",
+                ev(
+                    Test::UdpStream {
+                        datagram: 8192,
+                        to_agent: false,
+                        from_agent: true,
+                    },
+                    0,
+                    0,
+                    Some((0, 9_000)),
+                ),
+                Ok(&jumbo),
+                Cause::AnswersDropped { answered: 9_000 },
+            ),
+            (
+                "a UDP stream the agent got nothing of on a fine path: a filter",
+                ev(UDP8K, 0, 0, Some((0, 0))),
+                Ok(&jumbo),
+                Cause::RequestsDropped,
             ),
             (
                 "8K blocks on a 1500 path are fragmented by the agent: they pass",
@@ -419,6 +506,22 @@ mod tests {
         );
         assert_eq!(RR8K.packets(9000, 9000, true)[0].bytes, 8192 + 88);
         assert_eq!(Test::Stream.packets(9000, 9000, false).len(), 2);
+        let both = Test::UdpStream {
+            datagram: 8192,
+            to_agent: true,
+            from_agent: true,
+        };
+        let p = both.packets(9000, 1500, false);
+        assert_eq!(
+            p.iter().map(|p| (p.way, p.bytes)).collect::<Vec<_>>(),
+            [
+                (Way::ToAgent, 8220),
+                (Way::FromAgent, 1500),
+                (Way::ToAgent, 1500),
+                (Way::FromAgent, 1500)
+            ],
+            "one datagram each way it is sent, cut to its sender's MTU; then TCP"
+        );
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The steps of a cluster lab that the generic build (namespaces, bridges, veths,
 //! MTUs, addresses, offloads, shaping, forwarding) does not do: the routers of
 //! `routed`/`blackhole` faults (proxy ARP/NDP, host routes, ICMP drops) and the nft
-//! rules of `loss` faults.
+//! rules of `loss`, `inbound` (in the node) and `outbound` (in the switch) faults.
 use std::fmt::Write as _;
 use std::net::Ipv6Addr;
 
@@ -18,6 +18,8 @@ use crate::state::Lab;
 pub(crate) const FAULT_LOSS_TABLE: &str = "mtlab_fault_loss";
 /// nftables table of `inbound` faults inside a node.
 pub(crate) const FAULT_INBOUND_TABLE: &str = "mtlab_fault_inbound";
+/// nftables table of `outbound` faults inside a switch (one chain per port).
+pub(crate) const FAULT_OUTBOUND_TABLE: &str = "mtlab_fault_outbound";
 
 pub(crate) fn build(run: Runner, lab: &Lab, c: &Cluster) -> Result<(), LabError> {
     neighbour_room(run, c)?;
@@ -38,6 +40,10 @@ pub(crate) fn build(run: Runner, lab: &Lab, c: &Cluster) -> Result<(), LabError>
         if let Fault::Inbound { mtu, .. } = *f {
             let rules = fault_inbound_rules(&Cluster::nic(k), mtu);
             run.run_stdin_in(&ns(&Cluster::node(i)), &["nft", "-f", "-"], &rules)?;
+        }
+        if let Fault::Outbound { mtu, .. } = *f {
+            let rules = fault_outbound_rules(&Cluster::port(i), mtu);
+            run.run_stdin_in(&ns(&Cluster::switch(k)), &["nft", "-f", "-"], &rules)?;
         }
     }
     Ok(())
@@ -145,5 +151,19 @@ pub(crate) fn fault_inbound_rules(dev: &str, mtu: u32) -> String {
         "table inet {FAULT_INBOUND_TABLE} {{\n  chain prerouting {{\n    \
          type filter hook prerouting priority -500; policy accept;\n    \
          iifname \"{dev}\" meta length > {mtu} counter drop\n  }}\n}}\n"
+    )
+}
+
+/// Frames above `mtu` bytes (IP length) entering the switch from its port `port`
+/// dropped, silently: the netdev ingress hook of that port, as a switch port whose
+/// ingress is at `mtu` does. The node behind it sends them without an error (a filter
+/// in the node's own output or postrouting hook would fail its sendmsg with EPERM, which
+/// no switch does), and frames toward the node pass. `counter`: a test can read how
+/// many it dropped. One chain per port, so two nodes' faults share the table.
+pub(crate) fn fault_outbound_rules(port: &str, mtu: u32) -> String {
+    format!(
+        "table netdev {FAULT_OUTBOUND_TABLE} {{\n  chain {port} {{\n    \
+         type filter hook ingress device \"{port}\" priority 0; policy accept;\n    \
+         meta length > {mtu} counter drop\n  }}\n}}\n"
     )
 }

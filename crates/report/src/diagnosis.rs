@@ -58,6 +58,11 @@ pub fn short(d: &Diagnosis, n: &Names<'_>) -> String {
         (Fault::SwitchPort { .. }, Location::Network { .. }) => {
             format!("the switch{on} passes {mtu} (expected {e})")
         }
+        (Fault::OneWayDrop { from, to, .. }, _) => format!(
+            "frames from {} to {}{on} above {mtu} are dropped (expected {e})",
+            (n.node)(*from),
+            (n.node)(*to)
+        ),
         (Fault::InboundDrop { .. }, Location::Node { addr }) => format!(
             "frames into {}{on} above {mtu} are dropped (expected {e})",
             (n.node)(*addr)
@@ -118,6 +123,17 @@ pub fn say(d: &Diagnosis, n: &Names<'_>, scope: Scope) -> Said {
             }
         }
         (Fault::SwitchPort { nic_mtu }, at) => switch_port(at, n, *nic_mtu, mtu, e),
+        (Fault::OneWayDrop { from, to, nic_mtu }, _) => {
+            let (f, t) = ((n.node)(*from), (n.node)(*to));
+            Said {
+                summary: format!(
+                    "frames from {f} to {t}{on} above {mtu} vanish silently while the other way carries {e}, and both NICs say {nic_mtu}: the outbound side of {f} (its switch port's ingress, or a filter on it) or the inbound side of {t} (its switch port's egress, or a filter on it) drops them; one pair cannot tell which"
+                ),
+                fix: format!(
+                    "set the switch ports in front of {f} and of {t} to MTU {e} or more, and check the filters on both (nft list ruleset, iptables -S, tc filter show) for a size limit; mtuperf mesh over three nodes or more names the side"
+                ),
+            }
+        }
         (Fault::InboundDrop { nic_mtu }, Location::Node { addr }) => one_way(
             &(n.node)(*addr),
             on,
@@ -289,6 +305,14 @@ mod tests {
             ),
             d(Fault::InboundDrop { nic_mtu: 9000 }, n3()),
             d(Fault::OutboundDrop { nic_mtu: 9000 }, n3()),
+            d(
+                Fault::OneWayDrop {
+                    from: "198.19.1.3".parse().unwrap(),
+                    to: "198.19.1.1".parse().unwrap(),
+                    nic_mtu: 9000,
+                },
+                Location::segment("198.19.1.1".parse().unwrap(), "198.19.1.3".parse().unwrap()),
+            ),
             d(Fault::SilentDrop, n3()),
             d(
                 Fault::BlackHole { hop: Some(1) },
@@ -319,6 +343,18 @@ mod tests {
         assert_eq!(
             short(&all[0], &n),
             "the NIC of node n3 on net A is at 1500 (expected 9000)"
+        );
+        let one_way = say(&all[7], &n, Scope::Pair);
+        assert!(
+            one_way.summary.starts_with(
+                "frames from node n3 to node n1 on net A above 1500 vanish silently while the other way carries 9000, and both NICs say 9000: the outbound side of node n3 (its switch port's ingress, or a filter on it) or the inbound side of node n1 (its switch port's egress, or a filter on it) drops them"
+            ),
+            "neither end alone: {}",
+            one_way.summary
+        );
+        assert_eq!(
+            short(&all[7], &n),
+            "frames from node n3 to node n1 on net A above 1500 are dropped (expected 9000)"
         );
         let inbound = say(&all[5], &n, Scope::Every);
         assert!(

@@ -32,6 +32,9 @@ fn packets(k: PacketKind, bytes: u32) -> String {
         PacketKind::UdpRequest { request } => {
             format!("{} requests ({bytes}-byte datagrams)", size(request))
         }
+        PacketKind::UdpDatagram { datagram } => {
+            format!("{} datagrams ({bytes}-byte IP packets)", size(datagram))
+        }
         PacketKind::TcpSegment => {
             format!("{bytes}-byte TCP segments (the test's data and the agent's report)")
         }
@@ -159,6 +162,25 @@ mod tests {
             "{l}"
         );
         assert!(l.ends_with("(see `mtuperf path 198.18.6.2:7878`)"), "{l}");
+        // A UDP stream of 8 KiB datagrams over the same path.
+        let udp = Diagnosis {
+            cause: Cause::PathMtu {
+                carries: 1500,
+                packet: Packet {
+                    way: Way::ToAgent,
+                    bytes: 8220,
+                    kind: PacketKind::UdpDatagram { datagram: 8192 },
+                },
+            },
+            ..d
+        };
+        let l = line(&udp, "198.18.6.2:7878");
+        assert!(
+            l.starts_with(
+                "likely cause: the path carries 1500 of 9000 client → agent: 8 KiB datagrams (8220-byte IP packets) cannot pass; both directions between"
+            ),
+            "{l}"
+        );
     }
 
     #[test]

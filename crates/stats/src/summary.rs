@@ -67,12 +67,7 @@ pub const MIN_N_FOR_CI: usize = 3;
 /// positive values whose t interval would reach 0 or below (a throughput or a latency
 /// cannot), the t interval of the log values mapped back (an interval of the
 /// geometric mean, which is never ≤ 0).
-fn interval(
-    xs: &[f64],
-    n: usize,
-    mean: f64,
-    stddev: f64,
-) -> (f64, f64, CiMethod, Option<String>) {
+fn interval(xs: &[f64], n: usize, mean: f64, stddev: f64) -> (f64, f64, CiMethod, Option<String>) {
     let t = t_quantile(0.975, (n - 1) as f64);
     let half = t * stddev / (n as f64).sqrt();
     let positive = xs.iter().all(|x| *x > 0.0);

@@ -44,20 +44,14 @@ pub struct Args {
     output: PathBuf,
 }
 
-/// Prints the demo. `quiet_progress`: what happens next goes to stderr, so the
-/// results (stdout) start with the plain answer (the lab and loopback demos).
-struct Printer {
-    quiet_progress: bool,
-}
+/// Prints the demo. What happens next goes to stderr, so the results (stdout) start
+/// with the plain answer (every demo).
+struct Printer;
 
 impl DemoObserver for Printer {
     fn say(&mut self, line: &str) {
-        if self.quiet_progress {
-            use std::io::Write as _;
-            let _ = writeln!(std::io::stderr(), "{line}");
-        } else {
-            outln!("{line}");
-        }
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), "{line}");
     }
     fn stream_run(&mut self, run: &RunDoc) {
         out!("{}", rs::header(&run.result));
@@ -83,26 +77,13 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
     outln!(
         "Jumbo frames: not judged here ({why}): loopback has one MTU, so this shows throughput, CPU and the measurement itself, but not what jumbo frames change, no path check and no report.html; run `mtuperf demo` as root for the 1500 vs 9000 lab.\n"
     );
-    demo::loopback(
-        g,
-        a.time,
-        &mut Printer {
-            quiet_progress: true,
-        },
-    )?;
+    demo::loopback(g, a.time, &mut Printer)?;
     Ok(0)
 }
 
 fn lab_demo(g: &Global, a: &Args) -> CmdResult {
     // The lab is removed by the time the comparison comes back.
-    let doc = demo::lab(
-        g,
-        a.repeat,
-        a.time,
-        &mut Printer {
-            quiet_progress: true,
-        },
-    )?;
+    let doc = demo::lab(g, a.repeat, a.time, &mut Printer)?;
     // Starts with the plain answer ("Jumbo frames: worth it on this path — …").
     out!("{}", mtuperf_report::compare::text(&doc));
     std::fs::write(&a.output, mtuperf_report::html::html(&doc))
@@ -123,15 +104,9 @@ fn cluster_demo(g: &Global, a: &Args) -> CmdResult {
         .map_err(|e| Failure::new(exit::ENVIRONMENT, e.for_command(common::invocation())))?;
     // Ctrl-C sets this instead of ending the process, so the lab's guard removes it.
     let stop = common::interrupt_flag();
-    let demo = demo_cluster::cluster(
-        g,
-        &stop,
-        &mut Printer {
-            quiet_progress: false,
-        },
-    )?;
+    // Progress to stderr: the results (stdout) start with the mesh's plain answer.
+    let demo = demo_cluster::cluster(g, &stop, &mut Printer)?;
     let doc = &demo.doc;
-    outln!();
     out!("{}", mtuperf_report::mesh::text(doc));
     if let Some(id) = doc.run_id {
         outln!("stored as run {id}");

@@ -19,4 +19,9 @@ impl UdpObserver for Printer {
             outln!("{}", ru::interval_line(end, s));
         }
     }
+    /// A run that lost every datagram of a direction, or the agent's report, names
+    /// its likely cause.
+    fn explain_failure(&self) -> bool {
+        true
+    }
 }

@@ -179,6 +179,49 @@ fn unreachable_path_is_refused_with_exit_1() {
         err.contains("compare refused: path a (127.0.0.1:1): cannot reach the agent"),
         "{err}"
     );
+    // The plain answer first: what to fix, before the plan and the checks.
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with("NOT ready: path a (127.0.0.1:1) fails its check: cannot reach the agent"),
+        "{text}"
+    );
+}
+
+/// A plain answer first (issue 29): compare's text starts with the one line a DBA
+/// can paste, then the plan and the checks. Both paths are one loopback agent with 2
+/// repetitions: no interval, so the answer is "unclear" with the signs only.
+#[test]
+fn text_starts_with_the_plain_answer() {
+    let agent = AgentProc::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let out = mtuperf(&db)
+        .arg("compare")
+        .args(paths(&agent))
+        .args(["--time", "200ms", "--repeat", "2"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[0].starts_with("b over a: unclear on this path — 8K stream "),
+        "{text}"
+    );
+    assert!(
+        lines[0].contains("(fewer than 3 repetitions a path: no interval; run --repeat 3 or more)"),
+        "{text}"
+    );
+    assert!(
+        lines[0].ends_with("; the path carries 65535 both ways"),
+        "the largest IP packet, as the checks say: {text}"
+    );
+    assert!(lines[1].starts_with("compare a ("), "{text}");
+    assert_eq!(
+        text.matches("b over a: ").count(),
+        1,
+        "said once, first: {text}"
+    );
 }
 
 /// Every test mix validates against the schema: rr summaries carry p50/p99/blocks/s

@@ -15,6 +15,7 @@ mod watch_support;
 mod agent_json_log;
 mod compare;
 mod cpu_sources;
+mod demo_loopback;
 mod doctor_cli;
 mod format_axis;
 mod json_errors;

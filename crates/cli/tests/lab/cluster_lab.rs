@@ -306,7 +306,7 @@ fn cluster_refuses_bad_sizes_and_faults() {
         ),
         (
             &["--fault", "mtu=n1:1"],
-            "allowed nic-mtu, port-mtu, routed, blackhole, inbound, loss",
+            "allowed nic-mtu, port-mtu, routed, blackhole, inbound, outbound, loss",
         ),
     ];
     for (args, want) in cases {

@@ -51,9 +51,15 @@ fn demo_cluster_finds_both_faults_in_under_a_minute_and_removes_its_lab() {
     );
     assert!(all.contains("net A  198.19.1.0/24  expect 9000"), "{all}");
     assert!(all.contains("net B  198.19.2.0/24  expect 9000"), "{all}");
+    // The plain answer first: stdout starts with it (progress went to stderr).
+    let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
-        all.contains("\nNOT ready: the NIC of node n3 on net A is at 1500 (expected 9000): ip link set dev net1 mtu 9000 on node n3"),
+        stdout.starts_with("NOT ready: the NIC of node n3 on net A is at 1500 (expected 9000): ip link set dev net1 mtu 9000 on node n3"),
         "{all}"
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("demo: building cluster lab"),
+        "progress on stderr: {all}"
     );
     assert!(
         all.contains(
@@ -114,20 +120,28 @@ fn demo_cluster_interrupted_removes_its_lab() {
         .current_dir(dir.path())
         .args(["--no-store", "demo", "--cluster", "-o", "grid.html"])
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .expect("start mtuperf");
+    // Progress comes on stderr (stdout starts with the results), each line as it
+    // happens.
     let (tx, rx) = std::sync::mpsc::channel();
-    let stdout = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut all = String::new();
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            let _ = tx.send(line.clone());
-            all.push_str(&line);
-            all.push('\n');
-        }
-        all
-    });
+    let lines = |pipe: Box<dyn std::io::Read + Send>,
+                 tx: Option<std::sync::mpsc::Sender<String>>| {
+        std::thread::spawn(move || {
+            let mut all = String::new();
+            for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+                if let Some(tx) = &tx {
+                    let _ = tx.send(line.clone());
+                }
+                all.push_str(&line);
+                all.push('\n');
+            }
+            all
+        })
+    };
+    let progress = lines(Box::new(child.stderr.take().unwrap()), Some(tx));
+    let results = lines(Box::new(child.stdout.take().unwrap()), None);
     let mut name = None;
     loop {
         let line = rx
@@ -156,7 +170,7 @@ fn demo_cluster_interrupted_removes_its_lab() {
         }
         std::thread::sleep(Duration::from_millis(50));
     };
-    let all = reader.join().unwrap();
+    let all = format!("{}{}", results.join().unwrap(), progress.join().unwrap());
     assert_eq!(status.code(), Some(130), "{all}");
     assert!(all.contains("lab removed"), "{all}");
     assert_lab_gone(&name);

@@ -1,10 +1,11 @@
 //! One fault, one answer (issue 29): on each fault of the lab, `path`, `path --hops`
-//! and `mesh` name the same class and location. The typed diagnoses in their JSON are
-//! compared, never their words. Real binary, real agents, real namespaces (root
-//! needed; otherwise each test prints why and passes); every command runs inside
-//! node n1 of a 4-node cluster lab whose second network holds the fault: the mesh
-//! reaches the agents over the first (a switch port at 1500 stalls TCP to the node
-//! behind it as it stalls every large message, discovery's included).
+//! and `mesh` name the same class and location, or the mesh a finer view of it (the
+//! node where one pair sees their segment, or a one-way drop on it). The typed
+//! diagnoses in their JSON are compared, never their words. Real binary, real agents,
+//! real namespaces (root needed; otherwise each test prints why and passes); every
+//! command runs inside node n1 of a 4-node cluster lab whose second network holds the
+//! fault: the mesh reaches the agents over the first (a switch port at 1500 stalls TCP
+//! to the node behind it as it stalls every large message, discovery's included).
 use crate::lab_support;
 
 use lab_support::{mtuperf, text, TestLab, BIN};
@@ -84,18 +85,26 @@ fn diagnoses(lab: &TestLab) -> Seen {
     }
 }
 
-/// Whether two diagnoses name one fault: the same class, MTU and expected MTU, and
-/// the same location, or one that refines the other (the mesh names the node whose
-/// port it is where one pair sees only their segment).
+/// Whether two diagnoses name one fault: the same MTU and expected MTU, and the same
+/// class at the same place, or a finer view of it: the mesh names the node whose port
+/// it is where one pair sees only their segment, and the node's inbound (outbound)
+/// side where one pair sees a one-way drop into (out of) it on their segment.
 fn agree(x: &Value, y: &Value) -> bool {
     let same = |k: &str| x[k] == y[k];
-    let refines = |node: &Value, seg: &Value| {
-        node["kind"] == "node"
-            && seg["kind"] == "segment"
-            && (node["addr"] == seg["a"] || node["addr"] == seg["b"])
+    let refines = |fine: &Value, coarse: &Value| {
+        let (node, seg) = (&fine["at"], &coarse["at"]);
+        if node["kind"] != "node" || seg["kind"] != "segment" {
+            return false;
+        }
+        match (fine["class"].as_str(), coarse["class"].as_str()) {
+            (Some("inbound_drop"), Some("one_way_drop")) => node["addr"] == coarse["to"],
+            (Some("outbound_drop"), Some("one_way_drop")) => node["addr"] == coarse["from"],
+            (f, c) => f == c && (node["addr"] == seg["a"] || node["addr"] == seg["b"]),
+        }
     };
-    let (a, b) = (&x["at"], &y["at"]);
-    same("class") && same("mtu") && same("expect") && (a == b || refines(a, b) || refines(b, a))
+    same("mtu")
+        && same("expect")
+        && ((same("class") && x["at"] == y["at"]) || refines(x, y) || refines(y, x))
 }
 
 /// Every command names exactly one fault, `want` (class and location), and they agree.
@@ -176,11 +185,30 @@ fn a_black_hole_is_that_router_everywhere() {
     assert_eq!(f["node"], 2, "the router in front of n3: {f}");
 }
 
+/// The one-way drop `path` and `path --hops` from n1 see on the segment of n1 and
+/// n3: from `from` to `to`, both NICs at 9000.
+fn one_way(from: &str, to: &str) -> Value {
+    json!({"class": "one_way_drop", "from": from, "to": to, "nic_mtu": 9000,
+        "at": {"kind": "segment", "a": "198.19.2.1", "b": "198.19.2.3"},
+        "mtu": 1500, "expect": 9000})
+}
+
+/// The nft rule of a fault dropped the larger probes (and nothing else drove this).
+fn assert_dropped(lab: &TestLab, host: &str, family: &str, table: &str) {
+    let rules = lab.exec(host, &["nft", "list", "table", family, table]);
+    let rules = String::from_utf8_lossy(&rules.stdout).to_string();
+    assert!(rules.contains("counter packets "), "{rules}");
+    assert!(!rules.contains("counter packets 0 "), "{rules}");
+}
+
 /// Issue 29's second node: it drops inbound frames above 1500 while its NIC says
 /// 9000. Mesh printed one "asymmetric" finding per peer and `path --hops` blamed this
-/// host's first link; all three now name n3's inbound side, once.
+/// host's first link. Now `path` and `path --hops` name the one-way drop from n1 into
+/// n3 on their segment (n1's outbound side or n3's inbound side: one pair cannot tell),
+/// and the mesh, seeing every path into n3 fail and every path out carry, refines it to
+/// n3's inbound side, once.
 #[test]
-fn an_inbound_drop_is_that_node_everywhere() {
+fn an_inbound_drop_is_that_direction_and_the_mesh_names_the_node() {
     require_lab!(false);
     let lab = cluster("inbound=n3:2:1500");
     let s = diagnoses(&lab);
@@ -189,17 +217,46 @@ fn an_inbound_drop_is_that_node_everywhere() {
         &json!({"class": "inbound_drop", "nic_mtu": 9000,
             "at": node("198.19.2.3"), "mtu": 1500, "expect": 9000}),
     );
-    let f = &s.mesh_doc["findings"][0];
-    assert_eq!(f["directions"].as_array().unwrap().len(), 3, "{f}");
-    // The filter really dropped the larger probes (and nothing else drove this).
-    let state = Lab::load(&lab.name).unwrap().unwrap();
-    assert!(state.netns("n3").is_some());
-    let rules = lab.exec(
-        "n3",
-        &["nft", "list", "table", "inet", "mtlab_fault_inbound"],
+    assert_eq!(
+        s.path[0],
+        one_way("198.19.2.1", "198.19.2.3"),
+        "{:#}",
+        s.path[0]
     );
-    let rules = String::from_utf8_lossy(&rules.stdout).to_string();
-    assert!(!rules.contains("counter packets 0 "), "{rules}");
+    let f = &s.mesh_doc["findings"][0];
+    assert_eq!(f["node"], 2, "{f}");
+    assert_eq!(f["directions"].as_array().unwrap().len(), 3, "{f}");
+    assert!(Lab::load(&lab.name).unwrap().unwrap().netns("n3").is_some());
+    assert_dropped(&lab, "n3", "inet", "mtlab_fault_inbound");
+}
+
+/// The mirror image, which the pair rule used to pin on the near end: n3's switch port
+/// drops frames above 1500 coming out of n3. From the healthy n1, `path` and `path
+/// --hops` name the one-way drop from n3 to n1 on their segment (n3's outbound side or
+/// n1's inbound side), never "this host"; the mesh, seeing every path out of n3 fail
+/// and every path into it carry, names n3's outbound side, once.
+#[test]
+fn an_outbound_drop_is_that_direction_and_the_mesh_names_the_node() {
+    require_lab!(false);
+    let lab = cluster("outbound=n3:2:1500");
+    let s = diagnoses(&lab);
+    assert_one_answer(
+        &s,
+        &json!({"class": "outbound_drop", "nic_mtu": 9000,
+            "at": node("198.19.2.3"), "mtu": 1500, "expect": 9000}),
+    );
+    assert_eq!(
+        s.path[0],
+        one_way("198.19.2.3", "198.19.2.1"),
+        "{:#}",
+        s.path[0]
+    );
+    let f = &s.mesh_doc["findings"][0];
+    assert_eq!(f["node"], 2, "{f}");
+    let dirs = f["directions"].as_array().unwrap();
+    assert_eq!(dirs.len(), 3, "{f}");
+    assert!(dirs.iter().all(|d| d["from"] == 2), "{f}");
+    assert_dropped(&lab, "sw2", "netdev", "mtlab_fault_outbound");
 }
 
 /// A router answering frag-needed in front of n3: all three name that router.

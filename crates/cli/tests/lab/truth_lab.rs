@@ -96,6 +96,75 @@ fn a_switch_port_at_1500_is_named_when_8k_blocks_get_no_answer() {
     );
 }
 
+/// `stream --udp` of 8K datagrams toward a node behind a switch port at 1500 (cluster
+/// lab, NICs at 9000): every datagram is lost and the agent's report with them (its
+/// TCP segments cannot pass either). The run names the path as the likely cause, as
+/// rr and the TCP stream do, in its JSON (typed, schema-valid) and in its text, read
+/// back from the history.
+#[test]
+fn a_udp_stream_that_loses_everything_names_the_switch_port() {
+    require_lab!(false);
+    let lab = TestLab::up(&[
+        "--scenario",
+        "cluster",
+        "--nodes",
+        "3",
+        "--nets",
+        "2",
+        "--fault",
+        "port-mtu=n3:2:1500",
+    ]);
+    let out = lab_support::mtuperf(&["lab", "serve", "--name", &lab.name]);
+    assert!(out.status.success(), "lab serve: {}", text(&out));
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let db = db.to_str().unwrap();
+    let out = lab.exec(
+        "n1",
+        &[
+            BIN,
+            "--db",
+            db,
+            "stream",
+            "--udp",
+            "198.19.2.3",
+            "--block",
+            "8K",
+            "--rate",
+            "100M",
+            "--time",
+            "2s",
+            "--json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(5), "{}", text(&out));
+    let doc = json(&out);
+    assert_eq!(doc["schema"], "mtuperf.stream-udp/2");
+    assert_schema(
+        &doc,
+        include_str!("../../../../schemas/stream-udp.schema.json"),
+    );
+    let r = &doc["runs"][0]["result"];
+    let cause = &r["diagnosis"]["cause"];
+    assert_eq!(cause["cause"], "path_mtu", "{cause}");
+    assert_eq!(cause["carries"], 1500, "{cause}");
+    assert_eq!(cause["packet"]["way"], "to_agent", "{cause}");
+    assert_eq!(
+        cause["packet"]["kind"],
+        serde_json::json!({"kind": "udp_datagram", "datagram": 8192}),
+        "{cause}"
+    );
+    assert_eq!(cause["packet"]["bytes"], 8220, "{cause}");
+    assert_eq!(r["diagnosis"]["path"]["faults"][0]["class"], "switch_port");
+    let id = doc["runs"][0]["run_id"].as_i64().expect("stored");
+    let shown = lab_support::mtuperf(&["--db", db, "show", &id.to_string()]);
+    let all = text(&shown);
+    assert!(
+        all.contains("likely cause: the path carries 1500 of 9000 client → agent: 8 KiB datagrams (8220-byte IP packets) cannot pass; both directions between this host and the agent's host stop above 1500"),
+        "{all}"
+    );
+}
+
 /// A stream whose path dies 2 s in: the agent's report never comes, and the headline
 /// is the rate over the 2 s that moved data (the bytes the agent's kernel acked),
 /// said to be partial, not "0.0 kbit/s".

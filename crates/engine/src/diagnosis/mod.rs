@@ -76,6 +76,17 @@ pub enum Fault {
     /// front of it); on a segment: somewhere between the two; on a network: its
     /// switch or VLAN.
     SwitchPort { nic_mtu: u32 },
+    /// Frames from `from` to `to` above the MTU vanish silently on the segment
+    /// between them while the other way carries; both NICs say at least `nic_mtu`
+    /// (the smaller of them). One pair cannot tell `from`'s outbound side (its switch
+    /// port's ingress, a filter on it) from `to`'s inbound side (its switch port's
+    /// egress, a filter on it): the mesh, which sees every direction into and out of
+    /// a node, refines it to an [`Fault::InboundDrop`] or [`Fault::OutboundDrop`].
+    OneWayDrop {
+        from: IpAddr,
+        to: IpAddr,
+        nic_mtu: u32,
+    },
     /// Frames into the node above the MTU vanish silently, frames out of it carry;
     /// its NIC says `nic_mtu`: its switch port's egress, or a filter on the node.
     InboundDrop { nic_mtu: u32 },
@@ -101,6 +112,7 @@ pub enum FaultClass {
     NicMtu,
     RouteMtu,
     SwitchPort,
+    OneWayDrop,
     InboundDrop,
     OutboundDrop,
     SilentDrop,
@@ -114,6 +126,7 @@ impl Fault {
             Fault::NicMtu { .. } => FaultClass::NicMtu,
             Fault::RouteMtu { .. } => FaultClass::RouteMtu,
             Fault::SwitchPort { .. } => FaultClass::SwitchPort,
+            Fault::OneWayDrop { .. } => FaultClass::OneWayDrop,
             Fault::InboundDrop { .. } => FaultClass::InboundDrop,
             Fault::OutboundDrop { .. } => FaultClass::OutboundDrop,
             Fault::SilentDrop => FaultClass::SilentDrop,
@@ -142,15 +155,37 @@ impl Diagnosis {
         self.fault.class()
     }
 
-    /// The same fault seen from another place: same class, same location, or a
-    /// location one of them refines (a pair's segment holds the node the mesh names).
+    /// The same fault seen from another place: same class and location, or a finer
+    /// view of it (see [`Diagnosis::refines`]).
     pub fn agrees_with(&self, other: &Diagnosis) -> bool {
-        let refines = |x: &Location, y: &Location| match (x, y) {
-            (Location::Node { addr }, seg @ Location::Segment { .. }) => seg.touches(*addr),
-            _ => false,
+        (self.class() == other.class() && self.at == other.at && self.way() == other.way())
+            || self.refines(other)
+            || other.refines(self)
+    }
+
+    /// The direction a one-way drop on a segment stops: (from, to).
+    fn way(&self) -> Option<(IpAddr, IpAddr)> {
+        match self.fault {
+            Fault::OneWayDrop { from, to, .. } => Some((from, to)),
+            _ => None,
+        }
+    }
+
+    /// Whether this fault, at a node, is `coarse` as one pair saw it: the same class on
+    /// a segment that node ends (a switch port), or the node's inbound (outbound) side
+    /// where the pair saw a one-way drop into (out of) it.
+    pub fn refines(&self, coarse: &Diagnosis) -> bool {
+        let Location::Node { addr } = self.at else {
+            return false;
         };
-        self.class() == other.class()
-            && (self.at == other.at || refines(&self.at, &other.at) || refines(&other.at, &self.at))
+        if !matches!(coarse.at, Location::Segment { .. }) {
+            return false;
+        }
+        match (&self.fault, &coarse.fault) {
+            (Fault::InboundDrop { .. }, Fault::OneWayDrop { to, .. }) => *to == addr,
+            (Fault::OutboundDrop { .. }, Fault::OneWayDrop { from, .. }) => *from == addr,
+            _ => self.class() == coarse.class() && coarse.at.touches(addr),
+        }
     }
 }
 
@@ -222,5 +257,55 @@ mod tests {
             ..port(Location::Node { addr: n3 })
         };
         assert!(!nic.agrees_with(&seg), "another class");
+    }
+
+    /// A pair sees a one-way drop from n3 to n1 on their segment: n3's outbound side
+    /// or n1's inbound side. The mesh's outbound drop at n3 and inbound drop at n1
+    /// refine it; an inbound drop at n3 (the wrong way) or at another node does not.
+    #[test]
+    fn a_node_side_refines_the_one_way_drop_it_explains() {
+        let (n1, n2, n3) = (ip("198.19.1.1"), ip("198.19.1.2"), ip("198.19.1.3"));
+        let d = |fault, at| Diagnosis {
+            fault,
+            at,
+            mtu: 1500,
+            expect: 9000,
+        };
+        let pair = d(
+            Fault::OneWayDrop {
+                from: n3,
+                to: n1,
+                nic_mtu: 9000,
+            },
+            Location::segment(n1, n3),
+        );
+        let node = |addr| Location::Node { addr };
+        let out_at = |a| d(Fault::OutboundDrop { nic_mtu: 9000 }, node(a));
+        let in_at = |a| d(Fault::InboundDrop { nic_mtu: 9000 }, node(a));
+        let cases = [
+            ("n3's outbound side", out_at(n3), true),
+            ("n1's inbound side", in_at(n1), true),
+            ("n3's inbound side: the other way", in_at(n3), false),
+            ("n1's outbound side: the other way", out_at(n1), false),
+            ("a node off the segment", out_at(n2), false),
+        ];
+        for (what, fine, agrees) in cases {
+            assert_eq!(fine.agrees_with(&pair), agrees, "{what}");
+            assert_eq!(pair.agrees_with(&fine), agrees, "{what}, either order");
+        }
+        assert!(pair.agrees_with(&pair.clone()));
+        let back = d(
+            Fault::OneWayDrop {
+                from: n1,
+                to: n3,
+                nic_mtu: 9000,
+            },
+            Location::segment(n1, n3),
+        );
+        assert!(
+            !pair.agrees_with(&back),
+            "the other direction of the segment"
+        );
+        assert!(!pair.refines(&pair), "a segment refines nothing");
     }
 }

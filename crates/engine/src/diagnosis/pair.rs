@@ -11,9 +11,11 @@
 //!    the last router before the receiver of the silent direction;
 //! 4. one segment, no router: a NIC below the expected MTU; a sender whose own route
 //!    refuses more; both directions silent while the NICs are fine: an L2 device on
-//!    the segment; one direction silent: the receiver's inbound side (its switch
-//!    port's egress or a filter on it; never the near end for being near), or, when
-//!    the receiver's NIC MTU is not known, a silent drop into it.
+//!    the segment; one direction silent: a one-way drop on the segment in that
+//!    direction (the sender's outbound side or the receiver's inbound side: from one
+//!    pair the two look the same, so neither end is blamed, the near one least of
+//!    all; the mesh, seeing every direction of a node, names which), or, when the
+//!    receiver's NIC MTU is not known, a silent drop into it.
 
 use std::net::IpAddr;
 
@@ -163,7 +165,14 @@ fn segment(p: &Pair, failing: &[Failing<'_>]) -> Vec<(Fault, Location)> {
         return Vec::new();
     };
     let f = match (w.stop, to.nic_mtu) {
-        (StopKind::Silent, Some(m)) => Fault::InboundDrop { nic_mtu: m },
+        (StopKind::Silent, Some(_)) => {
+            let f = Fault::OneWayDrop {
+                from: from.addr,
+                to: to.addr,
+                nic_mtu: nic(from).min(nic(to)),
+            };
+            return vec![(f, Location::segment(from.addr, to.addr))];
+        }
         (StopKind::Silent, None) => Fault::SilentDrop,
         // The sender's search stopped at its own NIC, whose MTU was not reported.
         _ => {
@@ -241,6 +250,10 @@ mod tests {
         Location::Node { addr: ip(a) }
     }
 
+    fn seg() -> Location {
+        Location::segment(ip(N1), ip(N3))
+    }
+
     fn router(a: &str) -> Location {
         Location::Router { addr: Some(ip(a)) }
     }
@@ -287,14 +300,14 @@ mod tests {
                 ),
             ),
             (
-                "n3 drops inbound frames above 1500, from n1: n3, not this host",
+                "frames from n1 into n3 vanish, from n1: their segment, not this host",
                 pair(Some(9000), Some(9000), way(1500, Silent), way(9000, Top)),
-                (FaultClass::InboundDrop, node(N3), 1500),
+                (FaultClass::OneWayDrop, seg(), 1500),
             ),
             (
                 "the same, from n3: the failing way goes into n3 (the near end here)",
                 back(Some(9000), Some(9000), way(9000, Top), way(1500, Silent)),
-                (FaultClass::InboundDrop, node(N3), 1500),
+                (FaultClass::OneWayDrop, seg(), 1500),
             ),
             (
                 "a black hole past router R in front of n3, from n1 (located)",
@@ -396,5 +409,27 @@ mod tests {
                 nic_mtu: 4000
             }
         );
+    }
+
+    /// A one-way drop names its direction, whichever end runs the check: n3's egress
+    /// dropping frames above 1500 (or n1's ingress: one pair cannot tell) is the drop
+    /// from n3 to n1, never "this host" from n1 (the near end) nor n3 for being far.
+    #[test]
+    fn a_one_way_drop_names_its_direction_not_an_end() {
+        use StopKind::{Silent, Top};
+        let want = Fault::OneWayDrop {
+            from: ip(N3),
+            to: ip(N1),
+            nic_mtu: 9000,
+        };
+        let from_n1 = pair(Some(9000), Some(9000), way(9000, Top), way(1500, Silent));
+        let from_n3 = back(Some(9000), Some(9000), way(1500, Silent), way(9000, Top));
+        for (what, p) in [("from n1", from_n1), ("from n3", from_n3)] {
+            let d = decide(&p);
+            assert_eq!(d.len(), 1, "{what}: {d:?}");
+            assert_eq!(d[0].fault, want, "{what}");
+            assert_eq!(d[0].at, seg(), "{what}");
+            assert_eq!((d[0].mtu, d[0].expect), (1500, 9000), "{what}");
+        }
     }
 }

@@ -384,3 +384,95 @@ fn a_stream_run_held_back_by_the_window_is_evidence() {
         }
     }
 }
+
+/// An interface of `kind` that says it runs at `mbps`.
+fn link(name: &str, kind: &str, mbps: u32) -> IfaceFacts {
+    IfaceFacts {
+        info: mtuperf_proto::host::IfaceInfo {
+            name: name.into(),
+            mtu: 9000,
+            kind: kind.into(),
+            speed_mbps: Some(mbps),
+            ..Default::default()
+        },
+        up: true,
+        pause: None,
+        counters: None,
+        counters_delta: None,
+        rp_filter: None,
+        steering: None,
+    }
+}
+
+/// (what, interfaces, --bandwidth, the BDP's rate and source)
+type BdpCase = (
+    &'static str,
+    Vec<IfaceFacts>,
+    Option<f64>,
+    Option<(f64, &'static str)>,
+);
+
+/// Issue 29: a veth's "10000 Mb/s" is no rate to size buffers by (nor to take a
+/// percentage of). The BDP comes from the slowest real link, never a virtual one;
+/// with only virtual links and no --bandwidth there is none (no buffer advice from
+/// an invented figure); --bandwidth always wins.
+#[test]
+fn the_bdp_is_sized_by_real_links_only() {
+    let check = |bandwidth: Option<f64>| run::Check {
+        profile: Profile::Rac,
+        sample: Duration::ZERO,
+        ifaces: Vec::new(),
+        selection: String::new(),
+        bandwidth,
+        rtt: None,
+    };
+    let host = |ifaces: Vec<IfaceFacts>| HostFacts {
+        ifaces,
+        ..HostFacts::default()
+    };
+    let rtt = Some(Duration::from_millis(1));
+    let cases: Vec<BdpCase> = vec![
+        (
+            "a veth at 10000 beside a real 1000 NIC: the NIC",
+            vec![link("veth0", "veth", 10_000), link("eth1", "ether", 1_000)],
+            None,
+            Some((1e9, "link speed of eth1, control round trip to the agent")),
+        ),
+        (
+            "a veth alone: no BDP",
+            vec![link("veth0", "veth", 10_000)],
+            None,
+            None,
+        ),
+        (
+            "a bridge and loopback: no BDP",
+            vec![
+                link("br0", "bridge", 10_000),
+                link("lo", "loopback", 100_000),
+            ],
+            None,
+            None,
+        ),
+        (
+            "--bandwidth on a veth: the flag's figure",
+            vec![link("veth0", "veth", 10_000)],
+            Some(25e9),
+            Some((25e9, "--bandwidth, control round trip to the agent")),
+        ),
+        (
+            "the slowest of two real links",
+            vec![link("bond0", "bond", 20_000), link("eth1", "ether", 10_000)],
+            None,
+            Some((10e9, "link speed of eth1, control round trip to the agent")),
+        ),
+    ];
+    for (what, ifaces, bw, want) in cases {
+        let got =
+            run::choose_bdp(&check(bw), &host(ifaces), rtt).map(|b| (b.bits_per_sec, b.source));
+        let want = want.map(|(b, s)| (b, s.to_string()));
+        assert_eq!(got, want, "{what}");
+    }
+    // No round trip, no BDP, whatever the link.
+    let real = host(vec![link("eth1", "ether", 1_000)]);
+    assert_eq!(run::choose_bdp(&check(None), &real, None), None);
+}

@@ -225,6 +225,7 @@ pub fn verdict_of(f: &MeshFinding) -> CellVerdict {
             (FaultClass::NicMtu, _) => CellVerdict::NicMtu,
             (FaultClass::RouteMtu, _) => CellVerdict::RouteMtu,
             (FaultClass::SwitchPort, _) => CellVerdict::SwitchPort,
+            (FaultClass::OneWayDrop, _) => CellVerdict::OneWayDrop,
             (FaultClass::InboundDrop, _) => CellVerdict::InboundDrop,
             (FaultClass::OutboundDrop, _) => CellVerdict::OutboundDrop,
             (FaultClass::SilentDrop, _) => CellVerdict::SilentDrop,

@@ -8,11 +8,12 @@
 //!    network (its switch or VLAN), not a node;
 //! 3. a node every pair of which fails, at least two of them silently on their
 //!    segment both ways: that node's switch port;
-//! 4. a node every direction out of which stops silently while every direction into
-//!    it carries: its outbound side (the pair view names each receiver);
-//! 5. what is left, grouped by class and location: every path *into* a node stopping
-//!    silently is one inbound-drop finding for that node, every pair behind one router
-//!    one finding for that router.
+//! 4. a node every direction into which stops silently while every direction out of
+//!    it carries (two of each or more): its inbound side, one finding, where each
+//!    pair saw only a one-way drop on its segment; the mirror image: its outbound
+//!    side;
+//! 5. what is left, grouped by class and location: every pair behind one router one
+//!    finding for that router; a one-way drop no node explains stays its pair's.
 //!
 //! Each finding carries its evidence: the directions it explains and what was seen
 //! of each. The matrix cells and the mesh-wide findings are built in `cells`.
@@ -228,38 +229,52 @@ impl Net<'_> {
         }
     }
 
-    /// 4. A node whose every direction out stops silently, every direction in carries.
-    fn outbound(&self, faults: &mut [PairFault]) {
+    /// Rule 4: a node every direction into which (or out of which) stops silently
+    /// while every direction the other way carries: the one-way drops its pairs saw
+    /// on their segments are its inbound (outbound) side.
+    fn one_way(&self, faults: &mut [PairFault]) {
         let e = self.network.expect;
         if self.network.members.len() < 3 {
             return;
         }
-        for m in &self.network.members {
-            let n = m.node;
-            let outs: Vec<&Obs> = self
-                .ev
-                .obs
-                .iter()
-                .filter(|(d, _)| d.0 == n)
-                .map(|(_, o)| o)
-                .collect();
-            let ins: Vec<&Obs> = self
-                .ev
-                .obs
-                .iter()
-                .filter(|(d, _)| d.1 == n)
-                .map(|(_, o)| o)
-                .collect();
-            let out_fail = outs.iter().all(|o| o.mtu < e && o.stop == StopKind::Silent);
-            let in_pass = ins.iter().all(|o| o.mtu >= e);
-            if outs.len() < 2 || ins.is_empty() || !out_fail || !in_pass || !self.nic_fine(n) {
+        for m in self
+            .network
+            .members
+            .iter()
+            .filter(|m| self.nic_fine(m.node))
+        {
+            let dirs = |into: bool| -> Vec<&Obs> {
+                let ours = |d: &Dir| if into { d.1 == m.node } else { d.0 == m.node };
+                self.ev
+                    .obs
+                    .iter()
+                    .filter(|(d, _)| ours(d))
+                    .map(|(_, o)| o)
+                    .collect()
+            };
+            let (ins, outs) = (dirs(true), dirs(false));
+            let silent = |v: &[&Obs]| {
+                v.len() >= 2 && v.iter().all(|o| o.mtu < e && o.stop == StopKind::Silent)
+            };
+            let carry = |v: &[&Obs]| !v.is_empty() && v.iter().all(|o| o.mtu >= e);
+            let into = if silent(&ins) && carry(&outs) {
+                true
+            } else if silent(&outs) && carry(&ins) {
+                false
+            } else {
                 continue;
-            }
-            for f in faults
-                .iter_mut()
-                .filter(|f| f.has(n) && f.d.class() == FaultClass::InboundDrop)
-            {
-                f.d.fault = Fault::OutboundDrop { nic_mtu: m.mtu };
+            };
+            for f in faults.iter_mut() {
+                let Fault::OneWayDrop { from, to, .. } = f.d.fault else {
+                    continue;
+                };
+                if into && to == m.addr {
+                    f.d.fault = Fault::InboundDrop { nic_mtu: m.mtu };
+                } else if !into && from == m.addr {
+                    f.d.fault = Fault::OutboundDrop { nic_mtu: m.mtu };
+                } else {
+                    continue;
+                }
                 f.d.at = Location::Node { addr: m.addr };
             }
         }
@@ -275,8 +290,9 @@ fn rank(d: &Diagnosis) -> u8 {
         (_, Location::Network { .. }) => 2,
         (FaultClass::SwitchPort, Location::Node { .. }) => 3,
         (FaultClass::InboundDrop | FaultClass::OutboundDrop, _) => 4,
-        (FaultClass::BlackHole | FaultClass::RouterMtu, _) => 5,
-        _ => 6,
+        (FaultClass::OneWayDrop, _) => 5,
+        (FaultClass::BlackHole | FaultClass::RouterMtu, _) => 6,
+        _ => 7,
     }
 }
 
@@ -293,7 +309,7 @@ pub fn diagnose_net(
     let mut faults = n.pairs();
     n.whole(&mut faults);
     n.ports(&mut faults);
-    n.outbound(&mut faults);
+    n.one_way(&mut faults);
     // 5. One finding per class and location, in the order of `rank`.
     let mut groups: Vec<(Diagnosis, Vec<PairFault>)> = Vec::new();
     for f in faults {

@@ -294,6 +294,56 @@ fn every_path_into_a_node_stopping_silently_is_one_inbound_finding() {
     assert_eq!(findings[0].directions.len(), 3);
 }
 
+/// A one-way drop no node's every direction explains stays what its pair saw: the
+/// drop on their segment in that direction (one end's outbound side or the other's
+/// inbound side), never pinned on either end. With the same drop on every path out
+/// of node 3 but a two-node mesh, too: one pair cannot tell the ends apart.
+#[test]
+fn a_one_way_drop_no_node_explains_stays_on_its_segment() {
+    let nets = [network(0, &[9000; 4], 9000)];
+    let p = pairs(0, 4, &|a, b| {
+        if (a, b) == (2, 0) {
+            (1500, StopKind::Silent)
+        } else {
+            (9000, StopKind::Top)
+        }
+    });
+    let (cells, findings) = diagnose(&nodes(4), &nets, &p);
+    assert_eq!(
+        faults(&findings),
+        vec![(FaultClass::OneWayDrop, "segment 1-3".into())]
+    );
+    assert_eq!(
+        diag(&findings[0]).fault,
+        Fault::OneWayDrop {
+            from: "10.1.0.3".parse().unwrap(),
+            to: "10.1.0.1".parse().unwrap(),
+            nic_mtu: 9000,
+        }
+    );
+    assert_eq!(findings[0].node, None, "no node is blamed");
+    assert_eq!(
+        flagged(&cells),
+        vec![
+            (0, 0, 2, CellVerdict::OneWayDrop),
+            (0, 2, 0, CellVerdict::OneWayDrop)
+        ]
+    );
+    let two = [network(0, &[9000; 2], 9000)];
+    let p = pairs(0, 2, &|a, _| {
+        if a == 1 {
+            (1500, StopKind::Silent)
+        } else {
+            (9000, StopKind::Top)
+        }
+    });
+    let (_, findings) = diagnose(&nodes(2), &two, &p);
+    assert_eq!(
+        faults(&findings),
+        vec![(FaultClass::OneWayDrop, "segment 1-2".into())]
+    );
+}
+
 /// A router in front of node 1 drops its frag-needed: every pair with node 1 is one
 /// black hole finding at that router, located by the senders' TTL-limited probes or
 /// by node 1's own first router.

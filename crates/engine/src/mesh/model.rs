@@ -178,6 +178,9 @@ pub enum CellVerdict {
     SwitchPort,
     /// Explained by the whole network (its switch or VLAN).
     Network,
+    /// Explained by a one-way drop on the pair's segment (one end's outbound side
+    /// or the other's inbound side; no node's every direction explains it).
+    OneWayDrop,
     /// Explained by a node dropping inbound frames above the MTU.
     InboundDrop,
     /// Explained by a node dropping outbound frames above the MTU.

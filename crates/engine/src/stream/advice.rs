@@ -174,85 +174,313 @@ mod tests {
         }
     }
 
-    /// Every advice rule, with the cases issue 29 found contradicting the setup.
+    /// The four ways issue 29 found advice contradicting the setup it speaks of.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    enum Contradiction {
+        /// "…or jumbo frames" on a path already at 9000, and on loopback.
+        Jumbo,
+        /// "raise tcp_rmem's maximum" where the buffer already holds the BDP.
+        Buffer,
+        /// doctor --peer raising the peer while its cross-node check lowered this host.
+        Direction,
+        /// "NIC 102.5% of link speed" on a veth.
+        LinkSpeed,
+    }
+
+    /// What a rule said: a stream's fixes, a doctor finding (status and fix command),
+    /// the MTU a path diagnosis fixes toward, a link speed a figure may be taken of.
+    #[derive(Debug, PartialEq)]
+    enum Said {
+        Fixes(Vec<Fix>),
+        Doctor(Status, String),
+        Status(Status),
+        RaiseTo(u32),
+        Speed(Option<u32>),
+    }
+
+    use crate::doctor::{self, Bdp, HostFacts, IfaceFacts, Options, Profile, Status};
+    use mtuperf_proto::host::IfaceInfo;
+
+    fn iface(name: &str, kind: &str, mtu: u32, mbps: u32) -> IfaceFacts {
+        IfaceFacts {
+            info: IfaceInfo {
+                name: name.into(),
+                mtu,
+                kind: kind.into(),
+                speed_mbps: Some(mbps),
+                ..IfaceInfo::default()
+            },
+            up: true,
+            pause: None,
+            counters: None,
+            counters_delta: None,
+            rp_filter: None,
+            steering: None,
+        }
+    }
+
+    /// A host with one interconnect NIC `net1` at `mtu` and the usual TCP maxima
+    /// (tcp_rmem 6 MiB, tcp_wmem 4 MiB).
+    fn host(name: &str, mtu: u32) -> HostFacts {
+        let mut h = HostFacts {
+            hostname: name.into(),
+            ifaces: vec![iface("net1", "ether", mtu, 10_000)],
+            ..HostFacts::default()
+        };
+        for (k, v) in [
+            ("net.ipv4.tcp_rmem", "4096 131072 6291456"),
+            ("net.ipv4.tcp_wmem", "4096 16384 4194304"),
+        ] {
+            h.sysctls.insert(k.into(), v.into());
+        }
+        h
+    }
+
+    /// Doctor's finding `id`: its status and fix.
+    fn doctor_said(findings: &[doctor::Finding], id: &str) -> Said {
+        findings.iter().find(|f| f.id == id).map_or_else(
+            || Said::Doctor(Status::Skip, format!("no finding {id}")),
+            |f| Said::Doctor(f.status, f.fix.clone()),
+        )
+    }
+
+    /// The status of doctor's finding `id`.
+    fn status_of(findings: &[doctor::Finding], id: &str) -> Said {
+        match doctor_said(findings, id) {
+            Said::Doctor(s, _) => Said::Status(s),
+            other => other,
+        }
+    }
+
+    /// Doctor's finding `id` with its fix cut to the value it sets ("tcp_wmem=…").
+    fn sets(findings: &[doctor::Finding], id: &str) -> Said {
+        match doctor_said(findings, id) {
+            Said::Doctor(s, fix) => {
+                let set = fix.split('\'').find(|w| w.starts_with("net.ipv4."));
+                Said::Doctor(
+                    s,
+                    set.unwrap_or(&fix).trim_start_matches("net.ipv4.").into(),
+                )
+            }
+            other => other,
+        }
+    }
+
+    /// Doctor's single-host check of `h` with a BDP of 10 Gbit/s × `rtt_ms`.
+    fn doctor_host(h: &HostFacts, rtt_ms: u64) -> Vec<doctor::Finding> {
+        let bdp = Bdp {
+            bits_per_sec: 10e9,
+            rtt: std::time::Duration::from_millis(rtt_ms),
+            source: "test".into(),
+        };
+        doctor::check_host(
+            h,
+            &Options {
+                profile: Profile::Rac,
+                bdp: Some(bdp),
+                evidence: None,
+            },
+        )
+    }
+
+    /// The MTU `path`'s diagnosis of a 9000 host toward a 1500 one fixes toward.
+    fn path_fix_target() -> Vec<u32> {
+        use crate::diagnosis::pair::{decide, End, Pair, Way};
+        use mtuperf_proto::msg::mesh::StopKind;
+        let end = |a: [u8; 4], nic| End {
+            addr: a.into(),
+            nic_mtu: Some(nic),
+            iface: None,
+            first_router: None,
+        };
+        let way = |mtu, stop| Way {
+            mtu,
+            stop,
+            icmp_from: None,
+            vanish_after: None,
+        };
+        decide(&Pair {
+            a: end([198, 18, 5, 1], 9000),
+            b: end([198, 18, 5, 2], 1500),
+            ab: Some(way(1500, StopKind::Silent)),
+            ba: Some(way(1500, StopKind::Top)),
+            expect: 9000,
+        })
+        .iter()
+        .map(|d| d.expect)
+        .collect()
+    }
+
+    /// Every advice rule against the setups issue 29 found it contradicting, in one
+    /// table: no jumbo frames at 9000 or on loopback, no bigger buffer than the BDP
+    /// needs, every MTU fix toward the expected MTU, no link speed from a virtual link.
+    /// Each group also holds the case where the advice is due, so a rule that went
+    /// silent altogether fails too.
     #[test]
     fn no_fix_contradicts_the_setup() {
+        use Contradiction::{Buffer, Direction, Jumbo, LinkSpeed};
         let any = buffers(131_072, 131_072, None);
+        let fixes_of = |cause, s: &Setup, b: &Buffers| Said::Fixes(fixes(cause, s, b));
         let rmem = || Fix::RaiseSysctlMax {
             sysctl: "net.ipv4.tcp_rmem".into(),
             end: End::Agent,
         };
-        let cases: Vec<(&str, LimitCause, Setup, Buffers, Vec<Fix>)> = vec![
+        let (low, high) = (host("node1", 1500), host("node2", 9000));
+        let speed = |kind: &str| Said::Speed(iface("x", kind, 9000, 10_000).info.real_speed_mbps());
+        let bdp_of = |ifaces: Vec<IfaceFacts>| {
+            let check = doctor::run::Check {
+                profile: Profile::Rac,
+                sample: std::time::Duration::ZERO,
+                ifaces: Vec::new(),
+                selection: String::new(),
+                bandwidth: None,
+                rtt: None,
+            };
+            let h = HostFacts {
+                ifaces,
+                ..HostFacts::default()
+            };
+            let rtt = Some(std::time::Duration::from_millis(1));
+            Said::Speed(
+                doctor::run::choose_bdp(&check, &h, rtt).map(|b| (b.bits_per_sec / 1e6) as u32),
+            )
+        };
+        let cases: Vec<(Contradiction, &str, Said, Said)> = vec![
             (
+                Jumbo,
                 "CPU on a path already at 9000: no jumbo frames",
-                LimitCause::Cpu,
-                setup(9000, "veth", 128 * 1024, 1, None),
-                any,
-                vec![Fix::MoreStreams { streams: 2 }],
+                fixes_of(LimitCause::Cpu, &setup(9000, "veth", 128 * 1024, 1, None), &any),
+                Said::Fixes(vec![Fix::MoreStreams { streams: 2 }]),
             ),
             (
+                Jumbo,
                 "CPU on loopback: no jumbo frames",
-                LimitCause::Cpu,
-                setup(65_536, "loopback", 128 * 1024, 1, None),
-                any,
-                vec![Fix::MoreStreams { streams: 2 }],
+                fixes_of(LimitCause::Cpu, &setup(65_536, "loopback", 128 * 1024, 1, None), &any),
+                Said::Fixes(vec![Fix::MoreStreams { streams: 2 }]),
             ),
             (
+                Jumbo,
                 "CPU on a 1500 NIC with 8K writes: more streams, larger writes, jumbo frames",
-                LimitCause::Cpu,
-                setup(1500, "ether", 8192, 2, None),
-                any,
-                vec![
+                fixes_of(LimitCause::Cpu, &setup(1500, "ether", 8192, 2, None), &any),
+                Said::Fixes(vec![
                     Fix::MoreStreams { streams: 4 },
                     Fix::LargerBlock { block: 8192 },
                     Fix::JumboFrames { mtu: 1500 },
-                ],
+                ]),
             ),
             (
+                Jumbo,
                 "CPU at the most streams the tool runs: not more of them",
-                LimitCause::Cpu,
-                setup(9000, "ether", 128 * 1024, 128, None),
-                any,
-                vec![],
+                fixes_of(LimitCause::Cpu, &setup(9000, "ether", 128 * 1024, 128, None), &any),
+                Said::Fixes(vec![]),
             ),
             (
+                Buffer,
                 "a receive buffer of 4915228 B where the path needs 8 kB: no bigger buffer, the reader was slow",
-                LimitCause::ReceiveWindow,
-                setup(9000, "ether", 128 * 1024, 1, None),
-                buffers(4_915_228, 131_072, Some(8_000.0)),
-                vec![Fix::DrainFaster { end: End::Agent }],
+                fixes_of(
+                    LimitCause::ReceiveWindow,
+                    &setup(9000, "ether", 128 * 1024, 1, None),
+                    &buffers(4_915_228, 131_072, Some(8_000.0)),
+                ),
+                Said::Fixes(vec![Fix::DrainFaster { end: End::Agent }]),
             ),
             (
+                Buffer,
                 "a receive buffer below what the path needs: raise the sysctl that capped it",
-                LimitCause::ReceiveWindow,
-                setup(9000, "ether", 128 * 1024, 1, None),
-                buffers(131_072, 131_072, Some(1.6e6)),
-                vec![rmem()],
+                fixes_of(
+                    LimitCause::ReceiveWindow,
+                    &setup(9000, "ether", 128 * 1024, 1, None),
+                    &buffers(131_072, 131_072, Some(1.6e6)),
+                ),
+                Said::Fixes(vec![rmem()]),
             ),
             (
+                Buffer,
                 "--window on a virtual link (need unknown): raise --window",
-                LimitCause::ReceiveWindow,
-                setup(9000, "veth", 128 * 1024, 1, Some(16_384)),
-                buffers(32_768, 32_768, None),
-                vec![Fix::RaiseWindow { window: 16_384 }],
+                fixes_of(
+                    LimitCause::ReceiveWindow,
+                    &setup(9000, "veth", 128 * 1024, 1, Some(16_384)),
+                    &buffers(32_768, 32_768, None),
+                ),
+                Said::Fixes(vec![Fix::RaiseWindow { window: 16_384 }]),
             ),
             (
+                Buffer,
                 "a send buffer above what the path needs: no buffer advice",
-                LimitCause::SendBuffer,
-                setup(9000, "ether", 128 * 1024, 1, None),
-                buffers(131_072, 4_194_304, Some(1.6e6)),
-                vec![],
+                fixes_of(
+                    LimitCause::SendBuffer,
+                    &setup(9000, "ether", 128 * 1024, 1, None),
+                    &buffers(131_072, 4_194_304, Some(1.6e6)),
+                ),
+                Said::Fixes(vec![]),
             ),
             (
-                "the network: nothing of ours to raise",
-                LimitCause::Network,
-                setup(1500, "ether", 8192, 1, None),
-                any,
-                vec![],
+                Buffer,
+                "doctor: tcp_rmem's 6 MiB maximum above a 1.25 MB BDP: pass, nothing to raise",
+                status_of(&doctor_host(&high, 1), "sysctl.net.ipv4.tcp_rmem"),
+                Said::Status(Status::Pass),
+            ),
+            (
+                Buffer,
+                "doctor: tcp_wmem's 4 MiB maximum below a 5 MB BDP: raise it to the BDP",
+                sets(&doctor_host(&high, 4), "sysctl.net.ipv4.tcp_wmem"),
+                Said::Doctor(Status::Fail, "tcp_wmem=4096 16384 5000000".into()),
+            ),
+            (
+                Direction,
+                "doctor --peer from the 1500 host: the cross-node fix raises this host",
+                doctor_said(&doctor::cross::compare(&low, &high, Profile::Rac), "cross.mtu"),
+                Said::Doctor(
+                    Status::Fail,
+                    "ip link set dev net1 mtu 9000  # on this host, and every switch port between them".into(),
+                ),
+            ),
+            (
+                Direction,
+                "doctor --peer from the 9000 host: the cross-node fix raises the peer, never lowers this host",
+                doctor_said(&doctor::cross::compare(&high, &low, Profile::Rac), "cross.mtu"),
+                Said::Doctor(
+                    Status::Fail,
+                    "ip link set dev net1 mtu 9000  # on the peer (node1), and every switch port between them".into(),
+                ),
+            ),
+            (
+                Direction,
+                "doctor on the 1500 host itself: the same change as the cross-node fix",
+                doctor_said(&doctor_host(&low, 1), "iface.mtu"),
+                Said::Doctor(
+                    Status::Fail,
+                    "ip link set dev net1 mtu 9000  # and every switch port and the peer".into(),
+                ),
+            ),
+            (
+                Direction,
+                "path on a 9000/1500 mismatch: the fix raises the low NIC to 9000",
+                Said::RaiseTo(path_fix_target().into_iter().min().unwrap_or(0)),
+                Said::RaiseTo(9000),
+            ),
+            (LinkSpeed, "a veth's 10000 Mb/s is no link speed", speed("veth"), Said::Speed(None)),
+            (LinkSpeed, "nor a bridge's", speed("bridge"), Said::Speed(None)),
+            (LinkSpeed, "nor loopback's", speed("loopback"), Said::Speed(None)),
+            (LinkSpeed, "a NIC's is", speed("ether"), Said::Speed(Some(10_000))),
+            (
+                LinkSpeed,
+                "doctor's BDP: the real 1000 NIC, not the veth's 10000",
+                bdp_of(vec![iface("veth0", "veth", 9000, 10_000), iface("eth1", "ether", 9000, 1000)]),
+                Said::Speed(Some(1000)),
+            ),
+            (
+                LinkSpeed,
+                "doctor's BDP from a bridge alone: none",
+                bdp_of(vec![iface("br0", "bridge", 9000, 10_000)]),
+                Said::Speed(None),
             ),
         ];
-        for (what, cause, s, b, want) in cases {
-            assert_eq!(fixes(cause, &s, &b), want, "{what}");
+        for c in [Jumbo, Buffer, Direction, LinkSpeed] {
+            assert!(cases.iter().any(|x| x.0 == c), "{c:?} has no case");
+        }
+        for (c, what, got, want) in cases {
+            assert_eq!(got, want, "{c:?}: {what}");
         }
     }
 }

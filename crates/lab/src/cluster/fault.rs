@@ -11,6 +11,10 @@
 //! | `inbound=n3:1[:1500]`    | n3 drops inbound packets above 1500 on net 1 (nft, before     |
 //! |                          | reassembly) while its NIC says 9000: what a switch port's     |
 //! |                          | egress at 1500 does; frames out of n3 carry 9000, no ICMP     |
+//! | `outbound=n3:1[:1500]`   | frames out of n3 above 1500 dropped on net 1 at its switch    |
+//! |                          | port's ingress (nft netdev ingress in the switch) while its   |
+//! |                          | NIC says 9000: frames into n3 carry 9000, no ICMP, and n3's   |
+//! |                          | own sends succeed (a filter on n3 would fail them, EPERM)     |
 //! | `loss=n3:1:5`            | 5% of UDP datagrams and ICMP echoes to and from n3 on net 1   |
 //! |                          | dropped (nft numgen; TCP never)                               |
 //!
@@ -32,12 +36,14 @@ pub enum Fault {
     Routed { node: u8, net: u8, mtu: u32 },
     Blackhole { node: u8, net: u8, mtu: u32 },
     Inbound { node: u8, net: u8, mtu: u32 },
+    Outbound { node: u8, net: u8, mtu: u32 },
     Loss { node: u8, net: u8, pct: f64 },
 }
 
-const KINDS: &str = "nic-mtu, port-mtu, routed, blackhole, inbound, loss";
+const KINDS: &str = "nic-mtu, port-mtu, routed, blackhole, inbound, outbound, loss";
 const SYNTAX: &str = "KIND=NODE:NET[:VALUE], e.g. nic-mtu=n3:1:1500, port-mtu=n2:2:1500, \
-                      routed=n4:1, blackhole=n4:2:1500, inbound=n3:1:1500, loss=n5:1:5";
+                      routed=n4:1, blackhole=n4:2:1500, inbound=n3:1:1500, outbound=n3:1, \
+                      loss=n5:1:5";
 /// MTUs a fault may set: IPv6 needs 1280, the lab runs at 9000.
 const MTU_MIN: u32 = 1280;
 
@@ -65,7 +71,10 @@ impl FromStr for Fault {
         let parts: Vec<&str> = rest.split(':').collect();
         let kind = kind.trim().to_ascii_lowercase();
         let valued = matches!(kind.as_str(), "nic-mtu" | "port-mtu" | "loss");
-        let routed = matches!(kind.as_str(), "routed" | "blackhole" | "inbound");
+        let routed = matches!(
+            kind.as_str(),
+            "routed" | "blackhole" | "inbound" | "outbound"
+        );
         if !valued && !routed {
             return Err(bad(spec, KINDS, &format!("the fault syntax is {SYNTAX}")));
         }
@@ -113,6 +122,7 @@ impl FromStr for Fault {
             "port-mtu" => Fault::PortMtu { node, net, mtu },
             "routed" => Fault::Routed { node, net, mtu },
             "inbound" => Fault::Inbound { node, net, mtu },
+            "outbound" => Fault::Outbound { node, net, mtu },
             _ => Fault::Blackhole { node, net, mtu },
         })
     }
@@ -126,6 +136,7 @@ impl Fault {
             Fault::Routed { .. } => "routed",
             Fault::Blackhole { .. } => "blackhole",
             Fault::Inbound { .. } => "inbound",
+            Fault::Outbound { .. } => "outbound",
             Fault::Loss { .. } => "loss",
         }
     }
@@ -137,6 +148,7 @@ impl Fault {
             | Fault::Routed { node, .. }
             | Fault::Blackhole { node, .. }
             | Fault::Inbound { node, .. }
+            | Fault::Outbound { node, .. }
             | Fault::Loss { node, .. } => node,
         }
     }
@@ -148,6 +160,7 @@ impl Fault {
             | Fault::Routed { net, .. }
             | Fault::Blackhole { net, .. }
             | Fault::Inbound { net, .. }
+            | Fault::Outbound { net, .. }
             | Fault::Loss { net, .. } => net,
         }
     }
@@ -159,7 +172,8 @@ impl Fault {
             | Fault::PortMtu { mtu, .. }
             | Fault::Routed { mtu, .. }
             | Fault::Blackhole { mtu, .. }
-            | Fault::Inbound { mtu, .. } => Some(mtu),
+            | Fault::Inbound { mtu, .. }
+            | Fault::Outbound { mtu, .. } => Some(mtu),
             Fault::Loss { .. } => None,
         }
     }
@@ -190,6 +204,9 @@ impl Fault {
             Fault::Inbound { mtu, .. } => format!(
                 "{n} drops inbound packets above {mtu} on net{k} (a filter before reassembly, as a switch port's egress at {mtu} would); its NIC says {CLUSTER_MTU}, its outbound frames carry {CLUSTER_MTU}, no ICMP"
             ),
+            Fault::Outbound { mtu, .. } => format!(
+                "frames out of {n} above {mtu} dropped on net{k} at switch sw{k}'s port toward it (its ingress at {mtu}); its NIC says {CLUSTER_MTU}, frames into it carry {CLUSTER_MTU}, no ICMP"
+            ),
             Fault::Loss { pct, .. } => format!(
                 "{pct}% of UDP datagrams and ICMP echoes to and from {n} on net{k} dropped (TCP never)"
             ),
@@ -213,18 +230,20 @@ impl Fault {
                 "the lab has --nets networks, numbered from 1",
             ));
         }
-        // A routed segment sets the node's NIC MTU itself.
+        // A routed segment sets the node's NIC MTU itself, and puts a router, not
+        // the node, behind its switch port.
+        let excludes_routed = |f: &Fault| matches!(f.kind(), "nic-mtu" | "outbound");
         let clash = |f: &&&Fault| {
             f.node() == self.node()
                 && f.net() == self.net()
                 && (f.kind() == self.kind()
-                    || (f.is_routed() && (self.is_routed() || self.kind() == "nic-mtu"))
-                    || (self.is_routed() && f.kind() == "nic-mtu"))
+                    || (f.is_routed() && (self.is_routed() || excludes_routed(self)))
+                    || (self.is_routed() && excludes_routed(f)))
         };
         if let Some(other) = before.iter().find(clash) {
             return Err(bad(
                 &spec,
-                "one fault of a kind per node and network; routed, blackhole and nic-mtu exclude each other",
+                "one fault of a kind per node and network; routed and blackhole exclude each other, nic-mtu and outbound",
                 &format!("it clashes with --fault {other}"),
             ));
         }

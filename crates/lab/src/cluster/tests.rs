@@ -2,7 +2,9 @@
 use std::collections::HashSet;
 
 use super::{parse, Cluster, Fault};
-use crate::build_cluster::{fault_inbound_rules, fault_loss_rules, proxy_ndp_entries};
+use crate::build_cluster::{
+    fault_inbound_rules, fault_loss_rules, fault_outbound_rules, proxy_ndp_entries,
+};
 use crate::error::LabError;
 use crate::scenario::{Role, Topology};
 
@@ -54,6 +56,14 @@ fn faults_parse_in_every_documented_form() {
             },
         ),
         (
+            "outbound=n3:net2:4000",
+            Fault::Outbound {
+                node: 3,
+                net: 2,
+                mtu: 4000,
+            },
+        ),
+        (
             "LOSS=n5:1:2.5",
             Fault::Loss {
                 node: 5,
@@ -76,7 +86,7 @@ fn bad_faults_name_flag_value_allowed_and_hint() {
         ("nic-mtu", "KIND=NODE:NET"),
         (
             "frob=n1:1",
-            "nic-mtu, port-mtu, routed, blackhole, inbound, loss",
+            "nic-mtu, port-mtu, routed, blackhole, inbound, outbound, loss",
         ),
         ("nic-mtu=n1:1", "nic-mtu=NODE:NET:VALUE"),
         ("routed=n1:1:1500:9", "routed=NODE:NET[:MTU]"),
@@ -134,6 +144,12 @@ fn sizes_and_fault_placement_are_checked() {
             &["nic-mtu=n1:1:1500", "blackhole=n1:1"],
             "clashes with --fault nic-mtu",
         ),
+        (
+            4,
+            2,
+            &["outbound=n1:1", "routed=n1:1"],
+            "clashes with --fault outbound",
+        ),
     ];
     for (nodes, nets, faults, want) in cases {
         let msg = parse(*nodes, *nets, &specs(faults))
@@ -147,8 +163,10 @@ fn sizes_and_fault_placement_are_checked() {
         "port-mtu=n1:1:1500",
         "loss=n1:1:5",
         "routed=n2:1",
+        "inbound=n1:1",
+        "outbound=n1:1",
     ];
-    assert_eq!(parse(4, 2, &specs(&ok)).unwrap().faults.len(), 4);
+    assert_eq!(parse(4, 2, &specs(&ok)).unwrap().faults.len(), 6);
 }
 
 #[test]
@@ -248,6 +266,21 @@ fn router_rules_and_loss_rules() {
         assert!(inbound.contains(want), "{want}: {inbound}");
     }
     assert!(!inbound.contains("output"), "{inbound}");
+    // Outbound drops: in the switch, at the ingress of the node's port (never in the
+    // node's output or postrouting hook, whose drop fails the sender's sendmsg).
+    let outbound = fault_outbound_rules("n3", 1500);
+    for want in [
+        "table netdev mtlab_fault_outbound",
+        "chain n3 {",
+        "type filter hook ingress device \"n3\" priority 0;",
+        "meta length > 1500 counter drop",
+    ] {
+        assert!(outbound.contains(want), "{want}: {outbound}");
+    }
+    assert!(
+        !outbound.contains("output") && !outbound.contains("postrouting"),
+        "{outbound}"
+    );
 }
 
 #[test]

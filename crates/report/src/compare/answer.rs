@@ -68,10 +68,11 @@ pub enum Answer {
 }
 
 /// The MTU a checked path carries both ways: its two-direction check passed and
-/// both interfaces agree.
+/// both interfaces agree. At most the largest IP packet (loopback's 65536 carries
+/// 65535, as its check says).
 fn carries(c: &PathCheck) -> Option<u32> {
     match (c.verdict, c.method.as_str(), c.client_mtu, c.agent_mtu) {
-        (Verdict::Ok, "path", Some(a), Some(b)) if a == b => Some(a),
+        (Verdict::Ok, "path", Some(a), Some(b)) if a == b => Some(a.min(65_535)),
         _ => None,
     }
 }

@@ -321,3 +321,97 @@ pub fn html(t: &Trend) -> String {
     o.push_str("</body></html>\n");
     o
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::watch::{MtuPoint, PeerTrend, RrPoint};
+
+    const T0: i64 = 1_764_097_891_000;
+    const MIN: i64 = 60_000;
+
+    fn rr(at: i64, p: Option<(u64, u64)>, sent: u64) -> RrPoint {
+        RrPoint {
+            unix_ms: T0 + at * MIN,
+            p50_ns: p.map(|x| x.0),
+            p99_ns: p.map(|x| x.1),
+            lost: if p.is_some() { 0 } else { sent },
+            sent,
+        }
+    }
+
+    fn trend(rr: Vec<RrPoint>) -> Trend {
+        let mtu = (0..3)
+            .map(|i| MtuPoint {
+                unix_ms: T0 + i * MIN,
+                forward: Some(9000),
+                reverse: Some(9000),
+                expect: 9000,
+                ok: true,
+            })
+            .collect();
+        let mut peers = std::collections::BTreeMap::new();
+        peers.insert("10.0.9.2:7878".to_string(), PeerTrend { mtu, rr });
+        Trend {
+            since_unix_ms: T0,
+            until_unix_ms: T0 + 3 * MIN,
+            peers,
+        }
+    }
+
+    /// The `data-points` of the chart captioned `caption` (None: no such chart).
+    fn points(html: &str, caption: &str) -> Option<usize> {
+        html.split("<figure")
+            .find(|f| f.contains(&format!("<figcaption>{caption}</figcaption>")))
+            .and_then(|f| f.split("data-points=\"").nth(1))
+            .and_then(|s| s.split('"').next())
+            .and_then(|n| n.parse().ok())
+    }
+
+    const RR_CHART: &str = "rr probe latency per peer (8 KiB blocks)";
+
+    /// Issue 29: a probe that got no block back was plotted at 0 µs, under every
+    /// real one. It has no point (two answered probes: p50 and p99 each, four
+    /// points), and it is listed under the chart with its time and requests.
+    #[test]
+    fn a_probe_with_no_answer_has_no_point_and_is_listed() {
+        let t = trend(vec![
+            rr(0, Some((80_000, 120_000)), 20),
+            rr(1, None, 18),
+            rr(2, Some((90_000, 150_000)), 20),
+        ]);
+        let html = html(&t);
+        assert_eq!(points(&html, RR_CHART), Some(4), "{html}");
+        assert!(
+            html.contains("<b>1 rr probe answered no block</b> (no latency, so no point above; every request lost)"),
+            "{html}"
+        );
+        let row = format!(
+            "<tr><td class=\"l\">{}</td><td>10.0.9.2:7878</td><td>18</td></tr>",
+            crate::timestamp(T0 + MIN)
+        );
+        assert!(html.contains(&row), "{row} in {html}");
+        // The summary's last column counts it.
+        assert!(html.contains("<td>3</td><td>1</td></tr>"), "{html}");
+        // The MTU chart is untouched: three checks, two directions.
+        assert_eq!(points(&html, "path MTU per peer and direction"), Some(6));
+    }
+
+    /// Every probe unanswered: no latency chart at all (never a line at 0 µs), the
+    /// list of probes instead.
+    #[test]
+    fn only_unanswered_probes_draw_no_latency_chart() {
+        let t = trend(vec![rr(0, None, 20), rr(1, None, 19)]);
+        let html = html(&t);
+        assert_eq!(points(&html, RR_CHART), None, "{html}");
+        assert!(
+            html.contains("<b>2 rr probes answered no block</b>"),
+            "{html}"
+        );
+        assert!(!html.contains("No rr probes in this window"), "{html}");
+        // No probe at all: that is said instead.
+        let html = super::html(&trend(Vec::new()));
+        assert!(html.contains("No rr probes in this window"), "{html}");
+        assert!(!html.contains("answered no block"), "{html}");
+    }
+}

@@ -39,7 +39,10 @@ fn verdict_colour(v: CellVerdict) -> &'static str {
         CellVerdict::NicMtu | CellVerdict::RouteMtu => "#d55e00",
         CellVerdict::SwitchPort => "#e69f00",
         CellVerdict::Network => "#cc79a7",
-        CellVerdict::InboundDrop | CellVerdict::OutboundDrop | CellVerdict::SilentDrop => "#f0e442",
+        CellVerdict::OneWayDrop
+        | CellVerdict::InboundDrop
+        | CellVerdict::OutboundDrop
+        | CellVerdict::SilentDrop => "#f0e442",
         CellVerdict::BlackHole | CellVerdict::RouterMtu => "#0072b2",
         CellVerdict::Limited => "#56b4e9",
         CellVerdict::Disputed => "#000000",
@@ -74,7 +77,7 @@ const LEGEND: [(CellVerdict, &str); 10] = [
     (CellVerdict::Network, "the whole network"),
     (
         CellVerdict::InboundDrop,
-        "one way dropped at a node (silent)",
+        "one way dropped, silently (at a node, or on a segment)",
     ),
     (
         CellVerdict::BlackHole,

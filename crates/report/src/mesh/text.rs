@@ -16,6 +16,7 @@ pub(crate) fn tag(v: CellVerdict) -> &'static str {
         CellVerdict::RouteMtu => "RTE",
         CellVerdict::SwitchPort => "PORT",
         CellVerdict::Network => "NET",
+        CellVerdict::OneWayDrop => "1WAY",
         CellVerdict::InboundDrop => "IN",
         CellVerdict::OutboundDrop => "OUT",
         CellVerdict::SilentDrop => "DROP",

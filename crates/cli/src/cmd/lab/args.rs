@@ -34,7 +34,7 @@ pub struct UpArgs {
     pub nets: Option<u32>,
     /// Cluster fault (repeatable): nic-mtu=NODE:NET:MTU, port-mtu=NODE:NET:MTU,
     /// routed=NODE:NET[:MTU], blackhole=NODE:NET[:MTU], inbound=NODE:NET[:MTU],
-    /// loss=NODE:NET:PCT (e.g. nic-mtu=n3:1:1500).
+    /// outbound=NODE:NET[:MTU], loss=NODE:NET:PCT (e.g. nic-mtu=n3:1:1500).
     #[arg(long = "fault", value_name = "KIND=NODE:NET[:VALUE]", help_heading = crate::heading::CLUSTER)]
     pub faults: Vec<String>,
     /// TSO/GSO/GRO and UDP segmentation offload (tx-udp-segmentation) on every lab

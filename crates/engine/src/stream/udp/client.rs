@@ -26,6 +26,12 @@ use crate::EngineError;
 pub trait UdpObserver: Sync {
     fn ready(&self, _ready: &UdpStreamReady) {}
     fn interval(&self, _end: End, _sample: &UdpInterval) {}
+    /// Whether a run that lost every datagram of a direction or lost the agent's
+    /// report checks the path again to name the likely cause (`explain`; a few
+    /// seconds).
+    fn explain_failure(&self) -> bool {
+        false
+    }
 }
 
 /// An observer that ignores everything.
@@ -198,6 +204,7 @@ pub fn run(
     if stop.load(Relaxed) {
         reasons.push("stopped by a signal (Ctrl-C or SIGTERM)".to_string());
     }
+    let report_missing = !matches!(report, Some(Ok(_)));
     let agent = match report {
         Some(Ok(r)) => r,
         other => {
@@ -222,7 +229,7 @@ pub fn run(
         }
     }
     let interrupted = !reasons.is_empty() || agent.interrupted;
-    Ok(UdpStreamResult {
+    let mut result = UdpStreamResult {
         paced_rate_bps: ready.rate_bps,
         request: req,
         target: session.agent.to_string(),
@@ -249,7 +256,63 @@ pub fn run(
         interrupted,
         interrupt_reason: (!reasons.is_empty()).then(|| reasons.join("; ")),
         client_placement,
-    })
+        diagnosis: None,
+    };
+    let e = evidence(&result, report_missing);
+    let failed = report_missing || lost_a_direction(&result);
+    if failed && obs.explain_failure() && !stop.load(Relaxed) {
+        result.diagnosis = Some(crate::explain::diagnose(session, &e));
+    }
+    Ok(result)
+}
+
+/// Datagrams sent and received one way: (sent, received), from the sending end's
+/// and the receiving end's counts.
+fn counts(sender: &UdpEndReport, receiver: &UdpEndReport) -> (u64, u64) {
+    let sent = sender
+        .conns
+        .iter()
+        .filter(|c| c.sending)
+        .map(|c| c.sent)
+        .sum();
+    let received = receiver
+        .conns
+        .iter()
+        .filter(|c| !c.sending)
+        .map(|c| c.received)
+        .sum();
+    (sent, received)
+}
+
+/// A direction that sent datagrams of which none arrived.
+fn lost_a_direction(r: &UdpStreamResult) -> bool {
+    [counts(&r.client, &r.agent), counts(&r.agent, &r.client)]
+        .into_iter()
+        .any(|(sent, received)| sent > 0 && received == 0)
+}
+
+/// What a run that failed showed, for [`crate::explain::diagnose`]: the datagrams
+/// each end received, and the agent's account when its report came.
+fn evidence(r: &UdpStreamResult, report_missing: bool) -> crate::explain::Evidence {
+    let req = &r.request;
+    let ways = (0..req.connections()).map(|i| req.client_sends_on(i));
+    let (to_agent, from_agent) = ways.fold((false, false), |(t, f), c| (t || c, f || !c));
+    let (_, to_agent_got) = counts(&r.client, &r.agent);
+    let (agent_sent, to_client_got) = counts(&r.agent, &r.client);
+    crate::explain::Evidence {
+        test: crate::explain::Test::UdpStream {
+            datagram: req.block,
+            to_agent,
+            from_agent,
+        },
+        received: to_agent_got + to_client_got,
+        late: 0,
+        timeout_ns: 0,
+        agent: (!report_missing).then_some(crate::explain::Account {
+            received: to_agent_got,
+            answered: agent_sent,
+        }),
+    }
 }
 
 /// Gives this end's receivers the sender's counts (`client_sends`: whose indexes).

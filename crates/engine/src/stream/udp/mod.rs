@@ -67,4 +67,8 @@ pub struct UdpStreamResult {
     /// stored before it existed; the agent's is `agent.placement`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_placement: Option<mtuperf_proto::placement::Placement>,
+    /// Why a run lost every datagram of a direction or the agent's report: the path
+    /// checked again on a fresh session (None when nothing failed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnosis: Option<crate::explain::Diagnosis>,
 }

@@ -1,4 +1,4 @@
-//! UDP stream results (`stream --udp`): the `mtuperf.stream-udp/1` JSON document,
+//! UDP stream results (`stream --udp`): the `mtuperf.stream-udp/2` JSON document,
 //! its history record, and (in `text`) the human text.
 
 mod text;
@@ -13,7 +13,7 @@ use crate::record::{Figure, RunKind, RunRecord};
 
 pub use text::{header, interval_header, interval_line, run_line, summary_text, sweep_text, text};
 
-pub const SCHEMA: &str = "mtuperf.stream-udp/1";
+pub const SCHEMA: &str = "mtuperf.stream-udp/2";
 
 /// One run: raw measurements of both ends plus the derived figures.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -110,7 +110,7 @@ impl Sweep {
     }
 }
 
-/// The `mtuperf.stream-udp/1` document.
+/// The `mtuperf.stream-udp/2` document.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Document {
     pub schema: String,

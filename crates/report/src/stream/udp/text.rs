@@ -318,6 +318,9 @@ pub fn summary_text(run: &RunDoc) -> String {
     ) {
         let _ = writeln!(out, "{l}");
     }
+    if let Some(d) = &run.result.diagnosis {
+        let _ = writeln!(out, "{}", crate::explain::line(d, &run.result.target));
+    }
     if let Some(why) = &run.result.interrupt_reason {
         let _ = writeln!(out, "interrupted: {why}");
     }
