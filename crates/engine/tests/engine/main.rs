@@ -13,7 +13,6 @@ mod mesh_loopback;
 mod rr_bidir;
 mod rr_from_loopback;
 mod rr_loopback;
-mod rr_scale;
 mod stream_loopback;
 mod udp_stream_io_loopback;
 mod udp_stream_loopback;

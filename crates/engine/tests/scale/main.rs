@@ -1,0 +1,5 @@
+//! 4096 rr clients against one in-process agent, in a process of their own: the test
+//! counts this process's descriptors and threads before and after, which any other
+//! test running beside it would change.
+
+mod rr_scale;
