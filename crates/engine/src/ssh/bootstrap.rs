@@ -123,7 +123,7 @@ pub(crate) fn greet(job: &NodeJob, stop: &Arc<AtomicBool>) -> Result<Greeted, Fa
     let have = g.have.is_some() && g.version.as_deref() == Some(job.version);
     let copied = match (job.copy, have) {
         (CopyPolicy::Never, false) => {
-            ch.kill(Duration::from_secs(1));
+            ch.end(Duration::from_secs(5));
             let found = g
                 .version
                 .as_deref()
@@ -175,7 +175,7 @@ fn copy(
     stop: &Arc<AtomicBool>,
 ) -> Result<(), Failure> {
     if g.os != "Linux" || g.arch != script::this_arch() {
-        ch.kill(Duration::from_secs(1));
+        ch.end(Duration::from_secs(5));
         return Err(Failure::new(
             Step::Copy,
             format!(

@@ -193,6 +193,24 @@ impl Channel {
         while self.line(until, &never).is_ok() {}
     }
 
+    /// Ends a channel the coordinator has no use for before the node's agent started:
+    /// closes its stdin (the script's order never comes, so it exits and its trap
+    /// removes the private directory), reads what is left until it ends or `within`
+    /// passes, and only then kills what is still running. A SIGTERM at once could end
+    /// the node's side before its trap finished (or, through a stand-in ssh that runs
+    /// the script itself, kill it mid-removal).
+    pub fn end(&mut self, within: Duration) {
+        self.close_stdin();
+        let until = Instant::now() + within;
+        self.drain(within);
+        if self
+            .wait(until.saturating_duration_since(Instant::now()))
+            .is_none()
+        {
+            self.kill(Duration::from_secs(1));
+        }
+    }
+
     /// Ends the ssh child: SIGTERM, then SIGKILL after `grace`. The node's agent then
     /// sees its channel close and stops; its lifetime bounds it in any case.
     pub fn kill(&mut self, grace: Duration) {
