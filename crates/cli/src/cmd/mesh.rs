@@ -40,8 +40,9 @@ pub struct Args {
     /// largest interface MTU on each network).
     #[arg(long, value_name = "MTU", value_parser = clap::value_parser!(u32).range(i64::from(bounds::MIN_EXPECT_MTU)..=i64::from(bounds::MAX_EXPECT_MTU)))]
     expect: Option<u32>,
-    /// Tests to run, comma-separated: path (all ordered pairs in parallel), rr and
-    /// stream (rounds of disjoint pairs), doctor (settings compared across nodes).
+    /// Tests to run, comma-separated: path (all ordered pairs in parallel), rr (8 KiB
+    /// UDP blocks for a 128 B request, one in flight: Cache Fusion) and stream (both in
+    /// rounds of disjoint pairs), doctor (settings compared across nodes).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "path")]
     tests: Vec<Test>,
     /// Tests one node takes part in at once (as sender or peer), 1 to 16; at most
@@ -60,7 +61,9 @@ pub struct Args {
     /// Length of each rr and stream test, 100ms to 1m.
     #[arg(long, default_value = "2s", value_parser = parse_load_time, value_name = "DURATION")]
     time: Duration,
-    /// text, or json (one document, schema mtuperf.mesh/3).
+    #[command(flatten)]
+    rr: crate::args::mesh::MeshRrArgs,
+    /// text, or json (one document, schema mtuperf.mesh/4).
     #[command(flatten)]
     output: Output,
     #[command(flatten)]
@@ -108,6 +111,9 @@ fn measure(g: &Global, a: &Args, json: bool) -> CmdResult {
         parallel: usize::from(a.parallel),
         pair_timeout: a.pair_timeout,
         load_time: a.time,
+        block: a.rr.block()?,
+        oifcfg: a.rr.oifcfg()?,
+        max_block_p99: a.rr.max_block_p99(),
     };
     // Agents started over SSH (--ssh) are stopped when `agents` goes, however this ends.
     let agents = crate::groups::ssh::mesh_agents(&a.ssh, &a.nodes, &mut cfg)?;

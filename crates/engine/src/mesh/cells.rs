@@ -235,6 +235,8 @@ pub fn verdict_of(f: &MeshFinding) -> CellVerdict {
         Finding::TestsFailed { .. }
         | Finding::Unreachable { .. }
         | Finding::NodeSilent { .. }
-        | Finding::Setting { .. } => CellVerdict::Limited,
+        | Finding::Setting { .. }
+        | Finding::InterconnectAbsent { .. }
+        | Finding::Kernel { .. } => CellVerdict::Limited,
     }
 }

@@ -15,7 +15,7 @@ use super::model::{
 };
 use super::pair::{record, Ctx, Job, Outcome};
 use super::schedule::{ordered_pairs, run_bounded, tournament};
-use super::{cells, doctor, net, plan};
+use super::{cells, checks, doctor, kernel, net, plan};
 use crate::EngineError;
 
 /// A path test tried again needs at least this much of its pair's deadline left.
@@ -148,14 +148,20 @@ fn load_phase(
     obs: &dyn MeshObserver,
     pairs: &mut [PairResult],
 ) {
+    // UDP blocks cross a path short of the MTU as IP fragments (or not at all): what
+    // happens to them is the evidence, so such a pair is measured all the same.
+    let udp_blocks = matches!(
+        test.1,
+        ThirdPartyTest::Rr { rr } if rr.proto == mtuperf_proto::msg::rr::RrProto::Udp
+    );
     let skip = |p: &PairResult| {
         let expect = ctx.networks.get(p.net).map_or(0, |n| n.expect);
         if p.failure(MeshTests::Path).is_some() {
             Some(NotMeasured::PathFailed)
-        } else if p
-            .path
-            .as_ref()
-            .is_some_and(|s| s.forward.mtu < expect || s.reverse.mtu < expect)
+        } else if !udp_blocks
+            && p.path
+                .as_ref()
+                .is_some_and(|s| s.forward.mtu < expect || s.reverse.mtu < expect)
         {
             Some(NotMeasured::PathShort)
         } else {
@@ -221,12 +227,18 @@ pub fn run(
             "no node's agent could be asked for its interfaces (first: {why})"
         )));
     }
-    let networks = net::networks(&nodes, &cfg.nets, cfg.expect);
+    let select = net::Select {
+        nets: &cfg.nets,
+        oifcfg: cfg.oifcfg.as_deref(),
+    };
+    let networks = net::networks(&nodes, &select, cfg.expect);
     obs.discovered(&nodes, &networks);
     if networks.is_empty() {
-        return Err(EngineError::Agent(
-            "no network is shared by two of the nodes (within --net, when given)".into(),
-        ));
+        return Err(EngineError::Agent(if cfg.oifcfg.is_some() {
+            "no cluster_interconnect subnet of --oifcfg is held by two of the nodes (on the interface it names)".into()
+        } else {
+            "no network is shared by two of the nodes (within --net, when given)".into()
+        }));
     }
     let plan = plan::plan(cfg, nodes.len(), &networks, t0.elapsed());
     obs.plan(&plan);
@@ -239,9 +251,24 @@ pub fn run(
         health: &health,
         deadline: t0 + plan.deadline,
     };
+    let ifaces = kernel::ifaces(nodes.len(), &networks);
+    let reachable = |n: usize| nodes.get(n).is_some_and(|x| x.error.is_none());
+    let before = kernel::read(&nodes, &ifaces, &reachable, &cfg.connect);
     let pairs = measure(&ctx, obs);
     let silent = health.silenced();
+    let answers = |n: usize| reachable(n) && !silent.iter().any(|s| s.node == n);
+    let after = kernel::read(&nodes, &ifaces, &answers, &cfg.connect);
+    let kernel = kernel::deltas(&before, &after);
     let (cells, mut findings) = cells::diagnose(&nodes, &networks, &pairs, &silent);
+    if let Some(entries) = &cfg.oifcfg {
+        findings.extend(net::absent(&nodes, entries));
+    }
+    let net_of = |node: usize, iface: &str| {
+        networks
+            .iter()
+            .position(|n| n.members.iter().any(|m| m.node == node && m.iface == iface))
+    };
+    findings.extend(kernel::findings(&kernel, &net_of));
     if cfg.tests.contains(&MeshTests::Doctor) {
         findings.extend(doctor::compare(
             &nodes,
@@ -249,6 +276,15 @@ pub fn run(
             !cfg.tests.contains(&MeshTests::Path),
         ));
     }
+    let checks = checks::checks(&checks::Inputs {
+        tests: &cfg.tests,
+        networks: &networks,
+        pairs: &pairs,
+        cells: &cells,
+        findings: &findings,
+        kernel: &kernel,
+        max_block_p99: cfg.max_block_p99,
+    });
     let deadline_passed = pairs
         .iter()
         .flat_map(|p| &p.not_measured)
@@ -264,6 +300,9 @@ pub fn run(
         pairs,
         cells,
         findings,
+        block: cfg.tests.contains(&MeshTests::Rr).then_some(cfg.block),
+        kernel,
+        checks,
         interrupted: stop.load(Ordering::Relaxed),
         deadline_passed,
     })
@@ -289,6 +328,7 @@ fn measure(ctx: &Ctx<'_>, obs: &dyn MeshObserver) -> Vec<PairResult> {
         path_phase(ctx, &all, obs, &mut pairs);
     }
     let ms = ctx.cfg.load_time.as_millis() as u64;
+    let rr = ctx.cfg.block.load(ctx.cfg.load_time);
     let rounds: Vec<Vec<Job>> = ctx
         .networks
         .iter()
@@ -300,7 +340,7 @@ fn measure(ctx: &Ctx<'_>, obs: &dyn MeshObserver) -> Vec<PairResult> {
         })
         .collect();
     for test in [
-        (MeshTests::Rr, ThirdPartyTest::Rr { duration_ms: ms }),
+        (MeshTests::Rr, ThirdPartyTest::Rr { rr }),
         (
             MeshTests::Stream,
             ThirdPartyTest::Stream { duration_ms: ms },

@@ -86,6 +86,9 @@ mod tests {
 
     fn cfg(tests: Vec<MeshTests>) -> MeshConfig {
         MeshConfig {
+            block: crate::mesh::BlockTest::default(),
+            oifcfg: None,
+            max_block_p99: None,
             nodes: Vec::new(),
             connect: ConnectOptions::default(),
             nets: Vec::new(),

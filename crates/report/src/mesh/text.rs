@@ -51,7 +51,12 @@ pub(crate) fn not_measured(say: &Say<'_>, why: NotMeasured) -> String {
     }
 }
 
-fn grid(o: &mut String, say: &Say<'_>, net: &MeshNetwork, f: &dyn Fn(usize, usize) -> String) {
+pub(crate) fn grid(
+    o: &mut String,
+    say: &Say<'_>,
+    net: &MeshNetwork,
+    f: &dyn Fn(usize, usize) -> String,
+) {
     let labels: Vec<String> = net.members.iter().map(|m| say.node(m.node)).collect();
     let mut rows: Vec<Vec<String>> = Vec::new();
     for (a, label) in net.members.iter().zip(&labels) {
@@ -111,19 +116,7 @@ fn load_cell(p: Option<&PairResult>, test: MeshTests, figure: Option<String>) ->
 fn load_grids(o: &mut String, d: &Document, say: &Say<'_>, ni: usize, net: &MeshNetwork) {
     let r = &d.result;
     let has = |f: &dyn Fn(&PairResult) -> bool| r.pairs.iter().any(|p| p.net == ni && f(p));
-    if has(&|p| p.rr.is_some()) {
-        let _ = writeln!(
-            o,
-            "  rr p50 (µs, 64-byte TCP transactions, measured on the row's node):"
-        );
-        grid(o, say, net, &|a, b| {
-            let p = r.pair(ni, a, b);
-            let fig = p
-                .and_then(|p| p.rr.as_ref())
-                .map(|x| format!("{:.0}", x.p50_ns as f64 / 1e3));
-            load_cell(p, MeshTests::Rr, fig)
-        });
-    }
+    super::rac::grids(o, d, say, ni, net);
     if has(&|p| p.stream.is_some()) {
         let _ = writeln!(o, "  stream goodput (Mbit/s, one TCP stream row → column, received on the column's node):");
         grid(o, say, net, &|a, b| {
@@ -141,15 +134,18 @@ fn load_grids(o: &mut String, d: &Document, say: &Say<'_>, ni: usize, net: &Mesh
 fn net_summary(o: &mut String, d: &Document, say: &Say<'_>, ni: usize, net: &MeshNetwork) {
     let r = &d.result;
     let on_net = || r.pairs.iter().filter(move |p| p.net == ni);
-    let skipped = on_net()
-        .filter(|p| p.not_measured(MeshTests::Rr) == Some(NotMeasured::PathShort))
-        .count();
-    if skipped > 0 {
-        let _ = writeln!(
-            o,
-            "  skip: rr and stream not run on {skipped} pairs whose path is short of {} (TCP would stall)",
-            net.expect
-        );
+    for test in [MeshTests::Rr, MeshTests::Stream] {
+        let skipped = on_net()
+            .filter(|p| p.not_measured(test) == Some(NotMeasured::PathShort))
+            .count();
+        if skipped > 0 {
+            let _ = writeln!(
+                o,
+                "  skip: {} not run on {skipped} pairs whose path is short of {} (TCP would stall)",
+                super::words::test_label(test),
+                net.expect
+            );
+        }
     }
     // A stopped run is said once, at the top.
     let mut why: Vec<(String, usize)> = Vec::new();
@@ -249,9 +245,13 @@ pub fn text(d: &Document) -> String {
         whole_secs(r.deadline_ms),
         d.started
     );
+    if let Some(line) = super::rac::block_line(d) {
+        let _ = writeln!(o, "{line}");
+    }
     if let Some(line) = stopped_line(d) {
         let _ = writeln!(o, "{line}");
     }
+    super::rac::checks(&mut o, d, &say);
     for (ni, net) in r.networks.iter().enumerate() {
         let _ = writeln!(
             o,
@@ -261,12 +261,16 @@ pub fn text(d: &Document) -> String {
             net.expect,
             net.members.len()
         );
+        if let Some(src) = super::rac::source(net) {
+            let _ = writeln!(o, "  {src}");
+        }
         grid(&mut o, &say, net, &|a, b| {
             r.cell(ni, a, b).map_or_else(|| "-".into(), cell_text)
         });
         load_grids(&mut o, d, &say, ni, net);
         net_summary(&mut o, d, &say, ni, net);
     }
+    super::rac::kernel(&mut o, d, &say);
     if r.findings.is_empty() {
         let _ = writeln!(o, "\nno findings");
     } else {
