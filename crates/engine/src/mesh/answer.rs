@@ -46,7 +46,7 @@ fn urgency(f: &MeshFinding) -> u8 {
     match f.what {
         Finding::Fault { .. } | Finding::InterconnectAbsent { .. } => 0,
         Finding::Unreachable { .. } | Finding::NodeSilent { .. } | Finding::Kernel { .. } => 1,
-        Finding::TestsFailed { .. } => 2,
+        Finding::TestsFailed { .. } | Finding::CheckFailed { .. } => 2,
         Finding::Disputed { .. } | Finding::Implausible { .. } => 3,
         Finding::Setting { .. } => 4,
     }

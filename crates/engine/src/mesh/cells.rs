@@ -237,6 +237,7 @@ pub fn verdict_of(f: &MeshFinding) -> CellVerdict {
         | Finding::NodeSilent { .. }
         | Finding::Setting { .. }
         | Finding::InterconnectAbsent { .. }
-        | Finding::Kernel { .. } => CellVerdict::Limited,
+        | Finding::Kernel { .. }
+        | Finding::CheckFailed { .. } => CellVerdict::Limited,
     }
 }

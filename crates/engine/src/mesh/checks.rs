@@ -302,6 +302,26 @@ fn settings(i: &Inputs<'_>, ni: usize, net: &MeshNetwork) -> (CheckStatus, Check
     (status(ok), check)
 }
 
+/// A finding for each failed block check (p99 over its limit, blocks lost): the
+/// other checks have findings of their own (faults, failed tests, kernel counters,
+/// settings).
+pub fn findings(checks: &[NetCheck]) -> Vec<MeshFinding> {
+    checks
+        .iter()
+        .filter(|c| c.status == CheckStatus::Failed)
+        .filter(|c| matches!(c.check, Check::BlockP99 { .. } | Check::LostBlocks { .. }))
+        .map(|c| {
+            MeshFinding::new(
+                Some(c.net),
+                None,
+                Finding::CheckFailed {
+                    check: c.check.clone(),
+                },
+            )
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

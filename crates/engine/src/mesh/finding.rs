@@ -184,6 +184,9 @@ pub enum Finding {
         subnet: std::net::IpAddr,
         why: NicAbsence,
     },
+    /// A block check of a network failed (block p99 over its limit, blocks lost):
+    /// what RAC itself would suffer, whatever the cause the other findings name.
+    CheckFailed { check: super::checks::Check },
     /// A kernel counter of the node grew by `delta` during the run (`iface`: the
     /// interconnect NIC it was read on; `of`: that NIC's frames, for drops).
     Kernel {
@@ -209,6 +212,7 @@ pub enum FindingKind {
     Setting,
     InterconnectAbsent,
     Kernel,
+    CheckFailed,
 }
 
 impl Finding {
@@ -223,6 +227,7 @@ impl Finding {
             Finding::Setting { .. } => FindingKind::Setting,
             Finding::InterconnectAbsent { .. } => FindingKind::InterconnectAbsent,
             Finding::Kernel { .. } => FindingKind::Kernel,
+            Finding::CheckFailed { .. } => FindingKind::CheckFailed,
         }
     }
 }

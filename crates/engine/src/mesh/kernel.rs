@@ -168,10 +168,13 @@ fn counter_finding(node: usize, counter: KernelCounter, delta: u64) -> MeshFindi
 /// The findings of the deltas: reassembly failures and timeouts, UDP receive-buffer
 /// errors (and other input errors beyond them), NIC errors, and NIC drops above
 /// [`DROPS_PER_MILLE`] of the NIC's frames. `net_of(node, iface)`: the network of a
-/// node's interconnect NIC.
+/// node's interconnect NIC; `faulty(node, net)`: a fault of the paths through that
+/// node on that network is already found (the path test's own oversized probes are
+/// dropped at its NIC then: those drops are the fault's, not news).
 pub fn findings(
     kernel: &[NodeKernel],
     net_of: &dyn Fn(usize, &str) -> Option<usize>,
+    faulty: &dyn Fn(usize, usize) -> bool,
 ) -> Vec<MeshFinding> {
     let mut out = Vec::new();
     for k in kernel {
@@ -212,7 +215,8 @@ pub fn findings(
             if errors > 0 {
                 push(KernelCounter::NicErrors, errors, None);
             }
-            if drops * 1000 > frames * DROPS_PER_MILLE {
+            let explained = net_of(k.node, &nic.iface).is_some_and(|n| faulty(k.node, n));
+            if drops * 1000 > frames * DROPS_PER_MILLE && !explained {
                 push(KernelCounter::NicDrops, drops, Some(frames));
             }
         }
@@ -271,7 +275,7 @@ mod tests {
         let k = deltas(&before, &after);
         assert_eq!(k.len(), 2);
         assert_eq!(k[1].snmp.unwrap().ip_frag_creates, 600);
-        let f = findings(&k, &|_, _| Some(0));
+        let f = findings(&k, &|_, _| Some(0), &|_, _| false);
         let got: Vec<(Option<usize>, Option<usize>, &Finding)> =
             f.iter().map(|x| (x.node, x.net, &x.what)).collect();
         let plain = |counter, delta| Finding::Kernel {
@@ -306,6 +310,12 @@ mod tests {
         let after = vec![Some(at(SnmpCounters::default(), 0, 0))];
         let k = deltas(&before, &after);
         assert_eq!(k[0].error.as_deref(), Some("refused"));
-        assert!(findings(&k, &|_, _| None).is_empty());
+        assert!(findings(&k, &|_, _| None, &|_, _| false).is_empty());
+        // Drops on a NIC whose paths a fault explains are the fault's.
+        let before = vec![Some(at(SnmpCounters::default(), 0, 0))];
+        let after = vec![Some(at(SnmpCounters::default(), 1000, 20))];
+        let k = deltas(&before, &after);
+        assert_eq!(findings(&k, &|_, _| Some(0), &|_, _| false).len(), 1);
+        assert!(findings(&k, &|_, _| Some(0), &|_, _| true).is_empty());
     }
 }

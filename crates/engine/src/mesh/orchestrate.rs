@@ -268,7 +268,16 @@ pub fn run(
             .iter()
             .position(|n| n.members.iter().any(|m| m.node == node && m.iface == iface))
     };
-    findings.extend(kernel::findings(&kernel, &net_of));
+    let faulty = |node: usize, net: usize| {
+        findings.iter().any(|f| {
+            f.kind() == super::FindingKind::Fault
+                && f.net == Some(net)
+                && (f.node == Some(node)
+                    || f.directions.iter().any(|d| d.from == node || d.to == node))
+        })
+    };
+    let from_kernel = kernel::findings(&kernel, &net_of, &faulty);
+    findings.extend(from_kernel);
     if cfg.tests.contains(&MeshTests::Doctor) {
         findings.extend(doctor::compare(
             &nodes,
@@ -285,6 +294,7 @@ pub fn run(
         kernel: &kernel,
         max_block_p99: cfg.max_block_p99,
     });
+    findings.extend(checks::findings(&checks));
     let deadline_passed = pairs
         .iter()
         .flat_map(|p| &p.not_measured)

@@ -210,7 +210,7 @@ impl Say<'_> {
                     let _ = write!(s, ", {failed} failed or silent");
                 }
                 if c.status == CheckStatus::Failed && *failed == 0 {
-                    s.push_str(", a node could not be asked (see findings)");
+                    s.push_str(", a node is missing from it (see findings)");
                 }
                 s
             }
@@ -458,6 +458,33 @@ pub(crate) fn absent(n: &str, iface: &str, subnet: &str, why: NicAbsence) -> Wor
 }
 
 impl Say<'_> {
+    /// A failed block check of network `net`.
+    pub(crate) fn check_failed(&self, net: Option<usize>, c: &Check) -> Words {
+        let on = self.net(net);
+        let d = self.document();
+        let size = d
+            .result
+            .block
+            .map_or_else(|| "8 KiB".into(), |b| size(b.block));
+        let reason = self.check_reason(&NetCheck {
+            net: net.unwrap_or(0),
+            status: CheckStatus::Failed,
+            check: c.clone(),
+        });
+        match c {
+            Check::LostBlocks { .. } => Words {
+                summary: format!("{size} blocks lost on {on}: RAC counts each as a gc block lost"),
+                evidence: reason,
+                next: "the findings above name causes (a short path, reassembly failures, receive-buffer drops); else mtuperf rr between the pair's nodes, with --from to ask from the node that lost them".into(),
+            },
+            _ => Words {
+                summary: format!("{size} block p99 over the limit on {on}"),
+                evidence: reason,
+                next: "mtuperf rr between the worst pair's nodes (--clients 1 --time 10s) and mtuperf doctor on both; a loaded host or CPU placement shows in its report; --max-block-p99 sets the limit".into(),
+            },
+        }
+    }
+
     /// A kernel counter of node `node` that grew during the run.
     pub(crate) fn kernel_words(
         &self,

@@ -444,7 +444,7 @@ fn the_rac_answer_reads_as_checks_grids_kernel_and_findings() {
         error: None,
     }];
     let (cells, mut findings) = diagnose(&nodes, &nets, &p, &[]);
-    findings.extend(kernel::findings(&k, &|_, _| Some(0)));
+    findings.extend(kernel::findings(&k, &|_, _| Some(0), &|_, _| false));
     findings.push(MeshFinding::new(
         None,
         Some(1),

@@ -169,6 +169,7 @@ impl<'a> Say<'a> {
             Finding::InterconnectAbsent { iface, subnet, why } => {
                 super::rac::absent(&n, iface, &subnet.to_string(), *why)
             }
+            Finding::CheckFailed { check } => self.check_failed(f.net, check),
             Finding::Kernel {
                 counter,
                 delta,
