@@ -161,6 +161,43 @@ fn blocks_into_a_node_whose_reassembly_fails_are_lost_and_the_node_named() {
     assert_eq!(check(&doc, private, "block_p99")["status"], "passed");
     assert_eq!(check(&doc, private, "reachability")["status"], "passed");
     assert_eq!(check(&doc, private, "settings")["status"], "not_run");
+    // Jumbo vs standard: the public 1500 network against the private 9000 one, over
+    // the same six node pairs; n3's two (no block answered at 1500) left out.
+    let jumbo = doc["jumbo"].as_array().unwrap();
+    assert_eq!(jumbo.len(), 1, "{:#}", doc["jumbo"]);
+    let j = &jumbo[0];
+    assert_eq!(
+        (&j["standard"], &j["jumbo"]),
+        (&public.into(), &private.into())
+    );
+    assert_eq!(j["pairs"], 6, "{j}");
+    assert_eq!(j["unanswered"], serde_json::json!([[2, 0], [2, 1]]), "{j}");
+    assert!(j["lost_standard"].as_u64().unwrap() >= 2, "{j}");
+    assert_eq!(j["lost_jumbo"], 0, "{j}");
+    for fig in ["p50_ns", "p99_ns", "blocks_per_s"] {
+        let f = &j[fig];
+        let (a, b, rel) = (
+            f["standard"].as_f64().unwrap(),
+            f["jumbo"].as_f64().unwrap(),
+            f["rel"].as_f64().unwrap(),
+        );
+        assert!(a > 0.0 && b > 0.0 && rel > -1.0, "{fig}: {f}");
+        // Four pairs compared: an interval, around the change.
+        let (low, high) = (f["low"].as_f64().unwrap(), f["high"].as_f64().unwrap());
+        assert!(low <= rel && rel <= high, "{fig}: {f}");
+    }
+    // The same document in words.
+    let d = mtuperf_report::mesh::decode(&String::from_utf8_lossy(&out.stdout)).unwrap();
+    let t = mtuperf_report::mesh::text(&d);
+    assert!(
+        t.contains("\njumbo vs standard (the same node pairs' blocks on both networks"),
+        "{t}"
+    );
+    assert!(
+        t.contains("  net B (1500) → net A (9000): 6 node pairs; left out, no block answered on one network: n3 asking n1, n3 asking n2; lost blocks "),
+        "{t}"
+    );
+    assert!(t.contains("    block p50  "), "{t}");
 }
 
 /// `--oifcfg` with the file `lab up` wrote: exactly the two interconnect subnets (not

@@ -18,6 +18,7 @@ pub mod doctor;
 pub mod evidence;
 pub mod finding;
 mod health;
+pub mod jumbo;
 pub mod kernel;
 pub mod model;
 pub mod net;
@@ -40,6 +41,7 @@ pub use finding::{
     NicAbsence, Offload, Seen, Setting, Silence, StartStep,
 };
 pub use health::{LIVENESS_AFTER, PROBE_EVERY, PROBE_WAIT};
+pub use jumbo::{MtuComparison, Paired};
 pub use kernel::{NicDelta, NodeKernel};
 pub use model::{
     BlockTest, Cell, CellVerdict, DirCell, Doubt, MeshConfig, MeshNetwork, MeshNode, MeshResult,

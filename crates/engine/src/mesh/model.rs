@@ -16,6 +16,7 @@ use crate::client::ConnectOptions;
 
 use super::checks::NetCheck;
 use super::finding::MeshFinding;
+use super::jumbo::MtuComparison;
 use super::kernel::NodeKernel;
 use super::net::NetSource;
 use super::oifcfg::OifcfgEntry;
@@ -302,6 +303,10 @@ pub struct MeshResult {
     /// Per network, the cluvfy-style checks.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub checks: Vec<NetCheck>,
+    /// Jumbo vs standard: every two networks of different MTUs, the same node pairs'
+    /// block test compared.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub jumbo: Vec<MtuComparison>,
     /// Stopped early (Ctrl-C): tests not yet run are not measured.
     pub interrupted: bool,
     /// The run's deadline passed: tests not yet run are not measured.

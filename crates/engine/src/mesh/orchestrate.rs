@@ -15,7 +15,7 @@ use super::model::{
 };
 use super::pair::{record, Ctx, Job, Outcome};
 use super::schedule::{ordered_pairs, run_bounded, tournament};
-use super::{cells, checks, doctor, kernel, net, plan};
+use super::{cells, checks, doctor, jumbo, kernel, net, plan};
 use crate::EngineError;
 
 /// A path test tried again needs at least this much of its pair's deadline left.
@@ -295,6 +295,7 @@ pub fn run(
         max_block_p99: cfg.max_block_p99,
     });
     findings.extend(checks::findings(&checks));
+    let compared = jumbo::compare(&networks, &pairs);
     let deadline_passed = pairs
         .iter()
         .flat_map(|p| &p.not_measured)
@@ -313,6 +314,7 @@ pub fn run(
         block: cfg.tests.contains(&MeshTests::Rr).then_some(cfg.block),
         kernel,
         checks,
+        jumbo: compared,
         interrupted: stop.load(Ordering::Relaxed),
         deadline_passed,
     })

@@ -322,6 +322,7 @@ pub fn html(d: &Document) -> String {
         grid(&mut o, d, ni, net);
         summary(&mut o, d, ni, net);
     }
+    super::jumbo::html(&mut o, d);
     let unreachable: Vec<String> = r
         .nodes
         .iter()

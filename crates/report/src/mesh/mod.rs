@@ -2,6 +2,7 @@
 //! the text matrix and the HTML grid, and the words for both (`words`).
 
 mod html;
+mod jumbo;
 mod rac;
 #[cfg(test)]
 mod tests;

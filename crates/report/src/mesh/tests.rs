@@ -105,6 +105,7 @@ fn doc(
         block: None,
         kernel: Vec::new(),
         checks: Vec::new(),
+        jumbo: Vec::new(),
         interrupted: false,
         deadline_passed: false,
     })
@@ -478,6 +479,7 @@ fn the_rac_answer_reads_as_checks_grids_kernel_and_findings() {
         block: Some(BlockTest::default()),
         kernel: k,
         checks: ch,
+        jumbo: Vec::new(),
         interrupted: false,
         deadline_passed: false,
     });
@@ -519,4 +521,60 @@ fn the_rac_answer_reads_as_checks_grids_kernel_and_findings() {
     assert_eq!(v["checks"][4]["check"], "reassembly");
     assert_eq!(v["checks"][4]["status"], "failed");
     assert_eq!(v["checks"][4]["nodes"], serde_json::json!([2]));
+}
+
+/// Issue 30, jumbo vs standard: a 9000 network and a 1500 one over the same three
+/// nodes; n3 asking on 1500 gets no block. The text and the HTML say which networks,
+/// how many node pairs, which were left out and why, the lost blocks on each, and
+/// every figure's medians and change with its interval.
+#[test]
+fn jumbo_vs_standard_reads_as_medians_and_a_paired_change() {
+    let mut public = network(1, 3, &|_| 1500);
+    public.expect = 1500;
+    let nets = vec![network(0, 3, &|_| 9000), public];
+    let mut p = pairs(0, 3, &|_, _| good());
+    p.extend(pairs(1, 3, &|_, _| {
+        (dir(1500, StopKind::Top), dir(1500, StopKind::Top))
+    }));
+    // p50 on 9000 = 30 µs, 31 µs...; on 1500 = 48, 49, ... µs; n3 (2) asking on 1500: none.
+    for (i, x) in p.iter_mut().enumerate() {
+        let k = i as u64 % 6;
+        x.rr = Some(match x.net {
+            0 => rr(Some(30_000 + 1000 * k), 0, 0),
+            _ if x.from == 2 => rr(None, 2, 0),
+            _ => rr(Some(48_000 + 500 * k), 0, 6),
+        });
+    }
+    let mut d = doc(nodes(3), nets, p, &[]);
+    d.result.tests = vec![MeshTests::Path, MeshTests::Rr];
+    d.result.jumbo = mtuperf_engine::mesh::jumbo::compare(&d.result.networks, &d.result.pairs);
+    let t = text(&d);
+    for want in [
+        "\njumbo vs standard (the same node pairs' blocks on both networks: medians over the pairs, then the change with its 95% interval, paired by node pair):\n",
+        "  net B (1500) → net A (9000): 6 node pairs; left out, no block answered on one network: n3 asking n1, n3 asking n2; lost blocks 4 → 0\n",
+        "    block p50   48.8 µs → 31.5 µs  \u{2212}35% [\u{2212}38, \u{2212}33]\n",
+        "    block p99  146.2 µs → 94.5 µs  \u{2212}35% [\u{2212}38, \u{2212}33]\n",
+        "    blocks/s        500 → 500      +0% [+0, +0] not significant\n",
+    ] {
+        assert!(t.contains(want), "missing {want:?} in:\n{t}");
+    }
+    // The section sits between the networks' grids and the kernel counters.
+    assert!(t.find("jumbo vs standard").unwrap() > t.find("net B  10.2.0.0/24").unwrap());
+    let h = super::html(&d);
+    for want in [
+        "<h2>Jumbo vs standard</h2>",
+        "<h3>net B (1500) → net A (9000)</h3>",
+        "<tr><th>figure</th><th>net B (1500)</th><th>net A (9000)</th><th>change</th></tr>",
+        "<tr><td>block p50</td><td>48.8 µs</td><td>31.5 µs</td>",
+    ] {
+        assert!(h.contains(want), "missing {want:?} in the HTML");
+    }
+    // One MTU everywhere: no section.
+    let same = doc(
+        nodes(2),
+        vec![network(0, 2, &|_| 9000), network(1, 2, &|_| 9000)],
+        pairs(0, 2, &|_, _| good()),
+        &[],
+    );
+    assert!(!text(&same).contains("jumbo vs standard"));
 }

@@ -270,6 +270,7 @@ pub fn text(d: &Document) -> String {
         load_grids(&mut o, d, &say, ni, net);
         net_summary(&mut o, d, &say, ni, net);
     }
+    super::jumbo::text(&mut o, d, &say);
     super::rac::kernel(&mut o, d, &say);
     if r.findings.is_empty() {
         let _ = writeln!(o, "\nno findings");
