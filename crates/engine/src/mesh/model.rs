@@ -13,6 +13,7 @@ use mtuperf_proto::msg::rr::RrProto;
 use serde::{Deserialize, Serialize};
 
 use crate::client::ConnectOptions;
+use crate::config::RrConfig;
 
 use super::checks::NetCheck;
 use super::finding::MeshFinding;
@@ -95,6 +96,22 @@ impl BlockTest {
             rate: self.rate,
             timeout_ms: LOST_BLOCK_AFTER.as_millis() as u64,
             verify: false,
+        }
+    }
+
+    /// One rr step of this pattern from this node (the watch's probe): one client
+    /// on one thread each end, lost after [`LOST_BLOCK_AFTER`].
+    pub fn rr_config(&self, time: Duration) -> RrConfig {
+        RrConfig {
+            proto: self.proto,
+            block: self.block,
+            request: self.request,
+            time,
+            rate: self.rate,
+            timeout: LOST_BLOCK_AFTER,
+            threads: Some(1),
+            workers: Some(1),
+            ..RrConfig::default()
         }
     }
 }
