@@ -53,6 +53,7 @@ fn ask(a: SocketAddr, key: Option<Key>, to: SocketAddr) -> Result<ThirdPartyResu
             test: ThirdPartyTest::Path,
             from: "127.0.0.1".parse().unwrap(),
             to,
+            mss: None,
         }),
         "third-party result",
     );
@@ -130,6 +131,7 @@ fn a_peer_address_that_is_not_unicast_or_a_source_not_ours_is_refused() {
                 test: ThirdPartyTest::Path,
                 from: from.parse().unwrap(),
                 to: to.parse().unwrap(),
+                mss: None,
             }),
             "third-party result",
         );
@@ -195,6 +197,7 @@ fn rr_and_stream_third_party_tests_report_what_they_measured() {
                 test,
                 from: "127.0.0.1".parse().unwrap(),
                 to: b,
+                mss: None,
             }),
             "third-party result",
         )
@@ -272,5 +275,28 @@ fn an_agent_reports_its_kernel_counters_and_refuses_too_many_interfaces() {
         matches!(r, Err(EngineError::Refused(Refusal::BadRequest { .. }))),
         "{r:?}"
     );
+    s.close();
+}
+
+/// Issue 30: a session asked to clamp its MSS (a mesh load test on a path measured
+/// short of its network's MTU) connects with it, so the agent's report crosses in
+/// segments that fit the path.
+#[test]
+fn a_clamped_session_connects_with_its_mss() {
+    let (a, _) = agent(None);
+    let s = Session::connect(
+        &a.to_string(),
+        &ConnectOptions {
+            mss: Some(1440),
+            ..ConnectOptions::default()
+        },
+    )
+    .unwrap();
+    let mss = mtuperf_sys::sockopt::tcp_maxseg(s.control.socket()).unwrap();
+    assert!(mss <= 1440, "{mss}");
+    s.close();
+    let s = Session::connect(&a.to_string(), &ConnectOptions::default()).unwrap();
+    let mss = mtuperf_sys::sockopt::tcp_maxseg(s.control.socket()).unwrap();
+    assert!(mss > 1440, "loopback's own MSS: {mss}");
     s.close();
 }

@@ -178,6 +178,7 @@ pub fn serve_third_party(ctx: &SessionCtx, req: &ThirdPartyRequest) -> Result<()
     let opts = ConnectOptions {
         bind,
         key: Some(key),
+        mss: req.mss,
         ..ConnectOptions::default()
     };
     let session = match Session::connect(&req.to.to_string(), &opts) {

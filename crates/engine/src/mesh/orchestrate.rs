@@ -154,8 +154,9 @@ fn load_phase(
         test.1,
         ThirdPartyTest::Rr { rr } if rr.proto == mtuperf_proto::msg::rr::RrProto::Udp
     );
+    let expect_of = |p: &PairResult| ctx.networks.get(p.net).map_or(0, |n| n.expect);
     let skip = |p: &PairResult| {
-        let expect = ctx.networks.get(p.net).map_or(0, |n| n.expect);
+        let expect = expect_of(p);
         if p.failure(MeshTests::Path).is_some() {
             Some(NotMeasured::PathFailed)
         } else if !udp_blocks
@@ -175,7 +176,10 @@ fn load_phase(
             match pair_of(pairs, j) {
                 Some(p) => match skip(p) {
                     Some(why) => p.not_measured.push(TestSkipped { test: test.0, why }),
-                    None => go.push(*j),
+                    None => go.push(Job {
+                        mss: clamp(p, expect_of(p)),
+                        ..*j
+                    }),
                 },
                 None => go.push(*j),
             }
@@ -193,6 +197,22 @@ fn load_phase(
     }
 }
 
+/// Room for the IP and TCP headers (IPv6's 40 + 20) below a path's MTU.
+const TCP_IP_HEADERS: u32 = 60;
+/// The smallest MSS worth setting (IPv4's minimum MTU, 576, less the headers).
+const MIN_MSS: u32 = 516;
+
+/// The control connection's MSS for a load test of `p`: the path measured short of
+/// the network's MTU `expect` in either direction carries the agent's report only in
+/// segments that fit it (on one L2 segment no ICMP tells TCP, which would stall on
+/// the first full-size one, and the pair would read "no report" instead of what
+/// happened to its blocks).
+fn clamp(p: &PairResult, expect: u32) -> Option<u32> {
+    let s = p.path.as_ref()?;
+    let mtu = s.forward.mtu.min(s.reverse.mtu);
+    (mtu < expect).then(|| mtu.saturating_sub(TCP_IP_HEADERS).max(MIN_MSS))
+}
+
 /// The pairs of network `ni` in `order` (member indexes) as jobs.
 fn jobs_of(ni: usize, net: &MeshNetwork, order: Vec<(usize, usize)>) -> Vec<Job> {
     order
@@ -202,6 +222,7 @@ fn jobs_of(ni: usize, net: &MeshNetwork, order: Vec<(usize, usize)>) -> Vec<Job>
                 net: ni,
                 from: net.members.get(a)?.node,
                 to: net.members.get(b)?.node,
+                mss: None,
             })
         })
         .collect()
@@ -364,4 +385,45 @@ fn measure(ctx: &Ctx<'_>, obs: &dyn MeshObserver) -> Vec<PairResult> {
     }
     pairs.sort_by_key(|p| (p.net, p.from, p.to));
     pairs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mtuperf_proto::msg::mesh::{DirSummary, PathSummary, StopKind};
+
+    fn measured(forward: u32, reverse: u32) -> PairResult {
+        let dir = |mtu| DirSummary {
+            largest_ok: mtu,
+            mtu,
+            stop: StopKind::Silent,
+            icmp_from: None,
+            probes: 10,
+            lost: 0,
+        };
+        PairResult {
+            path: Some(PathSummary {
+                forward: dir(forward),
+                reverse: dir(reverse),
+                local_mtu: 9000,
+                peer_mtu: Some(9000),
+                same_segment: true,
+                first_router: None,
+                vanish_after: None,
+                elapsed_ms: 1,
+            }),
+            ..PairResult::new(0, 0, 1)
+        }
+    }
+
+    /// A load test's control connection is clamped to a path measured short, in
+    /// either direction; a path that carries the MTU, or none measured, is left alone.
+    #[test]
+    fn the_mss_is_clamped_on_a_short_path_only() {
+        assert_eq!(clamp(&measured(1500, 1500), 9000), Some(1440));
+        assert_eq!(clamp(&measured(9000, 1504), 9000), Some(1444));
+        assert_eq!(clamp(&measured(9000, 9000), 9000), None);
+        assert_eq!(clamp(&measured(200, 9000), 9000), Some(MIN_MSS));
+        assert_eq!(clamp(&PairResult::new(0, 0, 1), 9000), None);
+    }
 }

@@ -34,6 +34,8 @@ pub struct Job {
     pub net: usize,
     pub from: usize,
     pub to: usize,
+    /// The session's TCP MSS clamp (a path measured short of the network's MTU).
+    pub mss: Option<u32>,
 }
 
 /// How one pair's test ended.
@@ -120,6 +122,7 @@ impl Ctx<'_> {
             test,
             from: addr(j.from)?,
             to: SocketAddr::new(addr(j.to)?, port),
+            mss: j.mss,
         })
     }
 

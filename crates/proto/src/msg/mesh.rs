@@ -141,6 +141,11 @@ pub struct ThirdPartyRequest {
     pub from: IpAddr,
     /// The peer agent's control address on the same network.
     pub to: SocketAddr,
+    /// Clamp the session's TCP MSS to this (TCP_MAXSEG before connect): the pair's
+    /// path was measured short of its network's MTU, and larger segments of the
+    /// control connection (the agent's report) would vanish with the blocks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mss: Option<u32>,
 }
 
 /// How one direction's size search ended.
