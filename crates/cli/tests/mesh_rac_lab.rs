@@ -284,13 +284,14 @@ fn oifcfg_tests_the_interconnect_and_its_haip_subnets_and_names_a_nic_down() {
         )
     );
     assert_eq!(doc["answer"]["answer"], "not_ready");
-    // The same run as text: the plain answer names n2's NIC.
+    // The same run as text, with `oifcfg getif`'s output on stdin (`--oifcfg -`): the
+    // plain answer names n2's NIC.
     let mut argv = vec![
         lab_support::BIN,
         "--no-store",
         "mesh",
         "--oifcfg",
-        &file,
+        "-",
         "--tests",
         "rr",
         "--time",
@@ -298,11 +299,31 @@ fn oifcfg_tests_the_interconnect_and_its_haip_subnets_and_names_a_nic_down() {
     ];
     let ns = nodes(3);
     argv.extend(ns.iter().map(String::as_str));
-    let t = String::from_utf8_lossy(&lab.exec("n1", &argv).stdout).into_owned();
+    let mut child = lab
+        .exec_cmd("n1", &argv)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write as _;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(getif.as_bytes()).unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let t = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         t.starts_with("NOT ready: node n2: its NIC net2 is down: the cluster_interconnect subnet 198.19.2.0 is unusable cluster-wide"),
         "{t}"
     );
     assert!(t.contains("net net1 HAIP  169.254.0.0/18"), "{t}");
     assert!(t.contains("  HAIP: link-local addresses on net1"), "{t}");
+    assert!(
+        t.contains("  oifcfg: net2 198.19.2.0 cluster_interconnect"),
+        "{t}"
+    );
+    // Not the public subnet: oifcfg marks it public.
+    assert!(!t.contains("198.19.100.0/24"), "{t}");
 }
