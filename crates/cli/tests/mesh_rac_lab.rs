@@ -87,6 +87,11 @@ fn blocks_into_a_node_whose_reassembly_fails_are_lost_and_the_node_named() {
             "1200ms",
             "--max-block-p99",
             "10s",
+            // Each network's MTU named (the same as their NICs'): --expect per network.
+            "--expect",
+            "198.19.100.0/24=1500",
+            "--expect",
+            "9000",
         ],
     );
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
@@ -96,6 +101,11 @@ fn blocks_into_a_node_whose_reassembly_fails_are_lost_and_the_node_named() {
     );
     assert_eq!(doc["networks"][private as usize]["expect"], 9000);
     assert_eq!(doc["networks"][public as usize]["expect"], 1500);
+    assert_eq!(doc["expect"], 9000);
+    assert_eq!(
+        doc["expect_nets"],
+        serde_json::json!([{"net": "198.19.100.0/24", "mtu": 1500}])
+    );
     assert_eq!(doc["block"]["block"], 8192);
     assert_eq!(doc["block"]["proto"], "udp");
     for p in doc["pairs"].as_array().unwrap() {

@@ -117,6 +117,7 @@ fn config(
         },
         nets: Vec::new(),
         expect: None,
+        expect_nets: Vec::new(),
         tests,
         per_node,
         parallel: 16,

@@ -173,6 +173,7 @@ fn a_mesh_of_loopback_agents_finds_no_shared_network() {
         connect: opts(Some(KEY)),
         nets: vec!["127.0.0.0/8".parse().unwrap()],
         expect: None,
+        expect_nets: Vec::new(),
         tests: vec![MeshTests::Path],
         per_node: 2,
         parallel: 16,

@@ -45,8 +45,8 @@ pub use jumbo::{MtuComparison, Paired};
 pub use kernel::{NicDelta, NodeKernel};
 pub use model::{
     BlockTest, Cell, CellVerdict, DirCell, Doubt, MeshConfig, MeshNetwork, MeshNode, MeshResult,
-    MeshTests, NodeAddr, NotMeasured, PairError, PairResult, Plan, TestFailure, TestFailureAt,
-    TestSkipped, LOST_BLOCK_AFTER,
+    MeshTests, NetExpect, NodeAddr, NotMeasured, PairError, PairResult, Plan, TestFailure,
+    TestFailureAt, TestSkipped, LOST_BLOCK_AFTER,
 };
 pub use net::NetSource;
 pub use oifcfg::{OifcfgEntry, OifcfgError, OifcfgRole};

@@ -36,6 +36,9 @@ pub struct MeshConfig {
     pub nets: Vec<IpNet>,
     /// The MTU every path must carry (None: the largest interface MTU on each network).
     pub expect: Option<u32>,
+    /// Per network: the MTU every path of the networks inside each CIDR must carry
+    /// (before `expect`; the first that holds a network applies).
+    pub expect_nets: Vec<NetExpect>,
     pub tests: Vec<MeshTests>,
     /// Tests one node takes part in at once (as sender or as peer).
     pub per_node: usize,
@@ -52,6 +55,13 @@ pub struct MeshConfig {
     pub oifcfg: Option<Vec<OifcfgEntry>>,
     /// `--max-block-p99` (None: 1 ms on a private network, no limit elsewhere).
     pub max_block_p99: Option<Duration>,
+}
+
+/// `--expect CIDR=MTU`: what every path of the networks inside `net` must carry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NetExpect {
+    pub net: IpNet,
+    pub mtu: u32,
 }
 
 /// A block unanswered this long is lost, as RAC declares a "gc block lost".
@@ -305,6 +315,9 @@ pub struct MeshResult {
     pub tests: Vec<MeshTests>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expect: Option<u32>,
+    /// `--expect CIDR=MTU`, as given.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub expect_nets: Vec<NetExpect>,
     pub nodes: Vec<MeshNode>,
     pub networks: Vec<MeshNetwork>,
     /// Every planned pair, measured or not (its `not_measured` says why).

@@ -10,7 +10,7 @@ use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
 
 use super::finding::{Finding, MeshFinding, NicAbsence};
-use super::model::{MeshNetwork, MeshNode, NodeAddr};
+use super::model::{MeshNetwork, MeshNode, NetExpect, NodeAddr};
 use super::oifcfg::OifcfgEntry;
 
 /// Where a network comes from.
@@ -153,10 +153,24 @@ fn name(i: usize, source: &NetSource) -> String {
     }
 }
 
+/// The MTU network `cidr` must carry: the first of `per` (`--expect CIDR=MTU`) whose
+/// CIDR holds it, else `all` (`--expect MTU`), else `largest`, its largest NIC MTU.
+pub fn expected(cidr: &IpNet, all: Option<u32>, per: &[NetExpect], largest: u32) -> u32 {
+    per.iter()
+        .find(|e| e.net.contains(cidr))
+        .map(|e| e.mtu)
+        .or(all)
+        .unwrap_or(largest)
+}
+
 /// The networks to test, in order (`--oifcfg`: its lines', then HAIP's; else address
-/// order), each with at least two nodes and its expected MTU (`expect`, else its
-/// largest interface MTU).
-pub fn networks(nodes: &[MeshNode], select: &Select<'_>, expect: Option<u32>) -> Vec<MeshNetwork> {
+/// order), each with at least two nodes and its expected MTU ([`expected`]).
+pub fn networks(
+    nodes: &[MeshNode],
+    select: &Select<'_>,
+    expect: Option<u32>,
+    per: &[NetExpect],
+) -> Vec<MeshNetwork> {
     let mut by_net = Groups::new();
     match select.oifcfg {
         Some(entries) => interconnect(nodes, entries, &mut by_net),
@@ -169,7 +183,12 @@ pub fn networks(nodes: &[MeshNode], select: &Select<'_>, expect: Option<u32>) ->
         .map(|(i, ((_, cidr), (source, members)))| MeshNetwork {
             name: name(i, &source),
             cidr,
-            expect: expect.unwrap_or_else(|| members.iter().map(|m| m.mtu).max().unwrap_or(0)),
+            expect: expected(
+                &cidr,
+                expect,
+                per,
+                members.iter().map(|m| m.mtu).max().unwrap_or(0),
+            ),
             members,
             source,
         })
@@ -294,7 +313,7 @@ mod tests {
 
     #[test]
     fn subnets_shared_by_two_nodes_become_networks_named_in_order() {
-        let nets = networks(&three(), &Select::default(), None);
+        let nets = networks(&three(), &Select::default(), None, &[]);
         let got: Vec<(String, String, usize, u32)> = nets
             .iter()
             .map(|n| {
@@ -325,7 +344,7 @@ mod tests {
             nets: &filter,
             oifcfg: None,
         };
-        let nets = networks(&three(), &select, Some(1500));
+        let nets = networks(&three(), &select, Some(1500), &[]);
         assert_eq!(nets.len(), 1);
         assert_eq!(nets[0].cidr.to_string(), "10.2.0.0/24");
         assert_eq!(nets[0].expect, 1500);
@@ -371,7 +390,7 @@ mod tests {
             nets: &[],
             oifcfg: Some(&entries),
         };
-        let nets = networks(&nodes, &select, None);
+        let nets = networks(&nodes, &select, None, &[]);
         let got: Vec<(String, String, usize)> = nets
             .iter()
             .map(|n| (n.name.clone(), n.cidr.to_string(), n.members.len()))
@@ -411,7 +430,7 @@ mod tests {
             }
         );
         // Without --oifcfg, HAIP's link-local addresses are never a network.
-        let all = networks(&nodes, &Select::default(), None);
+        let all = networks(&nodes, &Select::default(), None, &[]);
         assert!(all
             .iter()
             .all(|n| !n.cidr.to_string().starts_with("169.254")));
@@ -423,5 +442,35 @@ mod tests {
         assert_eq!(net_name(25), "Z");
         assert_eq!(net_name(26), "AA");
         assert_eq!(net_name(27), "AB");
+    }
+
+    /// `--expect`: the first CIDR=MTU holding the network, else the MTU for all, else
+    /// its largest NIC MTU; a CIDR inside the network does not hold it.
+    #[test]
+    fn each_network_gets_its_expected_mtu() {
+        let per = [
+            NetExpect {
+                net: "198.19.100.0/24".parse().unwrap(),
+                mtu: 1500,
+            },
+            NetExpect {
+                net: "198.19.0.0/16".parse().unwrap(),
+                mtu: 9000,
+            },
+            NetExpect {
+                net: "10.1.0.0/25".parse().unwrap(),
+                mtu: 4000,
+            },
+        ];
+        for (cidr, all, want) in [
+            ("198.19.100.0/24", None, 1500),
+            ("198.19.1.0/24", Some(1500), 9000),
+            ("10.1.0.0/24", None, 7000),
+            ("10.1.0.0/24", Some(8000), 8000),
+            ("172.16.0.0/24", None, 7000),
+        ] {
+            let net: IpNet = cidr.parse().unwrap();
+            assert_eq!(expected(&net, all, &per, 7000), want, "{cidr} {all:?}");
+        }
     }
 }

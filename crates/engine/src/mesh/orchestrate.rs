@@ -252,7 +252,7 @@ pub fn run(
         nets: &cfg.nets,
         oifcfg: cfg.oifcfg.as_deref(),
     };
-    let networks = net::networks(&nodes, &select, cfg.expect);
+    let networks = net::networks(&nodes, &select, cfg.expect, &cfg.expect_nets);
     obs.discovered(&nodes, &networks);
     if networks.is_empty() {
         return Err(EngineError::Agent(if cfg.oifcfg.is_some() {
@@ -327,6 +327,7 @@ pub fn run(
         deadline_ms: plan.deadline.as_millis() as u64,
         tests: cfg.tests.clone(),
         expect: cfg.expect,
+        expect_nets: cfg.expect_nets.clone(),
         nodes,
         networks,
         pairs,

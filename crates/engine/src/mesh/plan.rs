@@ -91,6 +91,7 @@ mod tests {
             connect: crate::client::ConnectOptions::default(),
             nets: Vec::new(),
             expect: None,
+            expect_nets: Vec::new(),
             tests,
             per_node: 4,
             parallel: 16,

@@ -93,6 +93,7 @@ mod tests {
             connect: ConnectOptions::default(),
             nets: Vec::new(),
             expect: None,
+            expect_nets: Vec::new(),
             tests,
             per_node: 4,
             parallel: 16,

@@ -101,7 +101,7 @@ fn mesh_binds(
             ),
         })
         .collect();
-    let networks = net::networks(&nodes, &net::Select { nets, oifcfg }, None);
+    let networks = net::networks(&nodes, &net::Select { nets, oifcfg }, None, &[]);
     (0..nodes.len())
         .map(|i| {
             let mine: Vec<IpAddr> = networks
@@ -135,7 +135,7 @@ fn peer_bind(
     own: &[IfaceAddr],
 ) -> Result<Vec<IpAddr>, String> {
     let nodes = [me(own), mesh_node(label, h.discovery.clone())];
-    let shared = net::networks(&nodes, &net::Select::default(), None);
+    let shared = net::networks(&nodes, &net::Select::default(), None, &[]);
     let on = |n: &crate::mesh::MeshNetwork| n.members.iter().find(|m| m.node == 1).map(|m| m.addr);
     if let Some(l) = local {
         // The node's address in the subnet of --bind (whatever kind it is).

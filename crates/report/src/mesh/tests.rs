@@ -97,6 +97,7 @@ fn doc(
         deadline_ms: 125_000,
         tests: vec![MeshTests::Path],
         expect: None,
+        expect_nets: Vec::new(),
         nodes,
         networks,
         pairs,
@@ -471,6 +472,7 @@ fn the_rac_answer_reads_as_checks_grids_kernel_and_findings() {
         deadline_ms: 125_000,
         tests,
         expect: None,
+        expect_nets: Vec::new(),
         nodes,
         networks: nets,
         pairs: p,
@@ -548,8 +550,13 @@ fn jumbo_vs_standard_reads_as_medians_and_a_paired_change() {
     let mut d = doc(nodes(3), nets, p, &[]);
     d.result.tests = vec![MeshTests::Path, MeshTests::Rr];
     d.result.jumbo = mtuperf_engine::mesh::jumbo::compare(&d.result.networks, &d.result.pairs);
+    d.result.expect_nets = vec![mtuperf_engine::mesh::NetExpect {
+        net: "10.2.0.0/16".parse().unwrap(),
+        mtu: 1500,
+    }];
     let t = text(&d);
     for want in [
+        "tests path, rr; expect 1500 on 10.2.0.0/16, else the largest NIC MTU of each network; ",
         "\njumbo vs standard (the same node pairs' blocks on both networks: medians over the pairs, then the change with its 95% interval, paired by node pair):\n",
         "  net B (1500) → net A (9000): 6 node pairs; left out, no block answered on one network: n3 asking n1, n3 asking n2; lost blocks 4 → 0\n",
         "    block p50   48.8 µs → 31.5 µs  \u{2212}35% [\u{2212}38, \u{2212}33]\n",

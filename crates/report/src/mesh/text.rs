@@ -222,6 +222,27 @@ pub(crate) fn stopped_line(d: &Document) -> Option<String> {
     ))
 }
 
+/// "expect 9000", "expect: the largest NIC MTU of each network", "expect 1500 on
+/// 198.51.100.0/24, else 9000".
+fn expect_words(r: &mtuperf_engine::mesh::MeshResult) -> String {
+    let rest = r.expect.map_or_else(
+        || "the largest NIC MTU of each network".to_string(),
+        |e| e.to_string(),
+    );
+    if r.expect_nets.is_empty() {
+        return match r.expect {
+            Some(e) => format!("expect {e}"),
+            None => format!("expect: {rest}"),
+        };
+    }
+    let per: Vec<String> = r
+        .expect_nets
+        .iter()
+        .map(|e| format!("{} on {}", e.mtu, e.net))
+        .collect();
+    format!("expect {}, else {rest}", per.join(", "))
+}
+
 pub fn text(d: &Document) -> String {
     let r = &d.result;
     let say = Say::new(d);
@@ -237,10 +258,7 @@ pub fn text(d: &Document) -> String {
         "mesh: {}\ntests {}; {}; {:.1} s of a {} deadline, started {}",
         d.headline,
         tests.join(", "),
-        r.expect.map_or(
-            "expect: the largest NIC MTU of each network".into(),
-            |e| format!("expect {e}")
-        ),
+        expect_words(r),
         r.elapsed_ms as f64 / 1000.0,
         whole_secs(r.deadline_ms),
         d.started
