@@ -298,14 +298,12 @@ impl Say<'_> {
     }
 }
 
-/// The cluvfy-style summary: one line per check per network.
-pub fn checks(o: &mut String, d: &Document, say: &Say<'_>) {
-    let r = &d.result;
-    if r.checks.is_empty() {
-        return;
-    }
-    let _ = writeln!(o, "\nchecks (per network, as cluvfy prints them):");
-    let rows: Vec<(String, String, &'static str, String)> = r
+/// The checks as (network, check, status, reason) rows.
+pub(crate) fn check_rows(
+    d: &Document,
+    say: &Say<'_>,
+) -> Vec<(String, String, &'static str, String)> {
+    d.result
         .checks
         .iter()
         .map(|c| {
@@ -316,7 +314,17 @@ pub fn checks(o: &mut String, d: &Document, say: &Say<'_>) {
                 say.check_reason(c),
             )
         })
-        .collect();
+        .collect()
+}
+
+/// The cluvfy-style summary: one line per check per network.
+pub fn checks(o: &mut String, d: &Document, say: &Say<'_>) {
+    let r = &d.result;
+    if r.checks.is_empty() {
+        return;
+    }
+    let _ = writeln!(o, "\nchecks (per network, as cluvfy prints them):");
+    let rows = check_rows(d, say);
     let w0 = rows.iter().map(|x| x.0.chars().count()).max().unwrap_or(0);
     let w1 = rows.iter().map(|x| x.1.chars().count()).max().unwrap_or(0);
     for (net, name, st, why) in rows {

@@ -485,6 +485,14 @@ fn the_rac_answer_reads_as_checks_grids_kernel_and_findings() {
         interrupted: false,
         deadline_passed: false,
     });
+    let h = super::html(&d);
+    for want in [
+        "<h2>Checks</h2>",
+        "<tr><td>net A  10.1.0.0/24</td><td>lost blocks = 0</td><td style=\"color:#d55e00\"><b>FAILED</b></td><td>8 lost on 2 of 6 pairs (unanswered within 500 ms, or never)</td></tr>",
+        "<td>reachability</td><td style=\"color:#009e73\"><b>PASSED</b></td>",
+    ] {
+        assert!(h.contains(want), "missing {want:?} in the HTML");
+    }
     let t = text(&d);
     for want in [
         "rr: UDP 8 KiB blocks for 128 B requests, one in flight per pair; a block unanswered within 500 ms is lost",
