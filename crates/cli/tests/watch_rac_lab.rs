@@ -9,7 +9,6 @@
 #![allow(clippy::float_cmp)]
 #[allow(dead_code)]
 mod lab_support;
-#[allow(dead_code)]
 mod watch_support;
 
 use std::process::{Child, Command, Stdio};
