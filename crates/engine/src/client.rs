@@ -24,6 +24,8 @@ pub struct ConnectOptions {
     pub connect_timeout: Duration,
     /// Bound on waiting for any single answer of the agent outside a running test.
     pub reply_timeout: Duration,
+    /// TCP_MAXSEG of the control connection, set before connect (None: the route's).
+    pub mss: Option<u32>,
 }
 
 impl Default for ConnectOptions {
@@ -33,6 +35,7 @@ impl Default for ConnectOptions {
             key: None,
             connect_timeout: Duration::from_secs(5),
             reply_timeout: Duration::from_secs(10),
+            mss: None,
         }
     }
 }
@@ -108,7 +111,12 @@ pub struct Session {
 impl Session {
     pub fn connect(target: &str, opts: &ConnectOptions) -> Result<Session, EngineError> {
         let agent = resolve(target)?;
-        let sock = connect_tcp(agent, opts.bind, opts.connect_timeout, |_| {})?;
+        let sock = connect_tcp(agent, opts.bind, opts.connect_timeout, |s| {
+            if let Some(mss) = opts.mss {
+                // Best effort: without it the session works as before.
+                let _ = mtuperf_sys::sockopt::set_tcp_maxseg(s, mss);
+            }
+        })?;
         let control = Control::new(sock, Codec::client())?;
         let nc: auth::Nonce = random_bytes();
         control.send(&ClientMsg::Hello(Hello::new(nc, Role::Control)))?;

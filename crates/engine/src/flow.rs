@@ -7,7 +7,7 @@
 use std::fmt::Debug;
 
 use mtuperf_proto::msg::doctor::DoctorReply;
-use mtuperf_proto::msg::mesh::{Discovery, ThirdPartyResult};
+use mtuperf_proto::msg::mesh::{Discovery, NodeCounters, ThirdPartyResult};
 use mtuperf_proto::msg::path::PathReady;
 use mtuperf_proto::msg::rr::{RrReady, RrServed};
 use mtuperf_proto::msg::stream::StreamReady;
@@ -93,6 +93,7 @@ expected!(DoctorReply, AgentMsg, "doctor reply", AgentMsg::DoctorReply(r) => *r)
 expected!(UdpStreamReady, AgentMsg, "udp stream ready", AgentMsg::UdpStreamReady(r) => r);
 expected!(Discovery, AgentMsg, "discovery", AgentMsg::Discovery(r) => *r);
 expected!(ThirdPartyResult, AgentMsg, "third-party result", AgentMsg::ThirdPartyDone(r) => *r);
+expected!(NodeCounters, AgentMsg, "kernel counters", AgentMsg::Counters(r) => *r);
 
 impl Expected for Start {
     type Msg = ClientMsg;

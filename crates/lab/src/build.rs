@@ -72,7 +72,8 @@ impl Lab {
                 Some(c) => crate::build_cluster::build(run, &lab, c),
                 None => Ok(()),
             })
-            .and_then(|()| lab.save());
+            .and_then(|()| lab.save())
+            .and_then(|()| write_oifcfg(&lab));
         if let Err(e) = built {
             remove_namespaces(run, &created);
             let _ = std::fs::remove_dir_all(state_dir(&lab.name));
@@ -80,6 +81,19 @@ impl Lab {
         }
         Ok(lab)
     }
+}
+
+/// A cluster lab's `oifcfg getif` file, beside its state.
+fn write_oifcfg(lab: &Lab) -> Result<(), LabError> {
+    let (Some(c), Some(path)) = (&lab.cluster, lab.oifcfg_path()) else {
+        return Ok(());
+    };
+    std::fs::write(&path, crate::build_cluster::oifcfg_getif(c)).map_err(|source| {
+        LabError::Kernel {
+            line: format!("write {}", path.display()),
+            source,
+        }
+    })
 }
 
 fn validate_options(opts: &LabOptions) -> Result<(), LabError> {

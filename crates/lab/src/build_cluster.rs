@@ -45,8 +45,68 @@ pub(crate) fn build(run: Runner, lab: &Lab, c: &Cluster) -> Result<(), LabError>
             let rules = fault_outbound_rules(&Cluster::port(i), mtu);
             run.run_stdin_in(&ns(&Cluster::switch(k)), &["nft", "-f", "-"], &rules)?;
         }
+        if let Fault::Reasm { bytes, .. } = *f {
+            // high_thresh may not go below low_thresh: lower that first.
+            let n = ns(&Cluster::node(i));
+            sysctl(run, &n, "net.ipv4.ipfrag_low_thresh", "0")?;
+            sysctl(run, &n, "net.ipv4.ipfrag_high_thresh", &bytes.to_string())?;
+        }
+    }
+    if c.haip {
+        haip(run, lab, c)?;
     }
     Ok(())
+}
+
+/// HAIP's link-local address of node `i` on network `k`: each network its own
+/// 169.254.0.0/18 quarter (as Clusterware splits 169.254.0.0/16 over up to four
+/// private NICs), the node's number in the last octet.
+pub fn haip_addr(k: u8, i: u8) -> (std::net::Ipv4Addr, u8) {
+    (
+        std::net::Ipv4Addr::new(169, 254, (k - 1).saturating_mul(64) + 1, i),
+        18,
+    )
+}
+
+/// HAIP-style link-local addresses on every node's private NICs.
+fn haip(run: Runner, lab: &Lab, c: &Cluster) -> Result<(), LabError> {
+    for i in 1..=c.nodes {
+        let n = lab
+            .netns(&Cluster::node(i))
+            .expect("cluster hosts are lab hosts");
+        for k in 1..=c.nets {
+            let nic = Cluster::nic(k);
+            let (addr, prefix) = haip_addr(k, i);
+            let line = format!("ip -n {n} addr add {addr}/{prefix} dev {nic}");
+            run.kernel(&n, &line, || {
+                rtnl::add_address(&nic, addr.into(), prefix, false)
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// What `oifcfg getif` would print for the cluster: its private networks as
+/// `cluster_interconnect`, its public network as `public`.
+pub fn oifcfg_getif(c: &Cluster) -> String {
+    let mut s = String::new();
+    if c.public {
+        let _ = writeln!(
+            s,
+            "{}  {}  global  public",
+            Cluster::PUBLIC_NIC,
+            v4(Cluster::PUBLIC_NET, 0)
+        );
+    }
+    for k in 1..=c.nets {
+        let _ = writeln!(
+            s,
+            "{}  {}  global  cluster_interconnect",
+            Cluster::nic(k),
+            v4(k, 0)
+        );
+    }
+    s
 }
 
 /// Entries the host's neighbour tables keep free for everything else (other labs, the

@@ -69,14 +69,22 @@ fn log_tail(path: &std::path::Path) -> String {
 impl Lab {
     /// The hosts that get an agent and the addresses each binds: every scenario's
     /// server (its v4 and v6 target), or every cluster node (its addresses on every
-    /// network).
+    /// network, and its HAIP addresses).
     pub fn agent_hosts(&self) -> Vec<(String, Vec<IpAddr>)> {
-        if self.cluster.is_some() {
+        if let Some(c) = &self.cluster {
             let nodes = self.hosts.iter().filter(|h| h.role == Role::Node);
             return nodes
                 .map(|h| {
                     let nics = self.links.iter().map(|l| &l.a).filter(|i| i.host == h.name);
-                    let binds = nics.flat_map(|i| [i.v4.into(), i.v6.into()]).collect();
+                    let mut binds: Vec<IpAddr> =
+                        nics.flat_map(|i| [i.v4.into(), i.v6.into()]).collect();
+                    let i: u8 = h.name.trim_start_matches('n').parse().unwrap_or(0);
+                    if c.haip && i > 0 {
+                        binds.extend(
+                            (1..=c.nets)
+                                .map(|k| IpAddr::from(crate::build_cluster::haip_addr(k, i).0)),
+                        );
+                    }
                     (h.name.clone(), binds)
                 })
                 .collect();

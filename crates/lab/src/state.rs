@@ -88,6 +88,13 @@ impl Lab {
         state_dir(&self.name)
     }
 
+    /// A cluster lab's `oifcfg getif` output, written by `lab up` (for `mesh --oifcfg`).
+    pub fn oifcfg_path(&self) -> Option<PathBuf> {
+        self.cluster
+            .as_ref()
+            .map(|_| self.state_dir().join("oifcfg-getif.txt"))
+    }
+
     /// The state of lab `name`, or `None` when no such lab was built.
     pub fn load(name: &str) -> Result<Option<Lab>, LabError> {
         validate_name(name)?;

@@ -53,6 +53,10 @@ pub mod units;
 /// toward the peer (`first_router`) and the hop past which larger packets vanish
 /// (`vanish_after`); its `verdict` and `verdict_text` are gone (the orchestrator
 /// diagnoses).
-pub const PROTOCOL_VERSION: u16 = 10;
+/// 11: the mesh's block test (`ThirdPartyTest::Rr` carries the rr parameters, UDP 8 KiB
+/// blocks by default, and its summary the counts, latency percentiles and the peer's
+/// fragments), kernel counters (`counters`), and discovery lists interfaces that are
+/// down (`down`).
+pub const PROTOCOL_VERSION: u16 = 11;
 /// Default TCP port of the agent (control and TCP data connections).
 pub const DEFAULT_PORT: u16 = 7878;

@@ -63,6 +63,8 @@ mod tests {
         let sent = c["counts"]["requests_sent"].clone();
         c["counts"]["blocks"] = 0.into();
         c["counts"]["lost"] = sent;
+        // Every block came back as fragments the kernel could not reassemble.
+        c["after"]["snmp"]["ip_reasm_fails"] = 42.into();
         let l = &mut c["latency"];
         for k in ["min", "mean", "p50", "p90", "p99", "p999", "max"] {
             l[k] = serde_json::Value::Null;
@@ -100,6 +102,13 @@ mod tests {
         assert!(line(&text, "mtuperf_rr_loss_ratio")
             .unwrap()
             .ends_with(" 1"));
+        // Issue 30: its lost blocks and the reassembly failures while it ran.
+        assert!(line(&text, "mtuperf_rr_lost_blocks")
+            .unwrap()
+            .ends_with(" 11529"));
+        assert!(line(&text, "mtuperf_rr_reassembly_failures")
+            .unwrap()
+            .ends_with(" 42"));
         // A later probe that is answered brings the latency back.
         let text = render(&[at(1, "path", PATH), at(2, "rr", &silent), at(3, "rr", RR)]);
         let p99 = line(&text, "mtuperf_rr_latency_p99_seconds").unwrap();
@@ -108,6 +117,12 @@ mod tests {
         assert!(line(&text, "mtuperf_rr_answered_blocks")
             .unwrap()
             .ends_with(" 11529"));
+        assert!(line(&text, "mtuperf_rr_lost_blocks")
+            .unwrap()
+            .ends_with(" 0"));
+        assert!(line(&text, "mtuperf_rr_reassembly_failures")
+            .unwrap()
+            .ends_with(" 0"));
         // ...and the reverse: the silent probe after it removes the stale latency.
         let text = render(&[at(1, "path", PATH), at(2, "rr", RR), at(3, "rr", &silent)]);
         assert!(

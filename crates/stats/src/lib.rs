@@ -9,6 +9,8 @@
 //! * [`t_quantile`]: the Student t inverse CDF those intervals need.
 //! * [`welch`], [`rel_diff`], [`RelDiff`]: path B against path A with a 95% interval
 //!   (of the ratio, on a log scale; none below 3 runs per path).
+//! * [`paired_rel_diff`]: the same over paired values (one unit, e.g. a node pair,
+//!   measured both ways), whose units' own level cancels.
 //! * [`knee`]: where a load sweep stops buying throughput.
 //!
 //! Samples must be finite: a NaN or an infinity makes every function here return `None`
@@ -25,7 +27,10 @@ mod knee;
 mod summary;
 mod tdist;
 
-pub use compare::{rel_diff, welch, RelDiff, METHOD_LOG_RATIO, METHOD_NONE, MIN_N_FOR_INTERVAL};
+pub use compare::{
+    paired_rel_diff, rel_diff, welch, RelDiff, METHOD_LOG_RATIO, METHOD_NONE,
+    METHOD_PAIRED_LOG_RATIO, MIN_N_FOR_INTERVAL,
+};
 pub use knee::{knee, KNEE_MIN_GAIN};
 pub use summary::{percentile, summarize, CiMethod, Summary, MIN_N_FOR_CI};
 pub use tdist::t_quantile;

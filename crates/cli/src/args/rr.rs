@@ -11,7 +11,7 @@ use crate::exit::Failure;
 use crate::heading;
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
-enum Proto {
+pub(crate) enum Proto {
     Udp,
     Tcp,
 }
@@ -134,7 +134,7 @@ impl RrArgs {
 }
 
 /// --rate: 1 to 100M requests/s, SI suffixes allowed.
-fn parse_rate(s: &str) -> Result<u64, String> {
+pub(crate) fn parse_rate(s: &str) -> Result<u64, String> {
     common::count_in(
         s,
         1,
@@ -143,7 +143,7 @@ fn parse_rate(s: &str) -> Result<u64, String> {
     )
 }
 
-fn parse_rr_block(s: &str) -> Result<u32, String> {
+pub(crate) fn parse_rr_block(s: &str) -> Result<u32, String> {
     let v = common::parse_block(s)?;
     if u64::from(v) > bounds::MAX_RR_BLOCK {
         return Err(format!("{v} is out of range: allowed 1 B to 1.0 MiB"));
@@ -151,7 +151,7 @@ fn parse_rr_block(s: &str) -> Result<u32, String> {
     Ok(v)
 }
 
-fn parse_request(s: &str) -> Result<u32, String> {
+pub(crate) fn parse_request(s: &str) -> Result<u32, String> {
     let v = mtuperf_proto::units::Bytes::parse(s)
         .map_err(|e| e.to_string())?
         .0;

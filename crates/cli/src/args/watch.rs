@@ -36,8 +36,9 @@ pub struct WatchArgs {
     /// Time between watch cycles, 10s to 24h; each cycle starts within ±10% of it.
     #[arg(long, value_name = "TIME", default_value = "5m", value_parser = parse_every)]
     pub watch_every: Duration,
-    /// After each path check, an rr probe this long (1s to 10s; UDP, 8 KiB blocks,
-    /// one client, closed loop). Off unless given.
+    /// After each path check, an rr probe this long (1s to 10s): Cache Fusion's
+    /// pattern, as mesh's block test (UDP, 8 KiB blocks for 128 B requests, one
+    /// client, closed loop, a block lost after 500 ms). Off unless given.
     #[arg(long, value_name = "TIME", value_parser = parse_rr)]
     pub watch_rr: Option<Duration>,
     /// The rr probe's requests per second, 10 to 100000 (open loop): bounds its bytes

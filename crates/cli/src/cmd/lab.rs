@@ -44,6 +44,13 @@ pub fn run(_g: &Global, a: Args) -> CmdResult {
         Action::Up(up) => {
             let lab = Lab::up(&up.options()?).map_err(fail)?;
             out!("{}", lab.status().render_text());
+            if let Some(p) = lab.oifcfg_path() {
+                outln!(
+                    "oifcfg getif of the cluster: {} (mtuperf mesh --oifcfg {})",
+                    p.display(),
+                    p.display()
+                );
+            }
             outln!(
                 "run commands in a host with: mtuperf lab exec --name {} HOST -- CMD",
                 lab.name

@@ -163,6 +163,7 @@ fn mesh_ssh(a: &SshArgs, nodes: &[String], cfg: &mut MeshConfig) -> Result<Agent
         a,
         Plan::Mesh {
             nets: cfg.nets.clone(),
+            oifcfg: cfg.oifcfg.clone(),
         },
         lifetime,
         max_sessions,

@@ -158,7 +158,7 @@ fn usage_errors_are_worded_for_their_flag() {
         ),
         (
             &["lab", "up", "--nodes", "3"],
-            "--nodes 3 needs --scenario cluster: --nodes, --nets and --fault shape a cluster lab; add --scenario cluster",
+            "--nodes 3 needs --scenario cluster: --nodes, --nets, --fault, --haip and --public shape a cluster lab; add --scenario cluster",
         ),
         (
             &["lab", "up", "--key-file", "/k"],

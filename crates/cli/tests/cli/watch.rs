@@ -177,6 +177,45 @@ fn watch_checks_only_peers_holding_the_key() {
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("\"watch\""), "{text}");
+    // Issue 30: the probe is Cache Fusion's pattern, as mesh's block test: 8 KiB UDP
+    // blocks for 128 B requests, a block lost after 500 ms; its lost blocks and the
+    // reassembly failures while it ran are metrics.
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
+    let rr_id = rows
+        .iter()
+        .find(|r| r["kind"] == "rr")
+        .and_then(|r| r["id"].as_i64())
+        .unwrap_or_else(|| panic!("no stored rr probe: {text}"));
+    let out = mtuperf(std::path::Path::new(db))
+        .args(["show", &rr_id.to_string(), "--format", "json"])
+        .output()
+        .unwrap();
+    let probe: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let step = &probe["steps"][0]["result"];
+    assert_eq!(
+        (
+            &step["request"]["proto"],
+            &step["request"]["block"],
+            &step["request"]["request"],
+            &step["client"]["timeout_ns"]
+        ),
+        (
+            &serde_json::json!("udp"),
+            &serde_json::json!(8192),
+            &serde_json::json!(128),
+            &serde_json::json!(500_000_000)
+        ),
+        "{probe}"
+    );
+    assert_eq!(
+        of("mtuperf_rr_lost_blocks", &friend, &[]),
+        Some(0.0),
+        "{body}"
+    );
+    assert!(
+        of("mtuperf_rr_reassembly_failures", &friend, &[]).is_some(),
+        "{body}"
+    );
     // The same families from the history, for node_exporter's textfile collector.
     let out = mtuperf(std::path::Path::new(db))
         .args(["export", "--format", "openmetrics"])

@@ -46,7 +46,7 @@ fn demo_cluster_finds_both_faults_in_under_a_minute_and_removes_its_lab() {
     assert_eq!(out.status.code(), Some(0), "{all}");
     assert!(took < Duration::from_mins(1), "took {took:?}:\n{all}");
     assert!(
-        all.contains("mesh: 6 nodes, 2 networks, 60 pairs: 2 findings"),
+        all.contains("mesh: 6 nodes, 2 networks, 60 pairs: "),
         "{all}"
     );
     assert!(all.contains("net A  198.19.1.0/24  expect 9000"), "{all}");
@@ -73,6 +73,36 @@ fn demo_cluster_finds_both_faults_in_under_a_minute_and_removes_its_lab() {
     );
     assert!(
         all.contains("the mesh named exactly the two injected faults"),
+        "{all}"
+    );
+    // The RAC answer (issue 30): the block test on every pair, the checks per
+    // network, the kernel counters; blocks lost only through the faulty nodes.
+    assert!(
+        all.contains("rr: UDP 8 KiB blocks for 128 B requests, one in flight per pair; a block unanswered within 500 ms is lost"),
+        "{all}"
+    );
+    assert!(
+        all.contains("checks (per network, as cluvfy prints them):"),
+        "{all}"
+    );
+    for net in ["net A  198.19.1.0/24", "net B  198.19.2.0/24"] {
+        for (check, status) in [
+            ("MTU 9000 both ways", "FAILED"),
+            ("reachability", "PASSED"),
+            ("lost blocks = 0", "FAILED"),
+        ] {
+            assert!(
+                all.lines().any(|l| l.starts_with(&format!("  {net}"))
+                    && l.contains(check)
+                    && l.contains(status)),
+                "{net} {check} {status}:\n{all}"
+            );
+        }
+    }
+    assert_eq!(all.matches("rr block latency p50/p99").count(), 2, "{all}");
+    assert!(all.contains("\nkernel counters over the run"), "{all}");
+    assert!(
+        all.contains("(RAC's gc blocks lost), every one through those faults' nodes; its p99 check's limit is 50ms here"),
         "{all}"
     );
     // Each faulty node's row: flagged toward all five others, nothing else flagged.
@@ -150,7 +180,7 @@ fn demo_cluster_interrupted_removes_its_lab() {
         if let Some(n) = line.split("building cluster lab \"").nth(1) {
             name = n.split('"').next().map(str::to_string);
         }
-        if line.contains("running `mtuperf mesh`") {
+        if line.contains("running `mtuperf mesh") {
             break;
         }
     }

@@ -125,6 +125,8 @@ fn a_stopped_agent_is_named_and_the_rest_of_the_mesh_completes() {
         &lab,
         &[
             "--json",
+            "--max-block-p99",
+            "10s",
             "--tests",
             "path,rr,stream",
             "--time",
@@ -235,6 +237,8 @@ fn an_interrupted_mesh_says_so_once_with_what_was_measured() {
     let child = start_mesh(
         &lab,
         &[
+            "--max-block-p99",
+            "10s",
             "--tests",
             "path,rr,stream",
             "--time",

@@ -317,7 +317,15 @@ fn a_node_without_sshd_is_named_and_the_others_are_checked() {
 fn a_node_whose_agent_dies_mid_run_is_named_and_cleaned() {
     require_ssh_lab!();
     let l = SshLab::up(3, 1, &[]);
-    let args = l.mesh_args(&["--tests", "path,rr", "--time", "2s", "--json"]);
+    let args = l.mesh_args(&[
+        "--tests",
+        "path,rr",
+        "--time",
+        "2s",
+        "--max-block-p99",
+        "10s",
+        "--json",
+    ]);
     let argv: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut c = l.coordinator(&argv);
     wait_ready(&mut c, 3);
@@ -352,7 +360,14 @@ fn a_node_whose_agent_dies_mid_run_is_named_and_cleaned() {
 fn ctrl_c_of_the_coordinator_stops_every_agent() {
     require_ssh_lab!();
     let l = SshLab::up(4, 1, &[]);
-    let args = l.mesh_args(&["--tests", "path,rr,stream", "--time", "3s"]);
+    let args = l.mesh_args(&[
+        "--tests",
+        "path,rr,stream",
+        "--time",
+        "3s",
+        "--max-block-p99",
+        "10s",
+    ]);
     let argv: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut c = l.coordinator(&argv);
     let said = wait_ready(&mut c, 4);

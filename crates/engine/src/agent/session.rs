@@ -74,6 +74,7 @@ pub(super) fn run(ctx: SessionCtx, shutdown: &Arc<AtomicBool>) {
             ClientMsg::UdpStream(req) => crate::stream::udp::agent::serve(&ctx, &req),
             ClientMsg::Discover(req) => crate::mesh::agent::serve_discover(&ctx, &req),
             ClientMsg::ThirdParty(req) => crate::mesh::agent::serve_third_party(&ctx, &req),
+            ClientMsg::Counters(req) => crate::mesh::agent::serve_counters(&ctx, &req),
             ClientMsg::Ping => ctx.control.send(&AgentMsg::Ack),
             // A Stop that arrives after its test ended (a race with the end) is harmless.
             ClientMsg::Stop | ClientMsg::UdpSent(_) => Ok(()),
@@ -115,6 +116,7 @@ fn message_name(m: &ClientMsg) -> &'static str {
         ClientMsg::UdpSent(_) => "udp_sent",
         ClientMsg::Discover(_) => "discover",
         ClientMsg::ThirdParty(_) => "third_party",
+        ClientMsg::Counters(_) => "counters",
         ClientMsg::Go => "go",
         ClientMsg::Stop => "stop",
         ClientMsg::Ping => "ping",

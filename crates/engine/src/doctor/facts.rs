@@ -63,6 +63,20 @@ pub fn up_interfaces_at(sys_class_net: &Path) -> Vec<String> {
     names
 }
 
+/// Every non-loopback interface under `sys_class_net` that exists but is not up, by
+/// name.
+pub fn down_interfaces_at(sys_class_net: &Path) -> Vec<String> {
+    let Ok(dir) = fs::read_dir(sys_class_net) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = dir
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n != "lo" && !is_up_at(sys_class_net, n) && !is_loopback(sys_class_net, n))
+        .collect();
+    names.sort();
+    names
+}
+
 fn is_up_at(root: &Path, iface: &str) -> bool {
     fs::read_to_string(root.join(iface).join("flags"))
         .ok()

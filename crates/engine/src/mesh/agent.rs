@@ -15,7 +15,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mtuperf_proto::msg::mesh::{
-    DiscoverRequest, Discovery, ThirdPartyRequest, ThirdPartyTest, MAX_DISCOVERED_ADDRS,
+    CountersRequest, DiscoverRequest, Discovery, NicCounters, NodeCounters, ThirdPartyRequest,
+    ThirdPartyTest, MAX_COUNTER_IFACES, MAX_DISCOVERED_ADDRS,
 };
 use mtuperf_proto::msg::{AgentMsg, Refusal};
 
@@ -33,12 +34,44 @@ pub fn serve_discover(ctx: &SessionCtx, _req: &DiscoverRequest) -> Result<(), En
 /// This host's interfaces (doctor's facts of every up non-loopback interface) and
 /// addresses.
 pub fn discover() -> Discovery {
-    let ifaces = facts::up_interfaces_at(std::path::Path::new(mtuperf_sys::netdev::SYS_CLASS_NET));
+    let root = std::path::Path::new(mtuperf_sys::netdev::SYS_CLASS_NET);
+    let ifaces = facts::up_interfaces_at(root);
     let facts = facts::gather(&ifaces, "every up non-loopback interface", Duration::ZERO);
     let mut addrs = mtuperf_sys::netdev::addresses().unwrap_or_default();
     addrs.retain(|a| ifaces.contains(&a.iface));
     addrs.truncate(MAX_DISCOVERED_ADDRS);
-    Discovery { facts, addrs }
+    let mut down = facts::down_interfaces_at(root);
+    down.truncate(MAX_DISCOVERED_ADDRS);
+    Discovery { facts, addrs, down }
+}
+
+/// This host's kernel counters: /proc/net/snmp and each of `ifaces` (those that
+/// cannot be read are listed without counters).
+pub fn counters(ifaces: &[String]) -> NodeCounters {
+    NodeCounters {
+        snmp: mtuperf_sys::snmp::read().ok(),
+        nics: ifaces
+            .iter()
+            .take(MAX_COUNTER_IFACES)
+            .map(|i| NicCounters {
+                iface: i.clone(),
+                counters: mtuperf_sys::netdev::counters(i).ok(),
+            })
+            .collect(),
+    }
+}
+
+pub fn serve_counters(ctx: &SessionCtx, req: &CountersRequest) -> Result<(), EngineError> {
+    if req.ifaces.len() > MAX_COUNTER_IFACES {
+        return ctx.refuse(Refusal::BadRequest {
+            detail: format!(
+                "{} interfaces asked, at most {MAX_COUNTER_IFACES}",
+                req.ifaces.len()
+            ),
+        });
+    }
+    ctx.control
+        .send(&AgentMsg::Counters(Box::new(counters(&req.ifaces))))
 }
 
 /// Whether `ip` may be a third-party test's peer at all (a unicast address).
@@ -114,7 +147,7 @@ pub fn serve_third_party(ctx: &SessionCtx, req: &ThirdPartyRequest) -> Result<()
             detail: format!("{} is not an address of this host", req.from),
         });
     }
-    if let ThirdPartyTest::Rr { duration_ms } | ThirdPartyTest::Stream { duration_ms } = req.test {
+    if let ThirdPartyTest::Stream { duration_ms } = req.test {
         let allowed = ctx.config.limits.max_duration_ms;
         if duration_ms > allowed {
             return ctx.refuse_limit("max-duration", duration_ms.div_ceil(1000), allowed / 1000);
@@ -122,7 +155,7 @@ pub fn serve_third_party(ctx: &SessionCtx, req: &ThirdPartyRequest) -> Result<()
     }
     // A load runs this host's requester: its shape, its threads and this agent's own
     // limits (clients, duration, rate, block) apply, named on refusal.
-    if let ThirdPartyTest::RrLoad { rr } = req.test {
+    if let ThirdPartyTest::RrLoad { rr } | ThirdPartyTest::Rr { rr } = req.test {
         let cfg = third_party::load_config(&rr);
         let checked = cfg
             .validate(&ctx.config.limits)
@@ -145,6 +178,7 @@ pub fn serve_third_party(ctx: &SessionCtx, req: &ThirdPartyRequest) -> Result<()
     let opts = ConnectOptions {
         bind,
         key: Some(key),
+        mss: req.mss,
         ..ConnectOptions::default()
     };
     let session = match Session::connect(&req.to.to_string(), &opts) {
@@ -195,7 +229,10 @@ pub fn serve_third_party(ctx: &SessionCtx, req: &ThirdPartyRequest) -> Result<()
     let done = AtomicBool::new(false);
     let asker = ctx.control.socket();
     let result = std::thread::scope(|s| {
-        if matches!(req.test, ThirdPartyTest::RrLoad { .. }) {
+        if matches!(
+            req.test,
+            ThirdPartyTest::RrLoad { .. } | ThirdPartyTest::Rr { .. }
+        ) {
             s.spawn(|| watch_asker(asker, &done, &stop));
         }
         let r = third_party::run(&session, req, &stop);

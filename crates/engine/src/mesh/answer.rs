@@ -38,14 +38,15 @@ pub enum Answer {
     Unknown { why: Unanswered },
 }
 
-/// How urgent a finding is for the answer: the paths' faults first (they are what
-/// to fix), then nodes that could not be asked or went silent, failed tests, doubted
+/// How urgent a finding is for the answer: the paths' faults and interconnect NICs
+/// missing first (they are what to fix), then nodes that could not be asked or went
+/// silent and kernel counters that grew (lost blocks' causes), failed tests, doubted
 /// evidence, settings.
 fn urgency(f: &MeshFinding) -> u8 {
     match f.what {
-        Finding::Fault { .. } => 0,
-        Finding::Unreachable { .. } | Finding::NodeSilent { .. } => 1,
-        Finding::TestsFailed { .. } => 2,
+        Finding::Fault { .. } | Finding::InterconnectAbsent { .. } => 0,
+        Finding::Unreachable { .. } | Finding::NodeSilent { .. } | Finding::Kernel { .. } => 1,
+        Finding::TestsFailed { .. } | Finding::CheckFailed { .. } => 2,
         Finding::Disputed { .. } | Finding::Implausible { .. } => 3,
         Finding::Setting { .. } => 4,
     }

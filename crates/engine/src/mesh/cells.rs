@@ -236,6 +236,9 @@ pub fn verdict_of(f: &MeshFinding) -> CellVerdict {
         Finding::TestsFailed { .. }
         | Finding::Unreachable { .. }
         | Finding::NodeSilent { .. }
-        | Finding::Setting { .. } => CellVerdict::Limited,
+        | Finding::Setting { .. }
+        | Finding::InterconnectAbsent { .. }
+        | Finding::Kernel { .. }
+        | Finding::CheckFailed { .. } => CellVerdict::Limited,
     }
 }

@@ -37,6 +37,7 @@ fn nodes(n: usize) -> Vec<MeshNode> {
 
 fn network(i: usize, nics: &[u32], expect: u32) -> MeshNetwork {
     MeshNetwork {
+        source: crate::mesh::NetSource::default(),
         name: net_name(i),
         cidr: format!("10.{}.0.0/24", i + 1).parse().unwrap(),
         expect,

@@ -167,6 +167,7 @@ mod tests {
             error: None,
             max_sessions: None,
             discovery: Some(Discovery {
+                down: Vec::new(),
                 facts: HostFacts {
                     ifaces: vec![IfaceFacts {
                         info: IfaceInfo {
@@ -202,6 +203,7 @@ mod tests {
             node(3, 9000, true, "212992"),
         ];
         let net = MeshNetwork {
+            source: crate::mesh::NetSource::default(),
             name: "A".into(),
             cidr: "10.1.0.0/24".parse().unwrap(),
             expect: 9000,

@@ -103,6 +103,36 @@ pub enum Setting {
     },
 }
 
+/// Why a node has no address in an interconnect subnet of `--oifcfg`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NicAbsence {
+    /// The interface exists but is down.
+    Down,
+    /// The interface is up but holds no address in the subnet.
+    NoAddress,
+    /// No interface of that name.
+    Missing,
+}
+
+/// A kernel counter the mesh reads on every node before and after its tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KernelCounter {
+    /// Ip ReasmFails: datagrams whose fragments could not be reassembled.
+    ReasmFails,
+    /// Ip ReasmTimeout: reassemblies abandoned after `ipfrag_time`.
+    ReasmTimeout,
+    /// Udp RcvbufErrors: datagrams dropped for a full socket receive buffer.
+    UdpRcvbufErrors,
+    /// Udp InErrors: datagrams not delivered (receive buffer, checksum, ...).
+    UdpInErrors,
+    /// An interconnect NIC's rx_errors / tx_errors.
+    NicErrors,
+    /// An interconnect NIC's rx_dropped + tx_dropped, above 0.1% of its frames.
+    NicDrops,
+}
+
 /// What a finding says, with its numbers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -146,6 +176,27 @@ pub enum Finding {
         holders: usize,
         of: usize,
     },
+    /// `--oifcfg`: the node has no up interface `iface` with an address in the
+    /// interconnect subnet `subnet`; Oracle then treats the subnet as unusable
+    /// cluster-wide.
+    InterconnectAbsent {
+        iface: String,
+        subnet: std::net::IpAddr,
+        why: NicAbsence,
+    },
+    /// A block check of a network failed (block p99 over its limit, blocks lost):
+    /// what RAC itself would suffer, whatever the cause the other findings name.
+    CheckFailed { check: super::checks::Check },
+    /// A kernel counter of the node grew by `delta` during the run (`iface`: the
+    /// interconnect NIC it was read on; `of`: that NIC's frames, for drops).
+    Kernel {
+        counter: KernelCounter,
+        delta: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        iface: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        of: Option<u64>,
+    },
 }
 
 /// The class of a finding, without its numbers.
@@ -159,6 +210,9 @@ pub enum FindingKind {
     Disputed,
     Implausible,
     Setting,
+    InterconnectAbsent,
+    Kernel,
+    CheckFailed,
 }
 
 impl Finding {
@@ -171,6 +225,9 @@ impl Finding {
             Finding::Disputed { .. } => FindingKind::Disputed,
             Finding::Implausible { .. } => FindingKind::Implausible,
             Finding::Setting { .. } => FindingKind::Setting,
+            Finding::InterconnectAbsent { .. } => FindingKind::InterconnectAbsent,
+            Finding::Kernel { .. } => FindingKind::Kernel,
+            Finding::CheckFailed { .. } => FindingKind::CheckFailed,
         }
     }
 }

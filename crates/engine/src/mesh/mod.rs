@@ -11,14 +11,18 @@
 pub mod agent;
 pub mod answer;
 mod cells;
+pub mod checks;
 pub mod diagnose;
 pub mod discover;
 pub mod doctor;
 pub mod evidence;
 pub mod finding;
 mod health;
+pub mod jumbo;
+pub mod kernel;
 pub mod model;
 pub mod net;
+pub mod oifcfg;
 pub mod orchestrate;
 pub mod outcome;
 mod pair;
@@ -31,13 +35,19 @@ mod diagnose_tests;
 
 pub use answer::{answer, Answer, NetMtu, Unanswered};
 pub use cells::{diagnose, verdict_of, SilentNode, EXAMPLES};
+pub use checks::{Check, CheckStatus, NetCheck, DEFAULT_MAX_BLOCK_P99};
 pub use finding::{
-    Claim, Contradiction, Finding, FindingKind, Implausible, MeshFinding, Offload, Seen, Setting,
-    Silence, StartStep,
+    Claim, Contradiction, Finding, FindingKind, Implausible, KernelCounter, MeshFinding,
+    NicAbsence, Offload, Seen, Setting, Silence, StartStep,
 };
 pub use health::{LIVENESS_AFTER, PROBE_EVERY, PROBE_WAIT};
+pub use jumbo::{MtuComparison, Paired};
+pub use kernel::{NicDelta, NodeKernel};
 pub use model::{
-    Cell, CellVerdict, DirCell, Doubt, MeshConfig, MeshNetwork, MeshNode, MeshResult, MeshTests,
-    NodeAddr, NotMeasured, PairError, PairResult, Plan, TestFailure, TestFailureAt, TestSkipped,
+    BlockTest, Cell, CellVerdict, DirCell, Doubt, MeshConfig, MeshNetwork, MeshNode, MeshResult,
+    MeshTests, NetExpect, NodeAddr, NotMeasured, PairError, PairResult, Plan, TestFailure,
+    TestFailureAt, TestSkipped, LOST_BLOCK_AFTER,
 };
+pub use net::NetSource;
+pub use oifcfg::{OifcfgEntry, OifcfgError, OifcfgRole};
 pub use orchestrate::{run, MeshObserver, QuietMesh};

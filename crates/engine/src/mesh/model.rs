@@ -6,12 +6,21 @@ use std::net::IpAddr;
 use std::time::Duration;
 
 use ipnet::IpNet;
-use mtuperf_proto::msg::mesh::{Discovery, PathSummary, RrSummary, StopKind, StreamSummary};
+use mtuperf_proto::msg::mesh::{
+    Discovery, PathSummary, RrLoad, RrSummary, StopKind, StreamSummary,
+};
+use mtuperf_proto::msg::rr::RrProto;
 use serde::{Deserialize, Serialize};
 
 use crate::client::ConnectOptions;
+use crate::config::RrConfig;
 
+use super::checks::NetCheck;
 use super::finding::MeshFinding;
+use super::jumbo::MtuComparison;
+use super::kernel::NodeKernel;
+use super::net::NetSource;
+use super::oifcfg::OifcfgEntry;
 pub use super::outcome::{
     MeshTests, NotMeasured, PairError, TestFailure, TestFailureAt, TestSkipped,
 };
@@ -27,6 +36,9 @@ pub struct MeshConfig {
     pub nets: Vec<IpNet>,
     /// The MTU every path must carry (None: the largest interface MTU on each network).
     pub expect: Option<u32>,
+    /// Per network: the MTU every path of the networks inside each CIDR must carry
+    /// (before `expect`; the first that holds a network applies).
+    pub expect_nets: Vec<NetExpect>,
     pub tests: Vec<MeshTests>,
     /// Tests one node takes part in at once (as sender or as peer).
     pub per_node: usize,
@@ -37,6 +49,81 @@ pub struct MeshConfig {
     pub pair_timeout: Duration,
     /// Length of each rr or stream test.
     pub load_time: Duration,
+    /// What the rr test sends: the Cache Fusion pattern by default.
+    pub block: BlockTest,
+    /// `--oifcfg`: the cluster's own definition of its networks (None: `nets`).
+    pub oifcfg: Option<Vec<OifcfgEntry>>,
+    /// `--max-block-p99` (None: 1 ms on a private network, no limit elsewhere).
+    pub max_block_p99: Option<Duration>,
+}
+
+/// `--expect CIDR=MTU`: what every path of the networks inside `net` must carry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NetExpect {
+    pub net: IpNet,
+    pub mtu: u32,
+}
+
+/// A block unanswered this long is lost, as RAC declares a "gc block lost".
+pub const LOST_BLOCK_AFTER: Duration = Duration::from_millis(500);
+
+/// The mesh's rr test: a request answered by a block, one in flight per pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlockTest {
+    pub proto: RrProto,
+    pub block: u32,
+    pub request: u32,
+    /// Open loop: requests per second per pair (None: the next request as soon as
+    /// the block arrives).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<u64>,
+}
+
+impl Default for BlockTest {
+    /// Cache Fusion: an 8 KiB block over UDP for a 128-byte request.
+    fn default() -> Self {
+        BlockTest {
+            proto: RrProto::Udp,
+            block: 8192,
+            request: 128,
+            rate: None,
+        }
+    }
+}
+
+impl BlockTest {
+    /// The third-party load of one pair: one client, one thread, one serving
+    /// thread, lost after [`LOST_BLOCK_AFTER`].
+    pub fn load(&self, time: Duration) -> RrLoad {
+        RrLoad {
+            proto: self.proto,
+            block: self.block,
+            request: self.request,
+            clients: 1,
+            workers: 1,
+            threads: 1,
+            duration_ms: time.as_millis() as u64,
+            rate: self.rate,
+            timeout_ms: LOST_BLOCK_AFTER.as_millis() as u64,
+            verify: false,
+        }
+    }
+
+    /// One rr step of this pattern from this node (the watch's probe): one client
+    /// on one thread each end, lost after [`LOST_BLOCK_AFTER`].
+    pub fn rr_config(&self, time: Duration) -> RrConfig {
+        RrConfig {
+            proto: self.proto,
+            block: self.block,
+            request: self.request,
+            time,
+            rate: self.rate,
+            timeout: LOST_BLOCK_AFTER,
+            threads: Some(1),
+            workers: Some(1),
+            ..RrConfig::default()
+        }
+    }
 }
 
 /// One node as discovered.
@@ -76,6 +163,9 @@ pub struct MeshNetwork {
     /// The MTU each path must carry: `--expect`, else the largest interface MTU here.
     pub expect: u32,
     pub members: Vec<NodeAddr>,
+    /// Where it comes from (a shared subnet, an `oifcfg getif` line, HAIP).
+    #[serde(default)]
+    pub source: NetSource,
 }
 
 impl MeshNetwork {
@@ -228,12 +318,28 @@ pub struct MeshResult {
     pub tests: Vec<MeshTests>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expect: Option<u32>,
+    /// `--expect CIDR=MTU`, as given.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub expect_nets: Vec<NetExpect>,
     pub nodes: Vec<MeshNode>,
     pub networks: Vec<MeshNetwork>,
     /// Every planned pair, measured or not (its `not_measured` says why).
     pub pairs: Vec<PairResult>,
     pub cells: Vec<Cell>,
     pub findings: Vec<MeshFinding>,
+    /// What the rr test sent (when it ran).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block: Option<BlockTest>,
+    /// Each node's kernel counters over the run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kernel: Vec<NodeKernel>,
+    /// Per network, the cluvfy-style checks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<NetCheck>,
+    /// Jumbo vs standard: every two networks of different MTUs, the same node pairs'
+    /// block test compared.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub jumbo: Vec<MtuComparison>,
     /// Stopped early (Ctrl-C): tests not yet run are not measured.
     pub interrupted: bool,
     /// The run's deadline passed: tests not yet run are not measured.

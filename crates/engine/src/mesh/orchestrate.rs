@@ -15,7 +15,7 @@ use super::model::{
 };
 use super::pair::{record, Ctx, Job, Outcome};
 use super::schedule::{ordered_pairs, run_bounded, tournament};
-use super::{cells, doctor, net, plan};
+use super::{cells, checks, doctor, jumbo, kernel, net, plan};
 use crate::EngineError;
 
 /// A path test tried again needs at least this much of its pair's deadline left.
@@ -148,14 +148,21 @@ fn load_phase(
     obs: &dyn MeshObserver,
     pairs: &mut [PairResult],
 ) {
+    // UDP blocks cross a path short of the MTU as IP fragments (or not at all): what
+    // happens to them is the evidence, so such a pair is measured all the same.
+    let udp_blocks = matches!(
+        test.1,
+        ThirdPartyTest::Rr { rr } if rr.proto == mtuperf_proto::msg::rr::RrProto::Udp
+    );
+    let expect_of = |p: &PairResult| ctx.networks.get(p.net).map_or(0, |n| n.expect);
     let skip = |p: &PairResult| {
-        let expect = ctx.networks.get(p.net).map_or(0, |n| n.expect);
+        let expect = expect_of(p);
         if p.failure(MeshTests::Path).is_some() {
             Some(NotMeasured::PathFailed)
-        } else if p
-            .path
-            .as_ref()
-            .is_some_and(|s| s.forward.mtu < expect || s.reverse.mtu < expect)
+        } else if !udp_blocks
+            && p.path
+                .as_ref()
+                .is_some_and(|s| s.forward.mtu < expect || s.reverse.mtu < expect)
         {
             Some(NotMeasured::PathShort)
         } else {
@@ -169,7 +176,10 @@ fn load_phase(
             match pair_of(pairs, j) {
                 Some(p) => match skip(p) {
                     Some(why) => p.not_measured.push(TestSkipped { test: test.0, why }),
-                    None => go.push(*j),
+                    None => go.push(Job {
+                        mss: clamp(p, expect_of(p)),
+                        ..*j
+                    }),
                 },
                 None => go.push(*j),
             }
@@ -187,6 +197,22 @@ fn load_phase(
     }
 }
 
+/// Room for the IP and TCP headers (IPv6's 40 + 20) below a path's MTU.
+const TCP_IP_HEADERS: u32 = 60;
+/// The smallest MSS worth setting (IPv4's minimum MTU, 576, less the headers).
+const MIN_MSS: u32 = 516;
+
+/// The control connection's MSS for a load test of `p`: the path measured short of
+/// the network's MTU `expect` in either direction carries the agent's report only in
+/// segments that fit it (on one L2 segment no ICMP tells TCP, which would stall on
+/// the first full-size one, and the pair would read "no report" instead of what
+/// happened to its blocks).
+fn clamp(p: &PairResult, expect: u32) -> Option<u32> {
+    let s = p.path.as_ref()?;
+    let mtu = s.forward.mtu.min(s.reverse.mtu);
+    (mtu < expect).then(|| mtu.saturating_sub(TCP_IP_HEADERS).max(MIN_MSS))
+}
+
 /// The pairs of network `ni` in `order` (member indexes) as jobs.
 fn jobs_of(ni: usize, net: &MeshNetwork, order: Vec<(usize, usize)>) -> Vec<Job> {
     order
@@ -196,6 +222,7 @@ fn jobs_of(ni: usize, net: &MeshNetwork, order: Vec<(usize, usize)>) -> Vec<Job>
                 net: ni,
                 from: net.members.get(a)?.node,
                 to: net.members.get(b)?.node,
+                mss: None,
             })
         })
         .collect()
@@ -221,12 +248,18 @@ pub fn run(
             "no node's agent could be asked for its interfaces (first: {why})"
         )));
     }
-    let networks = net::networks(&nodes, &cfg.nets, cfg.expect);
+    let select = net::Select {
+        nets: &cfg.nets,
+        oifcfg: cfg.oifcfg.as_deref(),
+    };
+    let networks = net::networks(&nodes, &select, cfg.expect, &cfg.expect_nets);
     obs.discovered(&nodes, &networks);
     if networks.is_empty() {
-        return Err(EngineError::Agent(
-            "no network is shared by two of the nodes (within --net, when given)".into(),
-        ));
+        return Err(EngineError::Agent(if cfg.oifcfg.is_some() {
+            "no cluster_interconnect subnet of --oifcfg is held by two of the nodes (on the interface it names)".into()
+        } else {
+            "no network is shared by two of the nodes (within --net, when given)".into()
+        }));
     }
     let plan = plan::plan(cfg, nodes.len(), &networks, t0.elapsed());
     obs.plan(&plan);
@@ -239,9 +272,33 @@ pub fn run(
         health: &health,
         deadline: t0 + plan.deadline,
     };
+    let ifaces = kernel::ifaces(nodes.len(), &networks);
+    let reachable = |n: usize| nodes.get(n).is_some_and(|x| x.error.is_none());
+    let before = kernel::read(&nodes, &ifaces, &reachable, &cfg.connect);
     let pairs = measure(&ctx, obs);
     let silent = health.silenced();
+    let answers = |n: usize| reachable(n) && !silent.iter().any(|s| s.node == n);
+    let after = kernel::read(&nodes, &ifaces, &answers, &cfg.connect);
+    let kernel = kernel::deltas(&before, &after);
     let (cells, mut findings) = cells::diagnose(&nodes, &networks, &pairs, &silent);
+    if let Some(entries) = &cfg.oifcfg {
+        findings.extend(net::absent(&nodes, entries));
+    }
+    let net_of = |node: usize, iface: &str| {
+        networks
+            .iter()
+            .position(|n| n.members.iter().any(|m| m.node == node && m.iface == iface))
+    };
+    let faulty = |node: usize, net: usize| {
+        findings.iter().any(|f| {
+            f.kind() == super::FindingKind::Fault
+                && f.net == Some(net)
+                && (f.node == Some(node)
+                    || f.directions.iter().any(|d| d.from == node || d.to == node))
+        })
+    };
+    let from_kernel = kernel::findings(&kernel, &net_of, &faulty);
+    findings.extend(from_kernel);
     if cfg.tests.contains(&MeshTests::Doctor) {
         findings.extend(doctor::compare(
             &nodes,
@@ -249,6 +306,17 @@ pub fn run(
             !cfg.tests.contains(&MeshTests::Path),
         ));
     }
+    let checks = checks::checks(&checks::Inputs {
+        tests: &cfg.tests,
+        networks: &networks,
+        pairs: &pairs,
+        cells: &cells,
+        findings: &findings,
+        kernel: &kernel,
+        max_block_p99: cfg.max_block_p99,
+    });
+    findings.extend(checks::findings(&checks));
+    let compared = jumbo::compare(&networks, &pairs);
     let deadline_passed = pairs
         .iter()
         .flat_map(|p| &p.not_measured)
@@ -259,11 +327,16 @@ pub fn run(
         deadline_ms: plan.deadline.as_millis() as u64,
         tests: cfg.tests.clone(),
         expect: cfg.expect,
+        expect_nets: cfg.expect_nets.clone(),
         nodes,
         networks,
         pairs,
         cells,
         findings,
+        block: cfg.tests.contains(&MeshTests::Rr).then_some(cfg.block),
+        kernel,
+        checks,
+        jumbo: compared,
         interrupted: stop.load(Ordering::Relaxed),
         deadline_passed,
     })
@@ -289,6 +362,7 @@ fn measure(ctx: &Ctx<'_>, obs: &dyn MeshObserver) -> Vec<PairResult> {
         path_phase(ctx, &all, obs, &mut pairs);
     }
     let ms = ctx.cfg.load_time.as_millis() as u64;
+    let rr = ctx.cfg.block.load(ctx.cfg.load_time);
     let rounds: Vec<Vec<Job>> = ctx
         .networks
         .iter()
@@ -300,7 +374,7 @@ fn measure(ctx: &Ctx<'_>, obs: &dyn MeshObserver) -> Vec<PairResult> {
         })
         .collect();
     for test in [
-        (MeshTests::Rr, ThirdPartyTest::Rr { duration_ms: ms }),
+        (MeshTests::Rr, ThirdPartyTest::Rr { rr }),
         (
             MeshTests::Stream,
             ThirdPartyTest::Stream { duration_ms: ms },
@@ -312,4 +386,45 @@ fn measure(ctx: &Ctx<'_>, obs: &dyn MeshObserver) -> Vec<PairResult> {
     }
     pairs.sort_by_key(|p| (p.net, p.from, p.to));
     pairs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mtuperf_proto::msg::mesh::{DirSummary, PathSummary, StopKind};
+
+    fn measured(forward: u32, reverse: u32) -> PairResult {
+        let dir = |mtu| DirSummary {
+            largest_ok: mtu,
+            mtu,
+            stop: StopKind::Silent,
+            icmp_from: None,
+            probes: 10,
+            lost: 0,
+        };
+        PairResult {
+            path: Some(PathSummary {
+                forward: dir(forward),
+                reverse: dir(reverse),
+                local_mtu: 9000,
+                peer_mtu: Some(9000),
+                same_segment: true,
+                first_router: None,
+                vanish_after: None,
+                elapsed_ms: 1,
+            }),
+            ..PairResult::new(0, 0, 1)
+        }
+    }
+
+    /// A load test's control connection is clamped to a path measured short, in
+    /// either direction; a path that carries the MTU, or none measured, is left alone.
+    #[test]
+    fn the_mss_is_clamped_on_a_short_path_only() {
+        assert_eq!(clamp(&measured(1500, 1500), 9000), Some(1440));
+        assert_eq!(clamp(&measured(9000, 1504), 9000), Some(1444));
+        assert_eq!(clamp(&measured(9000, 9000), 9000), None);
+        assert_eq!(clamp(&measured(200, 9000), 9000), Some(MIN_MSS));
+        assert_eq!(clamp(&PairResult::new(0, 0, 1), 9000), None);
+    }
 }

@@ -34,12 +34,14 @@ pub struct Job {
     pub net: usize,
     pub from: usize,
     pub to: usize,
+    /// The session's TCP MSS clamp (a path measured short of the network's MTU).
+    pub mss: Option<u32>,
 }
 
 /// How one pair's test ended.
 #[derive(Debug, Clone)]
 pub enum Outcome {
-    Done(ThirdPartyResult),
+    Done(Box<ThirdPartyResult>),
     Failed(PairError),
     NotMeasured(NotMeasured),
 }
@@ -120,6 +122,7 @@ impl Ctx<'_> {
             test,
             from: addr(j.from)?,
             to: SocketAddr::new(addr(j.to)?, port),
+            mss: j.mss,
         })
     }
 
@@ -233,7 +236,7 @@ impl Ctx<'_> {
         };
         self.health.end(id);
         let outcome = match attempt {
-            Attempt::Result(r) => Outcome::Done(*r),
+            Attempt::Result(r) => Outcome::Done(r),
             Attempt::Halted(why) => Outcome::NotMeasured(why),
             Attempt::TimedOut(_) if until < pair_until => {
                 Outcome::NotMeasured(NotMeasured::Deadline)
@@ -291,27 +294,32 @@ pub fn record(p: &mut PairResult, test: MeshTests, outcome: Outcome, took: Durat
         error,
         elapsed_ms,
     };
+    let outcome = match outcome {
+        Outcome::Done(r) => Ok(*r),
+        Outcome::Failed(error) => Err(Ok(error)),
+        Outcome::NotMeasured(why) => Err(Err(why)),
+    };
     match outcome {
-        Outcome::Done(ThirdPartyResult::Path(s)) => p.path = Some(s),
-        Outcome::Done(ThirdPartyResult::Rr(s)) => {
+        Ok(ThirdPartyResult::Path(s)) => p.path = Some(s),
+        Ok(ThirdPartyResult::Rr(s)) => {
             if let Some(reason) = s.interrupted.clone() {
                 p.failed.push(fail(PairError::Cut { reason }));
             }
             p.rr = Some(s);
         }
-        Outcome::Done(ThirdPartyResult::Stream(s)) => {
+        Ok(ThirdPartyResult::Stream(s)) => {
             if let Some(reason) = s.interrupted.clone() {
                 p.failed.push(fail(PairError::Cut { reason }));
             }
             p.stream = Some(s);
         }
         // The mesh asks for no rr load.
-        Outcome::Done(ThirdPartyResult::RrLoad(_)) => p.failed.push(fail(PairError::Protocol {
+        Ok(ThirdPartyResult::RrLoad(_)) => p.failed.push(fail(PairError::Protocol {
             node: p.from,
             detail: "an rr load result where none was asked".into(),
         })),
-        Outcome::Failed(error) => p.failed.push(fail(error)),
-        Outcome::NotMeasured(why) => p.not_measured.push(TestSkipped { test, why }),
+        Err(Ok(error)) => p.failed.push(fail(error)),
+        Err(Err(why)) => p.not_measured.push(TestSkipped { test, why }),
     }
     p.elapsed_ms += elapsed_ms;
 }

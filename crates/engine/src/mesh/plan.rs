@@ -8,8 +8,9 @@ use std::time::Duration;
 use super::model::{MeshConfig, MeshNetwork, MeshTests, Plan};
 use super::schedule::{tournament, MAX_THREADS};
 
-/// Room for the last sessions to close and the diagnosis.
-pub const MARGIN: Duration = Duration::from_secs(5);
+/// Room for the last sessions to close, the kernel counters read before and after
+/// the tests, and the diagnosis.
+pub const MARGIN: Duration = Duration::from_secs(5 + 2 * super::kernel::READ_WAIT.as_secs());
 
 /// Threads that run pair tests at once in a phase of `jobs` tests on `nodes` nodes.
 pub fn threads(cfg: &MeshConfig, nodes: usize, jobs: usize, per_node: usize) -> usize {
@@ -80,6 +81,7 @@ mod tests {
                     mtu: 9000,
                 })
                 .collect(),
+            source: crate::mesh::NetSource::Shared,
         }
     }
 
@@ -89,11 +91,15 @@ mod tests {
             connect: crate::client::ConnectOptions::default(),
             nets: Vec::new(),
             expect: None,
+            expect_nets: Vec::new(),
             tests,
             per_node: 4,
             parallel: 16,
             pair_timeout: Duration::from_secs(30),
             load_time: Duration::from_secs(2),
+            block: crate::mesh::BlockTest::default(),
+            oifcfg: None,
+            max_block_p99: None,
         }
     }
 

@@ -9,7 +9,7 @@ use mtuperf_proto::msg::mesh::{
     DirSummary, HopSummary, PathSummary, RrLoad, RrLoadSummary, RrSummary, StreamSummary,
     ThirdPartyRequest, ThirdPartyResult, ThirdPartyTest, MAX_LOAD_ERRORS,
 };
-use mtuperf_proto::msg::rr::{RrProto, RrReverse};
+use mtuperf_proto::msg::rr::RrReverse;
 
 use crate::client::Session;
 use crate::config::{PathConfig, RrConfig, StreamConfig};
@@ -27,25 +27,9 @@ pub fn run(
             let r = crate::path::run(session, &req.to.to_string(), &PathConfig::default())?;
             Ok(ThirdPartyResult::Path(summarize_path(&r)))
         }
-        ThirdPartyTest::Rr { duration_ms } => {
-            let cfg = RrConfig {
-                proto: RrProto::Tcp,
-                block: 64,
-                request: 64,
-                time: Duration::from_millis(duration_ms),
-                threads: Some(1),
-                ..RrConfig::default()
-            };
-            let r = crate::rr::client::run(session, &cfg, stop, &crate::rr::Quiet)?;
-            Ok(ThirdPartyResult::Rr(RrSummary {
-                transactions: r.client.counts.blocks,
-                // The mesh summary keeps plain numbers: 0 with `transactions` 0 means
-                // no block answered (no latency), not 0 ns.
-                p50_ns: r.client.latency.p50.unwrap_or(0),
-                p99_ns: r.client.latency.p99.unwrap_or(0),
-                wall_ns: r.client.wall_ns,
-                interrupted: interrupted(r.interrupted, r.interrupt_reason),
-            }))
+        ThirdPartyTest::Rr { rr } => {
+            let r = crate::rr::client::run(session, &load_config(&rr), stop, &crate::rr::Quiet)?;
+            Ok(ThirdPartyResult::Rr(summarize_rr(&rr, &r)))
         }
         ThirdPartyTest::RrLoad { rr } => {
             let r = crate::rr::client::run(session, &load_config(&rr), stop, &crate::rr::Quiet)?;
@@ -108,6 +92,34 @@ pub fn load_config(rr: &RrLoad) -> RrConfig {
         verify: rr.verify,
         threads: (rr.threads > 0).then_some(rr.threads),
         ..RrConfig::default()
+    }
+}
+
+/// The block test as evidence for the orchestrator: A's counts and percentiles, and
+/// the fragments B's host created while it served A.
+pub fn summarize_rr(rr: &RrLoad, r: &crate::rr::RrResult) -> RrSummary {
+    let c = &r.client;
+    let snmp = |s: &mtuperf_proto::host::HostSnapshot| s.snmp;
+    let fragments = match (snmp(&r.agent.before), snmp(&r.agent.after)) {
+        (Some(b), Some(a)) => Some(a.delta(&b).ip_frag_creates),
+        _ => None,
+    };
+    RrSummary {
+        proto: rr.proto,
+        block: rr.block,
+        request: rr.request,
+        rate: rr.rate,
+        timeout_ms: rr.timeout_ms,
+        counts: c.counts,
+        unanswered: c.unanswered,
+        p50_ns: c.latency.p50,
+        p99_ns: c.latency.p99,
+        p999_ns: c.latency.p999,
+        max_ns: c.latency.max,
+        wall_ns: c.wall_ns,
+        served: r.agent.responses,
+        fragments,
+        interrupted: interrupted(r.interrupted, r.interrupt_reason.clone()),
     }
 }
 

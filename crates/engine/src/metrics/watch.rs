@@ -28,6 +28,8 @@ pub struct WatchMetrics {
     pub rr_p99: GaugeVec,
     pub rr_loss: GaugeVec,
     pub rr_answered: GaugeVec,
+    pub rr_lost: GaugeVec,
+    pub rr_reasm_fails: GaugeVec,
 }
 
 // The names are constants, valid by construction (the tests build them).
@@ -104,6 +106,14 @@ impl Default for WatchMetrics {
                 "mtuperf_rr_answered_blocks",
                 "Blocks answered in time in the last watch rr probe (0: the path answered nothing, and the latency series are absent)",
             ),
+            rr_lost: gauge(
+                "mtuperf_rr_lost_blocks",
+                "8 KiB blocks lost in the last watch rr probe: unanswered within 500 ms, or never (RAC's gc blocks lost)",
+            ),
+            rr_reasm_fails: gauge(
+                "mtuperf_rr_reassembly_failures",
+                "IP reassembly failures this node's kernel counted during the last watch rr probe (Ip ReasmFails delta, whole host; absent when unread): blocks return as IP fragments on a path below their size",
+            ),
         }
     }
 }
@@ -123,6 +133,8 @@ impl WatchMetrics {
         let _ = r.register(Box::new(self.rr_p99.clone()));
         let _ = r.register(Box::new(self.rr_loss.clone()));
         let _ = r.register(Box::new(self.rr_answered.clone()));
+        let _ = r.register(Box::new(self.rr_lost.clone()));
+        let _ = r.register(Box::new(self.rr_reasm_fails.clone()));
     }
 
     /// Records one check: MTUs and ok when measured; ok 0 and no MTU when it failed.
@@ -132,7 +144,14 @@ impl WatchMetrics {
         match &c.rr {
             Some(Ok(rr)) => self.observe_rr(l, rr),
             Some(Err(_)) => {
-                for g in [&self.rr_p50, &self.rr_p99, &self.rr_loss, &self.rr_answered] {
+                for g in [
+                    &self.rr_p50,
+                    &self.rr_p99,
+                    &self.rr_loss,
+                    &self.rr_answered,
+                    &self.rr_lost,
+                    &self.rr_reasm_fails,
+                ] {
                     let _ = g.remove_label_values(&l);
                 }
             }
@@ -200,5 +219,12 @@ impl WatchMetrics {
         self.rr_answered
             .with_label_values(&l)
             .set(rr.answered() as f64);
+        self.rr_lost.with_label_values(&l).set(rr.lost() as f64);
+        match rr.reasm_fails {
+            Some(n) => self.rr_reasm_fails.with_label_values(&l).set(n as f64),
+            None => {
+                let _ = self.rr_reasm_fails.remove_label_values(&l);
+            }
+        }
     }
 }

@@ -151,6 +151,7 @@ pub fn run_from(
                         test: ThirdPartyTest::RrLoad { rr },
                         from,
                         to,
+                        mss: None,
                     };
                     let sock = session.control.socket();
                     session.control.send(&ClientMsg::ThirdParty(req))?;

@@ -86,10 +86,14 @@ mod tests {
 
     fn cfg(tests: Vec<MeshTests>) -> MeshConfig {
         MeshConfig {
+            block: crate::mesh::BlockTest::default(),
+            oifcfg: None,
+            max_block_p99: None,
             nodes: Vec::new(),
             connect: ConnectOptions::default(),
             nets: Vec::new(),
             expect: None,
+            expect_nets: Vec::new(),
             tests,
             per_node: 4,
             parallel: 16,

@@ -19,13 +19,17 @@ use mtuperf_proto::msg::doctor::HostFacts;
 use mtuperf_proto::msg::mesh::{Discovery, IfaceAddr};
 
 use super::wire::Hello;
-use crate::mesh::{net, MeshNode};
+use crate::mesh::{net, MeshNode, OifcfgEntry};
 
 /// How the nodes' listening addresses are chosen.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Plan {
-    /// Every address on a network shared by two nodes, within these (empty: all).
-    Mesh { nets: Vec<IpNet> },
+    /// Every address on a network shared by two nodes, within these (empty: all);
+    /// with `oifcfg`, the addresses on its interconnect subnets and HAIP's.
+    Mesh {
+        nets: Vec<IpNet>,
+        oifcfg: Option<Vec<OifcfgEntry>>,
+    },
     /// One node tested from this host, on the network holding `local` when given.
     /// `asked_only` (doctor: the agent is only asked for its facts): with several
     /// networks shared, the address SSH arrived on rather than an error.
@@ -53,6 +57,7 @@ fn me(own: &[IfaceAddr]) -> MeshNode {
         Discovery {
             facts: HostFacts::default(),
             addrs: own.to_vec(),
+            down: Vec::new(),
         },
     )
 }
@@ -64,7 +69,7 @@ pub fn binds(
     own: &[IfaceAddr],
 ) -> Vec<Result<Vec<IpAddr>, String>> {
     match plan {
-        Plan::Mesh { nets } => mesh_binds(nets, hellos),
+        Plan::Mesh { nets, oifcfg } => mesh_binds(nets, oifcfg.as_deref(), hellos),
         Plan::Peer { local, asked_only } => hellos
             .iter()
             .map(|h| {
@@ -79,6 +84,7 @@ pub fn binds(
 
 fn mesh_binds(
     nets: &[IpNet],
+    oifcfg: Option<&[OifcfgEntry]>,
     hellos: &[Option<(&str, &Hello)>],
 ) -> Vec<Result<Vec<IpAddr>, String>> {
     let nodes: Vec<MeshNode> = hellos
@@ -90,18 +96,21 @@ fn mesh_binds(
                 Discovery {
                     facts: HostFacts::default(),
                     addrs: Vec::new(),
+                    down: Vec::new(),
                 },
             ),
         })
         .collect();
-    let networks = net::networks(&nodes, nets, None);
+    let networks = net::networks(&nodes, &net::Select { nets, oifcfg }, None, &[]);
     (0..nodes.len())
         .map(|i| {
             let mine: Vec<IpAddr> = networks
                 .iter()
                 .flat_map(|n| n.members.iter().filter(|m| m.node == i).map(|m| m.addr))
                 .collect();
-            if mine.is_empty() {
+            if mine.is_empty() && oifcfg.is_some() {
+                Err("no address in a cluster_interconnect subnet of --oifcfg (on the interface it names) shared with another node".to_string())
+            } else if mine.is_empty() {
                 let within: Vec<String> = nets.iter().map(ToString::to_string).collect();
                 Err(if within.is_empty() {
                     "no address on a network shared with another node".to_string()
@@ -126,7 +135,7 @@ fn peer_bind(
     own: &[IfaceAddr],
 ) -> Result<Vec<IpAddr>, String> {
     let nodes = [me(own), mesh_node(label, h.discovery.clone())];
-    let shared = net::networks(&nodes, &[], None);
+    let shared = net::networks(&nodes, &net::Select::default(), None, &[]);
     let on = |n: &crate::mesh::MeshNetwork| n.members.iter().find(|m| m.node == 1).map(|m| m.addr);
     if let Some(l) = local {
         // The node's address in the subnet of --bind (whatever kind it is).
@@ -197,6 +206,7 @@ mod tests {
                         prefix: *p,
                     })
                     .collect(),
+                down: Vec::new(),
             },
             ssh_server: server.map(|s| s.parse().unwrap()),
             ssh_client: None,
@@ -243,6 +253,7 @@ mod tests {
         ];
         let plan = Plan::Mesh {
             nets: vec!["192.168.0.0/16".parse().unwrap()],
+            oifcfg: None,
         };
         let b = binds(&plan, &hs, &[]);
         assert_eq!(b[0], Ok(ips(&["192.168.1.1", "192.168.2.1"])));
@@ -254,8 +265,50 @@ mod tests {
         );
         assert!(b[3].is_err());
         // Without --net the public network is shared too.
-        let b = binds(&Plan::Mesh { nets: vec![] }, &hs, &[]);
+        let b = binds(
+            &Plan::Mesh {
+                nets: vec![],
+                oifcfg: None,
+            },
+            &hs,
+            &[],
+        );
         assert_eq!(b[0], Ok(ips(&["10.0.0.1", "192.168.1.1", "192.168.2.1"])));
+    }
+
+    #[test]
+    fn with_oifcfg_agents_bind_the_interconnect_and_its_haip_addresses_only() {
+        let node = |i: u8| {
+            hello(
+                &[
+                    ("pub", &format!("10.0.0.{i}"), 24),
+                    ("ic1", &format!("192.168.1.{i}"), 24),
+                    ("ic1", &format!("169.254.1.{i}"), 17),
+                    ("ic2", &format!("192.168.2.{i}"), 24),
+                    ("ic2", &format!("169.254.200.{i}"), 17),
+                ],
+                None,
+            )
+        };
+        let (n1, n2, n3) = (node(1), node(2), hello(&[("pub", "10.0.0.3", 24)], None));
+        let hs = [Some(("n1", &n1)), Some(("n2", &n2)), Some(("n3", &n3))];
+        let oifcfg = crate::mesh::oifcfg::parse(
+            "pub 10.0.0.0 global public\nic1 192.168.1.0 global cluster_interconnect\n",
+        )
+        .unwrap();
+        let plan = Plan::Mesh {
+            nets: vec![],
+            oifcfg: Some(oifcfg),
+        };
+        let b = binds(&plan, &hs, &[]);
+        // ic1's subnet and its HAIP address; neither the public network nor ic2.
+        assert_eq!(b[0], Ok(ips(&["192.168.1.1", "169.254.1.1"])));
+        assert_eq!(b[1], Ok(ips(&["192.168.1.2", "169.254.1.2"])));
+        assert!(
+            b[2].as_ref().unwrap_err().contains("--oifcfg"),
+            "{:?}",
+            b[2]
+        );
     }
 
     #[test]

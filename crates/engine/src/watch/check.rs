@@ -10,7 +10,8 @@ use mtuperf_proto::auth::Key;
 
 use super::{Check, RrProbe, WatchConfig};
 use crate::client::{self, ConnectOptions, Session};
-use crate::config::{PathConfig, RrConfig};
+use crate::config::PathConfig;
+use crate::mesh::BlockTest;
 use crate::path::{self, LocalView};
 use crate::{rr, unix_ms};
 
@@ -80,16 +81,14 @@ fn rr_probe(
     rate: Option<u64>,
     cancel: &Arc<AtomicBool>,
 ) -> Result<RrProbe, String> {
-    // The rr defaults: UDP, 8 KiB blocks for 128 B requests, one client, closed loop
-    // unless a rate is given; one thread on each end bounds its CPU to a core-second
-    // per second of probe.
-    let params = RrConfig {
-        time,
+    // Cache Fusion's pattern, as the mesh's block test: UDP, 8 KiB blocks for 128 B
+    // requests, one client, lost after 500 ms; closed loop unless a rate is given.
+    // One thread on each end bounds its CPU to a core-second per second of probe.
+    let params = BlockTest {
         rate,
-        threads: Some(1),
-        workers: Some(1),
-        ..RrConfig::default()
-    };
+        ..BlockTest::default()
+    }
+    .rr_config(time);
     let r = rr::client::run(session, &params, cancel, &rr::Quiet).map_err(|e| e.to_string())?;
     Ok(RrProbe::of(r))
 }

@@ -53,8 +53,9 @@ pub struct WatchConfig {
     pub every: Duration,
     /// IP packet size each path must carry (None: the local interface's MTU).
     pub expect: Option<u32>,
-    /// Length of the rr probe after each path check (8 KiB UDP blocks, one client,
-    /// closed loop); None: no probe.
+    /// Length of the rr probe after each path check (Cache Fusion's pattern, as the
+    /// mesh's: 8 KiB UDP blocks for 128 B requests, one client, closed loop, a block
+    /// lost after 500 ms); None: no probe.
     pub rr: Option<Duration>,
     /// The rr probe's requests per second (open loop), a bound on its bytes; None:
     /// closed loop (as fast as round trips allow: 250 to 430 MB per 2 s probe
@@ -71,18 +72,33 @@ pub struct RrProbe {
     pub p50_ns: Option<u64>,
     pub p99_ns: Option<u64>,
     pub counts: RrCounts,
+    /// IP reassembly failures the checking node's kernel counted while the probe ran
+    /// (its Ip ReasmFails delta, whole host: the blocks come back to it as fragments
+    /// on a path below their size). None when its counters could not be read.
+    pub reasm_fails: Option<u64>,
     pub result: Box<RrResult>,
 }
 
 impl RrProbe {
     /// The probe's figures from an rr run's result.
     pub fn of(r: RrResult) -> RrProbe {
+        let c = &r.client;
+        let reasm_fails = match (&c.before.snmp, &c.after.snmp) {
+            (Some(b), Some(a)) => Some(a.ip_reasm_fails.saturating_sub(b.ip_reasm_fails)),
+            _ => None,
+        };
         RrProbe {
-            p50_ns: r.client.latency.p50,
-            p99_ns: r.client.latency.p99,
-            counts: r.client.counts,
+            p50_ns: c.latency.p50,
+            p99_ns: c.latency.p99,
+            counts: c.counts,
+            reasm_fails,
             result: Box::new(r),
         }
+    }
+
+    /// Blocks lost: unanswered within 500 ms (RAC's "gc block lost"), or never.
+    pub fn lost(&self) -> u64 {
+        self.counts.lost
     }
 
     /// Blocks answered in time during the probe.

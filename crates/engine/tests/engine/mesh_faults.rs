@@ -21,6 +21,7 @@ use mtuperf_engine::mesh::{
 use mtuperf_proto::msg::mesh::{
     RrSummary, StopKind, StreamSummary, ThirdPartyResult, ThirdPartyTest,
 };
+use mtuperf_proto::msg::rr::{RrCounts, RrProto};
 use mtuperf_proto::msg::Refusal;
 
 /// Node `i`'s address on network `net` (198.18.NET.0/24, fd00:18:NET::/64).
@@ -53,10 +54,24 @@ fn honest(test: ThirdPartyTest) -> ThirdPartyResult {
     match test {
         ThirdPartyTest::Rr { .. } | ThirdPartyTest::RrLoad { .. } => {
             ThirdPartyResult::Rr(RrSummary {
-                transactions: 1000,
-                p50_ns: 25_000,
-                p99_ns: 60_000,
+                proto: RrProto::Udp,
+                block: 8192,
+                request: 128,
+                rate: None,
+                timeout_ms: 500,
+                counts: RrCounts {
+                    requests_sent: 1000,
+                    blocks: 1000,
+                    ..RrCounts::default()
+                },
+                unanswered: 0,
+                p50_ns: Some(25_000),
+                p99_ns: Some(60_000),
+                p999_ns: Some(70_000),
+                max_ns: Some(90_000),
                 wall_ns: 200_000_000,
+                served: 1000,
+                fragments: Some(0),
                 interrupted: None,
             })
         }
@@ -87,6 +102,9 @@ fn config(
     pair_timeout: Duration,
 ) -> MeshConfig {
     MeshConfig {
+        block: mtuperf_engine::mesh::BlockTest::default(),
+        oifcfg: None,
+        max_block_p99: None,
         nodes: agents
             .iter()
             .enumerate()
@@ -98,6 +116,7 @@ fn config(
         },
         nets: Vec::new(),
         expect: None,
+        expect_nets: Vec::new(),
         tests,
         per_node,
         parallel: 16,

@@ -11,12 +11,13 @@ use std::time::Duration;
 
 use mtuperf_engine::agent::{Agent, AgentConfig, LogLine};
 use mtuperf_engine::client::{ConnectOptions, Session};
-use mtuperf_engine::mesh::{self, MeshConfig, MeshTests, QuietMesh};
+use mtuperf_engine::mesh::{self, BlockTest, MeshConfig, MeshTests, QuietMesh};
 use mtuperf_engine::EngineError;
 use mtuperf_proto::auth::Key;
 use mtuperf_proto::msg::mesh::{
     DiscoverRequest, Discovery, StopKind, ThirdPartyRequest, ThirdPartyResult, ThirdPartyTest,
 };
+use mtuperf_proto::msg::rr::RrProto;
 use mtuperf_proto::msg::{ClientMsg, Refusal};
 
 const KEY: Key = Key([7u8; 32]);
@@ -52,6 +53,7 @@ fn ask(a: SocketAddr, key: Option<Key>, to: SocketAddr) -> Result<ThirdPartyResu
             test: ThirdPartyTest::Path,
             from: "127.0.0.1".parse().unwrap(),
             to,
+            mss: None,
         }),
         "third-party result",
     );
@@ -129,6 +131,7 @@ fn a_peer_address_that_is_not_unicast_or_a_source_not_ours_is_refused() {
                 test: ThirdPartyTest::Path,
                 from: from.parse().unwrap(),
                 to: to.parse().unwrap(),
+                mss: None,
             }),
             "third-party result",
         );
@@ -163,10 +166,14 @@ fn a_mesh_of_loopback_agents_finds_no_shared_network() {
     let (a, _) = agent(Some(KEY));
     let (b, _) = agent(Some(KEY));
     let cfg = MeshConfig {
+        block: mtuperf_engine::mesh::BlockTest::default(),
+        oifcfg: None,
+        max_block_p99: None,
         nodes: vec![(Some("a".into()), a.to_string()), (None, b.to_string())],
         connect: opts(Some(KEY)),
         nets: vec!["127.0.0.0/8".parse().unwrap()],
         expect: None,
+        expect_nets: Vec::new(),
         tests: vec![MeshTests::Path],
         per_node: 2,
         parallel: 16,
@@ -191,15 +198,35 @@ fn rr_and_stream_third_party_tests_report_what_they_measured() {
                 test,
                 from: "127.0.0.1".parse().unwrap(),
                 to: b,
+                mss: None,
             }),
             "third-party result",
         )
     };
-    match run(ThirdPartyTest::Rr { duration_ms: 300 }) {
+    // The mesh's block test: Cache Fusion's pattern, one 8 KiB UDP block per 128 B
+    // request, one in flight, a block lost after 500 ms.
+    let rr = BlockTest::default().load(Duration::from_millis(300));
+    assert_eq!(
+        (rr.proto, rr.block, rr.request, rr.clients, rr.timeout_ms),
+        (RrProto::Udp, 8192, 128, 1, 500)
+    );
+    match run(ThirdPartyTest::Rr { rr }) {
         Ok(ThirdPartyResult::Rr(r)) => {
-            assert!(r.transactions > 0, "{r:?}");
-            assert!(r.p50_ns > 0 && r.p50_ns <= r.p99_ns, "{r:?}");
+            let c = r.counts;
+            assert!(c.blocks > 0, "{r:?}");
+            assert_eq!(c.requests_sent, c.blocks + c.lost + r.unanswered, "{r:?}");
+            assert_eq!(r.served, c.requests_sent, "{r:?}");
+            let (p50, p99, p999, max) = (
+                r.p50_ns.unwrap(),
+                r.p99_ns.unwrap(),
+                r.p999_ns.unwrap(),
+                r.max_ns.unwrap(),
+            );
+            assert!(p50 > 0 && p50 <= p99 && p99 <= p999 && p999 <= max, "{r:?}");
             assert!(r.wall_ns >= 200_000_000, "{r:?}");
+            // Loopback carries 8 KiB in one datagram: the server created no fragment.
+            assert_eq!(r.fragments, Some(0), "{r:?}");
+            assert_eq!((r.block, r.request, r.timeout_ms), (8192, 128, 500));
         }
         other => panic!("rr: {other:?}"),
     }
@@ -219,5 +246,58 @@ fn rr_and_stream_third_party_tests_report_what_they_measured() {
         }
         other => panic!("limit: {other:?}"),
     }
+    s.close();
+}
+
+#[test]
+fn an_agent_reports_its_kernel_counters_and_refuses_too_many_interfaces() {
+    use mtuperf_proto::msg::mesh::{CountersRequest, NodeCounters, MAX_COUNTER_IFACES};
+    let (a, _) = agent(Some(KEY));
+    let s = Session::connect(&a.to_string(), &opts(Some(KEY))).unwrap();
+    let c: NodeCounters = s
+        .ask(
+            &ClientMsg::Counters(CountersRequest {
+                ifaces: vec!["lo".into(), "no-such-nic0".into()],
+            }),
+            "kernel counters",
+        )
+        .unwrap();
+    assert!(c.snmp.is_some(), "{c:?}");
+    assert_eq!(c.nics.len(), 2);
+    assert!(c.nics[0].counters.is_some(), "{c:?}");
+    assert!(c.nics[1].counters.is_none(), "{c:?}");
+    let r = s.ask::<NodeCounters>(
+        &ClientMsg::Counters(CountersRequest {
+            ifaces: vec!["lo".into(); MAX_COUNTER_IFACES + 1],
+        }),
+        "kernel counters",
+    );
+    assert!(
+        matches!(r, Err(EngineError::Refused(Refusal::BadRequest { .. }))),
+        "{r:?}"
+    );
+    s.close();
+}
+
+/// Issue 30: a session asked to clamp its MSS (a mesh load test on a path measured
+/// short of its network's MTU) connects with it, so the agent's report crosses in
+/// segments that fit the path.
+#[test]
+fn a_clamped_session_connects_with_its_mss() {
+    let (a, _) = agent(None);
+    let s = Session::connect(
+        &a.to_string(),
+        &ConnectOptions {
+            mss: Some(1440),
+            ..ConnectOptions::default()
+        },
+    )
+    .unwrap();
+    let mss = mtuperf_sys::sockopt::tcp_maxseg(s.control.socket()).unwrap();
+    assert!(mss <= 1440, "{mss}");
+    s.close();
+    let s = Session::connect(&a.to_string(), &ConnectOptions::default()).unwrap();
+    let mss = mtuperf_sys::sockopt::tcp_maxseg(s.control.socket()).unwrap();
+    assert!(mss > 1440, "loopback's own MSS: {mss}");
     s.close();
 }

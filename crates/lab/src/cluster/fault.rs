@@ -17,6 +17,9 @@
 //! |                          | own sends succeed (a filter on n3 would fail them, EPERM)     |
 //! | `loss=n3:1:5`            | 5% of UDP datagrams and ICMP echoes to and from n3 on net 1   |
 //! |                          | dropped (nft numgen; TCP never)                               |
+//! | `reasm=n3[:BYTES]`       | n3's IP reassembly memory (net.ipv4.ipfrag_high_thresh) at    |
+//! |                          | BYTES (default 0): every fragmented datagram into n3 fails    |
+//! |                          | reassembly, on every network (the sysctl is the node's)       |
 //!
 //! NODE is `nI` or `I`, NET is `netK` or `K`.
 use std::fmt;
@@ -31,19 +34,53 @@ use crate::error::LabError;
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Fault {
-    NicMtu { node: u8, net: u8, mtu: u32 },
-    PortMtu { node: u8, net: u8, mtu: u32 },
-    Routed { node: u8, net: u8, mtu: u32 },
-    Blackhole { node: u8, net: u8, mtu: u32 },
-    Inbound { node: u8, net: u8, mtu: u32 },
-    Outbound { node: u8, net: u8, mtu: u32 },
-    Loss { node: u8, net: u8, pct: f64 },
+    NicMtu {
+        node: u8,
+        net: u8,
+        mtu: u32,
+    },
+    PortMtu {
+        node: u8,
+        net: u8,
+        mtu: u32,
+    },
+    Routed {
+        node: u8,
+        net: u8,
+        mtu: u32,
+    },
+    Blackhole {
+        node: u8,
+        net: u8,
+        mtu: u32,
+    },
+    Inbound {
+        node: u8,
+        net: u8,
+        mtu: u32,
+    },
+    Outbound {
+        node: u8,
+        net: u8,
+        mtu: u32,
+    },
+    Loss {
+        node: u8,
+        net: u8,
+        pct: f64,
+    },
+    /// The node's reassembly limit (`ipfrag_high_thresh`) at `bytes`: for the whole
+    /// node, so it has no network (`net()` is 0).
+    Reasm {
+        node: u8,
+        bytes: u32,
+    },
 }
 
-const KINDS: &str = "nic-mtu, port-mtu, routed, blackhole, inbound, outbound, loss";
+const KINDS: &str = "nic-mtu, port-mtu, routed, blackhole, inbound, outbound, loss, reasm";
 const SYNTAX: &str = "KIND=NODE:NET[:VALUE], e.g. nic-mtu=n3:1:1500, port-mtu=n2:2:1500, \
                       routed=n4:1, blackhole=n4:2:1500, inbound=n3:1:1500, outbound=n3:1, \
-                      loss=n5:1:5";
+                      loss=n5:1:5; or reasm=NODE[:BYTES], e.g. reasm=n3";
 /// MTUs a fault may set: IPv6 needs 1280, the lab runs at 9000.
 const MTU_MIN: u32 = 1280;
 
@@ -70,6 +107,9 @@ impl FromStr for Fault {
             .ok_or_else(|| bad(spec, SYNTAX, "a fault is KIND=NODE:NET[:VALUE]"))?;
         let parts: Vec<&str> = rest.split(':').collect();
         let kind = kind.trim().to_ascii_lowercase();
+        if kind == "reasm" {
+            return reasm(spec, &parts);
+        }
         let valued = matches!(kind.as_str(), "nic-mtu" | "port-mtu" | "loss");
         let routed = matches!(
             kind.as_str(),
@@ -128,6 +168,26 @@ impl FromStr for Fault {
     }
 }
 
+/// `reasm=NODE[:BYTES]`.
+fn reasm(spec: &str, parts: &[&str]) -> Result<Fault, LabError> {
+    let node = parts
+        .first()
+        .and_then(|p| number(p, "n"))
+        .filter(|_| parts.len() <= 2)
+        .ok_or_else(|| bad(spec, "reasm=NODE[:BYTES]", "e.g. reasm=n3 or reasm=n3:1024"))?;
+    let bytes = match parts.get(1) {
+        None => 0,
+        Some(b) => b.trim().parse::<u32>().map_err(|_| {
+            bad(
+                spec,
+                "BYTES from 0 to 4294967295",
+                "the reassembly memory limit in bytes, e.g. reasm=n3:1024",
+            )
+        })?,
+    };
+    Ok(Fault::Reasm { node, bytes })
+}
+
 impl Fault {
     pub fn kind(&self) -> &'static str {
         match self {
@@ -138,6 +198,7 @@ impl Fault {
             Fault::Inbound { .. } => "inbound",
             Fault::Outbound { .. } => "outbound",
             Fault::Loss { .. } => "loss",
+            Fault::Reasm { .. } => "reasm",
         }
     }
 
@@ -149,7 +210,8 @@ impl Fault {
             | Fault::Blackhole { node, .. }
             | Fault::Inbound { node, .. }
             | Fault::Outbound { node, .. }
-            | Fault::Loss { node, .. } => node,
+            | Fault::Loss { node, .. }
+            | Fault::Reasm { node, .. } => node,
         }
     }
 
@@ -162,6 +224,7 @@ impl Fault {
             | Fault::Inbound { net, .. }
             | Fault::Outbound { net, .. }
             | Fault::Loss { net, .. } => net,
+            Fault::Reasm { .. } => 0,
         }
     }
 
@@ -174,7 +237,7 @@ impl Fault {
             | Fault::Blackhole { mtu, .. }
             | Fault::Inbound { mtu, .. }
             | Fault::Outbound { mtu, .. } => Some(mtu),
-            Fault::Loss { .. } => None,
+            Fault::Loss { .. } | Fault::Reasm { .. } => None,
         }
     }
 
@@ -210,6 +273,9 @@ impl Fault {
             Fault::Loss { pct, .. } => format!(
                 "{pct}% of UDP datagrams and ICMP echoes to and from {n} on net{k} dropped (TCP never)"
             ),
+            Fault::Reasm { bytes, .. } => format!(
+                "{n}'s IP reassembly memory (net.ipv4.ipfrag_high_thresh) at {bytes} B: every fragmented datagram into {n} fails reassembly (Ip ReasmFails), so 8 KiB UDP blocks crossing a 1500 path into it never arrive"
+            ),
         }
     }
 
@@ -223,7 +289,7 @@ impl Fault {
                 "the lab has --nodes nodes, numbered from 1",
             ));
         }
-        if !(1..=c.nets).contains(&self.net()) {
+        if !matches!(self, Fault::Reasm { .. }) && !(1..=c.nets).contains(&self.net()) {
             return Err(bad(
                 &spec,
                 &format!("a network from 1 to {}", c.nets),
@@ -256,6 +322,7 @@ impl fmt::Display for Fault {
         let (node, net) = (self.node(), self.net());
         match *self {
             Fault::Loss { pct, .. } => write!(f, "loss=n{node}:{net}:{pct}"),
+            Fault::Reasm { bytes, .. } => write!(f, "reasm=n{node}:{bytes}"),
             _ => write!(
                 f,
                 "{}=n{node}:{net}:{}",

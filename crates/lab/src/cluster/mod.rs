@@ -33,6 +33,12 @@ pub struct Cluster {
     pub nets: u8,
     #[serde(default)]
     pub faults: Vec<Fault>,
+    /// HAIP-style link-local addresses (169.254.0.0/18 per network) on the private NICs.
+    #[serde(default)]
+    pub haip: bool,
+    /// A public network at 1500 (`pub0` on every node, switch `swpub`, 198.19.100.0/24).
+    #[serde(default)]
+    pub public: bool,
 }
 
 impl Cluster {
@@ -61,6 +67,8 @@ impl Cluster {
             nodes,
             nets,
             faults: Vec::new(),
+            haip: false,
+            public: false,
         };
         let mut placed: Vec<&Fault> = Vec::new();
         for f in &faults {
@@ -68,6 +76,23 @@ impl Cluster {
             placed.push(f);
         }
         Ok(Cluster { faults, ..c })
+    }
+
+    /// The public network's NIC on every node, its switch, its "network number" in the
+    /// addresses (198.19.100.I) and its MTU.
+    pub const PUBLIC_NIC: &'static str = "pub0";
+    pub const PUBLIC_SWITCH: &'static str = "swpub";
+    pub const PUBLIC_NET: u8 = 100;
+    pub const PUBLIC_MTU: u32 = 1500;
+
+    /// With HAIP addresses on the private NICs and a public network at 1500.
+    #[must_use]
+    pub fn with(self, haip: bool, public: bool) -> Cluster {
+        Cluster {
+            haip,
+            public,
+            ..self
+        }
     }
 
     /// The host name of node `i` (1-based).
@@ -105,6 +130,7 @@ impl Cluster {
     pub fn all_host_names() -> Vec<String> {
         let mut v: Vec<String> = (1..=*NODES.end()).map(Cluster::node).collect();
         v.extend((1..=*NETS.end()).map(Cluster::switch));
+        v.push(Cluster::PUBLIC_SWITCH.into());
         for i in 1..=*NODES.end() {
             v.extend((1..=*NETS.end()).map(|k| Cluster::router(i, k)));
         }

@@ -70,6 +70,19 @@ impl Topology {
             .extend(c.node_names().into_iter().map(|n| (n, Role::Node)));
         t.hosts
             .extend((1..=c.nets).map(|k| (Cluster::switch(k), Role::Switch)));
+        if c.public {
+            let sw = Cluster::PUBLIC_SWITCH.to_string();
+            let k = Cluster::PUBLIC_NET;
+            t.hosts.push((sw.clone(), Role::Switch));
+            for i in 1..=c.nodes {
+                let m = Cluster::PUBLIC_MTU;
+                t.links.push(Link {
+                    scenario: Scenario::Cluster,
+                    a: iface(&Cluster::node(i), Cluster::PUBLIC_NIC, m, k, i, true),
+                    b: iface(&sw, &Cluster::port(i), m, k, 250, true),
+                });
+            }
+        }
         for k in 1..=c.nets {
             let sw = Cluster::switch(k);
             for i in 1..=c.nodes {

@@ -9,9 +9,9 @@ use std::net::{IpAddr, SocketAddr};
 
 use serde::{Deserialize, Serialize};
 
-use crate::host::{HostIdentity, HostSnapshot, IfaceInfo};
+use crate::host::{HostIdentity, HostSnapshot, IfaceCounters, IfaceInfo, SnmpCounters};
 use crate::msg::doctor::HostFacts;
-use crate::msg::rr::{RrProto, RrReverse, RrServed};
+use crate::msg::rr::{RrCounts, RrProto, RrReverse, RrServed};
 
 /// Asks the agent what its interfaces are.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -35,6 +35,42 @@ pub struct IfaceAddr {
 pub struct Discovery {
     pub facts: HostFacts,
     pub addrs: Vec<IfaceAddr>,
+    /// Interfaces that exist but are not up (protocol 11): an interconnect NIC that
+    /// is down is named as such, not as missing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub down: Vec<String>,
+}
+
+/// Asks the agent for its kernel counters (protocol 11): `/proc/net/snmp` and the
+/// counters of each named interface, read at once. The mesh reads every node at the
+/// start and the end of its tests.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CountersRequest {
+    /// The interfaces to read (at most [`MAX_COUNTER_IFACES`]).
+    pub ifaces: Vec<String>,
+}
+
+/// Most interfaces one counters request may name.
+pub const MAX_COUNTER_IFACES: usize = 64;
+
+/// One interface's counters, or none when it could not be read (gone, renamed).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NicCounters {
+    pub iface: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counters: Option<IfaceCounters>,
+}
+
+/// The agent's kernel counters at one moment.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeCounters {
+    /// IP, UDP and TCP counters (None: /proc/net/snmp could not be read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snmp: Option<SnmpCounters>,
+    pub nics: Vec<NicCounters>,
 }
 
 /// Most addresses one discovery reply lists (a bound on what the orchestrator keeps).
@@ -46,8 +82,9 @@ pub const MAX_DISCOVERED_ADDRS: usize = 1024;
 pub enum ThirdPartyTest {
     /// A `path` test: forward and reverse size searches.
     Path,
-    /// An `rr` test (TCP, one client, 1-byte blocks) of `duration_ms`.
-    Rr { duration_ms: u64 },
+    /// The mesh's block test (protocol 11): the Cache Fusion pattern by default (UDP,
+    /// one 8 KiB block answering a 128-byte request, one in flight), as `rr` runs it.
+    Rr { rr: RrLoad },
     /// A `stream` test (TCP, one stream, A sends) of `duration_ms`.
     Stream { duration_ms: u64 },
     /// A full `rr` load (`rr --from`): A runs the requester with these parameters
@@ -104,6 +141,11 @@ pub struct ThirdPartyRequest {
     pub from: IpAddr,
     /// The peer agent's control address on the same network.
     pub to: SocketAddr,
+    /// Clamp the session's TCP MSS to this (TCP_MAXSEG before connect): the pair's
+    /// path was measured short of its network's MTU, and larger segments of the
+    /// control connection (the agent's report) would vanish with the blocks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mss: Option<u32>,
 }
 
 /// How one direction's size search ended.
@@ -167,15 +209,36 @@ pub struct HopSummary {
     pub addr: Option<String>,
 }
 
-/// What a third-party rr test measured on A (the requester): TCP transactions of
-/// 64-byte requests and responses over A's measured phase (`wall_ns`).
+/// What a third-party block test measured on A (the requester) over A's measured
+/// phase (`wall_ns`): A asked, B served. Latencies are None (null) when no block was
+/// answered, never 0. Loss is counted per request at the request's timeout (the
+/// mesh's: 500 ms, when RAC declares a block lost), so `counts.lost` are the lost
+/// blocks, those still unanswered at the end included.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RrSummary {
-    pub transactions: u64,
-    pub p50_ns: u64,
-    pub p99_ns: u64,
+    pub proto: RrProto,
+    pub block: u32,
+    pub request: u32,
+    /// Open loop: the requests per second asked (None: one in flight, closed loop).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<u64>,
+    pub timeout_ms: u64,
+    pub counts: RrCounts,
+    /// Requests cut off unanswered by a stop before they had waited the timeout.
+    pub unanswered: u64,
+    pub p50_ns: Option<u64>,
+    pub p99_ns: Option<u64>,
+    pub p999_ns: Option<u64>,
+    pub max_ns: Option<u64>,
     pub wall_ns: u64,
+    /// Blocks B said it served A's session.
+    pub served: u64,
+    /// IP fragments B's host created over A's session (its FragCreates delta; None
+    /// when B could not read its counters): per block served, the fragments one
+    /// block costs on this path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fragments: Option<u64>,
     /// Why the test ended early (a stall, the peer gone), when it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interrupted: Option<String>,

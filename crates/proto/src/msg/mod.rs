@@ -301,6 +301,8 @@ pub enum ClientMsg {
     Discover(mesh::DiscoverRequest),
     /// Mesh: run a test from this agent toward another agent.
     ThirdParty(mesh::ThirdPartyRequest),
+    /// Mesh: the agent's kernel counters now (protocol 11).
+    Counters(mesh::CountersRequest),
     /// Start the accepted test now.
     Go,
     /// Stop the running test early (Ctrl-C); the agent still sends its report.
@@ -342,6 +344,7 @@ pub enum AgentMsg {
     UdpStreamDone(Box<udp::UdpEndReport>),
     Discovery(Box<mesh::Discovery>),
     ThirdPartyDone(Box<mesh::ThirdPartyResult>),
+    Counters(Box<mesh::NodeCounters>),
     /// Acknowledges a message that needs no other answer.
     Ack,
     /// The agent failed while running an accepted test.

@@ -256,6 +256,29 @@ fn summary(o: &mut String, d: &Document, ni: usize, net: &MeshNetwork) {
     o.push_str("</table>\n");
 }
 
+/// The cluvfy-style checks: one row per check per network.
+fn checks(o: &mut String, d: &Document) {
+    if d.result.checks.is_empty() {
+        return;
+    }
+    o.push_str("<h2>Checks</h2>\n<table><tr><th>network</th><th>check</th><th>status</th><th>why</th></tr>\n");
+    for (net, name, status, why) in super::rac::check_rows(d, &Say::new(d)) {
+        let colour = match status {
+            "PASSED" => "#009e73",
+            "FAILED" => "#d55e00",
+            _ => "#555",
+        };
+        let _ = writeln!(
+            o,
+            "<tr><td>{}</td><td>{}</td><td style=\"color:{colour}\"><b>{status}</b></td><td>{}</td></tr>",
+            esc(&net),
+            esc(&name),
+            esc(&why)
+        );
+    }
+    o.push_str("</table>\n");
+}
+
 /// "mtuperf mesh of n1, n2, n3, n4: run 21, 2026-11-25 19:38:45 UTC".
 fn title(d: &Document) -> String {
     let say = Say::new(d);
@@ -299,6 +322,7 @@ pub fn html(d: &Document) -> String {
     if let Some(line) = super::text::stopped_line(d) {
         let _ = writeln!(o, "<p class=\"flag\">{}</p>", esc(&line));
     }
+    checks(&mut o, d);
     if !r.findings.is_empty() {
         let _ = writeln!(o, "<h2>Findings ({})</h2><ol>", r.findings.len());
         let say = Say::new(d);
@@ -325,6 +349,7 @@ pub fn html(d: &Document) -> String {
         grid(&mut o, d, ni, net);
         summary(&mut o, d, ni, net);
     }
+    super::jumbo::html(&mut o, d);
     let unreachable: Vec<String> = r
         .nodes
         .iter()

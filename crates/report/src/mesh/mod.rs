@@ -1,20 +1,23 @@
-//! Mesh results: the `mtuperf.mesh/3` JSON document (the engine's typed outcomes),
+//! Mesh results: the `mtuperf.mesh/4` JSON document (the engine's typed outcomes),
 //! the text matrix and the HTML grid, and the words for both (`words`).
 
 mod html;
+mod jumbo;
+mod rac;
 #[cfg(test)]
 mod tests;
 mod text;
 mod words;
 
 pub use html::html;
+pub use rac::{blocks_per_s, fragments_per_block};
 pub use text::text;
 pub use words::{Say, Words};
 
 use mtuperf_engine::mesh::{Answer, MeshResult, MeshTests, NotMeasured, PairResult};
 use serde::{Deserialize, Serialize};
 
-pub const SCHEMA: &str = "mtuperf.mesh/3";
+pub const SCHEMA: &str = "mtuperf.mesh/4";
 
 /// One mesh run: every node, network, pair, matrix cell and finding.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -54,10 +57,11 @@ impl Document {
 
 /// Reads a stored mesh document. A document of another schema version (mesh/1 stored
 /// sentences, mesh/2 findings of its own classes where mesh/3 stores the diagnosis
-/// `path` shares) is refused by name.
+/// `path` shares, mesh/3 64-byte TCP transactions where mesh/4 stores the block
+/// test, the kernel counters and the checks) is refused by name.
 ///
 /// # Errors
-/// The document is not a `mtuperf.mesh/3` document.
+/// The document is not a `mtuperf.mesh/4` document.
 pub fn decode(document: &str) -> Result<Document, serde_json::Error> {
     #[derive(Deserialize)]
     struct Head {
@@ -66,7 +70,7 @@ pub fn decode(document: &str) -> Result<Document, serde_json::Error> {
     let head: Head = serde_json::from_str(document)?;
     if head.schema != SCHEMA {
         return Err(serde::de::Error::custom(format!(
-            "schema {} is not read by this version, which reads {SCHEMA} (the diagnosis path shares); run the mesh again",
+            "schema {} is not read by this version, which reads {SCHEMA} (the block test, kernel counters and checks); run the mesh again",
             head.schema
         )));
     }
@@ -123,11 +127,20 @@ pub fn cut_short(r: &MeshResult) -> usize {
         .count()
 }
 
-/// A pair's load figures: rr p50 and stream goodput, when measured.
+/// A pair's load figures: rr block p50/p99 and lost blocks, stream goodput, when
+/// measured.
 pub(crate) fn load_figures(p: &PairResult) -> Vec<String> {
     let mut v = Vec::new();
     if let Some(r) = &p.rr {
-        v.push(format!("rr p50 {:.0} µs", r.p50_ns as f64 / 1e3));
+        v.push(match (r.p50_ns, r.p99_ns) {
+            (Some(a), Some(b)) => format!(
+                "rr block p50 {} p99 {}, {} lost",
+                crate::fmt::latency_ns(a as f64),
+                crate::fmt::latency_ns(b as f64),
+                r.counts.lost
+            ),
+            _ => format!("rr: no block answered, {} lost", r.counts.lost),
+        });
     }
     if let Some(s) = p.stream.as_ref().filter(|s| s.wall_ns > 0) {
         v.push(crate::fmt::rate(s.bytes as f64 * 8e9 / s.wall_ns as f64));

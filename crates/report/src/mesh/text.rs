@@ -52,7 +52,12 @@ pub(crate) fn not_measured(say: &Say<'_>, why: NotMeasured) -> String {
     }
 }
 
-fn grid(o: &mut String, say: &Say<'_>, net: &MeshNetwork, f: &dyn Fn(usize, usize) -> String) {
+pub(crate) fn grid(
+    o: &mut String,
+    say: &Say<'_>,
+    net: &MeshNetwork,
+    f: &dyn Fn(usize, usize) -> String,
+) {
     let labels: Vec<String> = net.members.iter().map(|m| say.node(m.node)).collect();
     let mut rows: Vec<Vec<String>> = Vec::new();
     for (a, label) in net.members.iter().zip(&labels) {
@@ -112,19 +117,7 @@ fn load_cell(p: Option<&PairResult>, test: MeshTests, figure: Option<String>) ->
 fn load_grids(o: &mut String, d: &Document, say: &Say<'_>, ni: usize, net: &MeshNetwork) {
     let r = &d.result;
     let has = |f: &dyn Fn(&PairResult) -> bool| r.pairs.iter().any(|p| p.net == ni && f(p));
-    if has(&|p| p.rr.is_some()) {
-        let _ = writeln!(
-            o,
-            "  rr p50 (µs, 64-byte TCP transactions, measured on the row's node):"
-        );
-        grid(o, say, net, &|a, b| {
-            let p = r.pair(ni, a, b);
-            let fig = p
-                .and_then(|p| p.rr.as_ref())
-                .map(|x| format!("{:.0}", x.p50_ns as f64 / 1e3));
-            load_cell(p, MeshTests::Rr, fig)
-        });
-    }
+    super::rac::grids(o, d, say, ni, net);
     if has(&|p| p.stream.is_some()) {
         let _ = writeln!(o, "  stream goodput (Mbit/s, one TCP stream row → column, received on the column's node):");
         grid(o, say, net, &|a, b| {
@@ -142,15 +135,18 @@ fn load_grids(o: &mut String, d: &Document, say: &Say<'_>, ni: usize, net: &Mesh
 fn net_summary(o: &mut String, d: &Document, say: &Say<'_>, ni: usize, net: &MeshNetwork) {
     let r = &d.result;
     let on_net = || r.pairs.iter().filter(move |p| p.net == ni);
-    let skipped = on_net()
-        .filter(|p| p.not_measured(MeshTests::Rr) == Some(NotMeasured::PathShort))
-        .count();
-    if skipped > 0 {
-        let _ = writeln!(
-            o,
-            "  skip: rr and stream not run on {skipped} pairs whose path is short of {} (TCP would stall)",
-            net.expect
-        );
+    for test in [MeshTests::Rr, MeshTests::Stream] {
+        let skipped = on_net()
+            .filter(|p| p.not_measured(test) == Some(NotMeasured::PathShort))
+            .count();
+        if skipped > 0 {
+            let _ = writeln!(
+                o,
+                "  skip: {} not run on {skipped} pairs whose path is short of {} (TCP would stall)",
+                super::words::test_label(test),
+                net.expect
+            );
+        }
     }
     // A stopped run is said once, at the top.
     let mut why: Vec<(String, usize)> = Vec::new();
@@ -227,6 +223,27 @@ pub(crate) fn stopped_line(d: &Document) -> Option<String> {
     ))
 }
 
+/// "expect 9000", "expect: the largest NIC MTU of each network", "expect 1500 on
+/// 198.51.100.0/24, else 9000".
+fn expect_words(r: &mtuperf_engine::mesh::MeshResult) -> String {
+    let rest = r.expect.map_or_else(
+        || "the largest NIC MTU of each network".to_string(),
+        |e| e.to_string(),
+    );
+    if r.expect_nets.is_empty() {
+        return match r.expect {
+            Some(e) => format!("expect {e}"),
+            None => format!("expect: {rest}"),
+        };
+    }
+    let per: Vec<String> = r
+        .expect_nets
+        .iter()
+        .map(|e| format!("{} on {}", e.mtu, e.net))
+        .collect();
+    format!("expect {}, else {rest}", per.join(", "))
+}
+
 pub fn text(d: &Document) -> String {
     let r = &d.result;
     let say = Say::new(d);
@@ -242,17 +259,18 @@ pub fn text(d: &Document) -> String {
         "mesh: {}\ntests {}; {}; {:.1} s of a {} deadline, started {}",
         d.headline,
         tests.join(", "),
-        r.expect.map_or(
-            "expect: the largest NIC MTU of each network".into(),
-            |e| format!("expect {e}")
-        ),
+        expect_words(r),
         r.elapsed_ms as f64 / 1000.0,
         whole_secs(r.deadline_ms),
         d.started
     );
+    if let Some(line) = super::rac::block_line(d) {
+        let _ = writeln!(o, "{line}");
+    }
     if let Some(line) = stopped_line(d) {
         let _ = writeln!(o, "{line}");
     }
+    super::rac::checks(&mut o, d, &say);
     for (ni, net) in r.networks.iter().enumerate() {
         let _ = writeln!(
             o,
@@ -262,12 +280,17 @@ pub fn text(d: &Document) -> String {
             net.expect,
             net.members.len()
         );
+        if let Some(src) = super::rac::source(net) {
+            let _ = writeln!(o, "  {src}");
+        }
         grid(&mut o, &say, net, &|a, b| {
             r.cell(ni, a, b).map_or_else(|| "-".into(), cell_text)
         });
         load_grids(&mut o, d, &say, ni, net);
         net_summary(&mut o, d, &say, ni, net);
     }
+    super::jumbo::text(&mut o, d, &say);
+    super::rac::kernel(&mut o, d, &say);
     if r.findings.is_empty() {
         let _ = writeln!(o, "\nno findings");
     } else {

@@ -79,6 +79,19 @@ impl<'a> Say<'a> {
         Say { d }
     }
 
+    /// The document spoken of.
+    pub fn document(&self) -> &'a Document {
+        self.d
+    }
+
+    /// "net A  198.19.1.0/24", for a table's first column.
+    pub fn net_title(&self, ni: usize) -> String {
+        self.d.result.networks.get(ni).map_or_else(
+            || "?".into(),
+            |n| format!("net {}  {}", esc(&n.name), n.cidr),
+        )
+    }
+
     /// Node `n`'s label, escaped.
     pub fn node(&self, n: usize) -> String {
         esc(self.d.node(n)).into_owned()
@@ -153,6 +166,23 @@ impl<'a> Say<'a> {
                 holders,
                 of,
             } => setting_words(&n, &on, setting, &esc(value), &esc(norm), *holders, *of),
+            Finding::InterconnectAbsent { iface, subnet, why } => {
+                super::rac::absent(&n, iface, &subnet.to_string(), *why)
+            }
+            Finding::CheckFailed { check } => self.check_failed(f.net, check),
+            Finding::Kernel {
+                counter,
+                delta,
+                iface,
+                of,
+            } => self.kernel_words(
+                f.node.unwrap_or(usize::MAX),
+                f.net,
+                *counter,
+                *delta,
+                iface.as_deref(),
+                *of,
+            ),
         }
     }
 }

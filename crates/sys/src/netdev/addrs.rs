@@ -29,8 +29,14 @@ pub fn addresses() -> Result<Vec<IfaceAddr>, Error> {
             },
         };
         if let Some((addr, prefix)) = pair {
+            // An IPv4 address's label ("eth1:1", as HAIP's) names its interface "eth1":
+            // Linux interface names hold no ':'.
+            let iface = match ifa.interface_name.split_once(':') {
+                Some((dev, _)) => dev.to_string(),
+                None => ifa.interface_name,
+            };
             out.push(IfaceAddr {
-                iface: ifa.interface_name,
+                iface,
                 addr,
                 prefix: prefix as u8,
             });

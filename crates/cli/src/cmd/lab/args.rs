@@ -34,9 +34,19 @@ pub struct UpArgs {
     pub nets: Option<u32>,
     /// Cluster fault (repeatable): nic-mtu=NODE:NET:MTU, port-mtu=NODE:NET:MTU,
     /// routed=NODE:NET[:MTU], blackhole=NODE:NET[:MTU], inbound=NODE:NET[:MTU],
-    /// outbound=NODE:NET[:MTU], loss=NODE:NET:PCT (e.g. nic-mtu=n3:1:1500).
+    /// outbound=NODE:NET[:MTU], loss=NODE:NET:PCT (e.g. nic-mtu=n3:1:1500),
+    /// reasm=NODE[:BYTES] (the node's ipfrag_high_thresh: its reassembly of fragmented
+    /// datagrams fails).
     #[arg(long = "fault", value_name = "KIND=NODE:NET[:VALUE]", help_heading = crate::heading::CLUSTER)]
     pub faults: Vec<String>,
+    /// Cluster: HAIP-style link-local addresses (169.254.0.0/18 per network) on the
+    /// private NICs, as Oracle Clusterware puts them.
+    #[arg(long, help_heading = crate::heading::CLUSTER)]
+    pub haip: bool,
+    /// Cluster: a public network at MTU 1500 (pub0 on every node, 198.19.100.0/24),
+    /// listed as public in the lab's oifcfg getif file.
+    #[arg(long, help_heading = crate::heading::CLUSTER)]
+    pub public: bool,
     /// TSO/GSO/GRO and UDP segmentation offload (tx-udp-segmentation) on every lab
     /// interface.
     #[arg(long, value_enum, default_value = "on", help_heading = crate::heading::LINKS)]
@@ -128,12 +138,14 @@ impl UpArgs {
                 ("--nodes", self.nodes.map(|n| n.to_string())),
                 ("--nets", self.nets.map(|n| n.to_string())),
                 ("--fault", self.faults.first().cloned()),
+                ("--haip", self.haip.then(|| "true".into())),
+                ("--public", self.public.then(|| "true".into())),
             ];
             if let Some((flag, Some(value))) = given.into_iter().find(|(_, g)| g.is_some()) {
                 return Err(Failure::needs(
                     &format!("{flag} {value}"),
                     "--scenario cluster",
-                    "--nodes, --nets and --fault shape a cluster lab",
+                    "--nodes, --nets, --fault, --haip and --public shape a cluster lab",
                     "add --scenario cluster",
                 ));
             }
@@ -171,7 +183,8 @@ impl UpArgs {
                     self.nets.unwrap_or(2),
                     &self.faults,
                 )
-                .map_err(lab_err)?,
+                .map_err(lab_err)?
+                .with(self.haip, self.public),
             )
         } else {
             None

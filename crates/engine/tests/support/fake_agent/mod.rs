@@ -26,6 +26,7 @@ use mtuperf_proto::PROTOCOL_VERSION;
 pub const KEY: Key = Key([7u8; 32]);
 
 /// What the fake answers to a third-party request.
+#[allow(clippy::large_enum_variant)] // a test helper, built once per answer
 pub enum Reply {
     Result(ThirdPartyResult),
     Refuse(Refusal),
@@ -78,6 +79,7 @@ pub fn path(forward: DirSummary, reverse: DirSummary) -> ThirdPartyResult {
 
 fn discovery(host: &str, ifaces: &[Iface]) -> Discovery {
     Discovery {
+        down: Vec::new(),
         facts: HostFacts {
             hostname: host.into(),
             ifaces: ifaces
@@ -220,6 +222,7 @@ fn serve(
         }
         let answer = match msg {
             ClientMsg::Discover(_) => AgentMsg::Discovery(Box::new(disc.clone())),
+            ClientMsg::Counters(_) => AgentMsg::Counters(Box::default()),
             ClientMsg::ThirdParty(req) => match script(&req) {
                 Reply::Result(r) => AgentMsg::ThirdPartyDone(Box::new(r)),
                 Reply::Refuse(r) => AgentMsg::Refused(r),
