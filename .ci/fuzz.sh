@@ -12,6 +12,7 @@
 # without it. Targets run side by side, one per CPU.
 #
 # Usage: .ci/fuzz.sh [SECONDS_PER_TARGET]   (default 10; FUZZ_SECONDS too)
+#        FUZZ_STEP=build .ci/fuzz.sh         (only build the targets; FUZZ_STEP=run only runs)
 set -euo pipefail
 cd "$(dirname "$0")/../fuzz"
 secs="${1:-${FUZZ_SECONDS:-10}}"
@@ -31,7 +32,11 @@ export CARGO_PROFILE_RELEASE_DEBUG=0
 # An explicit --target keeps RUSTFLAGS off build scripts and proc macros (they would
 # need libFuzzer's coverage callbacks to link), as cargo-fuzz does.
 host=$(rustc -vV | sed -n 's/^host: //p')
-cargo build --release --quiet --bins --target "$host"
+step="${FUZZ_STEP:-all}"
+if [ "$step" != run ]; then
+    cargo build --release --quiet --bins --target "$host"
+fi
+[ "$step" = build ] && exit 0
 bin="$CARGO_TARGET_DIR/$host/release"
 
 jobs=$(nproc 2>/dev/null || echo 2)
