@@ -6,77 +6,14 @@ use std::net::IpAddr;
 use std::time::Duration;
 
 use ipnet::IpNet;
-use serde::{Deserialize, Serialize};
 
+pub use super::doc::{Check, CheckStatus, NetCheck};
 use super::finding::{Finding, FindingKind, MeshFinding};
 use super::kernel::NodeKernel;
 use super::model::{Cell, MeshNetwork, MeshTests, NotMeasured, PairResult};
 
 /// The block p99 limit on a private network when `--max-block-p99` is not given.
 pub const DEFAULT_MAX_BLOCK_P99: Duration = Duration::from_millis(1);
-
-/// Whether a check passed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CheckStatus {
-    Passed,
-    Failed,
-    /// Not judged (its test was not asked, nothing was measured, or no limit applies).
-    NotRun,
-}
-
-/// What one check found, with its numbers.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "check", rename_all = "snake_case")]
-pub enum Check {
-    /// Every measured direction carries the network's MTU.
-    Mtu {
-        expect: u32,
-        carried: usize,
-        measured: usize,
-    },
-    /// Every pair was reached (its tests ran; none failed, no node silent or unreachable).
-    Reachability {
-        reached: usize,
-        failed: usize,
-        planned: usize,
-    },
-    /// Every pair's block p99 under the limit (a pair with no block answered is over).
-    BlockP99 {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        limit_ns: Option<u64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        worst_ns: Option<u64>,
-        /// The worst pair (from, to); with `worst_ns` None, a pair with no block.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        worst: Option<(usize, usize)>,
-        over: usize,
-        measured: usize,
-    },
-    /// No block lost (unanswered within 500 ms, or never).
-    LostBlocks {
-        lost: u64,
-        pairs: usize,
-        measured: usize,
-    },
-    /// No IP reassembly failure on the network's nodes during the run.
-    Reassembly {
-        fails: u64,
-        nodes: Vec<usize>,
-        read: usize,
-    },
-    /// The nodes' settings alike (`--tests doctor`): the findings that differ.
-    Settings { findings: Vec<usize> },
-}
-
-/// One check of one network.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct NetCheck {
-    pub net: usize,
-    pub status: CheckStatus,
-    #[serde(flatten)]
-    pub check: Check,
-}
 
 /// Whether `net` is in private address space (RFC 1918, link-local, the benchmark
 /// range 198.18.0.0/15, unique-local IPv6): where the default block p99 limit applies.

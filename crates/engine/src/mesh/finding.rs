@@ -186,7 +186,7 @@ pub enum Finding {
     },
     /// A block check of a network failed (block p99 over its limit, blocks lost):
     /// what RAC itself would suffer, whatever the cause the other findings name.
-    CheckFailed { check: super::checks::Check },
+    CheckFailed { check: super::doc::Check },
     /// A kernel counter of the node grew by `delta` during the run (`iface`: the
     /// interconnect NIC it was read on; `of`: that NIC's frames, for drops).
     Kernel {

@@ -6,57 +6,15 @@
 //! "-25% block latency" question answered for the whole cluster, with intervals.
 
 use mtuperf_proto::msg::mesh::RrSummary;
-use serde::{Deserialize, Serialize};
 
+pub use super::doc::{MtuComparison, Paired};
 use super::model::{MeshNetwork, MeshTests, PairResult};
-
-/// One figure over the node pairs compared.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Paired {
-    /// Median over the pairs on the standard network, and on the jumbo one.
-    pub standard: f64,
-    pub jumbo: f64,
-    /// The geometric mean of the pairs' ratios (jumbo / standard) less 1: -0.25 is a
-    /// quarter lower on the jumbo network.
-    pub rel: f64,
-    /// Its 95% interval (Student t of the pairs' log ratios, mapped back); none
-    /// below 3 pairs.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub low: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub high: Option<f64>,
-}
 
 impl Paired {
     /// The interval exists and excludes 0.
     pub fn significant(&self) -> bool {
         matches!((self.low, self.high), (Some(l), Some(h)) if l > 0.0 || h < 0.0)
     }
-}
-
-/// Two networks of different MTUs compared over the node pairs measured on both.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MtuComparison {
-    /// The network of the smaller expected MTU, and of the larger (indexes).
-    pub standard: usize,
-    pub jumbo: usize,
-    /// Ordered node pairs whose block test measured on both networks.
-    pub pairs: usize,
-    /// Of those, the pairs (from, to) that answered no block on one network or both:
-    /// left out of the figures (a ratio to nothing), their lost blocks counted below.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub unanswered: Vec<(usize, usize)>,
-    /// Lost blocks over the `pairs` on each network.
-    pub lost_standard: u64,
-    pub lost_jumbo: u64,
-    /// Block latency p50 and p99 (ns) and blocks/s, over the pairs that answered
-    /// blocks on both (None: no such pair).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub p50_ns: Option<Paired>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub p99_ns: Option<Paired>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub blocks_per_s: Option<Paired>,
 }
 
 /// A pair's block test when it measured (a result, not failed).

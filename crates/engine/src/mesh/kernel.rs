@@ -6,11 +6,10 @@
 
 use std::time::{Duration, Instant};
 
-use mtuperf_proto::host::{IfaceCounters, SnmpCounters};
 use mtuperf_proto::msg::mesh::{CountersRequest, NodeCounters, MAX_COUNTER_IFACES};
 use mtuperf_proto::msg::ClientMsg;
-use serde::{Deserialize, Serialize};
 
+pub use super::doc::{NicDelta, NodeKernel};
 use super::finding::{Finding, KernelCounter, MeshFinding};
 use super::model::{MeshNetwork, MeshNode};
 use super::schedule::{run_bounded, MAX_THREADS};
@@ -22,29 +21,6 @@ pub const READ_WAIT: Duration = Duration::from_secs(5);
 /// NIC drops are a finding above this share of the frames the NIC moved (Linux
 /// counts a few benign drops, e.g. frames of protocols nothing listens to).
 pub const DROPS_PER_MILLE: u64 = 1;
-
-/// One interconnect NIC's counters over the run.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct NicDelta {
-    pub iface: String,
-    pub delta: IfaceCounters,
-}
-
-/// One node's kernel counters over the run (deltas between the two reads).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct NodeKernel {
-    pub node: usize,
-    /// IP, UDP and TCP counter deltas (None: a read failed or gave none).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub snmp: Option<SnmpCounters>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub nics: Vec<NicDelta>,
-    /// Time between the two reads.
-    pub span_ms: u64,
-    /// Why there are no deltas (a read failed).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-}
 
 /// Each node's interconnect interfaces: its members' interfaces on `networks`.
 pub fn ifaces(nodes: usize, networks: &[MeshNetwork]) -> Vec<Vec<String>> {
@@ -226,6 +202,7 @@ pub fn findings(
 
 #[cfg(test)]
 mod tests {
+    use mtuperf_proto::host::{IfaceCounters, SnmpCounters};
     use mtuperf_proto::msg::mesh::NicCounters;
 
     use super::*;

@@ -14,6 +14,7 @@ mod cells;
 pub mod checks;
 pub mod diagnose;
 pub mod discover;
+pub mod doc;
 pub mod doctor;
 pub mod evidence;
 pub mod finding;

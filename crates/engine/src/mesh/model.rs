@@ -15,11 +15,11 @@ use serde::{Deserialize, Serialize};
 use crate::client::ConnectOptions;
 use crate::config::RrConfig;
 
-use super::checks::NetCheck;
+use super::doc::MtuComparison;
+use super::doc::NetCheck;
+use super::doc::NetSource;
+use super::doc::NodeKernel;
 use super::finding::MeshFinding;
-use super::jumbo::MtuComparison;
-use super::kernel::NodeKernel;
-use super::net::NetSource;
 use super::oifcfg::OifcfgEntry;
 pub use super::outcome::{
     MeshTests, NotMeasured, PairError, TestFailure, TestFailureAt, TestSkipped,

@@ -7,24 +7,11 @@ use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 use ipnet::IpNet;
-use serde::{Deserialize, Serialize};
 
+pub use super::doc::NetSource;
 use super::finding::{Finding, MeshFinding, NicAbsence};
 use super::model::{MeshNetwork, MeshNode, NetExpect, NodeAddr};
 use super::oifcfg::OifcfgEntry;
-
-/// Where a network comes from.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum NetSource {
-    /// A subnet shared by two nodes (inside `--net`, when given).
-    #[default]
-    Shared,
-    /// An `oifcfg getif` line marked `cluster_interconnect`.
-    Oifcfg { iface: String, subnet: IpAddr },
-    /// HAIP's link-local (169.254.0.0/16) subnet on the interconnect interface `iface`.
-    Haip { iface: String },
-}
 
 /// Which networks to test.
 #[derive(Debug, Clone, Copy, Default)]

@@ -1,6 +1,7 @@
 //! Mesh results: the `mtuperf.mesh/4` JSON document (the engine's typed outcomes),
 //! the text matrix and the HTML grid, and the words for both (`words`).
 
+mod grid;
 mod html;
 mod jumbo;
 mod rac;

@@ -6,14 +6,14 @@
 use std::fmt::Write as _;
 
 use mtuperf_engine::mesh::{
-    Check, CheckStatus, KernelCounter, MeshNetwork, MeshTests, NetCheck, NetSource, NicAbsence,
-    NotMeasured, PairResult, LOST_BLOCK_AFTER,
+    Check, CheckStatus, KernelCounter, MeshNetwork, MeshTests, NetCheck, NetSource, NotMeasured,
+    PairResult, LOST_BLOCK_AFTER,
 };
 use mtuperf_proto::msg::mesh::RrSummary;
 use mtuperf_proto::msg::rr::RrProto;
 use mtuperf_proto::text::escape_control;
 
-use super::text::grid;
+use super::grid::grid;
 use super::words::{Say, Words};
 use super::Document;
 use crate::fmt::latency_ns;
@@ -435,34 +435,6 @@ fn sysctl<'d>(d: &'d Document, n: usize, key: &str) -> Option<&'d str> {
         .sysctls
         .get(key)
         .map(String::as_str)
-}
-
-/// `--oifcfg`: node `n` has no up `iface` in the interconnect subnet.
-pub(crate) fn absent(n: &str, iface: &str, subnet: &str, why: NicAbsence) -> Words {
-    let iface = escape_control(iface);
-    let (state, next) = match why {
-        NicAbsence::Down => (
-            format!("its NIC {iface} is down"),
-            format!("ip link set dev {iface} up on {n} (and check its cable and switch port), or remove the subnet with oifcfg delif if it is retired"),
-        ),
-        NicAbsence::NoAddress => (
-            format!("its NIC {iface} has no address in {subnet}"),
-            format!("give {n}'s {iface} its address in {subnet}, as on the other nodes"),
-        ),
-        NicAbsence::Missing => (
-            format!("it has no interface {iface}"),
-            format!("oifcfg's global entries need the same interface name on every node: rename {n}'s interconnect NIC to {iface}, or set a per-node entry (oifcfg setif -node)"),
-        ),
-    };
-    Words {
-        summary: format!(
-            "node {n}: {state}: the cluster_interconnect subnet {subnet} is unusable cluster-wide (Oracle drops a subnet missing on any node)"
-        ),
-        evidence: format!(
-            "oifcfg getif lists {iface} {subnet} as cluster_interconnect; {n}'s discovery has no up {iface} with an address in it"
-        ),
-        next,
-    }
 }
 
 impl Say<'_> {

@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use mtuperf_engine::mesh::{Cell, CellVerdict, MeshNetwork, MeshTests, NotMeasured, PairResult};
 
+use super::grid::grid;
 use super::words::Say;
 use super::Document;
 
@@ -49,54 +50,6 @@ pub(crate) fn not_measured(say: &Say<'_>, why: NotMeasured) -> String {
         NotMeasured::NodeSilent { node } => format!("{} went silent", say.node(node)),
         NotMeasured::PathShort => "path short of the MTU".into(),
         NotMeasured::PathFailed => "path test failed".into(),
-    }
-}
-
-pub(crate) fn grid(
-    o: &mut String,
-    say: &Say<'_>,
-    net: &MeshNetwork,
-    f: &dyn Fn(usize, usize) -> String,
-) {
-    let labels: Vec<String> = net.members.iter().map(|m| say.node(m.node)).collect();
-    let mut rows: Vec<Vec<String>> = Vec::new();
-    for (a, label) in net.members.iter().zip(&labels) {
-        let mut row = vec![label.clone()];
-        for b in &net.members {
-            row.push(if a.node == b.node {
-                "·".into()
-            } else {
-                f(a.node, b.node)
-            });
-        }
-        rows.push(row);
-    }
-    let head: Vec<String> = std::iter::once("from ↓ to →".to_string())
-        .chain(labels.iter().cloned())
-        .collect();
-    let width = |i: usize| {
-        rows.iter()
-            .map(|r| r.get(i).map_or(0, |s| s.chars().count()))
-            .chain(std::iter::once(
-                head.get(i).map_or(0, |s| s.chars().count()),
-            ))
-            .max()
-            .unwrap_or(0)
-            + 2
-    };
-    let widths: Vec<usize> = (0..head.len()).map(width).collect();
-    let line = |o: &mut String, r: &[String]| {
-        o.push_str("  ");
-        for (s, w) in r.iter().zip(&widths) {
-            let _ = write!(o, "{s:<w$}");
-        }
-        let trimmed = o.trim_end().len();
-        o.truncate(trimmed);
-        o.push('\n');
-    };
-    line(o, &head);
-    for r in &rows {
-        line(o, r);
     }
 }
 

@@ -10,8 +10,8 @@ use std::net::IpAddr;
 
 use mtuperf_engine::diagnosis::{Diagnosis, Fault, Location};
 use mtuperf_engine::mesh::{
-    Answer, Claim, Contradiction, Finding, Implausible, MeshFinding, MeshTests, Offload, PairError,
-    Seen, Setting, Silence, StartStep, TestFailureAt, Unanswered, PROBE_WAIT,
+    Answer, Claim, Contradiction, Finding, Implausible, MeshFinding, MeshTests, NicAbsence,
+    Offload, PairError, Seen, Setting, Silence, StartStep, TestFailureAt, Unanswered, PROBE_WAIT,
 };
 use mtuperf_proto::msg::mesh::StopKind;
 use mtuperf_proto::msg::Refusal;
@@ -167,7 +167,7 @@ impl<'a> Say<'a> {
                 of,
             } => setting_words(&n, &on, setting, &esc(value), &esc(norm), *holders, *of),
             Finding::InterconnectAbsent { iface, subnet, why } => {
-                super::rac::absent(&n, iface, &subnet.to_string(), *why)
+                absent(&n, iface, &subnet.to_string(), *why)
             }
             Finding::CheckFailed { check } => self.check_failed(f.net, check),
             Finding::Kernel {
@@ -685,5 +685,33 @@ impl Say<'_> {
             evidence: format!("{eg}{}", evidence.join("; ")),
             next: next_step(e, &example),
         }
+    }
+}
+
+/// `--oifcfg`: node `n` has no up `iface` in the interconnect subnet.
+pub(crate) fn absent(n: &str, iface: &str, subnet: &str, why: NicAbsence) -> Words {
+    let iface = escape_control(iface);
+    let (state, next) = match why {
+        NicAbsence::Down => (
+            format!("its NIC {iface} is down"),
+            format!("ip link set dev {iface} up on {n} (and check its cable and switch port), or remove the subnet with oifcfg delif if it is retired"),
+        ),
+        NicAbsence::NoAddress => (
+            format!("its NIC {iface} has no address in {subnet}"),
+            format!("give {n}'s {iface} its address in {subnet}, as on the other nodes"),
+        ),
+        NicAbsence::Missing => (
+            format!("it has no interface {iface}"),
+            format!("oifcfg's global entries need the same interface name on every node: rename {n}'s interconnect NIC to {iface}, or set a per-node entry (oifcfg setif -node)"),
+        ),
+    };
+    Words {
+        summary: format!(
+            "node {n}: {state}: the cluster_interconnect subnet {subnet} is unusable cluster-wide (Oracle drops a subnet missing on any node)"
+        ),
+        evidence: format!(
+            "oifcfg getif lists {iface} {subnet} as cluster_interconnect; {n}'s discovery has no up {iface} with an address in it"
+        ),
+        next,
     }
 }
