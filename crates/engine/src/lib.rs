@@ -23,6 +23,7 @@ pub mod payload;
 pub mod placement;
 pub mod rr;
 pub mod sampler;
+pub mod serve;
 mod sniff;
 pub mod ssh;
 pub mod stall;

@@ -14,25 +14,25 @@ use mtuperf_proto::msg::{
 };
 
 use super::responder::Serving;
-use crate::agent::config::wire_name;
-use crate::agent::ctx::SessionCtx;
 use crate::config::bounds::{MAX_RR_TIMEOUT, MAX_UDP_PORTS, MIN_RR_TIMEOUT};
 use crate::config::RrConfig;
 use crate::flow::Start;
 use crate::placement::{Pinning, Watch};
 use crate::sampler::Sampler;
+use crate::serve::wire_name;
+use crate::serve::{AgentHandler, ServeCtx};
 use crate::EngineError;
 
 /// The agent ends a test on its own this long after its planned end if the client's
 /// Stop never comes.
 const GRACE: Duration = Duration::from_secs(10);
 
-fn bad(ctx: &SessionCtx, detail: String) -> Result<bool, EngineError> {
+fn bad(ctx: &dyn ServeCtx, detail: String) -> Result<bool, EngineError> {
     ctx.refuse(Refusal::BadRequest { detail })?;
     Ok(false)
 }
 
-fn check(ctx: &SessionCtx, req: &RrRequest, workers: u32) -> Result<bool, EngineError> {
+fn check(ctx: &dyn ServeCtx, req: &RrRequest, workers: u32) -> Result<bool, EngineError> {
     let config = RrConfig::from_request(req);
     if let Err(e) = config.check_shape() {
         return ctx.refuse(e.into()).map(|()| false);
@@ -54,13 +54,13 @@ fn check(ctx: &SessionCtx, req: &RrRequest, workers: u32) -> Result<bool, Engine
             );
         }
     }
-    if req.hooks.is_some() && !ctx.config.test_hooks {
+    if req.hooks.is_some() && !ctx.test_hooks() {
         return bad(
             ctx,
             "test hooks asked for, but the agent was not started with --test-hooks".into(),
         );
     }
-    if let Err(e) = config.validate(&ctx.config.limits) {
+    if let Err(e) = config.validate(ctx.limits()) {
         return ctx.refuse(e.into()).map(|()| false);
     }
     Ok(ctx.check_cpus(req.cpus.as_deref())? && workers > 0)
@@ -76,26 +76,26 @@ fn connections(req: &RrRequest) -> u32 {
     }
 }
 
-pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
+pub fn serve(ctx: &dyn ServeCtx, req: &RrRequest) -> Result<(), EngineError> {
     let cores = thread::available_parallelism().map_or(1, |n| n.get() as u32);
     let workers = if req.workers == 0 {
-        cores.min(ctx.config.limits.max_workers).max(1)
+        cores.min(ctx.limits().max_workers).max(1)
     } else {
         req.workers
     };
     if !check(ctx, req, workers)? || !ctx.reserve_connections(connections(req))? {
         return Ok(());
     }
-    let sampler = Sampler::toward(ctx.peer.ip());
+    let sampler = Sampler::toward(ctx.peer().ip());
     let local_ip = ctx
-        .control
+        .control()
         .local()
         .map_or(IpAddr::from([0u8; 4]), |a| a.ip());
     let token = u64::from_be_bytes(crate::stamp::random_bytes());
     let udp = if req.proto == RrProto::Udp {
         let s = super::requester::udp_socket(local_ip)?;
         if let Some(w) = super::responder::udp::hold_requests(&s, req.clients) {
-            ctx.config.log("warn", Some(ctx.peer), "rr", w);
+            ctx.warn("rr", w);
         }
         let _ = s.set_read_timeout(Some(Duration::from_millis(50)));
         Some(s)
@@ -114,9 +114,9 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
             .local_addr()
             .map_err(|e| EngineError::io("udp local address", e))?
             .port(),
-        None => ctx.control.local().map_or(0, |a| a.port()),
+        None => ctx.control().local().map_or(0, |a| a.port()),
     };
-    ctx.control.send(&AgentMsg::RrReady(RrReady {
+    ctx.control().send(&AgentMsg::RrReady(RrReady {
         port,
         token,
         workers,
@@ -128,18 +128,18 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
     }))?;
     let tcp = if udp.is_none() {
         let conns = ctx.accept_data(req.clients)?;
-        ctx.control.send(&AgentMsg::DataReady)?;
+        ctx.control().send(&AgentMsg::DataReady)?;
         conns
     } else {
         Vec::new()
     };
     let rev_tcp = match (&req.bidir, req.proto) {
         (Some(b), RrProto::Tcp) => super::bidir_requester::tcp_connect(
-            ctx.peer.ip(),
+            ctx.peer().ip(),
             local_ip,
             b,
             req.clients,
-            ctx.config.handshake_timeout,
+            ctx.handshake_timeout(),
         )?,
         _ => Vec::new(),
     };
@@ -149,7 +149,7 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
                 req.proto,
                 rev_udp,
                 rev_tcp,
-                ctx.peer.ip(),
+                ctx.peer().ip(),
                 b,
                 rev_threads,
             )?,
@@ -158,8 +158,8 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
         None => None,
     };
     if ctx
-        .control
-        .expect::<Start>(Some(ctx.config.handshake_timeout * 2), "go")?
+        .control()
+        .expect::<Start>(Some(ctx.handshake_timeout() * 2), "go")?
         == Start::Stop
     {
         return Ok(());
@@ -174,25 +174,23 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
         sampler.iface.as_ref().map(|i| i.name.as_str()),
     );
     let shared = Arc::new(serving);
-    let max = Duration::from_millis(req.duration_ms.min(ctx.config.limits.max_duration_ms)) + GRACE;
+    let max = Duration::from_millis(req.duration_ms.min(ctx.limits().max_duration_ms)) + GRACE;
     let reader = {
-        let (control, shared) = (ctx.control.clone(), shared.clone());
+        let (control, shared) = (ctx.control().clone(), shared.clone());
         thread::spawn(move || {
             let _ = control.recv::<ClientMsg>(Some(max), "stop");
             shared.stop.store(true, Ordering::Relaxed);
         })
     };
     let allowed = ctx
-        .config
-        .cpus
-        .clone()
-        .unwrap_or_else(mtuperf_sys::affinity::online_cpus);
+        .agent_cpus()
+        .map_or_else(mtuperf_sys::affinity::online_cpus, <[u32]>::to_vec);
     let tally = match udp {
         Some(sock) => super::responder::udp::serve(
             &sock,
             workers,
             &shared,
-            ctx.peer.ip(),
+            ctx.peer().ip(),
             &req.udp_ports,
             t0 + max,
         ),
@@ -213,15 +211,13 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
     if reader.is_finished() {
         let _ = reader.join();
     } else {
-        ctx.control.shutdown();
+        ctx.control().shutdown();
         return Err(EngineError::Timeout {
             what: "the client's end of test".into(),
             secs: GRACE.as_secs(),
         });
     }
-    ctx.config
-        .counters
-        .test_bytes(tally.bytes_sent, tally.requests * u64::from(req.request));
+    ctx.test_bytes(tally.bytes_sent, tally.requests * u64::from(req.request));
     let proto = wire_name(&req.proto);
     ctx.log_fields(
         "rr",
@@ -240,7 +236,7 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
     if let Some(c) = reverse.as_ref().and_then(|r| r.cpu.as_ref()) {
         cpu.get_or_insert_with(Default::default).add(c);
     }
-    ctx.control.send(&AgentMsg::RrDone(Box::new(RrServed {
+    ctx.control().send(&AgentMsg::RrDone(Box::new(RrServed {
         requests: tally.requests,
         responses: tally.responses,
         bytes_sent: tally.bytes_sent,
@@ -253,4 +249,21 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
         cpu,
         placement: Some(placement),
     })))
+}
+
+/// The agent's rr handler.
+pub struct RrHandler;
+
+impl AgentHandler for RrHandler {
+    type Request = RrRequest;
+    fn request(msg: &ClientMsg) -> Option<&RrRequest> {
+        match msg {
+            ClientMsg::Rr(req) => Some(req),
+            _ => None,
+        }
+    }
+
+    fn serve(&self, ctx: &dyn ServeCtx, req: &RrRequest) -> Result<(), EngineError> {
+        serve(ctx, req)
+    }
 }

@@ -10,34 +10,34 @@ use mtuperf_proto::msg::{
 };
 
 use super::phase::{self, DataConn, Phase, END_GRACE, IDLE};
-use crate::agent::config::wire_name;
-use crate::agent::ctx::SessionCtx;
 use crate::config::StreamConfig;
 use crate::flow::Start;
 use crate::payload::incompressible;
 use crate::placement::{Pinning, Watch};
 use crate::sampler::Sampler;
+use crate::serve::wire_name;
+use crate::serve::{AgentHandler, ServeCtx};
 use crate::EngineError;
 
-fn check_limits(ctx: &SessionCtx, req: &StreamRequest) -> Result<bool, EngineError> {
-    match StreamConfig::from_request(req).validate(&ctx.config.limits) {
+fn check_limits(ctx: &dyn ServeCtx, req: &StreamRequest) -> Result<bool, EngineError> {
+    match StreamConfig::from_request(req).validate(ctx.limits()) {
         Ok(()) => ctx.check_cpus(req.cpus.as_deref()),
         Err(e) => ctx.refuse(e.into()).map(|()| false),
     }
 }
 
-pub fn serve(ctx: &SessionCtx, req: &StreamRequest) -> Result<(), EngineError> {
+pub fn serve(ctx: &dyn ServeCtx, req: &StreamRequest) -> Result<(), EngineError> {
     if !check_limits(ctx, req)? || !ctx.reserve_connections(req.connections())? {
         return Ok(());
     }
-    let sampler = Sampler::toward(ctx.peer.ip());
+    let sampler = Sampler::toward(ctx.peer().ip());
     let local = ctx
-        .control
+        .control()
         .local()
         .map(|a| a.ip().to_string())
         .unwrap_or_default();
     let n = req.connections();
-    ctx.control.send(&AgentMsg::StreamReady(StreamReady {
+    ctx.control().send(&AgentMsg::StreamReady(StreamReady {
         path: AgentPathInfo {
             iface: sampler.iface.clone(),
             addr: local,
@@ -49,22 +49,22 @@ pub fn serve(ctx: &SessionCtx, req: &StreamRequest) -> Result<(), EngineError> {
         phase::socket_options(&socket2::SockRef::from(s), req);
         let _ = s.set_write_timeout(Some(IDLE));
     }
-    ctx.control.send(&AgentMsg::DataReady)?;
+    ctx.control().send(&AgentMsg::DataReady)?;
     if ctx
-        .control
-        .expect::<Start>(Some(ctx.config.handshake_timeout * 2), "go")?
+        .control()
+        .expect::<Start>(Some(ctx.handshake_timeout() * 2), "go")?
         == Start::Stop
     {
         return Ok(());
     }
     let t0 = Instant::now();
-    let max = Duration::from_millis(ctx.config.limits.max_duration_ms);
+    let max = Duration::from_millis(ctx.limits().max_duration_ms);
     let before = sampler.snapshot(t0);
     let stop = Arc::new(AtomicBool::new(false));
     // The client sends Stop when Ctrl-C is pressed and, in any case, once its own side
     // is finished: that Stop also ends this reader, so no thread outlives the test.
     let reader = {
-        let (control, stop) = (ctx.control.clone(), stop.clone());
+        let (control, stop) = (ctx.control().clone(), stop.clone());
         thread::spawn(move || {
             let _ = control.recv::<ClientMsg>(Some(max + IDLE), "stop");
             stop.store(true, Ordering::Relaxed);
@@ -100,7 +100,7 @@ pub fn serve(ctx: &SessionCtx, req: &StreamRequest) -> Result<(), EngineError> {
     let pin = Pinning::new(req.cpus.clone());
     phase.pin = Some(pin.clone());
     let watch = Watch::start(&pin, sampler.iface.as_ref().map(|i| i.name.as_str()));
-    let control = ctx.control.clone();
+    let control = ctx.control().clone();
     // A client that takes no live interval within the send timeout gets no more: the
     // ticker also watches the data threads and must not block on it.
     let mut live = true;
@@ -115,7 +115,7 @@ pub fn serve(ctx: &SessionCtx, req: &StreamRequest) -> Result<(), EngineError> {
         thread::sleep(Duration::from_millis(5));
     }
     if !reader.is_finished() {
-        ctx.control.shutdown();
+        ctx.control().shutdown();
         return Err(EngineError::Timeout {
             what: "the client's end of test".into(),
             secs: IDLE.as_secs(),
@@ -126,7 +126,7 @@ pub fn serve(ctx: &SessionCtx, req: &StreamRequest) -> Result<(), EngineError> {
     let received: u64 = conns.iter().filter(|c| !c.sending).map(|c| c.bytes).sum();
     let sent: u64 = conns.iter().filter(|c| c.sending).map(|c| c.bytes).sum();
     let wall = t0.elapsed();
-    ctx.config.counters.test_bytes(sent, received);
+    ctx.test_bytes(sent, received);
     let direction = wire_name(&req.direction);
     ctx.log_fields(
         "stream",
@@ -141,14 +141,32 @@ pub fn serve(ctx: &SessionCtx, req: &StreamRequest) -> Result<(), EngineError> {
             "bytes_sent": sent, "bytes_received": received, "wall_s": wall.as_secs_f64(),
         }),
     );
-    ctx.control.send(&AgentMsg::StreamDone(Box::new(EndReport {
-        conns,
-        before,
-        after,
-        iface: sampler.iface,
-        intervals,
-        wall_ns: wall.as_nanos() as u64,
-        interrupted,
-        placement: Some(placement),
-    })))
+    ctx.control()
+        .send(&AgentMsg::StreamDone(Box::new(EndReport {
+            conns,
+            before,
+            after,
+            iface: sampler.iface,
+            intervals,
+            wall_ns: wall.as_nanos() as u64,
+            interrupted,
+            placement: Some(placement),
+        })))
+}
+
+/// The agent's stream (TCP) handler.
+pub struct StreamHandler;
+
+impl AgentHandler for StreamHandler {
+    type Request = StreamRequest;
+    fn request(msg: &ClientMsg) -> Option<&StreamRequest> {
+        match msg {
+            ClientMsg::Stream(req) => Some(req),
+            _ => None,
+        }
+    }
+
+    fn serve(&self, ctx: &dyn ServeCtx, req: &StreamRequest) -> Result<(), EngineError> {
+        serve(ctx, req)
+    }
 }

@@ -15,17 +15,17 @@ use super::data::DRAIN;
 use super::phase::{self, Conn};
 use super::plan::{Live, Plan};
 use super::{datagrams_per_index, sockets, IDLE, LIVE_DEFAULT};
-use crate::agent::config::wire_name;
-use crate::agent::ctx::SessionCtx;
 use crate::config::UdpStreamConfig;
 use crate::flow::Start;
 use crate::placement::{Pinning, Watch};
 use crate::sampler::Sampler;
+use crate::serve::wire_name;
+use crate::serve::{AgentHandler, ServeCtx};
 use crate::EngineError;
 
-pub fn serve(ctx: &SessionCtx, req: &UdpStreamRequest) -> Result<(), EngineError> {
+pub fn serve(ctx: &dyn ServeCtx, req: &UdpStreamRequest) -> Result<(), EngineError> {
     let config = UdpStreamConfig::from_request(req);
-    if let Err(e) = config.validate(&ctx.config.limits) {
+    if let Err(e) = config.validate(ctx.limits()) {
         return ctx.refuse(e.into());
     }
     if !ctx.check_cpus(req.cpus.as_deref())? {
@@ -40,41 +40,42 @@ pub fn serve(ctx: &SessionCtx, req: &UdpStreamRequest) -> Result<(), EngineError
             ),
         });
     }
-    let sampler = Sampler::toward(ctx.peer.ip());
+    let sampler = Sampler::toward(ctx.peer().ip());
     let local = ctx
-        .control
+        .control()
         .local()
         .map_or(std::net::IpAddr::from([0u8; 4]), |a| a.ip());
     let socks = sockets::bind(local, n, req.window)?;
-    sockets::connect(&socks, ctx.peer.ip(), &req.ports)?;
+    sockets::connect(&socks, ctx.peer().ip(), &req.ports)?;
     let ports = sockets::ports(&socks)?;
     // Before Ready: the client sends as soon as it has the ports.
     let conns: Vec<Conn> = phase::conns(socks, |i| !req.client_sends_on(i), req.io, req.block);
     let token = u64::from_be_bytes(crate::stamp::random_bytes());
-    let rate = config.paced_rate(&ctx.config.limits);
+    let rate = config.paced_rate(ctx.limits());
     // The kernel's counters start before Ready: the client may send its first
     // datagrams as soon as it knows the ports, and the kernel reassembles them
     // (ReasmOKs) before this thread would read its counters after Go. The snapshot's
     // own time is ~0, as t0's would be.
     let before = sampler.snapshot(Instant::now());
-    ctx.control.send(&AgentMsg::UdpStreamReady(UdpStreamReady {
-        path: AgentPathInfo {
-            iface: sampler.iface.clone(),
-            addr: local.to_string(),
-        },
-        ports,
-        token,
-        rate_bps: rate,
-    }))?;
+    ctx.control()
+        .send(&AgentMsg::UdpStreamReady(UdpStreamReady {
+            path: AgentPathInfo {
+                iface: sampler.iface.clone(),
+                addr: local.to_string(),
+            },
+            ports,
+            token,
+            rate_bps: rate,
+        }))?;
     if ctx
-        .control
-        .expect::<Start>(Some(ctx.config.handshake_timeout * 2), "go")?
+        .control()
+        .expect::<Start>(Some(ctx.handshake_timeout() * 2), "go")?
         == Start::Stop
     {
         return Ok(());
     }
     let t0 = Instant::now();
-    let max = Duration::from_millis(ctx.config.limits.max_duration_ms);
+    let max = Duration::from_millis(ctx.limits().max_duration_ms);
     let planned = match req.limit {
         StreamLimit::Time { ms } => Duration::from_millis(ms).min(max),
         StreamLimit::Bytes { .. } => max,
@@ -99,7 +100,7 @@ pub fn serve(ctx: &SessionCtx, req: &UdpStreamRequest) -> Result<(), EngineError
         ms => Duration::from_millis(ms),
     };
     let reader_done = AtomicBool::new(false);
-    let (plan_r, lives_r, done_r, control) = (&plan, &lives, &reader_done, ctx.control.clone());
+    let (plan_r, lives_r, done_r, control) = (&plan, &lives, &reader_done, ctx.control().clone());
     let (conns, intervals) = thread::scope(|s| {
         // The client's UdpSent gives our receivers their counts; its Stop (Ctrl-C,
         // or its side finished) halts our senders and ends this reader.
@@ -136,11 +137,11 @@ pub fn serve(ctx: &SessionCtx, req: &UdpStreamRequest) -> Result<(), EngineError
             &sampler,
             every,
             |i| {
-                let _ = ctx.control.send(&AgentMsg::UdpInterval(Box::new(*i)));
+                let _ = ctx.control().send(&AgentMsg::UdpInterval(Box::new(*i)));
             },
             |sent| {
                 if has_senders {
-                    let _ = ctx.control.send(&AgentMsg::UdpSent(UdpSent { sent }));
+                    let _ = ctx.control().send(&AgentMsg::UdpSent(UdpSent { sent }));
                 }
             },
         );
@@ -150,7 +151,7 @@ pub fn serve(ctx: &SessionCtx, req: &UdpStreamRequest) -> Result<(), EngineError
             thread::sleep(Duration::from_millis(5));
         }
         if !reader_done.load(Relaxed) {
-            ctx.control.shutdown();
+            ctx.control().shutdown();
         }
         out
     });
@@ -175,7 +176,7 @@ pub fn serve(ctx: &SessionCtx, req: &UdpStreamRequest) -> Result<(), EngineError
         }),
     );
     let interrupted = conns.iter().any(|c| c.error.is_some());
-    ctx.control
+    ctx.control()
         .send(&AgentMsg::UdpStreamDone(Box::new(UdpEndReport {
             conns,
             before,
@@ -186,4 +187,21 @@ pub fn serve(ctx: &SessionCtx, req: &UdpStreamRequest) -> Result<(), EngineError
             interrupted,
             placement: Some(placement),
         })))
+}
+
+/// The agent's UDP stream handler.
+pub struct UdpStreamHandler;
+
+impl AgentHandler for UdpStreamHandler {
+    type Request = UdpStreamRequest;
+    fn request(msg: &ClientMsg) -> Option<&UdpStreamRequest> {
+        match msg {
+            ClientMsg::UdpStream(req) => Some(req),
+            _ => None,
+        }
+    }
+
+    fn serve(&self, ctx: &dyn ServeCtx, req: &UdpStreamRequest) -> Result<(), EngineError> {
+        serve(ctx, req)
+    }
 }
