@@ -16,6 +16,7 @@ pub mod explain;
 pub mod flow;
 #[doc(hidden)]
 pub mod hotpath;
+pub mod kind;
 pub mod mesh;
 pub mod metrics;
 pub mod path;
