@@ -7,6 +7,7 @@
 
 mod ctx;
 mod handlers;
+pub mod phase;
 
 pub use ctx::{wire_name, ServeCtx};
 pub use handlers::{unexpected, AgentHandler, Handlers, Route};
