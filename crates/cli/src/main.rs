@@ -17,6 +17,7 @@ mod live;
 mod output;
 mod placement_args;
 mod progress;
+mod series;
 mod stored;
 mod unsaved;
 

@@ -16,6 +16,7 @@ pub mod explain;
 pub mod flow;
 #[doc(hidden)]
 pub mod hotpath;
+pub mod kind;
 pub mod mesh;
 pub mod metrics;
 pub mod path;
@@ -23,6 +24,7 @@ pub mod payload;
 pub mod placement;
 pub mod rr;
 pub mod sampler;
+pub mod serve;
 mod sniff;
 pub mod ssh;
 pub mod stall;

@@ -1,10 +1,13 @@
 //! `mtuperf rr`: block request/response under load (the Cache Fusion test).
 use std::net::IpAddr;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
-use mtuperf_engine::client::Session;
+use mtuperf_engine::client::{ConnectOptions, Session};
 use mtuperf_engine::config::RrConfig;
+use mtuperf_engine::kind::Measurement;
 use mtuperf_engine::rr;
+use mtuperf_engine::EngineError;
 use mtuperf_report::rr::{self as rep, Document, StepDoc};
 
 use crate::args::rr::RrArgs;
@@ -14,6 +17,7 @@ use crate::global::Global;
 use crate::heading;
 use crate::live::rr::Printer;
 use crate::output::{self, Format, Output};
+use crate::series::{Connect, Kind, Series};
 
 /// rr's outputs.
 #[derive(Debug, Clone)]
@@ -59,103 +63,129 @@ pub fn run(g: &Global, a: &Args) -> CmdResult {
     let loads = a.test.loads()?;
     let store = common::open_store(g)?;
     let peer = crate::groups::ssh::peer(g, &a.ssh, &a.target, a.bind, a.test.longest(&loads))?;
-    let stop = common::interrupt_flag();
     let live = a.test.interval.is_some() && !json;
-    let printer = Printer {
-        live,
-        tty: !live && crate::progress::stderr_is_terminal(),
-        clients: std::sync::atomic::AtomicU32::new(0),
-        total_s: a.test.time.as_secs_f64(),
-    };
     // With --from, this host sends nothing to the target: the hosts' agents do.
-    let session = if a.from.is_empty() {
-        Some(Session::connect(&peer.target, &peer.opts).map_err(common::engine_failure)?)
+    let connect = if a.from.is_empty() {
+        Connect::Once(&peer.target, &peer.opts)
     } else {
         crate::args::rr::check_from(&a.from, &loads, peer.opts.key.is_some())?;
-        None
+        Connect::Never
     };
-    let group = match (&store, loads.len() > 1) {
-        (Some(s), true) => s
-            .create_group("rr", &serde_json::json!({ "clients": loads }).to_string())
-            .ok(),
-        _ => None,
+    let kind = Steps {
+        args: a,
+        opts: &peer.opts,
+        sweep: loads.clone(),
+        printer: Printer {
+            live,
+            tty: !live && crate::progress::stderr_is_terminal(),
+            clients: std::sync::atomic::AtomicU32::new(0),
+            total_s: a.test.time.as_secs_f64(),
+        },
     };
-    let mut steps: Vec<StepDoc> = Vec::new();
-    // A step that fails ends the sweep, but the steps already measured are still
-    // printed (they are stored already) before the failure is reported.
-    let mut failed = None;
-    for &clients in &loads {
+    Series {
+        kind: &kind,
+        plan: loads,
+        connect,
+        target: &a.target,
+        store: store.as_ref(),
+        json,
+        stop: common::interrupt_flag(),
+    }
+    .run()
+}
+
+/// The rr kind as the series driver runs it: one step per load (`--clients` list).
+struct Steps<'a> {
+    args: &'a Args,
+    opts: &'a ConnectOptions,
+    sweep: Vec<u32>,
+    printer: Printer,
+}
+
+impl Kind for Steps<'_> {
+    /// The step's clients.
+    type Step = u32;
+    type Run = StepDoc;
+    type Doc = Document;
+
+    fn measure(
+        &self,
+        session: Option<&Session>,
+        clients: u32,
+        stop: &Arc<AtomicBool>,
+    ) -> Result<StepDoc, EngineError> {
+        let a = self.args;
         let params = RrConfig {
             cpus: a.placement.cpus(),
             agent_cpus: a.placement.agent_cpus(),
             ..a.test.config(clients)
         };
-        printer.clients.store(clients, Ordering::Relaxed);
-        let s = if clients == 1 { "" } else { "s" };
-        if printer.live {
+        self.printer.clients.store(clients, Ordering::Relaxed);
+        if self.printer.live {
+            let s = if clients == 1 { "" } else { "s" };
             outln!("step: {clients} client{s}");
         }
-        let result = match &session {
-            Some(s) => rr::run(s, &params, &stop, &printer),
-            None => rr::run_from(&a.from, &a.target, &peer.opts, &params, &stop),
-        };
-        let result = match result {
-            Ok(r) => r,
-            Err(e) => {
-                failed = Some(common::engine_failure(e));
-                break;
-            }
-        };
-        let mut step = StepDoc::new(result);
-        // Stored before the next step starts.
-        step.run_id = common::store_record(
-            store.as_ref(),
-            &step,
-            common::Place {
-                target: &a.target,
-                group,
-                label: Some(
-                    &a.label
-                        .clone()
-                        .unwrap_or_else(|| format!("clients={clients}")),
-                ),
-            },
-        )?;
-        if !json {
-            out!("{}", rep::header(&step.result));
-            out!("{}", rep::step_text(&step));
-            if let Some(id) = step.run_id {
-                outln!("stored as run {id}");
-            }
+        match session {
+            Some(s) => rr::Rr.run(s, &params, stop, &self.printer),
+            None => rr::run_from(&a.from, &a.target, self.opts, &params, stop),
         }
-        steps.push(step);
-        if stop.load(Ordering::Relaxed) {
-            break;
+        .map(StepDoc::new)
+    }
+
+    fn set_run_id(run: &mut StepDoc, id: Option<i64>) {
+        run.run_id = id;
+    }
+
+    fn label(&self, clients: u32) -> Option<String> {
+        Some(
+            self.args
+                .label
+                .clone()
+                .unwrap_or_else(|| format!("clients={clients}")),
+        )
+    }
+
+    fn print_run(&self, _i: usize, _planned: usize, step: &StepDoc) {
+        out!("{}", rep::header(&step.result));
+        out!("{}", rep::step_text(step));
+    }
+
+    fn says_stored(&self, _planned: usize) -> bool {
+        true
+    }
+
+    fn document(&self, steps: Vec<StepDoc>) -> Document {
+        Document::new(steps)
+    }
+
+    fn print_end(&self, doc: &Document) {
+        if let Some(sw) = &doc.sweep {
+            out!("{}", rep::sweep_text(sw));
         }
     }
-    if let Some(s) = session {
-        s.close();
+
+    fn interrupt_reason(doc: &Document) -> Option<&str> {
+        doc.interrupt_reason()
     }
-    let doc = Document::new(steps);
-    let measured = !doc.steps.is_empty();
-    if let (Some(s), Some(id), true) = (&store, group, measured) {
-        let _ = s.finish_group(id, &serde_json::to_string(&doc.sweep).unwrap_or_default());
+
+    fn ok_code(&self, doc: &Document) -> u8 {
+        let corrupt = doc.corrupt();
+        if self.args.test.verify && corrupt > 0 {
+            eprintln!("mtuperf rr: --verify found {corrupt} corrupted block(s)");
+            exit::CHECK_FAILED
+        } else {
+            0
+        }
     }
-    if json && measured {
-        crate::out::json(&doc);
-    } else if let Some(sw) = &doc.sweep {
-        out!("{}", rep::sweep_text(sw));
+
+    fn group(&self) -> Option<(&'static str, String)> {
+        (self.sweep.len() > 1).then(|| {
+            let params = serde_json::json!({ "clients": self.sweep });
+            ("rr", params.to_string())
+        })
     }
-    // The steps measured are printed; then the failure that ended the sweep, if any.
-    if let Some(f) = failed {
-        return Err(f);
+
+    fn group_summary(&self, doc: &Document) -> String {
+        serde_json::to_string(&doc.sweep).unwrap_or_default()
     }
-    let (corrupt, why) = (doc.corrupt(), doc.interrupt_reason());
-    let ok = if a.test.verify && corrupt > 0 {
-        eprintln!("mtuperf rr: --verify found {corrupt} corrupted block(s)");
-        exit::CHECK_FAILED
-    } else {
-        0
-    };
-    Ok(common::measured_exit(&stop, why, ok))
 }

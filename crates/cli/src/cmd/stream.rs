@@ -1,9 +1,12 @@
 //! `mtuperf stream`: bulk TCP throughput.
 use std::net::IpAddr;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 use mtuperf_engine::client::Session;
-use mtuperf_engine::stream;
+use mtuperf_engine::kind::Measurement;
+use mtuperf_engine::stream::{self, StreamParams};
+use mtuperf_engine::EngineError;
 use mtuperf_report::stream::{self as rs, Document, RunDoc};
 
 use crate::args::stream::StreamArgs;
@@ -13,6 +16,7 @@ use crate::global::Global;
 use crate::heading;
 use crate::live::stream::Printer;
 use crate::output::{self, Format, Output};
+use crate::series::{self, Connect, Kind, Series};
 
 /// stream's outputs.
 #[derive(Debug, Clone)]
@@ -81,66 +85,106 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
     let store = common::open_store(g)?;
     let time = (a.test.time + std::time::Duration::from_secs(30)) * a.repeat;
     let peer = crate::groups::ssh::peer(g, &a.ssh, &a.target, a.bind, time)?;
-    let stop = common::interrupt_flag();
-    let printer = Printer {
-        live: a.test.interval.is_some() && !json,
-        omit_ns: params.request.omit_ms * 1_000_000,
-        bar: std::sync::Mutex::new(indicatif::ProgressBar::hidden()),
+    let kind = Tcp {
+        printer: Printer {
+            live: a.test.interval.is_some() && !json,
+            omit_ns: params.request.omit_ms * 1_000_000,
+            bar: std::sync::Mutex::new(indicatif::ProgressBar::hidden()),
+        },
+        params,
+        engine: stream::Stream {
+            cpus: a.placement.cpus(),
+        },
+        quiet: json,
+        label: a.label.clone(),
     };
-    let mut runs = Vec::new();
-    for i in 0..a.repeat {
-        let session = Session::connect(&peer.target, &peer.opts).map_err(common::engine_failure)?;
-        let progress = crate::progress::timed(&params.request, json || printer.live);
-        if let Ok(mut bar) = printer.bar.lock() {
+    Series {
+        kind: &kind,
+        plan: vec![(); a.repeat as usize],
+        connect: Connect::EachRun(&peer.target, &peer.opts),
+        target: &a.target,
+        store: store.as_ref(),
+        json,
+        stop: common::interrupt_flag(),
+    }
+    .run()
+}
+
+/// The TCP stream kind as the series driver runs it: `--repeat` repetitions.
+struct Tcp {
+    params: StreamParams,
+    engine: stream::Stream,
+    printer: Printer,
+    /// No progress bar (JSON output).
+    quiet: bool,
+    label: Option<String>,
+}
+
+impl Kind for Tcp {
+    type Step = ();
+    type Run = RunDoc;
+    type Doc = Document;
+
+    fn measure(
+        &self,
+        session: Option<&Session>,
+        (): (),
+        stop: &Arc<AtomicBool>,
+    ) -> Result<RunDoc, EngineError> {
+        let session = series::needs(session)?;
+        let progress =
+            crate::progress::timed(&self.params.request, self.quiet || self.printer.live);
+        if let Ok(mut bar) = self.printer.bar.lock() {
             *bar = progress.clone();
         }
-        let result =
-            stream::client::run_pinned(&session, &params, a.placement.cpus(), &stop, &printer)
-                .map_err(common::engine_failure);
+        let result = self.engine.run(session, &self.params, stop, &self.printer);
         progress.finish_and_clear();
-        session.close();
-        let mut run = RunDoc::new(result?);
-        run.run_id = common::store_record(
-            store.as_ref(),
-            &run,
-            common::Place {
-                target: &a.target,
-                group: None,
-                label: a.label.as_deref(),
-            },
-        )?;
-        if !json {
-            if a.repeat == 1 {
-                out!("{}", rs::header(&run.result));
-                out!("{}", rs::summary_text(&run));
-            } else {
-                if i == 0 {
-                    out!("{}", rs::header(&run.result));
-                }
-                outln!("{}", rs::run_line(i as usize, &run));
-            }
+        result.map(RunDoc::new)
+    }
+
+    fn set_run_id(run: &mut RunDoc, id: Option<i64>) {
+        run.run_id = id;
+    }
+
+    fn label(&self, (): ()) -> Option<String> {
+        self.label.clone()
+    }
+
+    fn print_run(&self, i: usize, planned: usize, run: &RunDoc) {
+        if i == 0 {
+            out!("{}", rs::header(&run.result));
         }
-        runs.push(run);
-        if stop.load(Ordering::Relaxed) {
-            break;
+        if planned == 1 {
+            out!("{}", rs::summary_text(run));
+        } else {
+            outln!("{}", rs::run_line(i, run));
         }
     }
-    let doc = Document::new(runs);
-    if json {
-        crate::out::json(&doc);
-    } else if doc.runs.len() > 1 && doc.summary.is_some() {
-        // The repetitions' summary alone: each run was printed as it finished.
-        out!(
-            "{}",
-            rs::text(&Document {
-                runs: Vec::new(),
-                ..doc.clone()
-            })
-        );
+
+    fn says_stored(&self, planned: usize) -> bool {
+        planned == 1
     }
-    let why = doc
-        .runs
-        .iter()
-        .find_map(|r| r.result.interrupt_reason.as_deref());
-    Ok(common::measured_exit(&stop, why, 0))
+
+    fn document(&self, runs: Vec<RunDoc>) -> Document {
+        Document::new(runs)
+    }
+
+    fn print_end(&self, doc: &Document) {
+        if doc.runs.len() > 1 && doc.summary.is_some() {
+            // The repetitions' summary alone: each run was printed as it finished.
+            out!(
+                "{}",
+                rs::text(&Document {
+                    runs: Vec::new(),
+                    ..doc.clone()
+                })
+            );
+        }
+    }
+
+    fn interrupt_reason(doc: &Document) -> Option<&str> {
+        doc.runs
+            .iter()
+            .find_map(|r| r.result.interrupt_reason.as_deref())
+    }
 }

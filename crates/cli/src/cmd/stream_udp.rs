@@ -1,10 +1,13 @@
 //! `mtuperf stream --udp`: paced UDP datagram streams, one run per rate (a list of
 //! rates is a sweep with a knee), each stored as it finishes.
-use std::sync::atomic::Ordering;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 use mtuperf_engine::client::Session;
+use mtuperf_engine::kind::Measurement;
 use mtuperf_engine::stream::udp;
-use mtuperf_proto::msg::udp::{MAX_UDP_BLOCK, MIN_UDP_BLOCK};
+use mtuperf_engine::EngineError;
+use mtuperf_proto::msg::udp::{UdpIo, MAX_UDP_BLOCK, MIN_UDP_BLOCK};
 use mtuperf_report::stream::udp::{self as ru, Document, RunDoc, Sweep};
 
 pub use crate::args::stream_udp::{Common, UdpArgs};
@@ -12,6 +15,7 @@ use crate::common;
 use crate::exit::{CmdResult, Failure};
 use crate::global::Global;
 use crate::live::stream_udp::Printer;
+use crate::series::{self, Connect, Kind, Series};
 
 pub fn run(g: &Global, c: &Common<'_>, u: &UdpArgs) -> CmdResult {
     let block = c.block.unwrap_or(8192);
@@ -25,11 +29,15 @@ pub fn run(g: &Global, c: &Common<'_>, u: &UdpArgs) -> CmdResult {
     }
     let store = common::open_store(g)?;
     let opts = common::connect_options(g, c.bind)?;
-    let stop = common::interrupt_flag();
-    let printer = Printer {
-        live: c.interval.is_some() && !c.json,
+    let kind = Udp {
+        common: c,
+        io: u.udp_io,
+        printer: Printer {
+            live: c.interval.is_some() && !c.json,
+        },
+        sweeping: u.rate.0.len() > 1,
+        max_loss: u.max_loss,
     };
-    let sweeping = u.rate.0.len() > 1;
     // A sweep runs each rate once (--repeat times each); a single rate --repeat times.
     let plan: Vec<u64> = u
         .rate
@@ -37,50 +45,83 @@ pub fn run(g: &Global, c: &Common<'_>, u: &UdpArgs) -> CmdResult {
         .iter()
         .flat_map(|&r| std::iter::repeat_n(r, c.repeat as usize))
         .collect();
-    let mut runs = Vec::new();
-    for (i, &rate) in plan.iter().enumerate() {
-        let session = Session::connect(c.target, &opts).map_err(common::engine_failure)?;
-        let result = udp::run(&session, &c.config(rate, u.udp_io), &stop, &printer)
-            .map_err(common::engine_failure);
-        session.close();
-        let mut run = RunDoc::new(result?);
-        if !c.json {
-            if i == 0 {
-                out!("{}", ru::header(&run.result));
-            }
-            if plan.len() == 1 {
-                out!("{}", ru::summary_text(&run));
-            } else {
-                outln!("{}", ru::run_line(i, &run));
-            }
+    Series {
+        kind: &kind,
+        plan,
+        connect: Connect::EachRun(c.target, &opts),
+        target: c.target,
+        store: store.as_ref(),
+        json: c.json,
+        stop: common::interrupt_flag(),
+    }
+    .run()
+}
+
+/// The UDP stream kind as the series driver runs it: one run per rate of the plan.
+struct Udp<'a> {
+    common: &'a Common<'a>,
+    io: UdpIo,
+    printer: Printer,
+    sweeping: bool,
+    max_loss: f64,
+}
+
+impl Kind for Udp<'_> {
+    /// The offered rate (0: max).
+    type Step = u64;
+    type Run = RunDoc;
+    type Doc = Document;
+
+    fn measure(
+        &self,
+        session: Option<&Session>,
+        rate: u64,
+        stop: &Arc<AtomicBool>,
+    ) -> Result<RunDoc, EngineError> {
+        let session = series::needs(session)?;
+        let config = self.common.config(rate, self.io);
+        udp::UdpStream
+            .run(session, &config, stop, &self.printer)
+            .map(RunDoc::new)
+    }
+
+    fn set_run_id(run: &mut RunDoc, id: Option<i64>) {
+        run.run_id = id;
+    }
+
+    fn label(&self, _rate: u64) -> Option<String> {
+        self.common.label.map(str::to_string)
+    }
+
+    fn print_run(&self, i: usize, planned: usize, run: &RunDoc) {
+        if i == 0 {
+            out!("{}", ru::header(&run.result));
         }
-        run.run_id = common::store_record(
-            store.as_ref(),
-            &run,
-            common::Place {
-                target: c.target,
-                group: None,
-                label: c.label,
-            },
-        )?;
-        if let (Some(id), false, 1) = (run.run_id, c.json, plan.len()) {
-            outln!("stored as run {id}");
-        }
-        runs.push(run);
-        if stop.load(Ordering::Relaxed) {
-            break;
+        if planned == 1 {
+            out!("{}", ru::summary_text(run));
+        } else {
+            outln!("{}", ru::run_line(i, run));
         }
     }
-    let sweep = sweeping.then(|| Sweep::new(&runs, u.max_loss));
-    let doc = Document::new(runs, sweep);
-    if c.json {
-        crate::out::json(&doc);
-    } else if doc.runs.len() > 1 {
-        out!("{}", ru::text(&doc));
+
+    fn says_stored(&self, planned: usize) -> bool {
+        planned == 1
     }
-    let why = doc
-        .runs
-        .iter()
-        .find_map(|r| r.result.interrupt_reason.as_deref());
-    Ok(common::measured_exit(&stop, why, 0))
+
+    fn document(&self, runs: Vec<RunDoc>) -> Document {
+        let sweep = self.sweeping.then(|| Sweep::new(&runs, self.max_loss));
+        Document::new(runs, sweep)
+    }
+
+    fn print_end(&self, doc: &Document) {
+        if doc.runs.len() > 1 {
+            out!("{}", ru::text(doc));
+        }
+    }
+
+    fn interrupt_reason(doc: &Document) -> Option<&str> {
+        doc.runs
+            .iter()
+            .find_map(|r| r.result.interrupt_reason.as_deref())
+    }
 }

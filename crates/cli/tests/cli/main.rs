@@ -31,6 +31,7 @@ mod report;
 mod report_browser;
 mod rr;
 mod rr_from;
+mod series;
 mod ssh_loopback;
 mod stream;
 mod stream_udp;

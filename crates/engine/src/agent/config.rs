@@ -22,15 +22,6 @@ pub struct LogLine {
     pub fields: serde_json::Map<String, serde_json::Value>,
 }
 
-/// The wire name of a serialisable enumeration value ("udp", "forward").
-pub fn wire_name<T: serde::Serialize>(v: &T) -> String {
-    match serde_json::to_value(v) {
-        Ok(serde_json::Value::String(s)) => s,
-        Ok(other) => other.to_string(),
-        Err(_) => String::new(),
-    }
-}
-
 pub type LogFn = Arc<dyn Fn(&LogLine) + Send + Sync>;
 
 #[derive(Clone)]

@@ -1,18 +1,21 @@
-//! What a test handler gets from its session: kept apart from the session loop so
-//! the handlers (stream, rr, path, doctor) import this and the loop imports them.
+//! The session's state, and its side of [`ServeCtx`]: what a test handler (stream,
+//! rr, path, doctor, mesh) gets from its session, through the narrow trait that lives
+//! below both the agent and the kinds.
 
 use std::net::{SocketAddr, TcpStream};
 use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use mtuperf_proto::msg::{AgentMsg, Refusal, CONNECTIONS_LIMIT};
+use mtuperf_proto::auth::Key;
+use mtuperf_proto::msg::{AgentMsg, Limits, Refusal, CONNECTIONS_LIMIT};
 
 use super::config::AgentConfig;
 use super::conns::{ConnGuard, Reservation};
 use super::pending::Allowance;
 use super::registry::{DataConn, Registry};
 use crate::control::Control;
+use crate::serve::ServeCtx;
 use crate::EngineError;
 
 /// What a test handler gets: the control connection, the peer, the agent's
@@ -42,39 +45,11 @@ fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl SessionCtx {
-    /// Refuses a request beyond a limit, naming the limit.
-    pub fn refuse_limit(
-        &self,
-        limit: &str,
-        requested: u64,
-        allowed: u64,
-    ) -> Result<(), EngineError> {
-        self.refuse(Refusal::Limit {
-            limit: limit.into(),
-            requested,
-            allowed,
-        })
-    }
-
-    /// Checks a request's `--agent-cpu` list against this agent's processor set
-    /// (`serve --cpus`, else its online CPUs) and refuses it, naming the flag, the
-    /// value, the allowed set and a hint, when outside. Ok(true): go on.
-    pub fn check_cpus(&self, cpus: Option<&[u32]>) -> Result<bool, EngineError> {
-        let Some(cpus) = cpus else {
-            return Ok(true);
-        };
-        let online = mtuperf_sys::affinity::online_cpus();
-        match crate::placement::check_agent_cpus(cpus, self.config.cpus.as_deref(), &online) {
-            Ok(()) => Ok(true),
-            Err(detail) => self.refuse(Refusal::BadRequest { detail }).map(|()| false),
-        }
-    }
-
     /// Admits a test that will hold `n` connections (its data connections, and the
     /// agent's own toward the client): promises them out of the agent's connection
     /// cap, or refuses the test by name, saying how many are free, when they do not
     /// fit beside the tests already running. Ok(true): go on.
-    pub fn reserve_connections(&self, n: u32) -> Result<bool, EngineError> {
+    fn reserve(&self, n: u32) -> Result<bool, EngineError> {
         match self.config.conns.reserve(n as usize) {
             Ok(r) => {
                 *locked(&self.reserved) = Some(r);
@@ -95,7 +70,7 @@ impl SessionCtx {
                         self.config.conns.cap()
                     ),
                 );
-                self.refuse_limit(CONNECTIONS_LIMIT, u64::from(n), no.free as u64)
+                ServeCtx::refuse_limit(self, CONNECTIONS_LIMIT, u64::from(n), no.free as u64)
                     .map(|()| false)
             }
         }
@@ -108,15 +83,10 @@ impl SessionCtx {
         *locked(&self.allowance) = None;
     }
 
-    pub fn refuse(&self, refusal: Refusal) -> Result<(), EngineError> {
-        self.config.counters.refused(&refusal);
-        self.control.send(&AgentMsg::Refused(refusal))
-    }
-
     /// Waits for `n` data connections (any order); bounded by the handshake timeout
     /// per connection. Returns them sorted by index. Only while this waits does the
     /// registry take data connections for the session, each Hello once, `n` at most.
-    pub fn accept_data(&self, n: u32) -> Result<Vec<TcpStream>, EngineError> {
+    fn accept(&self, n: u32) -> Result<Vec<TcpStream>, EngineError> {
         let mut guards = locked(&self.data_conns);
         guards.clear();
         // Left over from a test that gave up waiting: never handed to this one.
@@ -153,13 +123,63 @@ impl SessionCtx {
         }
         Ok(got.into_iter().flatten().collect())
     }
+}
 
-    pub fn log(&self, event: &'static str, message: String) {
-        self.config.log("info", Some(self.peer), event, message);
+impl ServeCtx for SessionCtx {
+    fn control(&self) -> &Control {
+        &self.control
     }
 
-    /// [`Self::log`] with the message's figures as named fields (a JSON object).
-    pub fn log_fields(&self, event: &'static str, message: String, fields: serde_json::Value) {
+    fn peer(&self) -> SocketAddr {
+        self.peer
+    }
+
+    fn limits(&self) -> &Limits {
+        &self.config.limits
+    }
+
+    fn handshake_timeout(&self) -> Duration {
+        self.config.handshake_timeout
+    }
+
+    fn idle_timeout(&self) -> Duration {
+        self.config.idle_timeout
+    }
+
+    fn test_hooks(&self) -> bool {
+        self.config.test_hooks
+    }
+
+    fn key(&self) -> Option<&Key> {
+        self.config.key.as_ref()
+    }
+
+    fn agent_cpus(&self) -> Option<&[u32]> {
+        self.config.cpus.as_deref()
+    }
+
+    fn refuse(&self, refusal: Refusal) -> Result<(), EngineError> {
+        self.config.counters.refused(&refusal);
+        self.control.send(&AgentMsg::Refused(refusal))
+    }
+
+    fn reserve_connections(&self, n: u32) -> Result<bool, EngineError> {
+        self.reserve(n)
+    }
+
+    fn accept_data(&self, n: u32) -> Result<Vec<TcpStream>, EngineError> {
+        self.accept(n)
+    }
+
+    fn test_bytes(&self, sent: u64, received: u64) {
+        self.config.counters.test_bytes(sent, received);
+    }
+
+    fn log_at(&self, level: &'static str, event: &'static str, message: String) {
+        self.config.log(level, Some(self.peer), event, message);
+    }
+
+    fn log_fields(&self, event: &'static str, message: String, fields: serde_json::Value) {
         let fields = match fields {
             serde_json::Value::Object(m) => m,
             _ => serde_json::Map::new(),

@@ -7,13 +7,14 @@ pub mod config;
 pub(crate) mod conns;
 pub mod counters;
 pub mod gate;
+mod handlers;
 mod handshake;
 mod logrl;
 pub(crate) mod pending;
 mod registry;
 mod session;
 
-pub mod ctx;
+mod ctx;
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,12 +25,12 @@ use std::time::Duration;
 use mtuperf_proto::msg::Full;
 use socket2::{Domain, Socket, Type};
 
-pub use config::{wire_name, AgentConfig, LogFn, LogLine};
+pub use config::{AgentConfig, LogFn, LogLine};
 pub use counters::AgentCounters;
-pub use ctx::SessionCtx;
 pub use gate::Gate;
 pub use registry::Registry;
 
+use crate::serve::Handlers;
 use crate::EngineError;
 
 /// The listening socket's accept queue: one rr step's data connections at most.
@@ -89,6 +90,7 @@ impl Agent {
     /// see their sockets close.
     pub fn run(self, shutdown: &Arc<AtomicBool>) {
         let registry = Arc::new(Registry::new(self.config.limits.max_sessions));
+        let handlers = Arc::new(handlers::all());
         let pending = self.config.pending.clone();
         let conns = self.config.conns.clone();
         let (cap, nofile) = (conns.cap(), conns::nofile());
@@ -111,6 +113,7 @@ impl Agent {
             let shared = Shared {
                 config: self.config.clone(),
                 registry: registry.clone(),
+                handlers: handlers.clone(),
                 pending: pending.clone(),
                 conns: conns.clone(),
                 shutdown: shutdown.clone(),
@@ -131,6 +134,8 @@ impl Agent {
 struct Shared {
     config: Arc<AgentConfig>,
     registry: Arc<Registry>,
+    /// The request handlers sessions dispatch through.
+    handlers: Arc<Handlers>,
     pending: Arc<pending::Pending>,
     conns: Arc<conns::Conns>,
     shutdown: Arc<AtomicBool>,
@@ -209,6 +214,6 @@ fn handle_connection(stream: TcpStream, peer: SocketAddr, sh: &Shared, guard: co
     let outcome = handshake::greet(stream, peer, &sh.config, &sh.registry, guard);
     sh.pending.leave(peer.ip());
     if let Some(ctx) = outcome {
-        session::run(ctx, &sh.shutdown);
+        session::run(ctx, &sh.handlers, &sh.shutdown);
     }
 }

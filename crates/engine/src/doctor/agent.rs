@@ -4,16 +4,16 @@
 use std::time::Duration;
 
 use mtuperf_proto::msg::doctor::{DoctorReply, DoctorRequest};
-use mtuperf_proto::msg::{AgentMsg, Refusal};
+use mtuperf_proto::msg::{AgentMsg, ClientMsg, Refusal};
 
 use super::{check_host, facts, Options, Profile};
-use crate::agent::ctx::SessionCtx;
+use crate::serve::{AgentHandler, ServeCtx};
 use crate::EngineError;
 
 /// Longest counter sample the agent accepts (ms).
 pub const MAX_SAMPLE_MS: u64 = 60_000;
 
-pub fn serve(ctx: &SessionCtx, req: &DoctorRequest) -> Result<(), EngineError> {
+pub fn serve(ctx: &dyn ServeCtx, req: &DoctorRequest) -> Result<(), EngineError> {
     let Ok(profile) = req.profile.parse::<Profile>() else {
         return ctx.refuse(Refusal::BadRequest {
             detail: format!(
@@ -22,13 +22,16 @@ pub fn serve(ctx: &SessionCtx, req: &DoctorRequest) -> Result<(), EngineError> {
             ),
         });
     };
-    let allowed = MAX_SAMPLE_MS.min(ctx.config.limits.max_duration_ms);
+    let allowed = MAX_SAMPLE_MS.min(ctx.limits().max_duration_ms);
     if req.sample_ms > allowed {
         return ctx.refuse_limit("max-duration", req.sample_ms.div_ceil(1000), allowed / 1000);
     }
-    let (ifaces, selection) = match mtuperf_sys::route::route_to(ctx.peer.ip()) {
-        Ok(r) => (vec![r.iface.clone()], format!("route to {}", ctx.peer.ip())),
-        Err(e) => (Vec::new(), format!("no route to {} ({e})", ctx.peer.ip())),
+    let (ifaces, selection) = match mtuperf_sys::route::route_to(ctx.peer().ip()) {
+        Ok(r) => (
+            vec![r.iface.clone()],
+            format!("route to {}", ctx.peer().ip()),
+        ),
+        Err(e) => (Vec::new(), format!("no route to {} ({e})", ctx.peer().ip())),
     };
     let on = if ifaces.is_empty() {
         "no interface".to_string()
@@ -49,10 +52,27 @@ pub fn serve(ctx: &SessionCtx, req: &DoctorRequest) -> Result<(), EngineError> {
             evidence: None,
         },
     );
-    ctx.control
+    ctx.control()
         .send(&AgentMsg::DoctorReply(Box::new(DoctorReply {
             hostname: facts.hostname.clone(),
             findings,
             facts,
         })))
+}
+
+/// The agent's `doctor --peer` handler.
+pub struct DoctorHandler;
+
+impl AgentHandler for DoctorHandler {
+    type Request = DoctorRequest;
+    fn request(msg: &ClientMsg) -> Option<&DoctorRequest> {
+        match msg {
+            ClientMsg::Doctor(req) => Some(req),
+            _ => None,
+        }
+    }
+
+    fn serve(&self, ctx: &dyn ServeCtx, req: &DoctorRequest) -> Result<(), EngineError> {
+        serve(ctx, req)
+    }
 }

@@ -18,17 +18,18 @@ use mtuperf_proto::msg::mesh::{
     CountersRequest, DiscoverRequest, Discovery, NicCounters, NodeCounters, ThirdPartyRequest,
     ThirdPartyTest, MAX_COUNTER_IFACES, MAX_DISCOVERED_ADDRS,
 };
-use mtuperf_proto::msg::{AgentMsg, Refusal};
+use mtuperf_proto::msg::{AgentMsg, ClientMsg, Refusal};
 
 use super::third_party;
-use crate::agent::ctx::SessionCtx;
 use crate::client::{ConnectOptions, Session};
 use crate::doctor::facts;
+use crate::serve::{AgentHandler, ServeCtx};
 use crate::EngineError;
 
-pub fn serve_discover(ctx: &SessionCtx, _req: &DiscoverRequest) -> Result<(), EngineError> {
+pub fn serve_discover(ctx: &dyn ServeCtx, _req: &DiscoverRequest) -> Result<(), EngineError> {
     ctx.log("discover", "mesh discovery".into());
-    ctx.control.send(&AgentMsg::Discovery(Box::new(discover())))
+    ctx.control()
+        .send(&AgentMsg::Discovery(Box::new(discover())))
 }
 
 /// This host's interfaces (doctor's facts of every up non-loopback interface) and
@@ -61,7 +62,7 @@ pub fn counters(ifaces: &[String]) -> NodeCounters {
     }
 }
 
-pub fn serve_counters(ctx: &SessionCtx, req: &CountersRequest) -> Result<(), EngineError> {
+pub fn serve_counters(ctx: &dyn ServeCtx, req: &CountersRequest) -> Result<(), EngineError> {
     if req.ifaces.len() > MAX_COUNTER_IFACES {
         return ctx.refuse(Refusal::BadRequest {
             detail: format!(
@@ -70,7 +71,7 @@ pub fn serve_counters(ctx: &SessionCtx, req: &CountersRequest) -> Result<(), Eng
             ),
         });
     }
-    ctx.control
+    ctx.control()
         .send(&AgentMsg::Counters(Box::new(counters(&req.ifaces))))
 }
 
@@ -118,12 +119,10 @@ fn load_bounds(rr: &mtuperf_proto::msg::mesh::RrLoad) -> Result<(), String> {
     Ok(())
 }
 
-pub fn serve_third_party(ctx: &SessionCtx, req: &ThirdPartyRequest) -> Result<(), EngineError> {
+pub fn serve_third_party(ctx: &dyn ServeCtx, req: &ThirdPartyRequest) -> Result<(), EngineError> {
     let test = req.test.name();
-    let Some(key) = ctx.config.key.clone() else {
-        ctx.config.log(
-            "warn",
-            Some(ctx.peer),
+    let Some(key) = ctx.key().cloned() else {
+        ctx.warn(
             "third_party",
             format!(
                 "refused a third-party {test} test toward {}: this agent holds no key",
@@ -148,7 +147,7 @@ pub fn serve_third_party(ctx: &SessionCtx, req: &ThirdPartyRequest) -> Result<()
         });
     }
     if let ThirdPartyTest::Stream { duration_ms } = req.test {
-        let allowed = ctx.config.limits.max_duration_ms;
+        let allowed = ctx.limits().max_duration_ms;
         if duration_ms > allowed {
             return ctx.refuse_limit("max-duration", duration_ms.div_ceil(1000), allowed / 1000);
         }
@@ -158,7 +157,7 @@ pub fn serve_third_party(ctx: &SessionCtx, req: &ThirdPartyRequest) -> Result<()
     if let ThirdPartyTest::RrLoad { rr } | ThirdPartyTest::Rr { rr } = req.test {
         let cfg = third_party::load_config(&rr);
         let checked = cfg
-            .validate(&ctx.config.limits)
+            .validate(ctx.limits())
             .and_then(|()| load_bounds(&rr).map_err(crate::config::ConfigError::Bad));
         if let Err(e) = checked {
             return ctx.refuse(e.into());
@@ -168,11 +167,13 @@ pub fn serve_third_party(ctx: &SessionCtx, req: &ThirdPartyRequest) -> Result<()
         "third_party",
         format!(
             "third-party {test} test from {} to {}, asked by {}",
-            req.from, req.to, ctx.peer
+            req.from,
+            req.to,
+            ctx.peer()
         ),
         serde_json::json!({
             "test": test, "from": req.from.to_string(), "to": req.to.to_string(),
-            "asked_by": ctx.peer.to_string(),
+            "asked_by": ctx.peer().to_string(),
         }),
     );
     let opts = ConnectOptions {
@@ -189,12 +190,7 @@ pub fn serve_third_party(ctx: &SessionCtx, req: &ThirdPartyRequest) -> Result<()
                 Refusal::AuthFailed | Refusal::AuthRequired | Refusal::NotAllowed { .. },
             )),
         ) => {
-            ctx.config.log(
-                "warn",
-                Some(ctx.peer),
-                "third_party",
-                format!("no test toward {}: {e}", req.to),
-            );
+            ctx.warn("third_party", format!("no test toward {}: {e}", req.to));
             return ctx.refuse(Refusal::PeerNotAuthenticated {
                 peer: req.to.to_string(),
                 detail: e.to_string(),
@@ -206,7 +202,7 @@ pub fn serve_third_party(ctx: &SessionCtx, req: &ThirdPartyRequest) -> Result<()
         Err(EngineError::Refused(r @ Refusal::Busy { .. }))
             if matches!(req.test, ThirdPartyTest::RrLoad { .. }) =>
         {
-            return ctx.control.send(&AgentMsg::Error {
+            return ctx.control().send(&AgentMsg::Error {
                 message: format!("the peer agent {} refused: {r}", req.to),
             });
         }
@@ -227,7 +223,7 @@ pub fn serve_third_party(ctx: &SessionCtx, req: &ThirdPartyRequest) -> Result<()
     // reads the control connection while the test runs, so a watcher peeks at it.
     let stop = Arc::new(AtomicBool::new(false));
     let done = AtomicBool::new(false);
-    let asker = ctx.control.socket();
+    let asker = ctx.control().socket();
     let result = std::thread::scope(|s| {
         if matches!(
             req.test,
@@ -241,7 +237,7 @@ pub fn serve_third_party(ctx: &SessionCtx, req: &ThirdPartyRequest) -> Result<()
     });
     session.close();
     match result {
-        Ok(r) => ctx.control.send(&AgentMsg::ThirdPartyDone(Box::new(r))),
+        Ok(r) => ctx.control().send(&AgentMsg::ThirdPartyDone(Box::new(r))),
         // Said once: the asker's side adds its own "agent error:".
         Err(e) => {
             let message = match e {
@@ -249,7 +245,60 @@ pub fn serve_third_party(ctx: &SessionCtx, req: &ThirdPartyRequest) -> Result<()
                 EngineError::Refused(r) => format!("the peer agent {} refused: {r}", req.to),
                 e => e.to_string(),
             };
-            ctx.control.send(&AgentMsg::Error { message })
+            ctx.control().send(&AgentMsg::Error { message })
         }
+    }
+}
+
+/// Mesh discovery: a query, not a test.
+pub struct DiscoverHandler;
+
+impl AgentHandler for DiscoverHandler {
+    type Request = DiscoverRequest;
+    const TEST: bool = false;
+    fn request(msg: &ClientMsg) -> Option<&DiscoverRequest> {
+        match msg {
+            ClientMsg::Discover(req) => Some(req),
+            _ => None,
+        }
+    }
+
+    fn serve(&self, ctx: &dyn ServeCtx, req: &DiscoverRequest) -> Result<(), EngineError> {
+        serve_discover(ctx, req)
+    }
+}
+
+/// A third-party test run from this agent toward another.
+pub struct ThirdPartyHandler;
+
+impl AgentHandler for ThirdPartyHandler {
+    type Request = ThirdPartyRequest;
+    fn request(msg: &ClientMsg) -> Option<&ThirdPartyRequest> {
+        match msg {
+            ClientMsg::ThirdParty(req) => Some(req),
+            _ => None,
+        }
+    }
+
+    fn serve(&self, ctx: &dyn ServeCtx, req: &ThirdPartyRequest) -> Result<(), EngineError> {
+        serve_third_party(ctx, req)
+    }
+}
+
+/// The agent's kernel counters: a query, not a test.
+pub struct CountersHandler;
+
+impl AgentHandler for CountersHandler {
+    type Request = CountersRequest;
+    const TEST: bool = false;
+    fn request(msg: &ClientMsg) -> Option<&CountersRequest> {
+        match msg {
+            ClientMsg::Counters(req) => Some(req),
+            _ => None,
+        }
+    }
+
+    fn serve(&self, ctx: &dyn ServeCtx, req: &CountersRequest) -> Result<(), EngineError> {
+        serve_counters(ctx, req)
     }
 }

@@ -16,7 +16,7 @@ use mtuperf_proto::msg::{
 use mtuperf_sys::sockopt::{self, ErrQueueEntry, Origin, PmtuMode};
 
 use super::probe::{dgram, overhead};
-use crate::agent::ctx::SessionCtx;
+use crate::serve::{AgentHandler, ServeCtx};
 use crate::stamp::random_bytes;
 use crate::EngineError;
 
@@ -61,13 +61,13 @@ pub fn path_info(peer: IpAddr, fallback: IpAddr) -> AgentPathInfo {
     }
 }
 
-pub fn serve(ctx: &SessionCtx, open: &PathOpen) -> Result<(), EngineError> {
+pub fn serve(ctx: &dyn ServeCtx, open: &PathOpen) -> Result<(), EngineError> {
     let local = ctx
-        .control
+        .control()
         .local()
         .ok_or_else(|| EngineError::Protocol("control socket has no local address".into()))?;
     let v6 = local.is_ipv6();
-    let client = SocketAddr::new(ctx.peer.ip(), open.client_port);
+    let client = SocketAddr::new(ctx.peer().ip(), open.client_port);
     let sock = UdpSocket::bind(SocketAddr::new(local.ip(), 0))
         .map_err(|e| EngineError::io("binding the path probe socket", e))?;
     sockopt::set_pmtu_discover(&sock, v6, PmtuMode::Probe)
@@ -95,10 +95,10 @@ pub fn serve(ctx: &SessionCtx, open: &PathOpen) -> Result<(), EngineError> {
         format!("path probing for {client} on UDP port {port}"),
         serde_json::json!({ "client": client.to_string(), "udp_port": port }),
     );
-    ctx.control.send(&AgentMsg::PathReady(PathReady {
+    ctx.control().send(&AgentMsg::PathReady(PathReady {
         port,
         token,
-        path: path_info(ctx.peer.ip(), local.ip()),
+        path: path_info(ctx.peer().ip(), local.ip()),
     }))?;
     let outcome = control_loop(ctx, &sock, client, token, &rx, &tally);
     stop.store(true, Ordering::Relaxed);
@@ -119,7 +119,7 @@ pub fn serve(ctx: &SessionCtx, open: &PathOpen) -> Result<(), EngineError> {
 }
 
 fn control_loop(
-    ctx: &SessionCtx,
+    ctx: &dyn ServeCtx,
     sock: &UdpSocket,
     client: SocketAddr,
     token: u64,
@@ -129,8 +129,8 @@ fn control_loop(
     let mut count = 0u64;
     loop {
         match ctx
-            .control
-            .recv::<ClientMsg>(Some(ctx.config.idle_timeout), "path probe request")?
+            .control()
+            .recv::<ClientMsg>(Some(ctx.idle_timeout()), "path probe request")?
         {
             ClientMsg::PathReverseProbe(req) => {
                 count += 1;
@@ -147,10 +147,10 @@ fn control_loop(
                     continue;
                 }
                 let r = reverse(sock, client, token, &req, rx);
-                ctx.control.send(&AgentMsg::PathProbeResult(r))?;
+                ctx.control().send(&AgentMsg::PathProbeResult(r))?;
             }
-            ClientMsg::Stop => return ctx.control.send(&AgentMsg::PathServed(tally.served())),
-            ClientMsg::Bye => return ctx.control.send(&AgentMsg::Ack),
+            ClientMsg::Stop => return ctx.control().send(&AgentMsg::PathServed(tally.served())),
+            ClientMsg::Bye => return ctx.control().send(&AgentMsg::Ack),
             other => {
                 return ctx.refuse(Refusal::BadRequest {
                     detail: format!("unexpected message during path probing: {other:?}"),
@@ -267,5 +267,22 @@ fn respond(
                 }
             }
         }
+    }
+}
+
+/// The agent's path handler: a path session opened by `PathOpen`.
+pub struct PathHandler;
+
+impl AgentHandler for PathHandler {
+    type Request = PathOpen;
+    fn request(msg: &ClientMsg) -> Option<&PathOpen> {
+        match msg {
+            ClientMsg::PathOpen(req) => Some(req),
+            _ => None,
+        }
+    }
+
+    fn serve(&self, ctx: &dyn ServeCtx, req: &PathOpen) -> Result<(), EngineError> {
+        serve(ctx, req)
     }
 }

@@ -2,37 +2,39 @@
 //! UDP responder (or takes the TCP data connections), serves blocks with `workers`
 //! threads until the client's Stop, and reports what it served with host snapshots.
 
-use std::net::IpAddr;
+use std::net::{IpAddr, TcpStream, UdpSocket};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use mtuperf_proto::msg::rr::RrProto;
+use mtuperf_proto::msg::rr::{RrBidir, RrProto};
 use mtuperf_proto::msg::{
     AgentMsg, AgentPathInfo, ClientMsg, Refusal, RrReady, RrRequest, RrServed,
 };
 
-use super::responder::Serving;
-use crate::agent::config::wire_name;
-use crate::agent::ctx::SessionCtx;
+use super::bidir_requester;
+use super::requester::Transport;
+use super::responder::{Serving, Tally};
 use crate::config::bounds::{MAX_RR_TIMEOUT, MAX_UDP_PORTS, MIN_RR_TIMEOUT};
 use crate::config::RrConfig;
-use crate::flow::Start;
 use crate::placement::{Pinning, Watch};
 use crate::sampler::Sampler;
+use crate::serve::phase::{self as phase_shared, StopReader};
+use crate::serve::wire_name;
+use crate::serve::{AgentHandler, ServeCtx};
 use crate::EngineError;
 
 /// The agent ends a test on its own this long after its planned end if the client's
 /// Stop never comes.
 const GRACE: Duration = Duration::from_secs(10);
 
-fn bad(ctx: &SessionCtx, detail: String) -> Result<bool, EngineError> {
+fn bad(ctx: &dyn ServeCtx, detail: String) -> Result<bool, EngineError> {
     ctx.refuse(Refusal::BadRequest { detail })?;
     Ok(false)
 }
 
-fn check(ctx: &SessionCtx, req: &RrRequest, workers: u32) -> Result<bool, EngineError> {
+fn check(ctx: &dyn ServeCtx, req: &RrRequest, workers: u32) -> Result<bool, EngineError> {
     let config = RrConfig::from_request(req);
     if let Err(e) = config.check_shape() {
         return ctx.refuse(e.into()).map(|()| false);
@@ -54,13 +56,13 @@ fn check(ctx: &SessionCtx, req: &RrRequest, workers: u32) -> Result<bool, Engine
             );
         }
     }
-    if req.hooks.is_some() && !ctx.config.test_hooks {
+    if req.hooks.is_some() && !ctx.test_hooks() {
         return bad(
             ctx,
             "test hooks asked for, but the agent was not started with --test-hooks".into(),
         );
     }
-    if let Err(e) = config.validate(&ctx.config.limits) {
+    if let Err(e) = config.validate(ctx.limits()) {
         return ctx.refuse(e.into()).map(|()| false);
     }
     Ok(ctx.check_cpus(req.cpus.as_deref())? && workers > 0)
@@ -76,36 +78,57 @@ fn connections(req: &RrRequest) -> u32 {
     }
 }
 
-pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
+/// Serving threads: the request's, else one per core within the agent's
+/// `--max-workers`.
+fn workers(ctx: &dyn ServeCtx, req: &RrRequest) -> u32 {
     let cores = thread::available_parallelism().map_or(1, |n| n.get() as u32);
-    let workers = if req.workers == 0 {
-        cores.min(ctx.config.limits.max_workers).max(1)
+    if req.workers == 0 {
+        cores.min(ctx.limits().max_workers).max(1)
     } else {
         req.workers
-    };
+    }
+}
+
+pub fn serve(ctx: &dyn ServeCtx, req: &RrRequest) -> Result<(), EngineError> {
+    let workers = workers(ctx, req);
     if !check(ctx, req, workers)? || !ctx.reserve_connections(connections(req))? {
         return Ok(());
     }
-    let sampler = Sampler::toward(ctx.peer.ip());
-    let local_ip = ctx
-        .control
-        .local()
-        .map_or(IpAddr::from([0u8; 4]), |a| a.ip());
+    let sampler = Sampler::toward(ctx.peer().ip());
+    let open = ready(ctx, req, workers, &sampler)?;
+    if !phase_shared::await_go(ctx)? {
+        return Ok(());
+    }
+    let (served, tally) = measure(ctx, req, workers, &sampler, open)?;
+    report(ctx, req, workers, &tally, &served);
+    ctx.control().send(&AgentMsg::RrDone(Box::new(served)))
+}
+
+/// The test's transports, opened and announced to the client.
+struct Open {
+    token: u64,
+    /// The UDP responder's socket (None: TCP, `tcp` holds the data connections).
+    udp: Option<UdpSocket>,
+    tcp: Vec<TcpStream>,
+    /// The reverse direction's requester transports (bidir).
+    rev: Option<(Vec<Transport>, RrBidir)>,
+}
+
+/// Opens the responder (a UDP socket, or the client's TCP data connections) and the
+/// reverse direction's requester (bidir), telling the client the port and token.
+fn ready(
+    ctx: &dyn ServeCtx,
+    req: &RrRequest,
+    workers: u32,
+    sampler: &Sampler,
+) -> Result<Open, EngineError> {
+    let local_ip = phase_shared::local_ip(ctx);
     let token = u64::from_be_bytes(crate::stamp::random_bytes());
-    let udp = if req.proto == RrProto::Udp {
-        let s = super::requester::udp_socket(local_ip)?;
-        if let Some(w) = super::responder::udp::hold_requests(&s, req.clients) {
-            ctx.config.log("warn", Some(ctx.peer), "rr", w);
-        }
-        let _ = s.set_read_timeout(Some(Duration::from_millis(50)));
-        Some(s)
-    } else {
-        None
-    };
-    let rev_threads = super::bidir_requester::threads(req.clients);
+    let udp = udp_responder(ctx, req, local_ip)?;
+    let rev_threads = bidir_requester::threads(req.clients);
     let rev_udp = match (&req.bidir, req.proto) {
         (Some(_), RrProto::Udp) => {
-            super::bidir_requester::udp_sockets(local_ip, req.clients, rev_threads)?
+            bidir_requester::udp_sockets(local_ip, req.clients, rev_threads)?
         }
         _ => Vec::new(),
     };
@@ -114,9 +137,9 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
             .local_addr()
             .map_err(|e| EngineError::io("udp local address", e))?
             .port(),
-        None => ctx.control.local().map_or(0, |a| a.port()),
+        None => ctx.control().local().map_or(0, |a| a.port()),
     };
-    ctx.control.send(&AgentMsg::RrReady(RrReady {
+    ctx.control().send(&AgentMsg::RrReady(RrReady {
         port,
         token,
         workers,
@@ -124,80 +147,109 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
             iface: sampler.iface.clone(),
             addr: local_ip.to_string(),
         },
-        reverse_ports: super::bidir_requester::ports(&rev_udp),
+        reverse_ports: bidir_requester::ports(&rev_udp),
     }))?;
     let tcp = if udp.is_none() {
         let conns = ctx.accept_data(req.clients)?;
-        ctx.control.send(&AgentMsg::DataReady)?;
+        ctx.control().send(&AgentMsg::DataReady)?;
         conns
     } else {
         Vec::new()
     };
-    let rev_tcp = match (&req.bidir, req.proto) {
-        (Some(b), RrProto::Tcp) => super::bidir_requester::tcp_connect(
-            ctx.peer.ip(),
-            local_ip,
-            b,
-            req.clients,
-            ctx.config.handshake_timeout,
-        )?,
-        _ => Vec::new(),
-    };
     let rev = match &req.bidir {
-        Some(b) => Some((
-            super::bidir_requester::transports(
+        Some(b) => {
+            let rev_tcp = match req.proto {
+                RrProto::Tcp => bidir_requester::tcp_connect(
+                    ctx.peer().ip(),
+                    local_ip,
+                    b,
+                    req.clients,
+                    ctx.handshake_timeout(),
+                )?,
+                RrProto::Udp => Vec::new(),
+            };
+            let t = bidir_requester::transports(
                 req.proto,
                 rev_udp,
                 rev_tcp,
-                ctx.peer.ip(),
+                ctx.peer().ip(),
                 b,
                 rev_threads,
-            )?,
-            *b,
-        )),
+            )?;
+            Some((t, *b))
+        }
         None => None,
     };
-    if ctx
-        .control
-        .expect::<Start>(Some(ctx.config.handshake_timeout * 2), "go")?
-        == Start::Stop
-    {
-        return Ok(());
+    Ok(Open {
+        token,
+        udp,
+        tcp,
+        rev,
+    })
+}
+
+/// The UDP responder's socket, holding the requests of every client (None: TCP).
+fn udp_responder(
+    ctx: &dyn ServeCtx,
+    req: &RrRequest,
+    local_ip: IpAddr,
+) -> Result<Option<UdpSocket>, EngineError> {
+    if req.proto != RrProto::Udp {
+        return Ok(None);
     }
+    let s = super::requester::udp_socket(local_ip)?;
+    if let Some(w) = super::responder::udp::hold_requests(&s, req.clients) {
+        ctx.warn("rr", w);
+    }
+    let _ = s.set_read_timeout(Some(Duration::from_millis(50)));
+    Ok(Some(s))
+}
+
+/// Serves blocks with `workers` threads from Go until the client's Stop (and runs
+/// the reverse direction); what this end served, and its tally.
+fn measure(
+    ctx: &dyn ServeCtx,
+    req: &RrRequest,
+    workers: u32,
+    sampler: &Sampler,
+    open: Open,
+) -> Result<(RrServed, Tally), EngineError> {
     let t0 = Instant::now();
     let before = sampler.snapshot(t0);
-    let requester = rev.map(|(t, b)| super::bidir_requester::Requester::start(t, req, b));
-    let mut serving = Serving::new(token, req.block, req.request, req.hooks.unwrap_or_default());
+    let requester = open
+        .rev
+        .map(|(t, b)| bidir_requester::Requester::start(t, req, b));
+    let mut serving = Serving::new(
+        open.token,
+        req.block,
+        req.request,
+        req.hooks.unwrap_or_default(),
+    );
     serving.pin = Pinning::new(req.cpus.clone());
     let watch = Watch::start(
         &serving.pin,
         sampler.iface.as_ref().map(|i| i.name.as_str()),
     );
     let shared = Arc::new(serving);
-    let max = Duration::from_millis(req.duration_ms.min(ctx.config.limits.max_duration_ms)) + GRACE;
+    let max = Duration::from_millis(req.duration_ms.min(ctx.limits().max_duration_ms)) + GRACE;
     let reader = {
-        let (control, shared) = (ctx.control.clone(), shared.clone());
-        thread::spawn(move || {
-            let _ = control.recv::<ClientMsg>(Some(max), "stop");
-            shared.stop.store(true, Ordering::Relaxed);
-        })
+        let shared = shared.clone();
+        StopReader::then(ctx, max, move || shared.stop.store(true, Ordering::Relaxed))
     };
     let allowed = ctx
-        .config
-        .cpus
-        .clone()
-        .unwrap_or_else(mtuperf_sys::affinity::online_cpus);
-    let tally = match udp {
+        .agent_cpus()
+        .map_or_else(mtuperf_sys::affinity::online_cpus, <[u32]>::to_vec);
+    let tally = match open.udp {
         Some(sock) => super::responder::udp::serve(
             &sock,
             workers,
             &shared,
-            ctx.peer.ip(),
+            ctx.peer().ip(),
             &req.udp_ports,
             t0 + max,
         ),
         // Steering pins only inside the operator's processor set, when there is one.
-        None => super::responder::tcp::serve(tcp, workers, &shared, t0 + max, &allowed),
+        None => super::responder::tcp::serve(open.tcp, workers, &shared, t0 + max, &allowed),
     };
     // The reverse direction ends on its own schedule: its duration, then the drain.
     let drain =
@@ -206,22 +258,32 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
     let reverse = requester.map(|r| r.finish(t0 + max + drain));
     let after = sampler.snapshot(t0);
     let wall = t0.elapsed();
-    let wait_until = Instant::now() + GRACE;
-    while !reader.is_finished() && Instant::now() < wait_until {
-        thread::sleep(Duration::from_millis(5));
+    reader.finish(ctx, GRACE)?;
+    // The tool's own CPU on this end: the serving threads, and the requester's.
+    let mut cpu = tally.cpu;
+    if let Some(c) = reverse.as_ref().and_then(|r| r.cpu.as_ref()) {
+        cpu.get_or_insert_with(Default::default).add(c);
     }
-    if reader.is_finished() {
-        let _ = reader.join();
-    } else {
-        ctx.control.shutdown();
-        return Err(EngineError::Timeout {
-            what: "the client's end of test".into(),
-            secs: GRACE.as_secs(),
-        });
-    }
-    ctx.config
-        .counters
-        .test_bytes(tally.bytes_sent, tally.requests * u64::from(req.request));
+    let served = RrServed {
+        requests: tally.requests,
+        responses: tally.responses,
+        bytes_sent: tally.bytes_sent,
+        rejected: tally.rejected,
+        before,
+        after,
+        iface: sampler.iface.clone(),
+        wall_ns: wall.as_nanos() as u64,
+        reverse,
+        cpu,
+        placement: Some(placement),
+    };
+    Ok((served, tally))
+}
+
+/// Counts and logs what this end served.
+fn report(ctx: &dyn ServeCtx, req: &RrRequest, workers: u32, tally: &Tally, served: &RrServed) {
+    ctx.test_bytes(tally.bytes_sent, tally.requests * u64::from(req.request));
+    let wall = Duration::from_nanos(served.wall_ns);
     let proto = wire_name(&req.proto);
     ctx.log_fields(
         "rr",
@@ -235,22 +297,21 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
             "rejected": tally.rejected, "wall_s": wall.as_secs_f64(),
         }),
     );
-    // The tool's own CPU on this end: the serving threads, and the requester's.
-    let mut cpu = tally.cpu;
-    if let Some(c) = reverse.as_ref().and_then(|r| r.cpu.as_ref()) {
-        cpu.get_or_insert_with(Default::default).add(c);
+}
+
+/// The agent's rr handler.
+pub struct RrHandler;
+
+impl AgentHandler for RrHandler {
+    type Request = RrRequest;
+    fn request(msg: &ClientMsg) -> Option<&RrRequest> {
+        match msg {
+            ClientMsg::Rr(req) => Some(req),
+            _ => None,
+        }
     }
-    ctx.control.send(&AgentMsg::RrDone(Box::new(RrServed {
-        requests: tally.requests,
-        responses: tally.responses,
-        bytes_sent: tally.bytes_sent,
-        rejected: tally.rejected,
-        before,
-        after,
-        iface: sampler.iface,
-        wall_ns: wall.as_nanos() as u64,
-        reverse,
-        cpu,
-        placement: Some(placement),
-    })))
+
+    fn serve(&self, ctx: &dyn ServeCtx, req: &RrRequest) -> Result<(), EngineError> {
+        serve(ctx, req)
+    }
 }

@@ -275,6 +275,38 @@ fn quiet(intervals: &[RrInterval], req: &RrRequest, interval: Duration) -> Vec<(
     )
 }
 
+/// The rr kind: one load step on an open session.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Rr;
+
+impl crate::kind::Measurement for Rr {
+    type Config = RrConfig;
+    type Result = RrResult;
+    type Observer = dyn RrObserver;
+    type Handler = super::agent::RrHandler;
+    const NAME: &'static str = "rr";
+
+    fn run(
+        &self,
+        session: &Session,
+        config: &RrConfig,
+        stop: &Arc<AtomicBool>,
+        obs: &dyn RrObserver,
+    ) -> Result<RrResult, EngineError> {
+        run(session, config, stop, obs)
+    }
+}
+
+impl crate::kind::Outcome for RrResult {
+    fn target(&self) -> &str {
+        &self.target
+    }
+
+    fn interrupt_reason(&self) -> Option<&str> {
+        self.interrupt_reason.as_deref()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -25,7 +25,7 @@ use mtuperf_proto::msg::{RrRequest, RrServed};
 use mtuperf_proto::placement::Placement;
 use serde::{Deserialize, Serialize};
 
-pub use client::run;
+pub use client::{run, Rr};
 pub use from::{run_from, RrFromFailed, RrFromHost};
 pub use hist::from_histogram;
 pub use mtuperf_proto::msg::rr::{Latency, RrCounts, RrReverse};

@@ -1,46 +1,60 @@
 //! The agent's side of a stream test.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::net::TcpStream;
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::thread;
 use std::time::{Duration, Instant};
 
 use mtuperf_proto::msg::{
-    AgentMsg, AgentPathInfo, ClientMsg, EndReport, StreamLimit, StreamReady, StreamRequest,
+    AgentMsg, AgentPathInfo, ClientMsg, EndReport, StreamReady, StreamRequest,
 };
 
 use super::phase::{self, DataConn, Phase, END_GRACE, IDLE};
-use crate::agent::config::wire_name;
-use crate::agent::ctx::SessionCtx;
 use crate::config::StreamConfig;
-use crate::flow::Start;
 use crate::payload::incompressible;
 use crate::placement::{Pinning, Watch};
 use crate::sampler::Sampler;
+use crate::serve::phase::{self as phase_shared, StopReader};
+use crate::serve::wire_name;
+use crate::serve::{AgentHandler, ServeCtx};
 use crate::EngineError;
 
-fn check_limits(ctx: &SessionCtx, req: &StreamRequest) -> Result<bool, EngineError> {
-    match StreamConfig::from_request(req).validate(&ctx.config.limits) {
+fn check_limits(ctx: &dyn ServeCtx, req: &StreamRequest) -> Result<bool, EngineError> {
+    match StreamConfig::from_request(req).validate(ctx.limits()) {
         Ok(()) => ctx.check_cpus(req.cpus.as_deref()),
         Err(e) => ctx.refuse(e.into()).map(|()| false),
     }
 }
 
-pub fn serve(ctx: &SessionCtx, req: &StreamRequest) -> Result<(), EngineError> {
+pub fn serve(ctx: &dyn ServeCtx, req: &StreamRequest) -> Result<(), EngineError> {
     if !check_limits(ctx, req)? || !ctx.reserve_connections(req.connections())? {
         return Ok(());
     }
-    let sampler = Sampler::toward(ctx.peer.ip());
-    let local = ctx
-        .control
-        .local()
-        .map(|a| a.ip().to_string())
-        .unwrap_or_default();
+    let sampler = Sampler::toward(ctx.peer().ip());
+    let socks = ready(ctx, req, &sampler)?;
+    if !phase_shared::await_go(ctx)? {
+        return Ok(());
+    }
+    let end = measure(ctx, req, &sampler, socks)?;
+    report(ctx, req, end)
+}
+
+/// Tells the client the agent is ready, takes the test's data connections and says
+/// they are all here.
+fn ready(
+    ctx: &dyn ServeCtx,
+    req: &StreamRequest,
+    sampler: &Sampler,
+) -> Result<Vec<TcpStream>, EngineError> {
     let n = req.connections();
-    ctx.control.send(&AgentMsg::StreamReady(StreamReady {
+    ctx.control().send(&AgentMsg::StreamReady(StreamReady {
         path: AgentPathInfo {
             iface: sampler.iface.clone(),
-            addr: local,
+            addr: ctx
+                .control()
+                .local()
+                .map(|a| a.ip().to_string())
+                .unwrap_or_default(),
         },
         connections: n,
     }))?;
@@ -49,27 +63,25 @@ pub fn serve(ctx: &SessionCtx, req: &StreamRequest) -> Result<(), EngineError> {
         phase::socket_options(&socket2::SockRef::from(s), req);
         let _ = s.set_write_timeout(Some(IDLE));
     }
-    ctx.control.send(&AgentMsg::DataReady)?;
-    if ctx
-        .control
-        .expect::<Start>(Some(ctx.config.handshake_timeout * 2), "go")?
-        == Start::Stop
-    {
-        return Ok(());
-    }
+    ctx.control().send(&AgentMsg::DataReady)?;
+    Ok(socks)
+}
+
+/// Runs this end's half of the test from Go until the client's Stop (or the planned
+/// end), relaying live intervals; this end's report.
+fn measure(
+    ctx: &dyn ServeCtx,
+    req: &StreamRequest,
+    sampler: &Sampler,
+    socks: Vec<TcpStream>,
+) -> Result<EndReport, EngineError> {
     let t0 = Instant::now();
-    let max = Duration::from_millis(ctx.config.limits.max_duration_ms);
+    let max = phase_shared::max_duration(ctx);
     let before = sampler.snapshot(t0);
     let stop = Arc::new(AtomicBool::new(false));
     // The client sends Stop when Ctrl-C is pressed and, in any case, once its own side
     // is finished: that Stop also ends this reader, so no thread outlives the test.
-    let reader = {
-        let (control, stop) = (ctx.control.clone(), stop.clone());
-        thread::spawn(move || {
-            let _ = control.recv::<ClientMsg>(Some(max + IDLE), "stop");
-            stop.store(true, Ordering::Relaxed);
-        })
-    };
+    let reader = StopReader::spawn(ctx, max + IDLE, stop.clone());
     let conns: Vec<DataConn> = socks
         .into_iter()
         .enumerate()
@@ -80,11 +92,7 @@ pub fn serve(ctx: &SessionCtx, req: &StreamRequest) -> Result<(), EngineError> {
         })
         .collect();
     let payload = incompressible(req.block as usize, 0x6d74_7570_6572_6601);
-    let end = t0
-        + match req.limit {
-            StreamLimit::Time { ms } => Duration::from_millis(ms).min(max),
-            StreamLimit::Bytes { .. } => max,
-        };
+    let end = t0 + phase_shared::planned(req.limit, max);
     // The limit bounds what the client may send; what it sent before the limit is
     // still drained (bounded by the same grace as any test's end), so a run ended at
     // the limit balances its bytes.
@@ -100,7 +108,7 @@ pub fn serve(ctx: &SessionCtx, req: &StreamRequest) -> Result<(), EngineError> {
     let pin = Pinning::new(req.cpus.clone());
     phase.pin = Some(pin.clone());
     let watch = Watch::start(&pin, sampler.iface.as_ref().map(|i| i.name.as_str()));
-    let control = ctx.control.clone();
+    let control = ctx.control().clone();
     // A client that takes no live interval within the send timeout gets no more: the
     // ticker also watches the data threads and must not block on it.
     let mut live = true;
@@ -110,23 +118,36 @@ pub fn serve(ctx: &SessionCtx, req: &StreamRequest) -> Result<(), EngineError> {
     let placement = watch.finish();
     let after = sampler.snapshot(t0);
     // Wait for the client's end-of-test Stop (bounded), so its reader is gone.
-    let wait_until = Instant::now() + IDLE;
-    while !reader.is_finished() && Instant::now() < wait_until {
-        thread::sleep(Duration::from_millis(5));
-    }
-    if !reader.is_finished() {
-        ctx.control.shutdown();
-        return Err(EngineError::Timeout {
-            what: "the client's end of test".into(),
-            secs: IDLE.as_secs(),
-        });
-    }
-    let _ = reader.join();
+    reader.finish(ctx, IDLE)?;
     let interrupted = conns.iter().any(|c| c.error.is_some());
-    let received: u64 = conns.iter().filter(|c| !c.sending).map(|c| c.bytes).sum();
-    let sent: u64 = conns.iter().filter(|c| c.sending).map(|c| c.bytes).sum();
-    let wall = t0.elapsed();
-    ctx.config.counters.test_bytes(sent, received);
+    Ok(EndReport {
+        conns,
+        before,
+        after,
+        iface: sampler.iface.clone(),
+        intervals,
+        wall_ns: t0.elapsed().as_nanos() as u64,
+        interrupted,
+        placement: Some(placement),
+    })
+}
+
+/// Counts and logs what this end moved, and sends its report.
+fn report(ctx: &dyn ServeCtx, req: &StreamRequest, end: EndReport) -> Result<(), EngineError> {
+    let received: u64 = end
+        .conns
+        .iter()
+        .filter(|c| !c.sending)
+        .map(|c| c.bytes)
+        .sum();
+    let sent: u64 = end
+        .conns
+        .iter()
+        .filter(|c| c.sending)
+        .map(|c| c.bytes)
+        .sum();
+    let wall = Duration::from_nanos(end.wall_ns);
+    ctx.test_bytes(sent, received);
     let direction = wire_name(&req.direction);
     ctx.log_fields(
         "stream",
@@ -141,14 +162,22 @@ pub fn serve(ctx: &SessionCtx, req: &StreamRequest) -> Result<(), EngineError> {
             "bytes_sent": sent, "bytes_received": received, "wall_s": wall.as_secs_f64(),
         }),
     );
-    ctx.control.send(&AgentMsg::StreamDone(Box::new(EndReport {
-        conns,
-        before,
-        after,
-        iface: sampler.iface,
-        intervals,
-        wall_ns: wall.as_nanos() as u64,
-        interrupted,
-        placement: Some(placement),
-    })))
+    ctx.control().send(&AgentMsg::StreamDone(Box::new(end)))
+}
+
+/// The agent's stream (TCP) handler.
+pub struct StreamHandler;
+
+impl AgentHandler for StreamHandler {
+    type Request = StreamRequest;
+    fn request(msg: &ClientMsg) -> Option<&StreamRequest> {
+        match msg {
+            ClientMsg::Stream(req) => Some(req),
+            _ => None,
+        }
+    }
+
+    fn serve(&self, ctx: &dyn ServeCtx, req: &StreamRequest) -> Result<(), EngineError> {
+        serve(ctx, req)
+    }
 }

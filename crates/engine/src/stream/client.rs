@@ -440,3 +440,38 @@ fn relay_loop(
         c.session.control.shutdown();
     }
 }
+
+/// The stream (TCP) kind; this end's data threads pinned to `cpus` (`--cpu`; None:
+/// not pinned).
+#[derive(Debug, Clone, Default)]
+pub struct Stream {
+    pub cpus: Option<Vec<u32>>,
+}
+
+impl crate::kind::Measurement for Stream {
+    type Config = StreamParams;
+    type Result = StreamResult;
+    type Observer = dyn StreamObserver;
+    type Handler = super::agent::StreamHandler;
+    const NAME: &'static str = "stream";
+
+    fn run(
+        &self,
+        session: &Session,
+        params: &StreamParams,
+        stop: &Arc<AtomicBool>,
+        obs: &dyn StreamObserver,
+    ) -> Result<StreamResult, EngineError> {
+        run_pinned(session, params, self.cpus.clone(), stop, obs)
+    }
+}
+
+impl crate::kind::Outcome for StreamResult {
+    fn target(&self) -> &str {
+        &self.target
+    }
+
+    fn interrupt_reason(&self) -> Option<&str> {
+        self.interrupt_reason.as_deref()
+    }
+}

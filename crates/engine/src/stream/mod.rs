@@ -21,7 +21,7 @@ use mtuperf_proto::msg::{EndReport, StreamRequest};
 use serde::{Deserialize, Serialize};
 
 pub use crate::config::StreamParams;
-pub use client::{run, StreamObserver};
+pub use client::{run, Stream, StreamObserver};
 
 /// Which end a figure belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -7,6 +7,7 @@
 #[allow(dead_code)]
 mod fake_agent;
 
+mod agent_dispatch;
 mod deadlines;
 mod mesh_faults;
 mod mesh_loopback;

@@ -313,6 +313,30 @@ pub enum ClientMsg {
     Bye,
 }
 
+impl ClientMsg {
+    /// The message's name on the wire (its `type`: "stream", "path_open").
+    pub fn name(&self) -> &'static str {
+        match self {
+            ClientMsg::Hello(_) => "hello",
+            ClientMsg::Auth { .. } => "auth",
+            ClientMsg::Stream(_) => "stream",
+            ClientMsg::Rr(_) => "rr",
+            ClientMsg::PathOpen(_) => "path_open",
+            ClientMsg::PathReverseProbe(_) => "path_reverse_probe",
+            ClientMsg::Doctor(_) => "doctor",
+            ClientMsg::UdpStream(_) => "udp_stream",
+            ClientMsg::UdpSent(_) => "udp_sent",
+            ClientMsg::Discover(_) => "discover",
+            ClientMsg::ThirdParty(_) => "third_party",
+            ClientMsg::Counters(_) => "counters",
+            ClientMsg::Go => "go",
+            ClientMsg::Stop => "stop",
+            ClientMsg::Ping => "ping",
+            ClientMsg::Bye => "bye",
+        }
+    }
+}
+
 /// Messages from an agent to a client.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
@@ -361,4 +385,39 @@ pub struct AgentPathInfo {
     pub iface: Option<IfaceInfo>,
     /// The agent's address on that path.
     pub addr: String,
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
+mod tests {
+    use super::{ClientMsg, Hello, Role};
+
+    /// `ClientMsg::name` is the message's `type` on the wire.
+    #[test]
+    fn a_client_message_name_is_its_wire_type() {
+        for msg in [
+            ClientMsg::Hello(Hello::new([0; 16], Role::Control)),
+            ClientMsg::Auth { proof: "00".into() },
+            ClientMsg::PathOpen(super::path::PathOpen { client_port: 1 }),
+            ClientMsg::PathReverseProbe(super::path::PathReverseProbe {
+                seq: 1,
+                size: 1500,
+                wait_ms: 0,
+            }),
+            ClientMsg::Doctor(super::doctor::DoctorRequest {
+                profile: "rac".into(),
+                sample_ms: 0,
+            }),
+            ClientMsg::UdpSent(super::udp::UdpSent { sent: vec![1] }),
+            ClientMsg::Discover(super::mesh::DiscoverRequest {}),
+            ClientMsg::Counters(super::mesh::CountersRequest::default()),
+            ClientMsg::Go,
+            ClientMsg::Stop,
+            ClientMsg::Ping,
+            ClientMsg::Bye,
+        ] {
+            let json = serde_json::to_value(&msg).unwrap();
+            assert_eq!(json["type"], msg.name(), "{msg:?}");
+        }
+    }
 }

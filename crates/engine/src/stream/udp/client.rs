@@ -330,3 +330,35 @@ fn set_expected(
         }
     }
 }
+
+/// The UDP stream kind (`stream --udp`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct UdpStream;
+
+impl crate::kind::Measurement for UdpStream {
+    type Config = UdpStreamConfig;
+    type Result = UdpStreamResult;
+    type Observer = dyn UdpObserver;
+    type Handler = super::agent::UdpStreamHandler;
+    const NAME: &'static str = "udp";
+
+    fn run(
+        &self,
+        session: &Session,
+        config: &UdpStreamConfig,
+        stop: &Arc<AtomicBool>,
+        obs: &dyn UdpObserver,
+    ) -> Result<UdpStreamResult, EngineError> {
+        run(session, config, stop, obs)
+    }
+}
+
+impl crate::kind::Outcome for UdpStreamResult {
+    fn target(&self) -> &str {
+        &self.target
+    }
+
+    fn interrupt_reason(&self) -> Option<&str> {
+        self.interrupt_reason.as_deref()
+    }
+}

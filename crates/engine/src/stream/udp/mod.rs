@@ -26,7 +26,7 @@ use mtuperf_proto::msg::udp::{UdpEndReport, UdpStreamRequest};
 use mtuperf_proto::msg::StreamLimit;
 use serde::{Deserialize, Serialize};
 
-pub use client::{run, UdpObserver};
+pub use client::{run, UdpObserver, UdpStream};
 
 /// How long either end waits for the other's word past the planned end and drain.
 const IDLE: Duration = Duration::from_secs(10);

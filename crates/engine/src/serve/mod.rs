@@ -1,0 +1,13 @@
+//! What a measurement kind's agent side is written against, below both the agent and
+//! the kinds: the narrow context a handler gets from its session ([`ServeCtx`]), the
+//! handler trait ([`AgentHandler`]) and the table the session dispatches through
+//! ([`Handlers`]). The agent implements the context and registers the kinds'
+//! handlers in one place (`agent::handlers`); a kind imports only this module, never
+//! the agent.
+
+mod ctx;
+mod handlers;
+pub mod phase;
+
+pub use ctx::{wire_name, ServeCtx};
+pub use handlers::{unexpected, AgentHandler, Handlers, Route};
