@@ -57,6 +57,9 @@ pub mod units;
 /// blocks by default, and its summary the counts, latency percentiles and the peer's
 /// fragments), kernel counters (`counters`), and discovery lists interfaces that are
 /// down (`down`).
-pub const PROTOCOL_VERSION: u16 = 11;
+/// 12: a third-party path summary's directions carry the slowest probe answer timed
+/// (`rtt_us`) and the longest wait a probe was given (`wait_us`), each probe's wait
+/// being bounded by the pair's round trip instead of a fixed 100 ms.
+pub const PROTOCOL_VERSION: u16 = 12;
 /// Default TCP port of the agent (control and TCP data connections).
 pub const DEFAULT_PORT: u16 = 7878;

@@ -25,6 +25,7 @@ mod lab_exec_signals;
 mod mesh_faults_lab;
 mod mesh_lab;
 mod mesh_rac_lab;
+mod mesh_silent_lab;
 mod mesh_ssh_lab;
 mod placement_lab;
 mod rr_from_lab;

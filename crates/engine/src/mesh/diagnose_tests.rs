@@ -64,6 +64,8 @@ fn dir(mtu: u32, stop: StopKind) -> DirSummary {
         icmp_from: (stop == StopKind::Icmp).then(|| "10.9.9.9".into()),
         probes: 20,
         lost: 0,
+        rtt_us: None,
+        wait_us: None,
     }
 }
 

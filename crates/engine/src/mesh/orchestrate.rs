@@ -401,6 +401,8 @@ mod tests {
             icmp_from: None,
             probes: 10,
             lost: 0,
+            rtt_us: None,
+            wait_us: None,
         };
         PairResult {
             path: Some(PathSummary {

@@ -135,6 +135,8 @@ fn dir(d: &DirResult, mtu: u32) -> DirSummary {
         icmp_from: d.limit.icmp_from().map(|a| a.to_string()),
         probes: d.probes,
         lost: d.lost,
+        rtt_us: d.waited.rtt_us,
+        wait_us: d.waited.wait_us,
     }
 }
 

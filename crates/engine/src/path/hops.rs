@@ -244,13 +244,19 @@ impl Walker {
 /// get through (the agent-mode search found a silent limit): TTL by TTL, the last hop
 /// that answers the large probe, and the TTL where only the small one is answered.
 /// None when no hop tells them apart (the drop is at the destination itself, or
-/// hops do not answer).
+/// hops do not answer). `rtt`, the pair's slowest round trip when measured, sets the
+/// first wait as later answers do (ten times it, within `MIN_WAIT..=MAX_WAIT`).
 pub fn locate_black_hole(
     target: IpAddr,
     passes: u32,
     vanishes: u32,
+    rtt: Option<Duration>,
 ) -> Result<Option<BlackHoleHop>, EngineError> {
     let mut w = Walker::open(target)?;
+    if let Some(rtt) = rtt {
+        w.slowest = rtt;
+        w.wait = (rtt * 10).clamp(MIN_WAIT, MAX_WAIT);
+    }
     let (mut last, mut silent) = ((0, None), 0);
     for ttl in 1..=MAX_TTL {
         if silent >= MAX_SILENT || w.probes >= MAX_PROBES {

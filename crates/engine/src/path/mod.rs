@@ -10,6 +10,7 @@ pub mod probe;
 pub mod reading;
 mod recv;
 pub mod search;
+pub mod wait;
 
 use std::net::IpAddr;
 use std::time::{Duration, Instant};
@@ -21,6 +22,7 @@ use serde::{Deserialize, Serialize};
 pub use local::LocalView;
 pub use reading::LINK_SLACK;
 pub use search::{DirResult, Limit, Outcome, Prober};
+pub use wait::{ProbeWait, Waited};
 
 use crate::client::Session;
 use crate::config::PathConfig;
@@ -128,10 +130,6 @@ pub fn way(d: &DirResult, mtu: u32, located: Option<pair::Hop>) -> pair::Way {
     }
 }
 
-/// Probe timeout: long enough for a LAN round trip and a router's ICMP, short enough
-/// that a black-holed size costs little.
-const PROBE_TIMEOUT: Duration = Duration::from_millis(100);
-
 /// Which direction a probe went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Direction {
@@ -212,8 +210,9 @@ pub fn run_observed(
     } else {
         None
     };
+    let rtt = s.forward.waited.rtt_us.map(Duration::from_micros);
     let black_hole_hop = (forward_mtu < expect && s.forward.limit == Limit::Silent)
-        .then(|| locate(agent.ip(), s.forward.largest_ok, &mut notes))
+        .then(|| locate(agent.ip(), s.forward.largest_ok, rtt, &mut notes))
         .flatten();
     let smallest = s.forward.largest_ok.min(s.reverse.largest_ok);
     let silent = short
@@ -278,18 +277,24 @@ fn search_both(session: &Session, observer: &mut dyn FnMut(Step)) -> Result<Sear
     sock.connect((agent.ip(), ready.port))
         .map_err(|e| EngineError::io("connecting the probe socket", e))?;
     let base = base_size(agent.is_ipv6());
+    // Each probe's wait starts from the control connection's round trip.
+    let tcp_rtt = mtuperf_sys::sockopt::tcp_info(session.control.socket())
+        .ok()
+        .map(|t| t.rtt_us.saturating_add(t.rttvar_us));
     let mut fwd = Observed {
         inner: probe::Forward {
             sock: &sock,
             token: ready.token,
             seq: 0,
-            timeout: PROBE_TIMEOUT,
+            wait: ProbeWait::from_tcp(tcp_rtt),
+            sent: std::collections::VecDeque::new(),
         },
         direction: Direction::Forward,
         observer: &mut *observer,
     };
-    let forward = search::search(&mut fwd, base, local.max_packet())
+    let mut forward = search::search(&mut fwd, base, local.max_packet())
         .map_err(|e| EngineError::Agent(format!("forward: {e}")))?;
+    forward.waited = Waited::from(&fwd.inner.wait);
     let peer_mtu = ready.path.iface.as_ref().map(|i| i.mtu);
     let mut rev = Observed {
         inner: probe::Reverse {
@@ -297,7 +302,7 @@ fn search_both(session: &Session, observer: &mut dyn FnMut(Step)) -> Result<Sear
             sock: &sock,
             token: ready.token,
             seq: 1 << 32,
-            timeout: PROBE_TIMEOUT,
+            wait: fwd.inner.wait.again(),
             failure: None,
         },
         direction: Direction::Reverse,
@@ -311,7 +316,8 @@ fn search_both(session: &Session, observer: &mut dyn FnMut(Step)) -> Result<Sear
     if let Some(e) = rev.inner.failure.take() {
         return Err(e);
     }
-    let reverse = reverse.map_err(|e| EngineError::Agent(format!("reverse: {e}")))?;
+    let mut reverse = reverse.map_err(|e| EngineError::Agent(format!("reverse: {e}")))?;
+    reverse.waited = Waited::from(&rev.inner.wait);
     let served = match session.request(&ClientMsg::Stop, "end of path probing") {
         Ok(AgentMsg::PathServed(s)) => Some(s),
         _ => None,
@@ -344,8 +350,13 @@ fn first_router(local: &LocalView, agent: IpAddr, notes: &mut Vec<String>) -> Op
 
 /// Where forward packets above `passes` vanish; a failure to find it is a note, never
 /// the run's failure.
-fn locate(agent: IpAddr, passes: u32, notes: &mut Vec<String>) -> Option<hops::BlackHoleHop> {
-    match hops::locate_black_hole(agent, passes, passes + 1) {
+fn locate(
+    agent: IpAddr,
+    passes: u32,
+    rtt: Option<Duration>,
+    notes: &mut Vec<String>,
+) -> Option<hops::BlackHoleHop> {
+    match hops::locate_black_hole(agent, passes, passes + 1, rtt) {
         Ok(Some(b)) => Some(b),
         Ok(None) => {
             notes.push(format!(

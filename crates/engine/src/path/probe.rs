@@ -2,9 +2,10 @@
 //! (the agent sends on request, this end acknowledges), both DF with
 //! IP_PMTUDISC_PROBE and errors read from the error queue.
 
+use std::collections::VecDeque;
 use std::net::{SocketAddr, UdpSocket};
 use std::ops::ControlFlow;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use mtuperf_proto::dgram::{Header, Kind, HEADER_LEN};
 use mtuperf_proto::msg::{AgentMsg, ClientMsg, PathReverseProbe};
@@ -12,6 +13,7 @@ use mtuperf_sys::sockopt::{self, PmtuMode};
 
 use super::recv::{self, error_outcome};
 use super::search::{Outcome, Prober};
+use super::wait::ProbeWait;
 use crate::client::Session;
 use crate::EngineError;
 
@@ -52,7 +54,23 @@ pub struct Forward<'a> {
     pub sock: &'a UdpSocket,
     pub token: u64,
     pub seq: u64,
-    pub timeout: Duration,
+    /// Each probe's wait, from the pair's round trip.
+    pub wait: ProbeWait,
+    /// The last probes sent (seq, when): an ack arriving after its probe's wait
+    /// still tells how slow the pair can be.
+    pub sent: VecDeque<(u64, Instant)>,
+}
+
+/// Probes whose late acks are still timed.
+const REMEMBERED: usize = 16;
+
+impl Forward<'_> {
+    /// An ack of probe `seq` arrived now: its round trip, if that probe is remembered.
+    fn acked(&mut self, seq: u64) {
+        if let Some(&(_, at)) = self.sent.iter().find(|(s, _)| *s == seq) {
+            self.wait.answered(at.elapsed());
+        }
+    }
 }
 
 impl Prober for Forward<'_> {
@@ -65,26 +83,43 @@ impl Prober for Forward<'_> {
             self.seq,
             size.saturating_sub(overhead(v6)),
         );
+        let sent = Instant::now();
+        if self.sent.len() == REMEMBERED {
+            self.sent.pop_front();
+        }
+        self.sent.push_back((self.seq, sent));
         if self.sock.send(&buf).is_err() {
             return error_outcome(self.sock, v6).unwrap_or(Outcome::Lost);
         }
-        let deadline = Instant::now() + self.timeout;
+        let deadline = sent + self.wait.for_probe();
         let mut rb = [0u8; 2048];
-        let (seq, token) = (self.seq, self.token);
-        recv::until(
-            self.sock,
+        let (seq, token, sock) = (self.seq, self.token, self.sock);
+        let mut late = Vec::new();
+        let got = recv::until(
+            sock,
             deadline,
             &mut rb,
             |d| match Header::read(d) {
-                Ok(h) if h.kind == Kind::PathAck && h.seq == seq && h.token == token => {
+                Ok(h) if h.kind == Kind::PathAck && h.token == token && h.seq == seq => {
                     ControlFlow::Break(Outcome::Passed)
+                }
+                Ok(h) if h.kind == Kind::PathAck && h.token == token && h.seq < seq => {
+                    late.push(h.seq);
+                    ControlFlow::Continue(())
                 }
                 _ => ControlFlow::Continue(()),
             },
-            || recv::break_on_error(self.sock, v6),
-        )
-        .or_else(|| error_outcome(self.sock, v6))
-        .unwrap_or(Outcome::Lost)
+            || recv::break_on_error(sock, v6),
+        );
+        let at = Instant::now();
+        for s in late {
+            self.acked(s);
+        }
+        if got == Some(Outcome::Passed) {
+            self.wait.answered(at - sent);
+        }
+        got.or_else(|| error_outcome(self.sock, v6))
+            .unwrap_or(Outcome::Lost)
     }
 }
 
@@ -93,7 +128,9 @@ pub struct Reverse<'a> {
     pub sock: &'a UdpSocket,
     pub token: u64,
     pub seq: u64,
-    pub timeout: Duration,
+    /// Each probe's wait (the agent's for the ack, this end's for the probe), from
+    /// the pair's round trip.
+    pub wait: ProbeWait,
     /// A control-protocol failure ends the search; it is reported afterwards.
     pub failure: Option<EngineError>,
 }
@@ -104,19 +141,21 @@ impl Prober for Reverse<'_> {
             return Outcome::Lost;
         }
         self.seq += 1;
+        let wait = self.wait.for_probe();
         let req = ClientMsg::PathReverseProbe(PathReverseProbe {
             seq: self.seq,
             size,
-            wait_ms: self.timeout.as_millis() as u32,
+            wait_ms: wait.as_millis().try_into().unwrap_or(u32::MAX),
         });
+        let asked = Instant::now();
         if let Err(e) = self.session.control.send(&req) {
             self.failure = Some(e);
             return Outcome::Lost;
         }
-        let deadline = Instant::now() + self.timeout;
+        let deadline = asked + wait;
         let mut rb = vec![0u8; 65_536];
         let (sock, seq, token) = (self.sock, self.seq, self.token);
-        recv::until(
+        let arrived = recv::until(
             sock,
             deadline,
             &mut rb,
@@ -129,7 +168,11 @@ impl Prober for Reverse<'_> {
             },
             || ControlFlow::Continue(()),
         );
-        let wait = self.timeout + self.session.reply_timeout();
+        if arrived.is_some() {
+            // The request's way there and the probe's way back: one round trip.
+            self.wait.answered(asked.elapsed());
+        }
+        let wait = wait + self.session.reply_timeout();
         match self
             .session
             .control

@@ -93,6 +93,7 @@ mod tests {
             limit,
             probes: 1,
             lost: 0,
+            waited: super::super::Waited::default(),
         }
     }
 

@@ -1,10 +1,13 @@
 //! The size search of one direction, independent of how a probe is sent: binary search
-//! from a safe base up to the interface MTU, each size tried several times with
-//! control probes in between, then confirmation at the found size and one byte more.
+//! from a safe base up to the interface MTU, a silent size tried again (with control
+//! probes in between) only where loss is plausible, then one byte more than the found
+//! size tried every time allowed, which makes the answer certain.
 
 use std::net::IpAddr;
 
 use serde::{Deserialize, Serialize};
+
+use super::wait::Waited;
 
 /// What became of one probe.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,6 +52,10 @@ pub struct DirResult {
     pub probes: u32,
     /// Probes that got neither an answer nor an error.
     pub lost: u32,
+    /// The slowest answer timed and the longest wait a probe was given (filled by
+    /// the prober's owner; a lost probe cost at most that wait).
+    #[serde(flatten)]
+    pub waited: Waited,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -70,6 +77,8 @@ struct Searcher<'a, P: Prober> {
     ctrl_sent: u32,
     ctrl_lost: u32,
     evidence: Option<Limit>,
+    /// The last size refused outright (an ICMP error or this host's): certain.
+    refused: Option<u32>,
 }
 
 impl<P: Prober> Searcher<'_, P> {
@@ -94,7 +103,11 @@ impl<P: Prober> Searcher<'_, P> {
 
     /// Tries `size` until it passes or has failed `budget()` times; a control probe at
     /// the base size follows each silent attempt, so loss is told from a size limit.
-    fn passes(&mut self, size: u32) -> bool {
+    /// A `steer`ing try (bisection: a wrong "fails" only narrows the search, which
+    /// the final check of one byte more undoes) stops at the first silent attempt
+    /// whose control probe passes: a retry there is only worth it where loss is
+    /// plausible (a control probe was lost).
+    fn passes(&mut self, size: u32, steer: bool) -> bool {
         let mut tried = 0;
         while tried < self.budget() {
             tried += 1;
@@ -105,6 +118,7 @@ impl<P: Prober> Searcher<'_, P> {
                         Some(_) => Limit::Icmp { mtu, from },
                         None => Limit::Local { mtu },
                     });
+                    self.refused = Some(size);
                     return false;
                 }
                 Outcome::Lost => {
@@ -112,6 +126,8 @@ impl<P: Prober> Searcher<'_, P> {
                         self.ctrl_sent += 1;
                         if self.once(self.base) != Outcome::Passed {
                             self.ctrl_lost += 1;
+                        } else if steer && self.ctrl_lost == 0 {
+                            break;
                         }
                     }
                 }
@@ -138,6 +154,7 @@ pub fn search<P: Prober>(p: &mut P, base: u32, top: u32) -> Result<DirResult, Se
         ctrl_sent: 0,
         ctrl_lost: 0,
         evidence: None,
+        refused: None,
     };
     // The base must pass; it gets every attempt allowed, since failing it ends the run.
     if !(0..MAX_ATTEMPTS).any(|_| s.once(base) == Outcome::Passed) {
@@ -148,7 +165,7 @@ pub fn search<P: Prober>(p: &mut P, base: u32, top: u32) -> Result<DirResult, Se
     let mut next = top;
     while hi - lo > 1 {
         let size = next.clamp(lo + 1, hi - 1);
-        if s.passes(size) {
+        if s.passes(size, true) {
             lo = size;
         } else {
             hi = size;
@@ -161,11 +178,9 @@ pub fn search<P: Prober>(p: &mut P, base: u32, top: u32) -> Result<DirResult, Se
             _ => lo + (hi - lo) / 2,
         };
     }
-    // Confirmation: the found size again, and one byte more (when within the bound).
-    if lo > base && !s.passes(lo) {
-        return search_again(s.p, base, lo, top);
-    }
-    if lo < top && s.passes(lo + 1) {
+    // The answer is certain once one byte more has failed every attempt (or was
+    // refused outright); `lo` itself passed, which no loss can fake.
+    if lo < top && s.refused != Some(lo + 1) && s.passes(lo + 1, false) {
         // One byte more passes now: its earlier failure was random loss (every attempt
         // of it lost), not a limit. Search again above it.
         let (probes, lost) = (s.probes, s.lost);
@@ -185,22 +200,8 @@ pub fn search<P: Prober>(p: &mut P, base: u32, top: u32) -> Result<DirResult, Se
         limit,
         probes: s.probes,
         lost: s.lost,
+        waited: Waited::default(),
     })
-}
-
-/// The found size failed its confirmation: search again below it.
-fn search_again<P: Prober>(
-    p: &mut P,
-    base: u32,
-    failed: u32,
-    top: u32,
-) -> Result<DirResult, SearchError> {
-    let mut r = search(p, base, failed - 1)?;
-    r.top = top;
-    if r.limit == Limit::Top {
-        r.limit = Limit::Silent;
-    }
-    Ok(r)
 }
 
 #[cfg(test)]

@@ -97,16 +97,83 @@ fn icmp_mtu_is_tried_next_so_few_probes_are_needed() {
     );
     let r = search(&mut p, 1280, 9000).unwrap();
     assert_eq!(r.largest_ok, 1500);
-    // base, 9000 (ICMP), 1500, 1501 (ICMP), then confirmation: 1500 and 1501.
-    assert_eq!(p.sent, vec![1280, 9000, 1500, 1501, 1500, 1501]);
+    // base, 9000 (ICMP), 1500, 1501 (ICMP): refused outright, the answer is certain.
+    assert_eq!(p.sent, vec![1280, 9000, 1500, 1501]);
 }
 
 #[test]
-fn silent_sizes_are_retried_with_control_probes_between() {
+fn a_size_that_passed_at_the_top_is_not_tried_again() {
+    let mut p = FakePath::new(9000, Outcome::Lost);
+    let r = search(&mut p, 1280, 9000).unwrap();
+    assert_eq!((r.largest_ok, &r.limit), (9000, &Limit::Top));
+    assert_eq!(p.sent, vec![1280, 9000]);
+}
+
+/// While the bisection steers, a silent size whose control probe passes is not tried
+/// again (no loss is plausible); one byte more than the answer gets every attempt.
+#[test]
+fn silent_sizes_are_retried_only_where_loss_is_plausible() {
     let mut p = FakePath::new(1500, Outcome::Lost);
-    search(&mut p, 1280, 9000).unwrap();
+    let r = search(&mut p, 1280, 9000).unwrap();
+    assert_eq!((r.largest_ok, &r.limit), (1500, &Limit::Silent));
+    let first: Vec<u32> = p.sent.iter().copied().skip(1).take(3).collect();
+    assert_eq!(first, vec![9000, 1280, 5140]);
+    let tail = &p.sent[p.sent.len() - 5..];
+    assert_eq!(tail, [1501, 1280, 1501, 1280, 1501]);
+    // A steering size costs one lost probe; the answer's next byte, ATTEMPTS.
+    let steering = p.sent.iter().filter(|&&x| x > 1500).count() as u32 - ATTEMPTS;
+    assert_eq!(r.lost, steering + ATTEMPTS);
+}
+
+/// A path whose large probes vanish and whose control probes are lost too: loss is
+/// plausible, so the steering sizes are tried again.
+#[test]
+fn a_lost_control_probe_makes_a_steering_size_tried_again() {
+    struct LossyControl {
+        sent: Vec<u32>,
+    }
+    impl Prober for LossyControl {
+        fn probe(&mut self, size: u32) -> Outcome {
+            self.sent.push(size);
+            // The second probe of the base (the first control probe) is lost.
+            let bases = self.sent.iter().filter(|&&x| x == 1280).count();
+            if size > 1500 || (size == 1280 && bases == 2) {
+                Outcome::Lost
+            } else {
+                Outcome::Passed
+            }
+        }
+    }
+    let mut p = LossyControl { sent: Vec::new() };
+    let r = search(&mut p, 1280, 9000).unwrap();
+    assert_eq!(r.largest_ok, 1500);
     let first: Vec<u32> = p.sent.iter().copied().skip(1).take(5).collect();
     assert_eq!(first, vec![9000, 1280, 9000, 1280, 9000]);
+}
+
+/// The bound the mesh's speed rests on: a silent direction's search loses at most
+/// one probe per bisection step and ATTEMPTS at the end, so with each probe's wait
+/// bounded by the pair's round trip (`wait::bound`) its silent time is bounded.
+#[test]
+fn a_silent_directions_lost_probes_are_bounded_by_the_bisection() {
+    for (base, top) in [(576u32, 9000u32), (1280, 9000), (576, 65_535), (1280, 1500)] {
+        let steps = (top - base + 1).next_power_of_two().trailing_zeros() + 1;
+        for mtu in [base + 1, 1500, 1504, 4470, top - 1] {
+            if mtu >= top || mtu <= base {
+                continue;
+            }
+            let mut p = FakePath::new(mtu, Outcome::Lost);
+            let r = search(&mut p, base, top).unwrap();
+            assert_eq!((r.largest_ok, &r.limit), (mtu, &Limit::Silent));
+            assert!(
+                r.lost <= steps + ATTEMPTS,
+                "{base}..{top} at {mtu}: {} lost, bound {}",
+                r.lost,
+                steps + ATTEMPTS
+            );
+            assert!(r.probes <= 2 * (steps + ATTEMPTS) + 1, "{r:?}");
+        }
+    }
 }
 
 #[test]

@@ -176,6 +176,14 @@ pub struct DirSummary {
     pub icmp_from: Option<String>,
     pub probes: u32,
     pub lost: u32,
+    /// The largest round trip a probe's wait was derived from, µs (the control
+    /// connection's before the first answer, then the slowest probe answer), and
+    /// that wait: `max(4 × rtt + 2 ms, 20 ms)`, at most 1 s (`engine::path::wait`),
+    /// so a lost probe cost at most `wait_us`. Both absent before protocol 12.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rtt_us: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_us: Option<u64>,
 }
 
 /// What a third-party path test found (forward: from A to B; reverse: B to A).

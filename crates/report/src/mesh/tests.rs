@@ -53,6 +53,8 @@ fn dir(mtu: u32, stop: StopKind) -> DirSummary {
         icmp_from: None,
         probes: 20,
         lost: 0,
+        rtt_us: None,
+        wait_us: None,
     }
 }
 

@@ -60,6 +60,8 @@ pub fn dir(mtu: u32, stop: StopKind) -> DirSummary {
         icmp_from: (stop == StopKind::Icmp).then(|| "198.18.9.9".into()),
         probes: 20,
         lost: 0,
+        rtt_us: None,
+        wait_us: None,
     }
 }
 
