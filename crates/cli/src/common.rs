@@ -16,7 +16,7 @@ use mtuperf_engine::EngineError;
 use mtuperf_proto::auth::Key;
 use mtuperf_proto::units::{parse_duration, BitsPerSec, Bytes};
 use mtuperf_report::record::{RunKind, RunRecord};
-use mtuperf_store::{NewRun, Store};
+use mtuperf_store::{Group, NewRun, Store, StoredRun};
 
 use crate::exit::{self, Failure};
 use crate::global::Global;
@@ -178,6 +178,21 @@ pub fn open_history(g: &Global) -> Result<Store, Failure> {
     Store::open(&path)
         .with_context(|| format!("opening history {}", path.display()))
         .map_err(|e| Failure::new(exit::FAILED, e))
+}
+
+/// A stored run's kind, read at the edge of the history (which keeps it as text): a
+/// name this build does not know is an error naming the run and the kinds it knows.
+pub fn run_kind(run: &StoredRun) -> anyhow::Result<RunKind> {
+    run.kind
+        .parse()
+        .map_err(|e: String| anyhow::anyhow!("run {}: {e}", run.id))
+}
+
+/// A stored group's kind (a comparison's, an rr load sweep's), read like [`run_kind`].
+pub fn group_kind(g: &Group) -> anyhow::Result<RunKind> {
+    g.kind
+        .parse()
+        .map_err(|e: String| anyhow::anyhow!("group {}: {e}", g.id))
 }
 
 /// `--kind`: a run kind by name.

@@ -21,13 +21,15 @@ pub fn run(g: &Global, ids: &[i64]) -> CmdResult {
     let watch: Vec<StoredWatch<'_>> = runs
         .iter()
         .filter(|r| r.label.as_deref() == Some(WATCH_LABEL) && r.group_id.is_none())
-        .map(|r| StoredWatch {
-            target: &r.target,
-            kind: &r.kind,
-            started_unix_ms: r.started_unix_ms,
-            document: &r.document,
+        .map(|r| {
+            Ok(StoredWatch {
+                target: &r.target,
+                kind: common::run_kind(r)?,
+                started_unix_ms: r.started_unix_ms,
+                document: &r.document,
+            })
         })
-        .collect();
+        .collect::<anyhow::Result<_>>()?;
     out!("{}", openmetrics::render(&watch));
     Ok(0)
 }

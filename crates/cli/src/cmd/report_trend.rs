@@ -7,6 +7,7 @@ use mtuperf_report::watch::{StoredWatch, Trend};
 use mtuperf_store::{Filter, Store};
 
 use crate::args::watch::WATCH_LABEL;
+use crate::common;
 use crate::exit::Failure;
 
 pub fn html(store: &Store, since: Duration) -> Result<String, Failure> {
@@ -20,13 +21,15 @@ pub fn html(store: &Store, since: Duration) -> Result<String, Failure> {
     let watch: Vec<StoredWatch<'_>> = runs
         .iter()
         .filter(|r| r.label.as_deref() == Some(WATCH_LABEL) && r.group_id.is_none())
-        .map(|r| StoredWatch {
-            target: &r.target,
-            kind: &r.kind,
-            started_unix_ms: r.started_unix_ms,
-            document: &r.document,
+        .map(|r| {
+            Ok(StoredWatch {
+                target: &r.target,
+                kind: common::run_kind(r)?,
+                started_unix_ms: r.started_unix_ms,
+                document: &r.document,
+            })
         })
-        .collect();
+        .collect::<anyhow::Result<_>>()?;
     Ok(mtuperf_report::html::trend::html(&Trend::of(
         &watch, from, until,
     )))

@@ -10,6 +10,7 @@ use mtuperf_report::record::RunKind;
 use mtuperf_report::stream::Document;
 use mtuperf_store::Store;
 
+use crate::common::{group_kind, run_kind};
 use crate::exit::{self, Failure};
 
 pub mod demo;
@@ -39,11 +40,9 @@ pub fn load_group(store: &Store, id: i64) -> anyhow::Result<(Plan, Vec<Rep>, Opt
     let g = store
         .group(id)?
         .ok_or_else(|| anyhow!("no comparison group {id} in {}", store.path().display()))?;
-    if g.kind.parse() != Ok(RunKind::Compare) {
-        return Err(anyhow!(
-            "group {id} is a {} group, not a comparison",
-            g.kind
-        ));
+    let kind = group_kind(&g)?;
+    if kind != RunKind::Compare {
+        return Err(anyhow!("group {id} is a {kind} group, not a comparison"));
     }
     let plan: Plan = serde_json::from_str(&g.plan_json)
         .with_context(|| format!("group {id}: unreadable plan"))?;
@@ -52,47 +51,8 @@ pub fn load_group(store: &Store, id: i64) -> anyhow::Result<(Plan, Vec<Rep>, Opt
         let Some(path) = r.label.clone() else {
             continue;
         };
-        let (cell, stream, rr, udp) = if r.kind.parse() == Ok(RunKind::Rr) {
-            let Some(step) = serde_json::from_str::<mtuperf_report::rr::Document>(&r.document)
-                .ok()
-                .and_then(|d| d.steps.into_iter().next())
-            else {
-                continue;
-            };
-            let q = &step.result.request;
-            let cell = Cell {
-                test: TestKind::Rr,
-                block: q.block,
-                clients: q.clients,
-            };
-            (cell, None, Some(step.result), None)
-        } else if r.kind.parse() == Ok(RunKind::Udp) {
-            let Some(run) =
-                serde_json::from_str::<mtuperf_report::stream::udp::Document>(&r.document)
-                    .ok()
-                    .and_then(|d| d.runs.into_iter().next())
-            else {
-                continue;
-            };
-            let cell = Cell {
-                test: TestKind::Udp,
-                block: run.result.request.block,
-                clients: 1,
-            };
-            (cell, None, None, Some(run.result))
-        } else {
-            let Some(run) = serde_json::from_str::<Document>(&r.document)
-                .ok()
-                .and_then(|d| d.runs.into_iter().next())
-            else {
-                continue;
-            };
-            let cell = Cell {
-                test: TestKind::Stream,
-                block: run.result.request.block,
-                clients: 1,
-            };
-            (cell, Some(run.result), None, None)
+        let Some((cell, stream, rr, udp)) = repetition(run_kind(&r)?, &r.document) else {
+            continue;
         };
         let round = reps
             .iter()
@@ -111,6 +71,51 @@ pub fn load_group(store: &Store, id: i64) -> anyhow::Result<(Plan, Vec<Rep>, Opt
         });
     }
     Ok((plan, reps, g.summary_json))
+}
+
+/// One repetition's cell and its result of the cell's kind.
+type Parsed = (
+    Cell,
+    Option<mtuperf_engine::stream::StreamResult>,
+    Option<mtuperf_engine::rr::RrResult>,
+    Option<mtuperf_engine::stream::udp::UdpStreamResult>,
+);
+
+/// One repetition's cell and result, from its stored document (its first run or step);
+/// `None` for a document that does not read, or a kind a comparison does not run.
+fn repetition(kind: RunKind, document: &str) -> Option<Parsed> {
+    let cell = |test, block, clients| Cell {
+        test,
+        block,
+        clients,
+    };
+    match kind {
+        RunKind::Rr => {
+            let doc = serde_json::from_str::<mtuperf_report::rr::Document>(document).ok()?;
+            let step = doc.steps.into_iter().next()?;
+            let q = &step.result.request;
+            Some((
+                cell(TestKind::Rr, q.block, q.clients),
+                None,
+                Some(step.result),
+                None,
+            ))
+        }
+        RunKind::Udp => {
+            let doc =
+                serde_json::from_str::<mtuperf_report::stream::udp::Document>(document).ok()?;
+            let run = doc.runs.into_iter().next()?;
+            let c = cell(TestKind::Udp, run.result.request.block, 1);
+            Some((c, None, None, Some(run.result)))
+        }
+        RunKind::Stream => {
+            let doc = serde_json::from_str::<Document>(document).ok()?;
+            let run = doc.runs.into_iter().next()?;
+            let c = cell(TestKind::Stream, run.result.request.block, 1);
+            Some((c, Some(run.result), None, None))
+        }
+        RunKind::Path | RunKind::Doctor | RunKind::Compare | RunKind::Mesh => None,
+    }
 }
 
 /// A comparison's document: its stored summary, else rebuilt from its plan and runs.

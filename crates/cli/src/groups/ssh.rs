@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use mtuperf_engine::agent::{Agent, AgentConfig};
+use mtuperf_engine::agent::{Agent, AgentConfig, LogLevel};
 use mtuperf_engine::client::ConnectOptions;
 use mtuperf_engine::mesh::MeshConfig;
 use mtuperf_engine::ssh::{
@@ -313,7 +313,12 @@ pub fn node_agent(
     remote::ready(&mut out, port).map_err(common::engine_failure)?;
     let log = config.clone();
     remote::watch(lines, ssh::wire::LEASE, shutdown.clone(), move |why| {
-        log.log("info", None, "ssh", format!("stopping: {}", why.describe()));
+        log.log(
+            LogLevel::Info,
+            None,
+            "ssh",
+            format!("stopping: {}", why.describe()),
+        );
     });
     Ok(agent)
 }
@@ -331,7 +336,7 @@ pub fn lifetime(lifetime: Duration, shutdown: Arc<AtomicBool>, config: &AgentCon
             );
         }
         log.log(
-            "info",
+            LogLevel::Info,
             None,
             "lifetime",
             format!(

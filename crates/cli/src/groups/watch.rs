@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use mtuperf_engine::agent::AgentConfig;
+use mtuperf_engine::agent::{AgentConfig, LogLevel};
 use mtuperf_engine::metrics::{http::Listener, Metrics};
 use mtuperf_engine::watch::{self, Check, Event, WatchConfig};
 use mtuperf_report::path::Document as PathDoc;
@@ -40,7 +40,7 @@ pub fn start(
         let l = Listener::bind(addr, config).map_err(|e| Failure::new(exit::FAILED, e))?;
         let at = l.local_addr().unwrap_or(addr);
         config.log(
-            "info",
+            LogLevel::Info,
             None,
             "metrics",
             format!("metrics served on http://{at}/metrics"),
@@ -100,6 +100,11 @@ fn keep(store: Option<&Store>, c: &Check, retain: Duration, agent: &AgentConfig)
     }
     let cutoff = mtuperf_engine::unix_ms() - retain.as_millis() as i64;
     if let Err(e) = store.prune_label(WATCH_LABEL, cutoff) {
-        agent.log("warn", None, "watch", format!("history retention: {e}"));
+        agent.log(
+            LogLevel::Warn,
+            None,
+            "watch",
+            format!("history retention: {e}"),
+        );
     }
 }

@@ -84,7 +84,7 @@ impl SessionCtx {
             }
             Err(no) => {
                 self.config.log(
-                    "warn",
+                    crate::agent::LogLevel::Warn,
                     Some(self.peer),
                     "admission",
                     format!(
@@ -155,7 +155,12 @@ impl SessionCtx {
     }
 
     pub fn log(&self, event: &'static str, message: String) {
-        self.config.log("info", Some(self.peer), event, message);
+        self.config.log(
+            crate::agent::LogLevel::Info,
+            Some(self.peer),
+            event,
+            message,
+        );
     }
 
     /// [`Self::log`] with the message's figures as named fields (a JSON object).
@@ -164,7 +169,12 @@ impl SessionCtx {
             serde_json::Value::Object(m) => m,
             _ => serde_json::Map::new(),
         };
-        self.config
-            .log_fields("info", Some(self.peer), event, message, fields);
+        self.config.log_fields(
+            crate::agent::LogLevel::Info,
+            Some(self.peer),
+            event,
+            message,
+            fields,
+        );
     }
 }

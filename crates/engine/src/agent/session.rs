@@ -13,8 +13,12 @@ use crate::EngineError;
 #[allow(clippy::needless_pass_by_value)]
 pub(super) fn run(ctx: SessionCtx, shutdown: &Arc<AtomicBool>) {
     ctx.config.counters.sessions.inc();
-    ctx.config
-        .log("info", Some(ctx.peer), "session", "session opened".into());
+    ctx.config.log(
+        crate::agent::LogLevel::Info,
+        Some(ctx.peer),
+        "session",
+        "session opened".into(),
+    );
     let _ = ctx
         .control
         .socket()
@@ -35,7 +39,7 @@ pub(super) fn run(ctx: SessionCtx, shutdown: &Arc<AtomicBool>) {
             Err(e) => {
                 if !matches!(e, EngineError::Closed { .. }) {
                     ctx.config.log(
-                        "warn",
+                        crate::agent::LogLevel::Warn,
                         Some(ctx.peer),
                         "session",
                         format!("ending session: {e}"),
@@ -85,7 +89,7 @@ pub(super) fn run(ctx: SessionCtx, shutdown: &Arc<AtomicBool>) {
         };
         if let Err(e) = outcome {
             ctx.config.log(
-                "warn",
+                crate::agent::LogLevel::Warn,
                 Some(ctx.peer),
                 "test",
                 format!("test ended with error: {e}"),

@@ -122,7 +122,7 @@ pub fn serve_third_party(ctx: &SessionCtx, req: &ThirdPartyRequest) -> Result<()
     let test = req.test.name();
     let Some(key) = ctx.config.key.clone() else {
         ctx.config.log(
-            "warn",
+            crate::agent::LogLevel::Warn,
             Some(ctx.peer),
             "third_party",
             format!(
@@ -190,7 +190,7 @@ pub fn serve_third_party(ctx: &SessionCtx, req: &ThirdPartyRequest) -> Result<()
             )),
         ) => {
             ctx.config.log(
-                "warn",
+                crate::agent::LogLevel::Warn,
                 Some(ctx.peer),
                 "third_party",
                 format!("no test toward {}: {e}", req.to),

@@ -95,7 +95,8 @@ pub fn serve(ctx: &SessionCtx, req: &RrRequest) -> Result<(), EngineError> {
     let udp = if req.proto == RrProto::Udp {
         let s = super::requester::udp_socket(local_ip)?;
         if let Some(w) = super::responder::udp::hold_requests(&s, req.clients) {
-            ctx.config.log("warn", Some(ctx.peer), "rr", w);
+            ctx.config
+                .log(crate::agent::LogLevel::Warn, Some(ctx.peer), "rr", w);
         }
         let _ = s.set_read_timeout(Some(Duration::from_millis(50)));
         Some(s)
