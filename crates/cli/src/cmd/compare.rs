@@ -4,10 +4,12 @@ use anyhow::anyhow;
 use mtuperf_report::compare as rc;
 
 use crate::args::compare::PlanArgs;
-use crate::common;
+use crate::connect;
 use crate::exit::{self, CmdResult, Failure};
 use crate::global::Global;
 use crate::groups;
+use crate::history;
+use crate::interrupt;
 use crate::output::{self, Format, Output};
 
 /// compare's outputs.
@@ -35,7 +37,7 @@ pub struct Args {
 pub fn run(g: &Global, a: Args) -> CmdResult {
     let format = a.output.pick();
     let json = format == Format::Json;
-    let store = common::open_store(g)?;
+    let store = history::open_store(g)?;
     let (plan, prior, group) = if let Some(id) = a.resume {
         let s = store.as_ref().ok_or_else(|| {
             Failure::conflict(
@@ -53,8 +55,8 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
         let group = groups::start_group(store.as_ref(), &plan)?;
         (plan, Vec::new(), group)
     };
-    let opts = common::connect_options(g, None)?;
-    let stop = common::interrupt_flag();
+    let opts = connect::connect_options(g, None)?;
+    let stop = interrupt::flag();
     let (doc, out) = groups::execute(store.as_ref(), &plan, group, prior, &opts, &stop, json)?;
     if json {
         crate::out::json(&doc);
@@ -74,5 +76,5 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
             .as_deref()
             .unwrap_or("a repetition ended early")
     });
-    Ok(common::measured_exit(&stop, why, 0))
+    Ok(interrupt::measured_exit(&stop, why, 0))
 }

@@ -18,11 +18,13 @@ use std::time::Duration;
 use anyhow::Context;
 use mtuperf_report::stream::{self as rs, RunDoc};
 
-use crate::common;
+use crate::cmd::lab;
 use crate::exit::{self, CmdResult, Failure};
 use crate::global::Global;
 use crate::groups::demo::{self, DemoObserver};
 use crate::groups::demo_cluster;
+use crate::interrupt;
+use crate::parse;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -34,7 +36,7 @@ pub struct Args {
     #[arg(long, conflicts_with_all = ["loopback", "time", "repeat"])]
     cluster: bool,
     /// Length of each run.
-    #[arg(long, default_value = "2s", value_parser = common::parse_test_time)]
+    #[arg(long, default_value = "2s", value_parser = parse::parse_test_time)]
     time: Duration,
     /// Repetitions per path and test (interleaved std, jumbo, std, jumbo ...).
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(2..=50))]
@@ -68,7 +70,7 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
     let why = if a.loopback {
         "--loopback".to_string()
     } else {
-        match mtuperf_lab::check_environment().map_err(|e| e.for_command(common::invocation())) {
+        match mtuperf_lab::check_environment().map_err(|e| e.for_command(lab::invocation())) {
             Ok(()) => return lab_demo(g, &a),
             Err(e) => format!("no lab: {e}"),
         }
@@ -101,9 +103,9 @@ fn lab_demo(g: &Global, a: &Args) -> CmdResult {
 
 fn cluster_demo(g: &Global, a: &Args) -> CmdResult {
     mtuperf_lab::check_environment()
-        .map_err(|e| Failure::new(exit::ENVIRONMENT, e.for_command(common::invocation())))?;
+        .map_err(|e| Failure::new(exit::ENVIRONMENT, e.for_command(lab::invocation())))?;
     // Ctrl-C sets this instead of ending the process, so the lab's guard removes it.
-    let stop = common::interrupt_flag();
+    let stop = interrupt::flag();
     // Progress to stderr: the results (stdout) start with the mesh's plain answer.
     let demo = demo_cluster::cluster(g, &stop, &mut Printer)?;
     let doc = &demo.doc;

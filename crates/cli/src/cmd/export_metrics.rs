@@ -5,14 +5,14 @@ use anyhow::Context;
 use mtuperf_report::openmetrics::{self, StoredWatch};
 use mtuperf_store::Filter;
 
-use crate::common;
 use crate::exit::CmdResult;
 use crate::global::Global;
+use crate::history;
 
 use crate::args::watch::WATCH_LABEL;
 
 pub fn run(g: &Global, ids: &[i64]) -> CmdResult {
-    let store = common::open_history(g)?;
+    let store = history::open_history(g)?;
     let filter = Filter {
         ids: ids.to_vec(),
         ..Filter::default()
@@ -24,7 +24,7 @@ pub fn run(g: &Global, ids: &[i64]) -> CmdResult {
         .map(|r| {
             Ok(StoredWatch {
                 target: &r.target,
-                kind: common::run_kind(r)?,
+                kind: history::run_kind(r)?,
                 started_unix_ms: r.started_unix_ms,
                 document: &r.document,
             })

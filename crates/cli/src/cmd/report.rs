@@ -4,10 +4,10 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 
-use crate::common;
 use crate::exit::{self, CmdResult, Failure};
 use crate::global::Global;
 use crate::groups;
+use crate::history;
 use crate::output::{self, Format, FormatOnly};
 
 /// report's outputs.
@@ -49,7 +49,7 @@ pub struct Args {
 
 pub fn run(g: &Global, a: Args) -> CmdResult {
     let format = a.format.pick("mtuperf report")?;
-    let store = common::open_history(g)?;
+    let store = history::open_history(g)?;
     if let Some(since) = a.since {
         if format != Format::Html {
             return Err(Failure::conflict(

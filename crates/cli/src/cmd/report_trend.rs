@@ -7,8 +7,8 @@ use mtuperf_report::watch::{StoredWatch, Trend};
 use mtuperf_store::{Filter, Store};
 
 use crate::args::watch::WATCH_LABEL;
-use crate::common;
 use crate::exit::Failure;
+use crate::history;
 
 pub fn html(store: &Store, since: Duration) -> Result<String, Failure> {
     let until = mtuperf_engine::unix_ms();
@@ -24,7 +24,7 @@ pub fn html(store: &Store, since: Duration) -> Result<String, Failure> {
         .map(|r| {
             Ok(StoredWatch {
                 target: &r.target,
-                kind: common::run_kind(r)?,
+                kind: history::run_kind(r)?,
                 started_unix_ms: r.started_unix_ms,
                 document: &r.document,
             })

@@ -8,10 +8,12 @@ use mtuperf_engine::rr;
 use mtuperf_report::rr::{self as rep, Document, StepDoc};
 
 use crate::args::rr::RrArgs;
-use crate::common;
+use crate::connect;
 use crate::exit::{self, CmdResult};
 use crate::global::Global;
 use crate::heading;
+use crate::history;
+use crate::interrupt;
 use crate::live::rr::Printer;
 use crate::output::{self, Format, Output};
 
@@ -57,9 +59,9 @@ pub struct Args {
 pub fn run(g: &Global, a: &Args) -> CmdResult {
     let json = a.output.pick() == Format::Json;
     let loads = a.test.loads()?;
-    let store = common::open_store(g)?;
+    let store = history::open_store(g)?;
     let peer = crate::groups::ssh::peer(g, &a.ssh, &a.target, a.bind, a.test.longest(&loads))?;
-    let stop = common::interrupt_flag();
+    let stop = interrupt::flag();
     let live = a.test.interval.is_some() && !json;
     let printer = Printer {
         live,
@@ -69,7 +71,7 @@ pub fn run(g: &Global, a: &Args) -> CmdResult {
     };
     // With --from, this host sends nothing to the target: the hosts' agents do.
     let session = if a.from.is_empty() {
-        Some(Session::connect(&peer.target, &peer.opts).map_err(common::engine_failure)?)
+        Some(Session::connect(&peer.target, &peer.opts).map_err(connect::engine_failure)?)
     } else {
         crate::args::rr::check_from(&a.from, &loads, peer.opts.key.is_some())?;
         None
@@ -102,16 +104,16 @@ pub fn run(g: &Global, a: &Args) -> CmdResult {
         let result = match result {
             Ok(r) => r,
             Err(e) => {
-                failed = Some(common::engine_failure(e));
+                failed = Some(connect::engine_failure(e));
                 break;
             }
         };
         let mut step = StepDoc::new(result);
         // Stored before the next step starts.
-        step.run_id = common::store_record(
+        step.run_id = history::store_record(
             store.as_ref(),
             &step,
-            common::Place {
+            history::Place {
                 target: &a.target,
                 group,
                 label: Some(
@@ -157,5 +159,5 @@ pub fn run(g: &Global, a: &Args) -> CmdResult {
     } else {
         0
     };
-    Ok(common::measured_exit(&stop, why, ok))
+    Ok(interrupt::measured_exit(&stop, why, ok))
 }

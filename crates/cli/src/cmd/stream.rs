@@ -7,10 +7,12 @@ use mtuperf_engine::stream;
 use mtuperf_report::stream::{self as rs, Document, RunDoc};
 
 use crate::args::stream::StreamArgs;
-use crate::common;
+use crate::connect;
 use crate::exit::CmdResult;
 use crate::global::Global;
 use crate::heading;
+use crate::history;
+use crate::interrupt;
 use crate::live::stream::Printer;
 use crate::output::{self, Format, Output};
 
@@ -78,10 +80,10 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
         return super::stream_udp::run(g, &udp_common(&a, json), &a.udp);
     }
     let params = a.test.params(a.placement.agent_cpus())?;
-    let store = common::open_store(g)?;
+    let store = history::open_store(g)?;
     let time = (a.test.time + std::time::Duration::from_secs(30)) * a.repeat;
     let peer = crate::groups::ssh::peer(g, &a.ssh, &a.target, a.bind, time)?;
-    let stop = common::interrupt_flag();
+    let stop = interrupt::flag();
     let printer = Printer {
         live: a.test.interval.is_some() && !json,
         omit_ns: params.request.omit_ms * 1_000_000,
@@ -89,21 +91,22 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
     };
     let mut runs = Vec::new();
     for i in 0..a.repeat {
-        let session = Session::connect(&peer.target, &peer.opts).map_err(common::engine_failure)?;
+        let session =
+            Session::connect(&peer.target, &peer.opts).map_err(connect::engine_failure)?;
         let progress = crate::progress::timed(&params.request, json || printer.live);
         if let Ok(mut bar) = printer.bar.lock() {
             *bar = progress.clone();
         }
         let result =
             stream::client::run_pinned(&session, &params, a.placement.cpus(), &stop, &printer)
-                .map_err(common::engine_failure);
+                .map_err(connect::engine_failure);
         progress.finish_and_clear();
         session.close();
         let mut run = RunDoc::new(result?);
-        run.run_id = common::store_record(
+        run.run_id = history::store_record(
             store.as_ref(),
             &run,
-            common::Place {
+            history::Place {
                 target: &a.target,
                 group: None,
                 label: a.label.as_deref(),
@@ -142,5 +145,5 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
         .runs
         .iter()
         .find_map(|r| r.result.interrupt_reason.as_deref());
-    Ok(common::measured_exit(&stop, why, 0))
+    Ok(interrupt::measured_exit(&stop, why, 0))
 }

@@ -8,9 +8,11 @@ use mtuperf_proto::msg::udp::{MAX_UDP_BLOCK, MIN_UDP_BLOCK};
 use mtuperf_report::stream::udp::{self as ru, Document, RunDoc, Sweep};
 
 pub use crate::args::stream_udp::{Common, UdpArgs};
-use crate::common;
+use crate::connect;
 use crate::exit::{CmdResult, Failure};
 use crate::global::Global;
+use crate::history;
+use crate::interrupt;
 use crate::live::stream_udp::Printer;
 
 pub fn run(g: &Global, c: &Common<'_>, u: &UdpArgs) -> CmdResult {
@@ -23,9 +25,9 @@ pub fn run(g: &Global, c: &Common<'_>, u: &UdpArgs) -> CmdResult {
             "a datagram carries a 40-byte header and at most 65507 bytes over IPv4; e.g. --block 8K",
         ));
     }
-    let store = common::open_store(g)?;
-    let opts = common::connect_options(g, c.bind)?;
-    let stop = common::interrupt_flag();
+    let store = history::open_store(g)?;
+    let opts = connect::connect_options(g, c.bind)?;
+    let stop = interrupt::flag();
     let printer = Printer {
         live: c.interval.is_some() && !c.json,
     };
@@ -39,9 +41,9 @@ pub fn run(g: &Global, c: &Common<'_>, u: &UdpArgs) -> CmdResult {
         .collect();
     let mut runs = Vec::new();
     for (i, &rate) in plan.iter().enumerate() {
-        let session = Session::connect(c.target, &opts).map_err(common::engine_failure)?;
+        let session = Session::connect(c.target, &opts).map_err(connect::engine_failure)?;
         let result = udp::run(&session, &c.config(rate, u.udp_io), &stop, &printer)
-            .map_err(common::engine_failure);
+            .map_err(connect::engine_failure);
         session.close();
         let mut run = RunDoc::new(result?);
         if !c.json {
@@ -54,10 +56,10 @@ pub fn run(g: &Global, c: &Common<'_>, u: &UdpArgs) -> CmdResult {
                 outln!("{}", ru::run_line(i, &run));
             }
         }
-        run.run_id = common::store_record(
+        run.run_id = history::store_record(
             store.as_ref(),
             &run,
-            common::Place {
+            history::Place {
                 target: c.target,
                 group: None,
                 label: c.label,
@@ -82,5 +84,5 @@ pub fn run(g: &Global, c: &Common<'_>, u: &UdpArgs) -> CmdResult {
         .runs
         .iter()
         .find_map(|r| r.result.interrupt_reason.as_deref());
-    Ok(common::measured_exit(&stop, why, 0))
+    Ok(interrupt::measured_exit(&stop, why, 0))
 }

@@ -10,8 +10,8 @@ use mtuperf_report::record::RunKind;
 use mtuperf_report::stream::Document;
 use mtuperf_store::Store;
 
-use crate::common::{group_kind, run_kind};
 use crate::exit::{self, Failure};
+use crate::history::{group_kind, run_kind};
 
 pub mod demo;
 pub mod demo_cluster;

@@ -50,7 +50,7 @@ pub fn newest_reportable(store: &Store) -> anyhow::Result<(StoredRun, Option<Sto
 }
 
 use super::compare_doc;
-use crate::common::{group_kind, run_kind};
+use crate::history::{group_kind, run_kind};
 
 /// A group's document: a comparison's, or an rr load sweep's (its steps' runs).
 pub fn group_doc(store: &Store, id: i64) -> anyhow::Result<CompareDoc> {
