@@ -11,7 +11,6 @@ mod cmd;
 mod connect;
 mod exit;
 mod global;
-mod groups;
 mod heading;
 mod history;
 mod interrupt;
@@ -20,6 +19,7 @@ mod output;
 mod parse;
 mod placement_args;
 mod progress;
+mod ssh;
 mod stored;
 mod unsaved;
 

@@ -1,5 +1,8 @@
 //! `mtuperf compare`: the same tests over several paths, interleaved and repeated, each
 //! repetition stored as it finishes; summary with 95% intervals and a plain verdict.
+pub mod group;
+mod run;
+
 use anyhow::anyhow;
 use mtuperf_report::compare as rc;
 
@@ -7,7 +10,6 @@ use crate::args::compare::PlanArgs;
 use crate::connect;
 use crate::exit::{self, CmdResult, Failure};
 use crate::global::Global;
-use crate::groups;
 use crate::history;
 use crate::interrupt;
 use crate::output::{self, Format, Output};
@@ -47,17 +49,16 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
                 "drop --no-store",
             )
         })?;
-        let (plan, reps, _) =
-            groups::load_group(s, id).map_err(|e| Failure::new(exit::USAGE, e))?;
+        let (plan, reps, _) = group::load_group(s, id).map_err(|e| Failure::new(exit::USAGE, e))?;
         (plan, reps, Some(id))
     } else {
         let plan = a.plan.plan()?;
-        let group = groups::start_group(store.as_ref(), &plan)?;
+        let group = group::start_group(store.as_ref(), &plan)?;
         (plan, Vec::new(), group)
     };
     let opts = connect::connect_options(g, None)?;
     let stop = interrupt::flag();
-    let (doc, out) = groups::execute(store.as_ref(), &plan, group, prior, &opts, &stop, json)?;
+    let (doc, out) = run::execute(store.as_ref(), &plan, group, prior, &opts, &stop, json)?;
     if json {
         crate::out::json(&doc);
     } else if format == Format::Legacy && out.refused.is_none() {

@@ -105,7 +105,7 @@ fn check(g: &Global, a: Args) -> CmdResult {
     let started = mtuperf_engine::unix_ms();
     let time = a.sample + Duration::from_secs(30);
     let peer = match &a.peer {
-        Some(p) => Some(crate::groups::ssh::asked_peer(g, &a.ssh, p, time)?),
+        Some(p) => Some(crate::ssh::asked_peer(g, &a.ssh, p, time)?),
         None => None,
     };
     let session = match &peer {

@@ -187,7 +187,7 @@ fn measure(g: &Global, a: &Args, json: bool) -> CmdResult {
         max_block_p99: a.rr.max_block_p99(),
     };
     // Agents started over SSH (--ssh) are stopped when `agents` goes, however this ends.
-    let agents = crate::groups::ssh::mesh_agents(&a.ssh, &a.nodes, &mut cfg)?;
+    let agents = crate::ssh::mesh_agents(&a.ssh, &a.nodes, &mut cfg)?;
     let stop = interrupt::flag();
     let progress = Progress::new(json);
     let result = mesh::run(&cfg, &stop, &progress);

@@ -104,7 +104,7 @@ fn measure(g: &Global, a: &Args, json: bool) -> CmdResult {
         }
     } else {
         // A path search takes seconds; the agent's lifetime allows minutes.
-        let peer = crate::groups::ssh::peer(g, &a.ssh, &a.target, a.bind, Duration::from_mins(2))?;
+        let peer = crate::ssh::peer(g, &a.ssh, &a.target, a.bind, Duration::from_mins(2))?;
         let session =
             Session::connect(&peer.target, &peer.opts).map_err(connect::engine_failure)?;
         let mut live = Live::new();

@@ -60,7 +60,7 @@ pub fn run(g: &Global, a: &Args) -> CmdResult {
     let json = a.output.pick() == Format::Json;
     let loads = a.test.loads()?;
     let store = history::open_store(g)?;
-    let peer = crate::groups::ssh::peer(g, &a.ssh, &a.target, a.bind, a.test.longest(&loads))?;
+    let peer = crate::ssh::peer(g, &a.ssh, &a.target, a.bind, a.test.longest(&loads))?;
     let stop = interrupt::flag();
     let live = a.test.interval.is_some() && !json;
     let printer = Printer {

@@ -1,4 +1,6 @@
 //! `mtuperf serve`: the agent.
+mod watch;
+
 use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::{atomic::AtomicBool, Arc};
@@ -119,16 +121,16 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
     let shared = config.clone();
     let shutdown = Arc::new(AtomicBool::new(false));
     if let Some(l) = a.lifetime {
-        crate::groups::ssh::lifetime(l, shutdown.clone(), &config);
+        crate::ssh::lifetime(l, shutdown.clone(), &config);
     }
     let agent = match a.lifetime.filter(|_| a.ssh_stdio) {
-        Some(l) => crate::groups::ssh::node_agent(config, l, &shutdown)?,
+        Some(l) => crate::ssh::node_agent(config, l, &shutdown)?,
         None => bind(config, defaults)?,
     };
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         let _ = signal_hook::flag::register(sig, shutdown.clone());
     }
-    let extra = crate::groups::watch::start(g, &a.watch, &shared, &shutdown)?;
+    let extra = watch::start(g, &a.watch, &shared, &shutdown)?;
     agent.run(&shutdown);
     for t in extra {
         let _ = t.join();

@@ -82,7 +82,7 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
     let params = a.test.params(a.placement.agent_cpus())?;
     let store = history::open_store(g)?;
     let time = (a.test.time + std::time::Duration::from_secs(30)) * a.repeat;
-    let peer = crate::groups::ssh::peer(g, &a.ssh, &a.target, a.bind, time)?;
+    let peer = crate::ssh::peer(g, &a.ssh, &a.target, a.bind, time)?;
     let stop = interrupt::flag();
     let printer = Printer {
         live: a.test.interval.is_some() && !json,

@@ -2,7 +2,7 @@
 //! anything runs, each repetition as an ordinary run of its kind in that group, and the
 //! summary when the plan completes. Here: creating a group, reading one back as the
 //! repetitions the statistics take, and building a comparison document from stored
-//! runs (a group, or stream runs picked by id). Running one is in [`run`].
+//! runs (a group, or stream runs picked by id). Running one is in [`super::run`].
 use anyhow::{anyhow, Context};
 use mtuperf_engine::compare::{Cell, Plan, Repetition, TestKind};
 use mtuperf_report::compare::{self as rc, CompareDoc, Rep};
@@ -12,16 +12,6 @@ use mtuperf_store::Store;
 
 use crate::exit::{self, Failure};
 use crate::history::{group_kind, run_kind};
-
-pub mod demo;
-pub mod demo_cluster;
-mod reports;
-mod run;
-pub mod ssh;
-pub mod watch;
-
-pub use reports::{adhoc_doc, group_doc, newest_reportable, path_report};
-pub use run::execute;
 
 /// Stores the plan as a new comparison group (before anything runs).
 pub fn start_group(store: Option<&Store>, plan: &Plan) -> Result<Option<i64>, Failure> {

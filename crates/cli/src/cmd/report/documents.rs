@@ -49,7 +49,7 @@ pub fn newest_reportable(store: &Store) -> anyhow::Result<(StoredRun, Option<Sto
     Ok((run, skipped))
 }
 
-use super::compare_doc;
+use crate::cmd::compare::group::compare_doc;
 use crate::history::{group_kind, run_kind};
 
 /// A group's document: a comparison's, or an rr load sweep's (its steps' runs).

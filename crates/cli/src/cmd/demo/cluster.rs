@@ -16,9 +16,9 @@ use mtuperf_engine::mesh::diagnose::MeshFinding;
 use mtuperf_lab::{cluster, Lab, LabOptions};
 use mtuperf_report::mesh::Document;
 
+use super::orchestrate::{mtuperf_argv, DemoLab, DemoObserver};
 use crate::exit::{self, Failure};
 use crate::global::Global;
-use crate::groups::demo::{mtuperf_argv, DemoLab, DemoObserver};
 
 /// Nodes and networks of the demo cluster.
 const NODES: u32 = 6;
