@@ -42,7 +42,7 @@ pub const INTERRUPTED: u8 = 130;
 pub const TERMINATED: u8 = 143;
 
 /// The last stop signal received (0: none), set by the handlers of
-/// `common::interrupt_flag`.
+/// `interrupt::flag`.
 pub fn last_signal() -> Arc<AtomicUsize> {
     static LAST: OnceLock<Arc<AtomicUsize>> = OnceLock::new();
     LAST.get_or_init(|| Arc::new(AtomicUsize::new(0))).clone()

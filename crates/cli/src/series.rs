@@ -11,7 +11,7 @@
 //!   document is kept as a file and the failure reported after the output, exit 5);
 //! - Ctrl-C or SIGTERM ends the series after the run in progress (exit 130 or 143);
 //! - a run that ends early on its own is kept, and the series ends with exit 5 and
-//!   the reason on stderr (`common::measured_exit`);
+//!   the reason on stderr (`interrupt::measured_exit`);
 //! - a step that fails ends the series: the runs already measured are printed (they
 //!   are stored already) before the failure is reported.
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -22,8 +22,10 @@ use mtuperf_engine::EngineError;
 use mtuperf_report::record::RunRecord;
 use mtuperf_store::Store;
 
-use crate::common;
+use crate::connect;
 use crate::exit::{CmdResult, Failure};
+use crate::history;
+use crate::interrupt;
 
 /// One kind as the series driver runs it.
 pub trait Kind {
@@ -97,7 +99,7 @@ impl<K: Kind> Series<'_, K> {
     pub fn run(self) -> CmdResult {
         let once = match self.connect {
             Connect::Once(target, opts) => {
-                Some(Session::connect(target, opts).map_err(common::engine_failure)?)
+                Some(Session::connect(target, opts).map_err(connect::engine_failure)?)
             }
             _ => None,
         };
@@ -113,7 +115,7 @@ impl<K: Kind> Series<'_, K> {
             return Err(f);
         }
         let why = K::interrupt_reason(&doc);
-        Ok(common::measured_exit(
+        Ok(interrupt::measured_exit(
             &self.stop,
             why,
             self.kind.ok_code(&doc),
@@ -137,7 +139,7 @@ impl<K: Kind> Series<'_, K> {
             let mut run = match self.step(once, step) {
                 Ok(run) => run,
                 Err(e) => {
-                    failed = Some(common::engine_failure(e));
+                    failed = Some(connect::engine_failure(e));
                     break;
                 }
             };
@@ -180,10 +182,10 @@ impl<K: Kind> Series<'_, K> {
             self.kind.print_run(i, planned, run);
         }
         let label = self.kind.label(step);
-        let id = common::store_record(
+        let id = history::store_record(
             self.store,
             run,
-            common::Place {
+            history::Place {
                 target: self.target,
                 group,
                 label: label.as_deref(),

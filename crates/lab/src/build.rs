@@ -16,7 +16,7 @@ use crate::error::LabError;
 use crate::options::LabOptions;
 use crate::rules::{blackhole_rules, loss_rules, loss_threshold, sysctl};
 use crate::scenario::Scenario;
-use crate::scenario::{Role, Topology, BRIDGE};
+use crate::scenario::{Iface, Role, Topology, BRIDGE};
 use crate::state::{netns_name, state_dir, validate_name, Host, Lab};
 
 impl Lab {
@@ -161,7 +161,32 @@ fn up() -> LinkChange<'static> {
     }
 }
 
+/// Builds the lab in the kernel: namespaces, switches, links and their interfaces,
+/// forwarding on routers, routes, then the scenarios' filters. `created` collects the
+/// namespaces made, so a failure can remove them.
 fn build(run: Runner, lab: &Lab, created: &mut Vec<String>) -> Result<(), LabError> {
+    add_namespaces(run, lab, created)?;
+    add_switches(run, lab)?;
+    add_links(run, lab)?;
+    for i in lab.links.iter().flat_map(|l| [&l.a, &l.b]) {
+        set_up_iface(run, lab, i)?;
+    }
+    for h in lab.hosts.iter().filter(|h| h.role == Role::Router) {
+        for key in ["net.ipv4.ip_forward", "net.ipv6.conf.all.forwarding"] {
+            sysctl(run, &h.netns, key, "1")?;
+        }
+    }
+    add_routes(run, lab)?;
+    add_filters(run, lab)
+}
+
+/// The namespace of one of the lab's hosts (links and routes join only its hosts).
+fn ns(lab: &Lab, host: &str) -> String {
+    lab.netns(host).expect("links join lab hosts")
+}
+
+/// One namespace per host, loopback up, no duplicate address detection.
+fn add_namespaces(run: Runner, lab: &Lab, created: &mut Vec<String>) -> Result<(), LabError> {
     for h in &lab.hosts {
         let ns = h.netns.as_str();
         run.echo(&format!("ip netns add {ns}"));
@@ -183,7 +208,11 @@ fn build(run: Runner, lab: &Lab, created: &mut Vec<String>) -> Result<(), LabErr
             sysctl(run, ns, key, "0")?;
         }
     }
-    let ns = |host: &str| lab.netns(host).expect("links join lab hosts");
+    Ok(())
+}
+
+/// A bridge in every switch host.
+fn add_switches(run: Runner, lab: &Lab) -> Result<(), LabError> {
     for h in lab.hosts.iter().filter(|h| h.role == Role::Switch) {
         // STP off (the default): ports forward at once, no listening/learning delay.
         let n = &h.netns;
@@ -192,8 +221,13 @@ fn build(run: Runner, lab: &Lab, created: &mut Vec<String>) -> Result<(), LabErr
         let line = format!("ip -n {n} link set {BRIDGE} up");
         run.kernel(n, &line, || rtnl::set_link(BRIDGE, up()))?;
     }
+    Ok(())
+}
+
+/// One veth pair per link, each end in its host's namespace.
+fn add_links(run: Runner, lab: &Lab) -> Result<(), LabError> {
     for l in &lab.links {
-        let (na, nb) = (ns(&l.a.host), ns(&l.b.host));
+        let (na, nb) = (ns(lab, &l.a.host), ns(lab, &l.b.host));
         let line = format!(
             "ip -n {na} link add {} type veth peer name {} netns {nb}",
             l.a.name, l.b.name
@@ -207,63 +241,67 @@ fn build(run: Runner, lab: &Lab, created: &mut Vec<String>) -> Result<(), LabErr
             rtnl::add_veth(&l.a.name, &l.b.name, Some(peer.as_fd()))
         })?;
     }
-    for i in lab.links.iter().flat_map(|l| [&l.a, &l.b]) {
-        let n = ns(&i.host);
-        let name = i.name.as_str();
-        let mtu = LinkChange {
-            mtu: Some(i.mtu),
+    Ok(())
+}
+
+/// One link end: its MTU, its bridge (a switch port) or its addresses, up, then the
+/// offloads off and the rate limit when the lab asks for them.
+fn set_up_iface(run: Runner, lab: &Lab, i: &Iface) -> Result<(), LabError> {
+    let n = ns(lab, &i.host);
+    let name = i.name.as_str();
+    let mtu = LinkChange {
+        mtu: Some(i.mtu),
+        ..LinkChange::default()
+    };
+    let line = format!("ip -n {n} link set {name} mtu {}", i.mtu);
+    run.kernel(&n, &line, || rtnl::set_link(name, mtu))?;
+    if lab.role(&i.host) == Some(Role::Switch) {
+        // A bridge port has no address: the switch forwards frames, nothing more.
+        let master = LinkChange {
+            master: Some(BRIDGE),
             ..LinkChange::default()
         };
-        let line = format!("ip -n {n} link set {name} mtu {}", i.mtu);
-        run.kernel(&n, &line, || rtnl::set_link(name, mtu))?;
-        if lab.role(&i.host) == Some(Role::Switch) {
-            // A bridge port has no address: the switch forwards frames, nothing more.
-            let master = LinkChange {
-                master: Some(BRIDGE),
-                ..LinkChange::default()
-            };
-            let line = format!("ip -n {n} link set {name} master {BRIDGE}");
-            run.kernel(&n, &line, || rtnl::set_link(name, master))?;
-        } else {
-            let line = format!("ip -n {n} addr add {}/{} dev {name}", i.v4, i.v4_prefix);
-            run.kernel(&n, &line, || {
-                rtnl::add_address(name, i.v4.into(), i.v4_prefix, false)
-            })?;
-            let line = format!(
-                "ip -n {n} -6 addr add {}/{} dev {name} nodad",
-                i.v6, i.v6_prefix
-            );
-            run.kernel(&n, &line, || {
-                rtnl::add_address(name, i.v6.into(), i.v6_prefix, true)
-            })?;
-        }
-        let line = format!("ip -n {n} link set {name} up");
-        run.kernel(&n, &line, || rtnl::set_link(name, up()))?;
-        if !lab.offload {
-            let mut argv = vec![
-                "ethtool", "-K", name, "tso", "off", "gso", "off", "gro", "off",
-            ];
-            argv.extend(["tx-udp-segmentation", "off"]);
-            run.kernel(&n, &shell_line(&in_ns(&n, &argv)), || {
-                ethtool::set_segmentation_offloads(name, false)?;
-                ethtool::set_udp_segmentation_offload(name, false)
-            })?;
-        }
-        if let Some(rate) = lab.rate {
-            let (rate, burst) = (format!("{rate}bit"), tbf_burst(rate).to_string());
-            run.run(&[
-                "tc", "-n", &n, "qdisc", "replace", "dev", name, "root", "tbf", "rate", &rate,
-                "burst", &burst, "latency", "50ms",
-            ])?;
-        }
+        let line = format!("ip -n {n} link set {name} master {BRIDGE}");
+        run.kernel(&n, &line, || rtnl::set_link(name, master))?;
+    } else {
+        let line = format!("ip -n {n} addr add {}/{} dev {name}", i.v4, i.v4_prefix);
+        run.kernel(&n, &line, || {
+            rtnl::add_address(name, i.v4.into(), i.v4_prefix, false)
+        })?;
+        let line = format!(
+            "ip -n {n} -6 addr add {}/{} dev {name} nodad",
+            i.v6, i.v6_prefix
+        );
+        run.kernel(&n, &line, || {
+            rtnl::add_address(name, i.v6.into(), i.v6_prefix, true)
+        })?;
     }
-    for h in lab.hosts.iter().filter(|h| h.role == Role::Router) {
-        for key in ["net.ipv4.ip_forward", "net.ipv6.conf.all.forwarding"] {
-            sysctl(run, &h.netns, key, "1")?;
-        }
+    let line = format!("ip -n {n} link set {name} up");
+    run.kernel(&n, &line, || rtnl::set_link(name, up()))?;
+    if !lab.offload {
+        let mut argv = vec![
+            "ethtool", "-K", name, "tso", "off", "gso", "off", "gro", "off",
+        ];
+        argv.extend(["tx-udp-segmentation", "off"]);
+        run.kernel(&n, &shell_line(&in_ns(&n, &argv)), || {
+            ethtool::set_segmentation_offloads(name, false)?;
+            ethtool::set_udp_segmentation_offload(name, false)
+        })?;
     }
+    if let Some(rate) = lab.rate {
+        let (rate, burst) = (format!("{rate}bit"), tbf_burst(rate).to_string());
+        run.run(&[
+            "tc", "-n", &n, "qdisc", "replace", "dev", name, "root", "tbf", "rate", &rate, "burst",
+            &burst, "latency", "50ms",
+        ])?;
+    }
+    Ok(())
+}
+
+/// The lab's routes, then the scenarios' routes with an MTU.
+fn add_routes(run: Runner, lab: &Lab) -> Result<(), LabError> {
     for r in &lab.routes {
-        let n = ns(&r.host);
+        let n = ns(lab, &r.host);
         let (dest, prefix) = parse_prefix(&r.dest)?;
         let spec = RouteSpec {
             dest,
@@ -278,7 +316,7 @@ fn build(run: Runner, lab: &Lab, created: &mut Vec<String>) -> Result<(), LabErr
     }
     for s in &lab.scenarios {
         for (host, dest_text, dev, metric, mtu) in s.mtu_routes() {
-            let n = ns(host);
+            let n = ns(lab, host);
             let (dest, prefix) = parse_prefix(&dest_text)?;
             let spec = RouteSpec {
                 dest,
@@ -293,9 +331,14 @@ fn build(run: Runner, lab: &Lab, created: &mut Vec<String>) -> Result<(), LabErr
             run.kernel(&n, &line, || rtnl::add_route(&spec, true))?;
         }
     }
+    Ok(())
+}
+
+/// The black hole's router dropping its ICMP errors, and `--loss` on the end hosts.
+fn add_filters(run: Runner, lab: &Lab) -> Result<(), LabError> {
     if lab.scenarios.contains(&Scenario::Blackhole) {
         if let Some(router) = Scenario::Blackhole.router_host() {
-            run.run_stdin_in(&ns(router), &["nft", "-f", "-"], &blackhole_rules())?;
+            run.run_stdin_in(&ns(lab, router), &["nft", "-f", "-"], &blackhole_rules())?;
         }
     }
     if let Some(pct) = lab.loss_pct {

@@ -54,7 +54,7 @@ pub struct NodeAddr {
 pub struct FaultStatus {
     /// The `--fault` value that rebuilds it (`nic-mtu=n3:1:1500`).
     pub spec: String,
-    pub kind: String,
+    pub kind: super::FaultKind,
     /// The node's host name (`n3`).
     pub node: String,
     pub net: u8,
@@ -111,7 +111,7 @@ impl Lab {
             .iter()
             .map(|f| FaultStatus {
                 spec: f.to_string(),
-                kind: f.kind().into(),
+                kind: f.kind(),
                 node: Cluster::node(f.node()),
                 net: f.net(),
                 mtu: f.mtu(),

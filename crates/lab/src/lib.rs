@@ -42,7 +42,7 @@ mod status;
 #[cfg(test)]
 mod tests;
 
-pub use cluster::{Cluster, Fault};
+pub use cluster::{Cluster, Fault, FaultKind};
 pub use cmd::shell_line;
 pub use env::check_environment;
 pub use error::LabError;

@@ -107,23 +107,13 @@ impl Lab {
     /// quotes the end of its log.
     pub fn serve(&mut self, extra_args: &[String]) -> Result<(), LabError> {
         check_privilege("mtuperf lab serve")?;
-        // The agent binary: this process, unless MTUPERF_BIN names another (tests run
-        // from a test harness binary and point it at the built `mtuperf`).
-        let exe = match std::env::var_os("MTUPERF_BIN") {
-            Some(p) => std::path::PathBuf::from(p),
-            None => std::env::current_exe().map_err(|source| LabError::Spawn {
-                line: "current_exe".into(),
-                source,
-            })?,
-        };
-        let exe = exe.to_string_lossy().into_owned();
+        let exe = agent_exe()?;
         let port = port_from_args(extra_args);
         let key = if crate::key::names_key_file(extra_args) {
             None
         } else {
             Some(self.ensure_key()?.to_string_lossy().into_owned())
         };
-        let run = Runner::new(false);
         let mut started = Vec::new();
         for (host, binds) in self.agent_hosts() {
             if self
@@ -134,7 +124,6 @@ impl Lab {
                 continue;
             }
             self.agents.retain(|a| a.host != host);
-            let ns = self.netns(&host).expect("server hosts are lab hosts");
             let mut argv = vec![exe.clone()];
             if let Some(k) = &key {
                 argv.extend(["--key-file".to_string(), k.clone()]);
@@ -144,67 +133,101 @@ impl Lab {
                 argv.extend(["--bind".to_string(), b.to_string()]);
             }
             argv.extend(extra_args.iter().cloned());
-            let shown = in_ns(&ns, &[&["setsid".to_string()][..], &argv].concat());
-            let log = self.state_dir().join(format!("agent-{host}.log"));
-            run.echo(&format!("{} >{} 2>&1 &", shell_line(&shown), log.display()));
-            let spawn_err = |source| LabError::Spawn {
-                line: shell_line(&shown),
-                source,
-            };
-            let out = File::create(&log).map_err(spawn_err)?;
-            let err = out.try_clone().map_err(spawn_err)?;
-            let mut cmd = Command::new(&argv[0]);
-            netns::enter_on_spawn(&mut cmd, &ns, true);
-            let child = cmd
-                .args(&argv[1..])
-                .stdin(Stdio::null())
-                .stdout(out)
-                .stderr(err)
-                .spawn()
-                .map_err(spawn_err)?;
-            let pid = child.id();
-            let _ = std::fs::write(
-                self.state_dir().join(format!("agent-{host}.pid")),
-                format!("{pid}\n"),
-            );
-            self.agents.push(Agent {
-                host: host.clone(),
-                pid,
-                port,
-                binds,
-                log,
-            });
-            started.push((host, ns, pid));
+            let (ns, agent) = self.spawn_agent(&host, &argv, port, binds)?;
+            started.push((host, ns, agent.pid));
+            self.agents.push(agent);
         }
         self.save()?;
         for (host, ns, pid) in started {
-            let deadline = Instant::now() + LISTEN_WAIT;
-            let log = self.state_dir().join(format!("agent-{host}.log"));
-            loop {
-                if listening(&ns, port) {
-                    break;
-                }
-                // Just started: only whether it still runs (its command line can read
-                // empty until it has exec'd).
-                let gone = !process_running(pid);
-                if gone || Instant::now() >= deadline {
-                    let what = if gone {
-                        "exited"
-                    } else {
-                        "not listening after 5 s"
-                    };
-                    let detail = format!(
-                        "{what} (pid {pid}, port {port}); log {}: {}",
-                        log.display(),
-                        log_tail(&log)
-                    );
-                    return Err(LabError::Agent { host, detail });
-                }
-                std::thread::sleep(Duration::from_millis(100));
-            }
+            self.wait_listening(host, &ns, pid, port)?;
         }
         Ok(())
     }
+
+    /// Starts `argv` in `host`'s namespace, in its own session, its output to the
+    /// host's agent log and its pid beside it: the namespace and the agent.
+    fn spawn_agent(
+        &self,
+        host: &str,
+        argv: &[String],
+        port: u16,
+        binds: Vec<IpAddr>,
+    ) -> Result<(String, Agent), LabError> {
+        let ns = self.netns(host).expect("server hosts are lab hosts");
+        let shown = in_ns(&ns, &[&["setsid".to_string()][..], argv].concat());
+        let log = self.state_dir().join(format!("agent-{host}.log"));
+        Runner::new(false).echo(&format!("{} >{} 2>&1 &", shell_line(&shown), log.display()));
+        let spawn_err = |source| LabError::Spawn {
+            line: shell_line(&shown),
+            source,
+        };
+        let out = File::create(&log).map_err(spawn_err)?;
+        let err = out.try_clone().map_err(spawn_err)?;
+        let mut cmd = Command::new(&argv[0]);
+        netns::enter_on_spawn(&mut cmd, &ns, true);
+        let child = cmd
+            .args(&argv[1..])
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .spawn()
+            .map_err(spawn_err)?;
+        let pid = child.id();
+        let _ = std::fs::write(
+            self.state_dir().join(format!("agent-{host}.pid")),
+            format!("{pid}\n"),
+        );
+        let agent = Agent {
+            host: host.to_string(),
+            pid,
+            port,
+            binds,
+            log,
+        };
+        Ok((ns, agent))
+    }
+
+    /// Waits up to [`LISTEN_WAIT`] for `host`'s agent to listen on `port`; one that
+    /// exits or does not listen is an error quoting the end of its log.
+    fn wait_listening(&self, host: String, ns: &str, pid: u32, port: u16) -> Result<(), LabError> {
+        let deadline = Instant::now() + LISTEN_WAIT;
+        let log = self.state_dir().join(format!("agent-{host}.log"));
+        loop {
+            if listening(ns, port) {
+                return Ok(());
+            }
+            // Just started: only whether it still runs (its command line can read
+            // empty until it has exec'd).
+            let gone = !process_running(pid);
+            if gone || Instant::now() >= deadline {
+                let what = if gone {
+                    "exited"
+                } else {
+                    "not listening after 5 s"
+                };
+                let detail = format!(
+                    "{what} (pid {pid}, port {port}); log {}: {}",
+                    log.display(),
+                    log_tail(&log)
+                );
+                return Err(LabError::Agent { host, detail });
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+/// The agent binary: this process, unless MTUPERF_BIN names another (tests run from a
+/// test harness binary and point it at the built `mtuperf`).
+fn agent_exe() -> Result<String, LabError> {
+    let exe = match std::env::var_os("MTUPERF_BIN") {
+        Some(p) => std::path::PathBuf::from(p),
+        None => std::env::current_exe().map_err(|source| LabError::Spawn {
+            line: "current_exe".into(),
+            source,
+        })?,
+    };
+    Ok(exe.to_string_lossy().into_owned())
 }
 
 #[cfg(test)]

@@ -82,12 +82,63 @@ pub fn format_cpu_list(cpus: &[u32]) -> String {
     out.join(",")
 }
 
+/// What a test thread does; its JSON name is the word in lower case ("requester").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ThreadRole {
+    /// Sends a stream's data.
+    Sender,
+    /// Receives a stream's data.
+    Receiver,
+    /// Sends rr requests and takes their answers.
+    Requester,
+    /// Answers rr requests.
+    Responder,
+}
+
+impl ThreadRole {
+    pub const ALL: [ThreadRole; 4] = [
+        ThreadRole::Sender,
+        ThreadRole::Receiver,
+        ThreadRole::Requester,
+        ThreadRole::Responder,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ThreadRole::Sender => "sender",
+            ThreadRole::Receiver => "receiver",
+            ThreadRole::Requester => "requester",
+            ThreadRole::Responder => "responder",
+        }
+    }
+}
+
+impl fmt::Display for ThreadRole {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for ThreadRole {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<ThreadRole, String> {
+        ThreadRole::ALL
+            .into_iter()
+            .find(|r| r.name() == s)
+            .ok_or_else(|| {
+                format!("unknown thread role {s:?}; one of sender, receiver, requester, responder")
+            })
+    }
+}
+
 /// Where one test thread ran: the CPUs it was seen on while sampled, with how often.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ThreadPlacement {
-    /// What the thread did ("requester", "responder").
-    pub role: String,
+    /// What the thread did.
+    pub role: ThreadRole,
     /// `[cpu, samples]`: the CPU it last ran on (/proc/self/task/TID/stat field 39)
     /// at each sample, counted per CPU.
     pub cpus: Vec<[u32; 2]>,
@@ -242,16 +293,39 @@ mod tests {
     }
 
     #[test]
+    fn thread_roles_keep_their_names_in_text_and_json() {
+        let names = ["sender", "receiver", "requester", "responder"];
+        for (role, name) in ThreadRole::ALL.into_iter().zip(names) {
+            assert_eq!(role.to_string(), name);
+            assert_eq!(name.parse::<ThreadRole>(), Ok(role));
+            let json = serde_json::to_string(&role).unwrap();
+            assert_eq!(json, format!("\"{name}\""));
+            assert_eq!(serde_json::from_str::<ThreadRole>(&json).unwrap(), role);
+        }
+    }
+
+    #[test]
+    fn an_unknown_thread_role_is_refused_by_name() {
+        assert_eq!(
+            "spinner".parse::<ThreadRole>().unwrap_err(),
+            r#"unknown thread role "spinner"; one of sender, receiver, requester, responder"#
+        );
+        let doc = r#"{"role":"spinner","cpus":[]}"#;
+        let e = serde_json::from_str::<ThreadPlacement>(doc).unwrap_err();
+        assert!(e.to_string().contains("unknown variant `spinner`"), "{e}");
+    }
+
+    #[test]
     fn main_cpu_counts_samples_over_all_threads() {
         let p = Placement {
             threads: vec![
                 ThreadPlacement {
-                    role: "a".into(),
+                    role: ThreadRole::Requester,
                     cpus: vec![[0, 3], [1, 1]],
                     pinned: None,
                 },
                 ThreadPlacement {
-                    role: "b".into(),
+                    role: ThreadRole::Responder,
                     cpus: vec![[1, 3]],
                     pinned: None,
                 },

@@ -8,11 +8,12 @@ use std::collections::BTreeSet;
 use mtuperf_engine::compare::{self, Cell, PathSpec, Plan, Repeat, Repetition, TestKind};
 
 use crate::compare::{build, CompareDoc, Rep};
+use crate::record::RunKind;
 
 /// One stored run as the report needs it.
 pub struct StoredRun<'a> {
     pub id: i64,
-    pub kind: &'a str,
+    pub kind: RunKind,
     pub label: Option<&'a str>,
     pub target: &'a str,
     pub document: &'a str,
@@ -35,7 +36,7 @@ type Parsed = (
 fn parse(r: &StoredRun<'_>) -> Result<Vec<Parsed>, String> {
     let bad = |e: serde_json::Error| format!("run {}: {e}", r.id);
     match r.kind {
-        "stream" => {
+        RunKind::Stream => {
             let doc: crate::stream::Document = serde_json::from_str(r.document).map_err(bad)?;
             Ok(doc
                 .runs
@@ -50,7 +51,7 @@ fn parse(r: &StoredRun<'_>) -> Result<Vec<Parsed>, String> {
                 })
                 .collect())
         }
-        "udp" => {
+        RunKind::Udp => {
             let doc: crate::stream::udp::Document =
                 serde_json::from_str(r.document).map_err(bad)?;
             Ok(doc
@@ -66,7 +67,7 @@ fn parse(r: &StoredRun<'_>) -> Result<Vec<Parsed>, String> {
                 })
                 .collect())
         }
-        "rr" => {
+        RunKind::Rr => {
             let doc: crate::rr::Document = serde_json::from_str(r.document).map_err(bad)?;
             Ok(doc
                 .steps
@@ -101,10 +102,10 @@ pub fn doc(runs: &[StoredRun<'_>]) -> Result<CompareDoc, String> {
         // path, so unlabelled rr runs are named by their target (one line per target).
         let label = r
             .label
-            .filter(|l| !(r.kind == "rr" && l.starts_with("clients=")));
+            .filter(|l| !(r.kind == RunKind::Rr && l.starts_with("clients=")));
         let name = match (label, r.kind) {
             (Some(l), _) => l.to_string(),
-            (None, "rr") => r.target.to_string(),
+            (None, RunKind::Rr) => r.target.to_string(),
             (None, _) => format!("run{}", r.id),
         };
         if !paths.iter().any(|p| p.name == name) {

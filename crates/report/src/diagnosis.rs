@@ -137,7 +137,7 @@ pub fn say(d: &Diagnosis, n: &Names<'_>, scope: Scope) -> Said {
         (Fault::InboundDrop { nic_mtu }, Location::Node { addr }) => one_way(
             &(n.node)(*addr),
             on,
-            ("into", "out of", "egress"),
+            Way::Inbound,
             *nic_mtu,
             (mtu, e),
             scope,
@@ -145,7 +145,7 @@ pub fn say(d: &Diagnosis, n: &Names<'_>, scope: Scope) -> Said {
         (Fault::OutboundDrop { nic_mtu }, Location::Node { addr }) => one_way(
             &(n.node)(*addr),
             on,
-            ("out of", "into", "ingress"),
+            Way::Outbound,
             *nic_mtu,
             (mtu, e),
             scope,
@@ -225,16 +225,27 @@ fn switch_port(at: &Location, n: &Names<'_>, nic: u32, mtu: u32, e: u32) -> Said
     }
 }
 
-/// An inbound (or outbound) drop at node `x`: `way` is ("into", "out of", "egress").
-fn one_way(
-    x: &str,
-    on: &str,
-    (way, back, side): (&str, &str, &str),
-    nic: u32,
-    (mtu, e): (u32, u32),
-    scope: Scope,
-) -> Said {
-    let what = if way == "into" { "inbound" } else { "outbound" };
+/// Which way frames are dropped at a node.
+#[derive(Debug, Clone, Copy)]
+enum Way {
+    Inbound,
+    Outbound,
+}
+
+impl Way {
+    /// ("inbound", "into", "out of", "egress"): the drop, the way it drops, the way
+    /// back, and the side of the node's switch port that would do it.
+    fn words(self) -> (&'static str, &'static str, &'static str, &'static str) {
+        match self {
+            Way::Inbound => ("inbound", "into", "out of", "egress"),
+            Way::Outbound => ("outbound", "out of", "into", "ingress"),
+        }
+    }
+}
+
+/// An inbound (or outbound) drop at node `x`.
+fn one_way(x: &str, on: &str, way: Way, nic: u32, (mtu, e): (u32, u32), scope: Scope) -> Said {
+    let (what, way, back, side) = way.words();
     let summary = match scope {
         Scope::Every => format!(
             "every path {way} {x}{on} stops at {mtu} silently while every path {back} it carries {e}: its switch port's {side}, or a filter on {x}, drops {what} frames above {mtu} (its NIC says {nic})"

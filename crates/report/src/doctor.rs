@@ -29,6 +29,37 @@ pub struct Counts {
     pub skip: usize,
 }
 
+/// A check's overall outcome: its worst finding's status (a skipped check passes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Pass,
+    Warn,
+    Fail,
+}
+
+impl Verdict {
+    /// Of the findings' counts: fail when any failed, warn when any warned, else pass.
+    pub fn of(c: Counts) -> Verdict {
+        if c.fail > 0 {
+            Verdict::Fail
+        } else if c.warn > 0 {
+            Verdict::Warn
+        } else {
+            Verdict::Pass
+        }
+    }
+
+    /// The word a headline starts with.
+    pub fn word(self) -> &'static str {
+        match self {
+            Verdict::Pass => "PASS",
+            Verdict::Warn => "WARN",
+            Verdict::Fail => "FAIL",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Document {
     pub schema: String,
@@ -41,7 +72,7 @@ pub struct Document {
     pub cross: Vec<Finding>,
     pub counts: Counts,
     /// "fail" when any finding is FAIL, "warn" when any is WARN, else "pass".
-    pub verdict: String,
+    pub verdict: Verdict,
 }
 
 impl Document {
@@ -79,7 +110,7 @@ impl Document {
             peer,
             cross,
             counts: Counts::default(),
-            verdict: String::new(),
+            verdict: Verdict::Pass,
         };
         for f in doc.all() {
             match f.status {
@@ -89,14 +120,7 @@ impl Document {
                 Status::Skip => doc.counts.skip += 1,
             }
         }
-        doc.verdict = if doc.counts.fail > 0 {
-            "fail"
-        } else if doc.counts.warn > 0 {
-            "warn"
-        } else {
-            "pass"
-        }
-        .into();
+        doc.verdict = Verdict::of(doc.counts);
         doc
     }
 
@@ -115,7 +139,7 @@ impl Document {
 pub fn headline(doc: &Document) -> String {
     format!(
         "{}: {} fail, {} warn, {} pass, {} skipped ({})",
-        doc.verdict.to_uppercase(),
+        doc.verdict.word(),
         doc.counts.fail,
         doc.counts.warn,
         doc.counts.pass,
@@ -246,9 +270,34 @@ pub fn fix_script(doc: &Document) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
-    use super::{fix_script, Document, HostReport};
+    use super::{fix_script, Counts, Document, HostReport, Verdict};
     use mtuperf_proto::msg::doctor::{Finding, HostFacts, Status};
+
+    #[test]
+    fn the_verdict_is_the_worst_status_and_keeps_its_json_word() {
+        let counts = |warn, fail| Counts {
+            pass: 3,
+            warn,
+            fail,
+            skip: 1,
+        };
+        let cases = [
+            (counts(0, 0), Verdict::Pass, "pass", "PASS"),
+            (counts(2, 0), Verdict::Warn, "warn", "WARN"),
+            (counts(2, 1), Verdict::Fail, "fail", "FAIL"),
+        ];
+        for (c, verdict, json, word) in cases {
+            assert_eq!(Verdict::of(c), verdict);
+            assert_eq!(verdict.word(), word);
+            let text = serde_json::to_string(&verdict).unwrap();
+            assert_eq!(text, format!("\"{json}\""));
+            assert_eq!(serde_json::from_str::<Verdict>(&text).unwrap(), verdict);
+        }
+        let e = serde_json::from_str::<Verdict>(r#""PASS""#).unwrap_err();
+        assert!(e.to_string().contains("unknown variant `PASS`"), "{e}");
+    }
 
     fn finding(subject: &str, fix: &str) -> Finding {
         Finding {

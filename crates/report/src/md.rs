@@ -39,6 +39,13 @@ pub fn markdown(d: &CompareDoc) -> String {
     for v in d.verdicts.iter().chain(&crate::html::knee_lines(d)) {
         let _ = writeln!(o, "- {}", cell(v));
     }
+    summary_and_checks(&mut o, d);
+    environment(&mut o, d);
+    o
+}
+
+/// The summary table and the path checks.
+fn summary_and_checks(o: &mut String, d: &CompareDoc) {
     o.push_str("\n### Summary (mean, 95% CI half-width, median, min, max, n)\n\n");
     o.push_str("| figure | path | mean | 95% CI | median | min | max | n |\n|---|---|--:|--:|--:|--:|--:|--:|\n");
     for c in &d.summaries {
@@ -72,6 +79,11 @@ pub fn markdown(d: &CompareDoc) -> String {
             cell(&crate::compare::check_reason(c))
         );
     }
+}
+
+/// Each path's two ends (host, kernel, interface, MTU, offloads) and the client's
+/// sysctls.
+fn environment(o: &mut String, d: &CompareDoc) {
     if !d.environment.ends.is_empty() {
         o.push_str("\n### Environment\n\n| end | host | kernel | interface | MTU | offloads |\n|---|---|---|---|--:|---|\n");
     }
@@ -94,5 +106,4 @@ pub fn markdown(d: &CompareDoc) -> String {
             let _ = writeln!(o, "| {k} | {} |", cell(v));
         }
     }
-    o
 }

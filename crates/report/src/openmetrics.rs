@@ -10,6 +10,7 @@
 use mtuperf_engine::metrics::Metrics;
 use mtuperf_engine::watch::RrProbe;
 
+use crate::record::RunKind;
 pub use crate::watch::StoredWatch;
 use crate::watch::{path_of, rr_of};
 
@@ -23,7 +24,7 @@ pub fn render(runs: &[StoredWatch<'_>]) -> String {
         std::collections::HashMap::new();
     for r in runs {
         match r.kind {
-            "path" => {
+            RunKind::Path => {
                 let Some(p) = path_of(r.document) else {
                     continue;
                 };
@@ -33,7 +34,7 @@ pub fn render(runs: &[StoredWatch<'_>]) -> String {
                     .observe_path([r.target, &address, &network], Some(&p), ended);
                 where_of.insert(r.target, (address, network));
             }
-            "rr" => {
+            RunKind::Rr => {
                 let (Some(rr), Some((address, network))) =
                     (rr_of(r.document), where_of.get(r.target))
                 else {
@@ -87,7 +88,7 @@ mod tests {
             started_unix_ms: t,
             document,
         };
-        let text = render(&[at(1, "path", PATH), at(2, "rr", &silent)]);
+        let text = render(&[at(1, RunKind::Path, PATH), at(2, RunKind::Rr, &silent)]);
         assert!(
             line(&text, "mtuperf_rr_latency_p99_seconds").is_none(),
             "{text}"
@@ -110,7 +111,11 @@ mod tests {
             .unwrap()
             .ends_with(" 42"));
         // A later probe that is answered brings the latency back.
-        let text = render(&[at(1, "path", PATH), at(2, "rr", &silent), at(3, "rr", RR)]);
+        let text = render(&[
+            at(1, RunKind::Path, PATH),
+            at(2, RunKind::Rr, &silent),
+            at(3, RunKind::Rr, RR),
+        ]);
         let p99 = line(&text, "mtuperf_rr_latency_p99_seconds").unwrap();
         let v: f64 = p99.rsplit(' ').next().unwrap().parse().unwrap();
         assert!(v > 0.0, "{p99}");
@@ -124,7 +129,11 @@ mod tests {
             .unwrap()
             .ends_with(" 0"));
         // ...and the reverse: the silent probe after it removes the stale latency.
-        let text = render(&[at(1, "path", PATH), at(2, "rr", RR), at(3, "rr", &silent)]);
+        let text = render(&[
+            at(1, RunKind::Path, PATH),
+            at(2, RunKind::Rr, RR),
+            at(3, RunKind::Rr, &silent),
+        ]);
         assert!(
             line(&text, "mtuperf_rr_latency_p99_seconds").is_none(),
             "{text}"

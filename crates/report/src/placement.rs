@@ -136,7 +136,7 @@ mod tests {
             pinned: Some(vec![cpu]),
             online: vec![0, 1],
             threads: vec![ThreadPlacement {
-                role: "t".into(),
+                role: mtuperf_proto::placement::ThreadRole::Requester,
                 cpus: vec![[cpu, 10]],
                 pinned: None,
             }],
@@ -183,7 +183,7 @@ mod tests {
         assert!(end(Some(&p)).contains("(unpinned)"), "{}", end(Some(&p)));
         p.threads[0].pinned = Some(0);
         p.threads.push(ThreadPlacement {
-            role: "t".into(),
+            role: mtuperf_proto::placement::ThreadRole::Requester,
             cpus: vec![[1, 10]],
             pinned: Some(1),
         });

@@ -6,12 +6,14 @@ use std::collections::BTreeMap;
 use mtuperf_engine::path::PathResult;
 use mtuperf_engine::rr::RrResult;
 
+use crate::record::RunKind;
+
 /// One stored watch run.
 pub struct StoredWatch<'a> {
     /// The peer as given to --watch.
     pub target: &'a str,
-    /// "path" or "rr".
-    pub kind: &'a str,
+    /// Path (a check) or rr (a probe); other kinds are left out.
+    pub kind: RunKind,
     pub started_unix_ms: i64,
     pub document: &'a str,
 }
@@ -75,7 +77,7 @@ impl Trend {
         for r in runs {
             let peer = t.peers.entry(r.target.to_string()).or_default();
             match r.kind {
-                "path" => {
+                RunKind::Path => {
                     if let Some(p) = path_of(r.document) {
                         peer.mtu.push(MtuPoint {
                             unix_ms: r.started_unix_ms,
@@ -86,7 +88,7 @@ impl Trend {
                         });
                     }
                 }
-                "rr" => {
+                RunKind::Rr => {
                     if let Some(rr) = rr_of(r.document) {
                         peer.rr.push(RrPoint {
                             unix_ms: r.started_unix_ms,

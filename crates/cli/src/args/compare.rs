@@ -4,13 +4,14 @@ use std::time::Duration;
 
 use mtuperf_engine::compare::{self, PathSpec, Plan, Repeat, TestKind};
 
-use crate::common::{self, parse_block, parse_test_time};
 use crate::exit::Failure;
+use crate::parse;
+use crate::parse::{parse_block, parse_test_time};
 
 #[derive(Debug, clap::Args)]
 pub struct PlanArgs {
     /// A path to compare: NAME=HOST[,bind=LOCAL_ADDR]; give two or more, the first is the baseline.
-    #[arg(long = "path", value_name = "NAME=HOST[,bind=ADDR]", value_parser = common::parse_path, required_unless_present = "resume", help_heading = crate::heading::TEST)]
+    #[arg(long = "path", value_name = "NAME=HOST[,bind=ADDR]", value_parser = parse::parse_path, required_unless_present = "resume", help_heading = crate::heading::TEST)]
     pub paths: Vec<PathSpec>,
     /// Tests to run over every path.
     #[arg(long, value_delimiter = ',', default_value = "stream", help_heading = crate::heading::TEST)]
@@ -25,7 +26,7 @@ pub struct PlanArgs {
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(2..=1000), conflicts_with = "ci_width", help_heading = crate::heading::REPEAT)]
     pub repeat: u32,
     /// Repeat until every headline mean's 95% CI half-width is within ±PCT% (at least 3, at most --max-repeat).
-    #[arg(long, value_name = "PCT", value_parser = common::parse_pct, help_heading = crate::heading::REPEAT)]
+    #[arg(long, value_name = "PCT", value_parser = parse::parse_pct, help_heading = crate::heading::REPEAT)]
     pub ci_width: Option<f64>,
     /// Upper bound on repetitions with --ci-width.
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(3..=1000), help_heading = crate::heading::REPEAT)]

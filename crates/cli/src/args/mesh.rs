@@ -10,8 +10,8 @@ use mtuperf_engine::rr::MAX_UDP_BLOCK;
 use mtuperf_proto::msg::rr::RrProto;
 
 use crate::args::rr::{parse_rate, parse_request, parse_rr_block, Proto};
-use crate::common;
 use crate::exit::Failure;
+use crate::parse;
 
 /// Largest `--oifcfg` input read (`oifcfg getif` prints a few lines).
 const MAX_OIFCFG_BYTES: u64 = 1 << 20;
@@ -45,7 +45,7 @@ pub struct MeshRrArgs {
 }
 
 fn parse_max_p99(s: &str) -> Result<Duration, String> {
-    common::duration_in(s, Duration::from_micros(10), Duration::from_secs(10))
+    parse::duration_in(s, Duration::from_micros(10), Duration::from_secs(10))
 }
 
 impl MeshRrArgs {

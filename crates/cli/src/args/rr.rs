@@ -6,9 +6,10 @@ use mtuperf_engine::config::{bounds, RrConfig};
 use mtuperf_engine::rr::MAX_UDP_BLOCK;
 use mtuperf_proto::msg::rr::{RrHooks, RrProto};
 
-use crate::common::{self, parse_any_duration, parse_interval, parse_test_time};
 use crate::exit::Failure;
 use crate::heading;
+use crate::parse;
+use crate::parse::{parse_any_duration, parse_interval, parse_test_time};
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub(crate) enum Proto {
@@ -135,7 +136,7 @@ impl RrArgs {
 
 /// --rate: 1 to 100M requests/s, SI suffixes allowed.
 pub(crate) fn parse_rate(s: &str) -> Result<u64, String> {
-    common::count_in(
+    parse::count_in(
         s,
         1,
         bounds::MAX_RATE,
@@ -144,7 +145,7 @@ pub(crate) fn parse_rate(s: &str) -> Result<u64, String> {
 }
 
 pub(crate) fn parse_rr_block(s: &str) -> Result<u32, String> {
-    let v = common::parse_block(s)?;
+    let v = parse::parse_block(s)?;
     if u64::from(v) > bounds::MAX_RR_BLOCK {
         return Err(format!("{v} is out of range: allowed 1 B to 1.0 MiB"));
     }

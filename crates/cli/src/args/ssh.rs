@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use mtuperf_engine::ssh::{CopyPolicy, SshCommand};
 
-use crate::common;
 use crate::exit::Failure;
+use crate::parse;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Copy {
@@ -51,11 +51,11 @@ pub struct SshArgs {
 }
 
 fn parse_timeout(s: &str) -> Result<Duration, String> {
-    common::duration_in(s, Duration::from_secs(2), Duration::from_mins(10))
+    parse::duration_in(s, Duration::from_secs(2), Duration::from_mins(10))
 }
 
 fn parse_lifetime(s: &str) -> Result<Duration, String> {
-    common::duration_in(s, Duration::from_secs(10), Duration::from_hours(24))
+    parse::duration_in(s, Duration::from_secs(10), Duration::from_hours(24))
 }
 
 impl SshArgs {

@@ -9,11 +9,10 @@ use mtuperf_engine::config::{bounds, StreamConfig};
 use mtuperf_engine::stream::StreamParams;
 use mtuperf_proto::msg::{Direction, StreamLimit};
 
-use crate::common::{
-    self, parse_block, parse_interval, parse_test_time, parse_total, parse_window,
-};
 use crate::exit::{self, Failure};
 use crate::heading;
+use crate::parse;
+use crate::parse::{parse_block, parse_interval, parse_test_time, parse_total, parse_window};
 
 #[derive(Debug, clap::Args)]
 pub struct StreamArgs {
@@ -49,13 +48,13 @@ pub struct StreamArgs {
     #[arg(long, value_parser = parse_interval, help_heading = heading::OUTPUT)]
     pub interval: Option<Duration>,
     /// Warm-up excluded from the summary goodput (still reported).
-    #[arg(long, default_value = "0s", value_parser = common::parse_any_duration, help_heading = heading::OUTPUT)]
+    #[arg(long, default_value = "0s", value_parser = parse::parse_any_duration, help_heading = heading::OUTPUT)]
     pub omit: Duration,
     /// Receive coalescing: after a read that drained the socket, wait up to this long
     /// before reading again (0 reads again at once, like a plain blocking loop). Never
     /// waits while data is queued nor in the first 100 ms, and never pauses longer than
     /// a quarter of the receive buffer takes to fill. 0 to 10ms.
-    #[arg(long, default_value = "200us", value_parser = common::parse_rx_coalesce, help_heading = heading::LOAD)]
+    #[arg(long, default_value = "200us", value_parser = parse::parse_rx_coalesce, help_heading = heading::LOAD)]
     pub rx_coalesce: Duration,
 }
 

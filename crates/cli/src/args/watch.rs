@@ -8,8 +8,8 @@ use std::time::Duration;
 use mtuperf_engine::config::bounds;
 use mtuperf_engine::watch;
 
-use crate::common::duration_in;
 use crate::exit::Failure;
+use crate::parse::duration_in;
 
 /// The history label of watch results (what `--retain` prunes and `report --since` draws).
 pub const WATCH_LABEL: &str = "watch";

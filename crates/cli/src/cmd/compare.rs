@@ -1,13 +1,17 @@
 //! `mtuperf compare`: the same tests over several paths, interleaved and repeated, each
 //! repetition stored as it finishes; summary with 95% intervals and a plain verdict.
+pub mod group;
+mod run;
+
 use anyhow::anyhow;
 use mtuperf_report::compare as rc;
 
 use crate::args::compare::PlanArgs;
-use crate::common;
+use crate::connect;
 use crate::exit::{self, CmdResult, Failure};
 use crate::global::Global;
-use crate::groups;
+use crate::history;
+use crate::interrupt;
 use crate::output::{self, Format, Output};
 
 /// compare's outputs.
@@ -35,7 +39,7 @@ pub struct Args {
 pub fn run(g: &Global, a: Args) -> CmdResult {
     let format = a.output.pick();
     let json = format == Format::Json;
-    let store = common::open_store(g)?;
+    let store = history::open_store(g)?;
     let (plan, prior, group) = if let Some(id) = a.resume {
         let s = store.as_ref().ok_or_else(|| {
             Failure::conflict(
@@ -45,17 +49,16 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
                 "drop --no-store",
             )
         })?;
-        let (plan, reps, _) =
-            groups::load_group(s, id).map_err(|e| Failure::new(exit::USAGE, e))?;
+        let (plan, reps, _) = group::load_group(s, id).map_err(|e| Failure::new(exit::USAGE, e))?;
         (plan, reps, Some(id))
     } else {
         let plan = a.plan.plan()?;
-        let group = groups::start_group(store.as_ref(), &plan)?;
+        let group = group::start_group(store.as_ref(), &plan)?;
         (plan, Vec::new(), group)
     };
-    let opts = common::connect_options(g, None)?;
-    let stop = common::interrupt_flag();
-    let (doc, out) = groups::execute(store.as_ref(), &plan, group, prior, &opts, &stop, json)?;
+    let opts = connect::connect_options(g, None)?;
+    let stop = interrupt::flag();
+    let (doc, out) = run::execute(store.as_ref(), &plan, group, prior, &opts, &stop, json)?;
     if json {
         crate::out::json(&doc);
     } else if format == Format::Legacy && out.refused.is_none() {
@@ -74,5 +77,5 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
             .as_deref()
             .unwrap_or("a repetition ended early")
     });
-    Ok(common::measured_exit(&stop, why, 0))
+    Ok(interrupt::measured_exit(&stop, why, 0))
 }

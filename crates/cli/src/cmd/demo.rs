@@ -10,7 +10,10 @@
 //! writes its HTML grid. Exit code, both ways: 0 once the demo has shown its result
 //! (the findings are what the cluster demo is there to show), 130/143 when stopped,
 //! 5/6 when it could not run.
-//! The orchestration is in [`crate::groups::demo`] and [`crate::groups::demo_cluster`].
+//! The orchestration is in [`orchestrate`] and [`cluster`].
+mod cluster;
+mod orchestrate;
+
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -18,11 +21,12 @@ use std::time::Duration;
 use anyhow::Context;
 use mtuperf_report::stream::{self as rs, RunDoc};
 
-use crate::common;
+use crate::cmd::lab;
 use crate::exit::{self, CmdResult, Failure};
 use crate::global::Global;
-use crate::groups::demo::{self, DemoObserver};
-use crate::groups::demo_cluster;
+use crate::interrupt;
+use crate::parse;
+use orchestrate::DemoObserver;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -34,7 +38,7 @@ pub struct Args {
     #[arg(long, conflicts_with_all = ["loopback", "time", "repeat"])]
     cluster: bool,
     /// Length of each run.
-    #[arg(long, default_value = "2s", value_parser = common::parse_test_time)]
+    #[arg(long, default_value = "2s", value_parser = parse::parse_test_time)]
     time: Duration,
     /// Repetitions per path and test (interleaved std, jumbo, std, jumbo ...).
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(2..=50))]
@@ -68,7 +72,7 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
     let why = if a.loopback {
         "--loopback".to_string()
     } else {
-        match mtuperf_lab::check_environment().map_err(|e| e.for_command(common::invocation())) {
+        match mtuperf_lab::check_environment().map_err(|e| e.for_command(lab::invocation())) {
             Ok(()) => return lab_demo(g, &a),
             Err(e) => format!("no lab: {e}"),
         }
@@ -77,13 +81,13 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
     outln!(
         "Jumbo frames: not judged here ({why}): loopback has one MTU, so this shows throughput, CPU and the measurement itself, but not what jumbo frames change, no path check and no report.html; run `mtuperf demo` as root for the 1500 vs 9000 lab.\n"
     );
-    demo::loopback(g, a.time, &mut Printer)?;
+    orchestrate::loopback(g, a.time, &mut Printer)?;
     Ok(0)
 }
 
 fn lab_demo(g: &Global, a: &Args) -> CmdResult {
     // The lab is removed by the time the comparison comes back.
-    let doc = demo::lab(g, a.repeat, a.time, &mut Printer)?;
+    let doc = orchestrate::lab(g, a.repeat, a.time, &mut Printer)?;
     // Starts with the plain answer ("Jumbo frames: worth it on this path — …").
     out!("{}", mtuperf_report::compare::text(&doc));
     std::fs::write(&a.output, mtuperf_report::html::html(&doc))
@@ -101,11 +105,11 @@ fn lab_demo(g: &Global, a: &Args) -> CmdResult {
 
 fn cluster_demo(g: &Global, a: &Args) -> CmdResult {
     mtuperf_lab::check_environment()
-        .map_err(|e| Failure::new(exit::ENVIRONMENT, e.for_command(common::invocation())))?;
+        .map_err(|e| Failure::new(exit::ENVIRONMENT, e.for_command(lab::invocation())))?;
     // Ctrl-C sets this instead of ending the process, so the lab's guard removes it.
-    let stop = common::interrupt_flag();
+    let stop = interrupt::flag();
     // Progress to stderr: the results (stdout) start with the mesh's plain answer.
-    let demo = demo_cluster::cluster(g, &stop, &mut Printer)?;
+    let demo = cluster::cluster(g, &stop, &mut Printer)?;
     let doc = &demo.doc;
     out!("{}", mtuperf_report::mesh::text(doc));
     if let Some(id) = doc.run_id {
@@ -121,7 +125,7 @@ fn cluster_demo(g: &Global, a: &Args) -> CmdResult {
         } else {
             "the mesh's findings differ from the injected faults"
         },
-        demo_cluster::faults_text()
+        cluster::faults_text()
     );
     if doc.result.block.is_some() && !interrupted {
         let (lost, pairs) = demo.lost;
@@ -132,7 +136,7 @@ fn cluster_demo(g: &Global, a: &Args) -> CmdResult {
             } else {
                 ", not all through those faults' nodes"
             },
-            demo_cluster::MAX_BLOCK_P99
+            cluster::MAX_BLOCK_P99
         );
     }
     std::fs::write(&a.output, mtuperf_report::mesh::html(doc))

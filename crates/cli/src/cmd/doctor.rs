@@ -9,10 +9,13 @@ use mtuperf_engine::doctor::run::{self, Check};
 use mtuperf_engine::doctor::{facts, Profile};
 use mtuperf_report::doctor::{self as rd, Document};
 
-use crate::common;
+use crate::connect;
 use crate::exit::{self, CmdResult, Failure};
 use crate::global::Global;
+use crate::history;
+use crate::interrupt;
 use crate::output::{self, Format, Output};
+use crate::parse;
 
 /// doctor's outputs.
 #[derive(Debug, Clone)]
@@ -36,18 +39,18 @@ pub struct Args {
     #[arg(long, value_name = "HOST", help_heading = crate::heading::TEST)]
     peer: Option<String>,
     /// Thresholds: rac (Oracle minimums FAIL) or generic (the same values WARN).
-    #[arg(long, default_value = "rac", value_parser = common::parse_profile, help_heading = crate::heading::TEST)]
+    #[arg(long, default_value = "rac", value_parser = parse::parse_profile, help_heading = crate::heading::TEST)]
     profile: Profile,
     /// Round-trip time for the bandwidth-delay product (default with --peer: the
     /// kernel's RTT of the control connection).
-    #[arg(long, value_parser = common::parse_rtt, help_heading = crate::heading::TEST)]
+    #[arg(long, value_parser = parse::parse_rtt, help_heading = crate::heading::TEST)]
     rtt: Option<Duration>,
     /// Path rate for the bandwidth-delay product: 10G, 25gbit ... (default: the
     /// interface's link speed when it reports one).
-    #[arg(long, value_parser = common::parse_bandwidth, help_heading = crate::heading::TEST)]
+    #[arg(long, value_parser = parse::parse_bandwidth, help_heading = crate::heading::TEST)]
     bandwidth: Option<f64>,
     /// How long to sample the error counters (0s: since-boot totals only).
-    #[arg(long, default_value = "1s", value_parser = common::parse_sample, help_heading = crate::heading::TEST)]
+    #[arg(long, default_value = "1s", value_parser = parse::parse_sample, help_heading = crate::heading::TEST)]
     sample: Duration,
     #[command(flatten)]
     output: Output<Formats>,
@@ -93,20 +96,20 @@ fn select(a: &Args, session: Option<&Session>) -> Result<(Vec<String>, String), 
 #[allow(clippy::needless_pass_by_value)]
 /// Exit codes of doctor, as the issue asks for scripting: 0 no FAIL, 1 any FAIL, 2 any error.
 pub fn run(g: &Global, a: Args) -> CmdResult {
-    check(g, a).map_err(|f| common::error_code(f, exit::USAGE))
+    check(g, a).map_err(|f| interrupt::error_code(f, exit::USAGE))
 }
 
 fn check(g: &Global, a: Args) -> CmdResult {
     let json = a.output.pick() == Format::Json;
-    let store = common::open_store(g)?;
+    let store = history::open_store(g)?;
     let started = mtuperf_engine::unix_ms();
     let time = a.sample + Duration::from_secs(30);
     let peer = match &a.peer {
-        Some(p) => Some(crate::groups::ssh::asked_peer(g, &a.ssh, p, time)?),
+        Some(p) => Some(crate::ssh::asked_peer(g, &a.ssh, p, time)?),
         None => None,
     };
     let session = match &peer {
-        Some(p) => Some(Session::connect(&p.target, &p.opts).map_err(common::engine_failure)?),
+        Some(p) => Some(Session::connect(&p.target, &p.opts).map_err(connect::engine_failure)?),
         None => None,
     };
     let (ifaces, selection) = select(&a, session.as_ref())?;
@@ -126,16 +129,16 @@ fn check(g: &Global, a: Args) -> CmdResult {
     if let Some(s) = session {
         s.close();
     }
-    let checked = result.map_err(common::engine_failure)?;
+    let checked = result.map_err(connect::engine_failure)?;
     let peer_name = a.peer.as_deref().unwrap_or_default();
     let mut doc = Document::of(started, a.profile.name(), peer_name, checked);
     let target = a.peer.clone().unwrap_or_else(|| "localhost".into());
-    doc.run_id = common::store_record(
+    doc.run_id = history::store_record(
         store.as_ref(),
         &doc,
-        common::Place {
+        history::Place {
             target: &target,
-            ..common::Place::default()
+            ..history::Place::default()
         },
     )?;
     if json {

@@ -4,10 +4,11 @@ use mtuperf_report::csv::{self as rcsv, RunIn};
 use mtuperf_report::record::RunKind;
 use mtuperf_store::Filter;
 
-use crate::common;
 use crate::exit::{self, CmdResult, Failure};
 use crate::global::Global;
+use crate::history;
 use crate::output::{self, Format, Output};
+use crate::parse;
 
 /// export's outputs.
 #[derive(Debug, Clone)]
@@ -24,7 +25,7 @@ pub struct Args {
     /// Run ids (default: every run matching the filters).
     ids: Vec<i64>,
     /// Only runs of this kind (stream, rr, path, doctor).
-    #[arg(long, value_parser = common::parse_kind)]
+    #[arg(long, value_parser = parse::parse_kind)]
     kind: Option<RunKind>,
     /// Only runs of this comparison group.
     #[arg(long, value_name = "ID")]
@@ -51,7 +52,7 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
              (the ids: `mtuperf history --kind compare`)",
         ));
     }
-    let store = common::open_history(g)?;
+    let store = history::open_history(g)?;
     let filter = Filter {
         ids: a.ids.clone(),
         kind: a.kind.map(|k| k.name().to_string()),

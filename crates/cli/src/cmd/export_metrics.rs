@@ -5,14 +5,14 @@ use anyhow::Context;
 use mtuperf_report::openmetrics::{self, StoredWatch};
 use mtuperf_store::Filter;
 
-use crate::common;
 use crate::exit::CmdResult;
 use crate::global::Global;
+use crate::history;
 
 use crate::args::watch::WATCH_LABEL;
 
 pub fn run(g: &Global, ids: &[i64]) -> CmdResult {
-    let store = common::open_history(g)?;
+    let store = history::open_history(g)?;
     let filter = Filter {
         ids: ids.to_vec(),
         ..Filter::default()
@@ -21,13 +21,15 @@ pub fn run(g: &Global, ids: &[i64]) -> CmdResult {
     let watch: Vec<StoredWatch<'_>> = runs
         .iter()
         .filter(|r| r.label.as_deref() == Some(WATCH_LABEL) && r.group_id.is_none())
-        .map(|r| StoredWatch {
-            target: &r.target,
-            kind: &r.kind,
-            started_unix_ms: r.started_unix_ms,
-            document: &r.document,
+        .map(|r| {
+            Ok(StoredWatch {
+                target: &r.target,
+                kind: history::run_kind(r)?,
+                started_unix_ms: r.started_unix_ms,
+                document: &r.document,
+            })
         })
-        .collect();
+        .collect::<anyhow::Result<_>>()?;
     out!("{}", openmetrics::render(&watch));
     Ok(0)
 }

@@ -7,10 +7,11 @@ use mtuperf_report::history::{self as rh, Row};
 use mtuperf_report::record::{self, RunKind};
 use mtuperf_store::{Filter, Group, Store, StoredRun};
 
-use crate::common;
 use crate::exit::CmdResult;
 use crate::global::Global;
+use crate::history;
 use crate::output::{self, Format, Output};
+use crate::parse;
 
 /// history's outputs.
 #[derive(Debug, Clone)]
@@ -26,13 +27,13 @@ impl output::Formats for Formats {
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Only runs newer than this (e.g. 2h, 7d as 168h).
-    #[arg(long, value_parser = common::parse_any_duration)]
+    #[arg(long, value_parser = parse::parse_any_duration)]
     since: Option<Duration>,
     /// Only runs whose target contains this text.
     #[arg(long)]
     target: Option<String>,
     /// Only runs of this kind (stream, rr, path, doctor, udp, compare: the comparisons).
-    #[arg(long, value_parser = common::parse_kind)]
+    #[arg(long, value_parser = parse::parse_kind)]
     kind: Option<RunKind>,
     /// At most this many runs.
     #[arg(long, default_value_t = 50)]
@@ -105,7 +106,7 @@ fn rows(store: &Store, a: &Args, since_unix_ms: Option<i64>) -> anyhow::Result<V
 
 pub fn run(g: &Global, a: Args) -> CmdResult {
     let format = a.output.pick();
-    let store = common::open_history(g)?;
+    let store = history::open_history(g)?;
     let since = a
         .since
         .map(|d| mtuperf_engine::unix_ms() - d.as_millis() as i64);

@@ -8,9 +8,17 @@ use serde::Serialize;
 
 pub use args::{Action, Args};
 
-use crate::common;
 use crate::exit::{self, CmdResult, Failure};
 use crate::global::Global;
+
+/// This process's command line as the user would type it again ("mtuperf lab down
+/// --name rac", words quoted for a shell): what a message tells to rerun under sudo.
+pub fn invocation() -> String {
+    let argv: Vec<String> = std::iter::once("mtuperf".to_string())
+        .chain(std::env::args().skip(1))
+        .collect();
+    mtuperf_lab::shell_line(&argv)
+}
 
 fn code_of(e: &LabError) -> u8 {
     if e.is_environment() {
@@ -25,7 +33,7 @@ fn code_of(e: &LabError) -> u8 {
 /// The lab's error as a failure; a missing privilege names the command as it was run
 /// (`sudo mtuperf lab down --name rac`).
 fn fail(e: LabError) -> Failure {
-    let e = e.for_command(common::invocation());
+    let e = e.for_command(invocation());
     Failure::new(code_of(&e), e)
 }
 

@@ -8,11 +8,14 @@ use mtuperf_engine::config::bounds;
 use mtuperf_engine::mesh::{self, MeshConfig, MeshTests};
 use mtuperf_report::mesh::{self as rm, Document};
 
-use crate::common;
+use crate::connect;
 use crate::exit::CmdResult;
 use crate::global::Global;
+use crate::history;
+use crate::interrupt;
 use crate::live::mesh::Progress;
 use crate::output::{self, Format, Output};
+use crate::parse;
 
 /// Mesh's error exit code (any error, usage and unreachable agents included).
 const MESH_ERROR: u8 = 2;
@@ -139,22 +142,22 @@ fn expects(list: &[Expect]) -> Result<(Option<u32>, Vec<mesh::NetExpect>), crate
 }
 
 fn parse_pair_timeout(s: &str) -> Result<Duration, String> {
-    common::duration_in(s, Duration::from_secs(5), Duration::from_mins(10))
+    parse::duration_in(s, Duration::from_secs(5), Duration::from_mins(10))
 }
 
 fn parse_load_time(s: &str) -> Result<Duration, String> {
-    common::duration_in(s, Duration::from_millis(100), Duration::from_mins(1))
+    parse::duration_in(s, Duration::from_millis(100), Duration::from_mins(1))
 }
 
 // The dispatcher hands every subcommand its Args by value.
 #[allow(clippy::needless_pass_by_value)]
 pub fn run(g: &Global, a: Args) -> CmdResult {
     let json = a.output.pick() == Format::Json;
-    measure(g, &a, json).map_err(|f| common::error_code(f, MESH_ERROR))
+    measure(g, &a, json).map_err(|f| interrupt::error_code(f, MESH_ERROR))
 }
 
 fn measure(g: &Global, a: &Args, json: bool) -> CmdResult {
-    let store = common::open_store(g)?;
+    let store = history::open_store(g)?;
     let mut tests: Vec<MeshTests> = a
         .tests
         .iter()
@@ -170,7 +173,7 @@ fn measure(g: &Global, a: &Args, json: bool) -> CmdResult {
     let (expect, expect_nets) = expects(&a.expect)?;
     let mut cfg = MeshConfig {
         nodes: Vec::new(),
-        connect: common::connect_options(g, None)?,
+        connect: connect::connect_options(g, None)?,
         nets: a.nets.clone(),
         expect,
         expect_nets,
@@ -184,22 +187,22 @@ fn measure(g: &Global, a: &Args, json: bool) -> CmdResult {
         max_block_p99: a.rr.max_block_p99(),
     };
     // Agents started over SSH (--ssh) are stopped when `agents` goes, however this ends.
-    let agents = crate::groups::ssh::mesh_agents(&a.ssh, &a.nodes, &mut cfg)?;
-    let stop = common::interrupt_flag();
+    let agents = crate::ssh::mesh_agents(&a.ssh, &a.nodes, &mut cfg)?;
+    let stop = interrupt::flag();
     let progress = Progress::new(json);
     let result = mesh::run(&cfg, &stop, &progress);
     progress.bar.finish_and_clear();
-    let mut result = result.map_err(common::engine_failure)?;
+    let mut result = result.map_err(connect::engine_failure)?;
     if let Some(agents) = &agents {
         mtuperf_engine::ssh::mesh::add_failed(&mut result, &agents.fleet);
     }
     let mut doc = Document::new(result);
-    doc.run_id = common::store_record(
+    doc.run_id = history::store_record(
         store.as_ref(),
         &doc,
-        common::Place {
+        history::Place {
             target: &a.nodes.join(" "),
-            ..common::Place::default()
+            ..history::Place::default()
         },
     )?;
     if json {
@@ -211,7 +214,7 @@ fn measure(g: &Global, a: &Args, json: bool) -> CmdResult {
         }
     }
     let code = u8::from(!doc.ok);
-    Ok(common::measured_exit(&stop, None, code))
+    Ok(interrupt::measured_exit(&stop, None, code))
 }
 
 #[cfg(test)]

@@ -12,7 +12,6 @@ pub mod man;
 pub mod mesh;
 pub mod path;
 pub mod report;
-pub mod report_trend;
 pub mod rr;
 pub mod serve;
 pub mod show;

@@ -9,9 +9,11 @@ use mtuperf_engine::config::{bounds, PathConfig};
 use mtuperf_engine::path;
 use mtuperf_report::path::{self as rp, Document};
 
-use crate::common;
+use crate::connect;
 use crate::exit::{CmdResult, Failure};
 use crate::global::Global;
+use crate::history;
+use crate::interrupt;
 use crate::live::path::Live;
 use crate::output::{self, Format, Output};
 
@@ -62,7 +64,7 @@ pub struct Args {
 #[allow(clippy::needless_pass_by_value)]
 pub fn run(g: &Global, a: Args) -> CmdResult {
     let json = a.output.pick() == Format::Json;
-    measure(g, &a, json).map_err(|f| common::error_code(f, PATH_ERROR))
+    measure(g, &a, json).map_err(|f| interrupt::error_code(f, PATH_ERROR))
 }
 
 /// How long `--hops` waits for an agent at the target to accept a session: one that
@@ -71,12 +73,12 @@ const AGENT_WAIT: Duration = Duration::from_secs(2);
 
 /// `--hops`: the walk, with the target's agent's view of the pair when one answers.
 fn hops(g: &Global, a: &Args, ip: IpAddr) -> Result<path::hops::HopsResult, Failure> {
-    let mut opts = common::connect_options(g, a.bind)?;
+    let mut opts = connect::connect_options(g, a.bind)?;
     opts.connect_timeout = AGENT_WAIT;
     opts.reply_timeout = AGENT_WAIT;
     let session = Session::connect(&a.target, &opts);
     let far = session.as_ref().map_err(ToString::to_string);
-    let r = path::hops::run(ip, a.expect, far).map_err(common::engine_failure);
+    let r = path::hops::run(ip, a.expect, far).map_err(connect::engine_failure);
     if let Ok(s) = session {
         s.close();
     }
@@ -89,21 +91,22 @@ fn measure(g: &Global, a: &Args, json: bool) -> CmdResult {
             Failure::new(crate::exit::FAILED, anyhow::Error::new(e).context("--cpu"))
         })?;
     }
-    let store = common::open_store(g)?;
+    let store = history::open_store(g)?;
     let started_unix_ms = mtuperf_engine::unix_ms();
     let mut doc = if a.icmp || a.hops {
         let ip = client::resolve(&a.target)
-            .map_err(common::engine_failure)?
+            .map_err(connect::engine_failure)?
             .ip();
         if a.icmp {
-            Document::icmp(path::icmp::run(ip, a.expect).map_err(common::engine_failure)?)
+            Document::icmp(path::icmp::run(ip, a.expect).map_err(connect::engine_failure)?)
         } else {
             Document::hops(hops(g, a, ip)?)
         }
     } else {
         // A path search takes seconds; the agent's lifetime allows minutes.
-        let peer = crate::groups::ssh::peer(g, &a.ssh, &a.target, a.bind, Duration::from_mins(2))?;
-        let session = Session::connect(&peer.target, &peer.opts).map_err(common::engine_failure)?;
+        let peer = crate::ssh::peer(g, &a.ssh, &a.target, a.bind, Duration::from_mins(2))?;
+        let session =
+            Session::connect(&peer.target, &peer.opts).map_err(connect::engine_failure)?;
         let mut live = Live::new();
         let result = path::run_observed(
             &session,
@@ -113,15 +116,15 @@ fn measure(g: &Global, a: &Args, json: bool) -> CmdResult {
         );
         live.finish();
         session.close();
-        Document::agent(result.map_err(common::engine_failure)?)
+        Document::agent(result.map_err(connect::engine_failure)?)
     };
     doc.started_unix_ms = started_unix_ms;
-    doc.run_id = common::store_record(
+    doc.run_id = history::store_record(
         store.as_ref(),
         &doc,
-        common::Place {
+        history::Place {
             target: &a.target,
-            ..common::Place::default()
+            ..history::Place::default()
         },
     )?;
     if json {

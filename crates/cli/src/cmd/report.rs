@@ -1,13 +1,15 @@
 //! `mtuperf report`: one self-contained HTML file (or Markdown) for a comparison, an rr
 //! load sweep, a set of stored stream and rr runs, or one path run.
+mod documents;
+mod trend;
+
 use std::path::PathBuf;
 
 use anyhow::Context;
 
-use crate::common;
 use crate::exit::{self, CmdResult, Failure};
 use crate::global::Global;
-use crate::groups;
+use crate::history;
 use crate::output::{self, Format, FormatOnly};
 
 /// report's outputs.
@@ -49,7 +51,7 @@ pub struct Args {
 
 pub fn run(g: &Global, a: Args) -> CmdResult {
     let format = a.format.pick("mtuperf report")?;
-    let store = common::open_history(g)?;
+    let store = history::open_history(g)?;
     if let Some(since) = a.since {
         if format != Format::Html {
             return Err(Failure::conflict(
@@ -59,7 +61,7 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
                 "drop --format md (html is the default)",
             ));
         }
-        let out = super::report_trend::html(&store, since)?;
+        let out = trend::html(&store, since)?;
         return write(&a, &out);
     }
     let last = if a.last && a.compare.is_none() {
@@ -75,17 +77,17 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
     let md = format == Format::Md;
     if !ids.is_empty() {
         let path =
-            groups::path_report(&store, &ids, md).map_err(|e| Failure::new(exit::USAGE, e))?;
+            documents::path_report(&store, &ids, md).map_err(|e| Failure::new(exit::USAGE, e))?;
         if let Some(out) = path {
             return write(&a, &out);
         }
     }
     let doc = if let Some(id) = a.compare {
-        groups::group_doc(&store, id)
+        documents::group_doc(&store, id)
     } else if let Some(last) = &last {
         match last.group_id {
-            Some(gid) => groups::group_doc(&store, gid),
-            None => groups::adhoc_doc(&store, &[last.id]),
+            Some(gid) => documents::group_doc(&store, gid),
+            None => documents::adhoc_doc(&store, &[last.id]),
         }
     } else if a.ids.is_empty() {
         return Err(Failure::needs(
@@ -95,7 +97,7 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
             "e.g. `mtuperf report --last -o report.html`; the ids: `mtuperf history`",
         ));
     } else {
-        groups::adhoc_doc(&store, &a.ids)
+        documents::adhoc_doc(&store, &a.ids)
     }
     .map_err(|e| Failure::new(exit::USAGE, e))?;
     let out = if md {
@@ -110,7 +112,7 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
 /// over (a doctor run has none).
 fn newest(store: &mtuperf_store::Store) -> Result<mtuperf_store::StoredRun, Failure> {
     let (run, skipped) =
-        groups::newest_reportable(store).map_err(|e| Failure::new(exit::USAGE, e))?;
+        documents::newest_reportable(store).map_err(|e| Failure::new(exit::USAGE, e))?;
     if let Some(s) = skipped {
         eprintln!(
             "report --last: run {} ({}) has no report; reporting run {} ({}), the newest that has one",

@@ -11,10 +11,11 @@ use mtuperf_engine::EngineError;
 use mtuperf_report::rr::{self as rep, Document, StepDoc};
 
 use crate::args::rr::RrArgs;
-use crate::common;
 use crate::exit::{self, CmdResult};
 use crate::global::Global;
 use crate::heading;
+use crate::history;
+use crate::interrupt;
 use crate::live::rr::Printer;
 use crate::output::{self, Format, Output};
 use crate::series::{Connect, Kind, Series};
@@ -61,8 +62,8 @@ pub struct Args {
 pub fn run(g: &Global, a: &Args) -> CmdResult {
     let json = a.output.pick() == Format::Json;
     let loads = a.test.loads()?;
-    let store = common::open_store(g)?;
-    let peer = crate::groups::ssh::peer(g, &a.ssh, &a.target, a.bind, a.test.longest(&loads))?;
+    let store = history::open_store(g)?;
+    let peer = crate::ssh::peer(g, &a.ssh, &a.target, a.bind, a.test.longest(&loads))?;
     let live = a.test.interval.is_some() && !json;
     // With --from, this host sends nothing to the target: the hosts' agents do.
     let connect = if a.from.is_empty() {
@@ -89,7 +90,7 @@ pub fn run(g: &Global, a: &Args) -> CmdResult {
         target: &a.target,
         store: store.as_ref(),
         json,
-        stop: common::interrupt_flag(),
+        stop: interrupt::flag(),
     }
     .run()
 }

@@ -1,4 +1,6 @@
 //! `mtuperf serve`: the agent.
+mod watch;
+
 use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::{atomic::AtomicBool, Arc};
@@ -9,9 +11,11 @@ use mtuperf_engine::agent::{Agent, AgentConfig, LogLine};
 use mtuperf_proto::msg::Limits;
 use mtuperf_proto::units::BitsPerSec;
 
-use crate::common::{self, load_key};
+use crate::connect;
+use crate::connect::load_key;
 use crate::exit::{self, CmdResult, Failure};
 use crate::global::Global;
+use crate::parse;
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub enum LogFormat {
@@ -32,7 +36,7 @@ pub struct Args {
     max_sessions: u32,
     /// Longest test a client may ask for (100ms to 24h: a shorter one would refuse
     /// every test).
-    #[arg(long, default_value = "1h", value_parser = common::parse_test_time, help_heading = crate::heading::LIMITS)]
+    #[arg(long, default_value = "1h", value_parser = parse::parse_test_time, help_heading = crate::heading::LIMITS)]
     max_duration: Duration,
     /// Most parallel streams one test may open.
     #[arg(long, default_value_t = Limits::default().max_streams, value_parser = clap::value_parser!(u32).range(1..=1024), help_heading = crate::heading::LIMITS)]
@@ -60,7 +64,7 @@ pub struct Args {
     #[arg(long, value_name = "LIST", value_parser = crate::placement_args::parse_local_cpus, help_heading = crate::heading::PLACEMENT)]
     cpus: Option<crate::placement_args::CpuList>,
     /// Exit by itself after DURATION (1s to 30d), sessions running or not.
-    #[arg(long, value_name = "DURATION", value_parser = |s: &str| common::duration_in(s, Duration::from_secs(1), Duration::from_hours(720)), help_heading = crate::heading::LISTEN)]
+    #[arg(long, value_name = "DURATION", value_parser = |s: &str| parse::duration_in(s, Duration::from_secs(1), Duration::from_hours(720)), help_heading = crate::heading::LISTEN)]
     lifetime: Option<Duration>,
     /// Started by another mtuperf's `--ssh` (key and addresses on stdin; docs/mesh.md).
     #[arg(long, hide = true, requires = "lifetime", conflicts_with_all = ["binds", "allow"])]
@@ -117,16 +121,16 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
     let shared = config.clone();
     let shutdown = Arc::new(AtomicBool::new(false));
     if let Some(l) = a.lifetime {
-        crate::groups::ssh::lifetime(l, shutdown.clone(), &config);
+        crate::ssh::lifetime(l, shutdown.clone(), &config);
     }
     let agent = match a.lifetime.filter(|_| a.ssh_stdio) {
-        Some(l) => crate::groups::ssh::node_agent(config, l, &shutdown)?,
+        Some(l) => crate::ssh::node_agent(config, l, &shutdown)?,
         None => bind(config, defaults)?,
     };
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         let _ = signal_hook::flag::register(sig, shutdown.clone());
     }
-    let extra = crate::groups::watch::start(g, &a.watch, &shared, &shutdown)?;
+    let extra = watch::start(g, &a.watch, &shared, &shutdown)?;
     agent.run(&shutdown);
     for t in extra {
         let _ = t.join();
@@ -140,7 +144,7 @@ fn bind(mut config: AgentConfig, defaults: bool) -> Result<Agent, Failure> {
     if first.is_err() && defaults {
         config.binds.truncate(1);
         return Agent::bind(config)
-            .map_err(|e| Failure::new(exit::FAILED, common::engine_error(e)));
+            .map_err(|e| Failure::new(exit::FAILED, connect::engine_error(e)));
     }
     first.map_err(|e| Failure::new(exit::FAILED, e))
 }

@@ -3,9 +3,9 @@ use anyhow::{anyhow, Context};
 use mtuperf_report::record::{self, RunKind};
 use mtuperf_store::StoredRun;
 
-use crate::common;
 use crate::exit::{self, CmdResult, Failure};
 use crate::global::Global;
+use crate::history;
 use crate::output::{self, Format, Output};
 
 /// show's outputs.
@@ -41,7 +41,7 @@ pub fn render_text(run: &StoredRun) -> anyhow::Result<String> {
 
 pub fn run(g: &Global, a: Args) -> CmdResult {
     let format = a.output.pick();
-    let store = common::open_history(g)?;
+    let store = history::open_history(g)?;
     let run = store
         .get(a.id)
         .context("reading the history")?

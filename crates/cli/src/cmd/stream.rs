@@ -10,10 +10,11 @@ use mtuperf_engine::EngineError;
 use mtuperf_report::stream::{self as rs, Document, RunDoc};
 
 use crate::args::stream::StreamArgs;
-use crate::common;
 use crate::exit::CmdResult;
 use crate::global::Global;
 use crate::heading;
+use crate::history;
+use crate::interrupt;
 use crate::live::stream::Printer;
 use crate::output::{self, Format, Output};
 use crate::series::{self, Connect, Kind, Series};
@@ -82,9 +83,9 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
         return super::stream_udp::run(g, &udp_common(&a, json), &a.udp);
     }
     let params = a.test.params(a.placement.agent_cpus())?;
-    let store = common::open_store(g)?;
+    let store = history::open_store(g)?;
     let time = (a.test.time + std::time::Duration::from_secs(30)) * a.repeat;
-    let peer = crate::groups::ssh::peer(g, &a.ssh, &a.target, a.bind, time)?;
+    let peer = crate::ssh::peer(g, &a.ssh, &a.target, a.bind, time)?;
     let kind = Tcp {
         printer: Printer {
             live: a.test.interval.is_some() && !json,
@@ -105,7 +106,7 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
         target: &a.target,
         store: store.as_ref(),
         json,
-        stop: common::interrupt_flag(),
+        stop: interrupt::flag(),
     }
     .run()
 }

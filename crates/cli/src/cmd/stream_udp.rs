@@ -11,9 +11,11 @@ use mtuperf_proto::msg::udp::{UdpIo, MAX_UDP_BLOCK, MIN_UDP_BLOCK};
 use mtuperf_report::stream::udp::{self as ru, Document, RunDoc, Sweep};
 
 pub use crate::args::stream_udp::{Common, UdpArgs};
-use crate::common;
+use crate::connect;
 use crate::exit::{CmdResult, Failure};
 use crate::global::Global;
+use crate::history;
+use crate::interrupt;
 use crate::live::stream_udp::Printer;
 use crate::series::{self, Connect, Kind, Series};
 
@@ -27,8 +29,8 @@ pub fn run(g: &Global, c: &Common<'_>, u: &UdpArgs) -> CmdResult {
             "a datagram carries a 40-byte header and at most 65507 bytes over IPv4; e.g. --block 8K",
         ));
     }
-    let store = common::open_store(g)?;
-    let opts = common::connect_options(g, c.bind)?;
+    let store = history::open_store(g)?;
+    let opts = connect::connect_options(g, c.bind)?;
     let kind = Udp {
         common: c,
         io: u.udp_io,
@@ -52,7 +54,7 @@ pub fn run(g: &Global, c: &Common<'_>, u: &UdpArgs) -> CmdResult {
         target: c.target,
         store: store.as_ref(),
         json: c.json,
-        stop: common::interrupt_flag(),
+        stop: interrupt::flag(),
     }
     .run()
 }

@@ -17,6 +17,7 @@ mod compare;
 mod cpu_sources;
 mod demo_loopback;
 mod doctor_cli;
+mod fn_budget;
 mod format_axis;
 mod json_errors;
 mod messages;

@@ -109,3 +109,38 @@ fn missing_runs_and_unknown_kinds_are_errors_and_json_errors_are_documents() {
     assert_eq!(code, Some(0));
     assert_eq!(text.trim(), "[]");
 }
+
+#[test]
+fn a_stored_run_of_a_kind_this_build_does_not_know_is_named_in_the_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let store = mtuperf_store::Store::open(&db).unwrap();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    let now_ms = now.unwrap().as_millis() as i64;
+    let run = |kind: &str| mtuperf_store::NewRun {
+        kind: kind.into(),
+        target: "n2".into(),
+        started_unix_ms: now_ms - 1000,
+        headline: "-".into(),
+        headline_value: None,
+        interrupted: false,
+        document: "{}".into(),
+        group_id: None,
+        label: Some("watch".into()),
+    };
+    let id = store.insert(&run("future")).unwrap();
+    drop(store);
+    let unknown = format!(
+        r#"run {id}: unknown run kind "future"; one of stream, rr, path, doctor, compare, udp, mesh"#
+    );
+    for args in [
+        vec!["report".to_string(), id.to_string()],
+        vec!["report".into(), "--since".into(), "1h".into()],
+        vec!["export".into(), "--format".into(), "openmetrics".into()],
+    ] {
+        let out = mtuperf(&db).args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_ne!(out.status.code(), Some(0), "{args:?}: {err}");
+        assert!(err.contains(&unknown), "{args:?}: {err}");
+    }
+}

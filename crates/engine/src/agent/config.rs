@@ -10,10 +10,12 @@ use mtuperf_proto::msg::Limits;
 
 use super::logrl;
 
+pub use crate::serve::LogLevel;
+
 /// One line of the agent's log, formatted by the caller (text or JSON).
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct LogLine {
-    pub level: &'static str,
+    pub level: LogLevel,
     pub peer: Option<SocketAddr>,
     pub event: &'static str,
     pub message: String,
@@ -99,7 +101,7 @@ impl AgentConfig {
     /// sent) are escaped so no line can be forged; warnings are rate-limited per event.
     pub fn log(
         &self,
-        level: &'static str,
+        level: LogLevel,
         peer: Option<SocketAddr>,
         event: &'static str,
         message: String,
@@ -110,13 +112,13 @@ impl AgentConfig {
     /// [`Self::log`] with the message's figures as named fields.
     pub(crate) fn log_fields(
         &self,
-        level: &'static str,
+        level: LogLevel,
         peer: Option<SocketAddr>,
         event: &'static str,
         message: String,
         fields: serde_json::Map<String, serde_json::Value>,
     ) {
-        if level == "warn" {
+        if level == LogLevel::Warn {
             match self.limiter.check(event, std::time::Instant::now()) {
                 logrl::Verdict::Drop => return,
                 logrl::Verdict::Emit { suppressed: 0 } => {}
@@ -167,7 +169,25 @@ fn escaped_value(v: serde_json::Value) -> serde_json::Value {
 mod tests {
     use std::sync::{Arc, Mutex};
 
-    use super::{AgentConfig, LogLine};
+    use super::{AgentConfig, LogLevel, LogLine};
+
+    #[test]
+    fn log_levels_keep_their_words_in_text_and_json() {
+        for (level, word) in [(LogLevel::Info, "info"), (LogLevel::Warn, "warn")] {
+            assert_eq!(level.to_string(), word);
+            assert_eq!(word.parse::<LogLevel>(), Ok(level));
+            let json = serde_json::to_string(&level).unwrap();
+            assert_eq!(json, format!("\"{word}\""));
+            assert_eq!(serde_json::from_str::<LogLevel>(&json).unwrap(), level);
+        }
+    }
+
+    #[test]
+    fn an_unknown_log_level_is_refused_by_name() {
+        let e = "error".parse::<LogLevel>().unwrap_err();
+        assert_eq!(e, r#"unknown log level "error"; one of info, warn"#);
+        assert!(serde_json::from_str::<LogLevel>(r#""Warn""#).is_err());
+    }
 
     #[test]
     fn peer_text_in_a_log_line_and_its_fields_is_escaped() {
@@ -184,7 +204,7 @@ mod tests {
             unreachable!()
         };
         config.log_fields(
-            "info",
+            LogLevel::Info,
             None,
             "test",
             "from peer: node\u{202e}txt.exe\n2026 forged".into(),

@@ -59,7 +59,7 @@ impl SessionCtx {
             }
             Err(no) => {
                 self.config.log(
-                    "warn",
+                    crate::agent::LogLevel::Warn,
                     Some(self.peer),
                     "admission",
                     format!(
@@ -175,7 +175,7 @@ impl ServeCtx for SessionCtx {
         self.config.counters.test_bytes(sent, received);
     }
 
-    fn log_at(&self, level: &'static str, event: &'static str, message: String) {
+    fn log_at(&self, level: crate::serve::LogLevel, event: &'static str, message: String) {
         self.config.log(level, Some(self.peer), event, message);
     }
 
@@ -184,7 +184,12 @@ impl ServeCtx for SessionCtx {
             serde_json::Value::Object(m) => m,
             _ => serde_json::Map::new(),
         };
-        self.config
-            .log_fields("info", Some(self.peer), event, message, fields);
+        self.config.log_fields(
+            crate::agent::LogLevel::Info,
+            Some(self.peer),
+            event,
+            message,
+            fields,
+        );
     }
 }

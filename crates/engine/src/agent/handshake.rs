@@ -142,7 +142,7 @@ pub(super) fn greet(
             config.counters.handshake_failures.inc();
             send_refusal(&stream, Refusal::NotMtuperf, &config.counters);
             config.log(
-                "warn",
+                crate::agent::LogLevel::Warn,
                 Some(peer),
                 "refused",
                 "first message was not a hello".into(),
@@ -151,7 +151,7 @@ pub(super) fn greet(
         }
         Err(e) => {
             config.counters.handshake_failures.inc();
-            config.log("warn", Some(peer), "refused", e);
+            config.log(crate::agent::LogLevel::Warn, Some(peer), "refused", e);
             return None;
         }
     };
@@ -162,7 +162,7 @@ pub(super) fn greet(
     }
     if hello.version != PROTOCOL_VERSION {
         config.log(
-            "warn",
+            crate::agent::LogLevel::Warn,
             Some(peer),
             "refused",
             format!(
@@ -198,7 +198,7 @@ pub(super) fn greet(
             if let Err(why) = r {
                 config.counters.refused_for("data_rejected");
                 config.log(
-                    "warn",
+                    crate::agent::LogLevel::Warn,
                     Some(peer),
                     "data_refused",
                     format!(
@@ -250,7 +250,7 @@ fn control_handshake(
     if registry.active() >= config.limits.max_sessions {
         send_refusal(&stream, busy(false), &config.counters);
         config.log(
-            "warn",
+            crate::agent::LogLevel::Warn,
             Some(peer),
             "busy",
             "refused: all sessions in use".into(),
@@ -308,7 +308,7 @@ fn control_handshake(
             let _ = (&stream).write_all(&codec.encode(&AgentMsg::Refused(Refusal::AuthFailed)));
             let why = answer.err().unwrap_or_else(|| "wrong proof".into());
             config.log(
-                "warn",
+                crate::agent::LogLevel::Warn,
                 Some(peer),
                 "auth",
                 format!("authentication failed: {why}"),

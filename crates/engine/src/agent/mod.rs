@@ -25,7 +25,7 @@ use std::time::Duration;
 use mtuperf_proto::msg::Full;
 use socket2::{Domain, Socket, Type};
 
-pub use config::{AgentConfig, LogFn, LogLine};
+pub use config::{AgentConfig, LogFn, LogLevel, LogLine};
 pub use counters::AgentCounters;
 pub use gate::Gate;
 pub use registry::Registry;
@@ -96,10 +96,10 @@ impl Agent {
         let (cap, nofile) = (conns.cap(), conns::nofile());
         for a in self.local_addrs() {
             self.config
-                .log("info", None, "listen", format!("listening on {a}"));
+                .log(LogLevel::Info, None, "listen", format!("listening on {a}"));
         }
         self.config.log(
-            "info",
+            LogLevel::Info,
             None,
             "limits",
             format!(
@@ -124,8 +124,12 @@ impl Agent {
             let _ = t.join();
         }
         registry.close_all();
-        self.config
-            .log("info", None, "shutdown", "agent stopped".to_string());
+        self.config.log(
+            LogLevel::Info,
+            None,
+            "shutdown",
+            "agent stopped".to_string(),
+        );
     }
 }
 
@@ -151,19 +155,29 @@ fn accept_loop(listener: &TcpListener, sh: &Shared) {
                 continue;
             }
             Err(e) => {
-                config.log("warn", None, "accept", format!("accept failed: {e}"));
+                config.log(
+                    LogLevel::Warn,
+                    None,
+                    "accept",
+                    format!("accept failed: {e}"),
+                );
                 thread::sleep(Duration::from_millis(50));
                 continue;
             }
         };
         if !config.allows(peer.ip()) {
-            config.log("warn", Some(peer), "refused", "not in --allow list".into());
+            config.log(
+                LogLevel::Warn,
+                Some(peer),
+                "refused",
+                "not in --allow list".into(),
+            );
             handshake::refuse_not_allowed(stream, peer, &config.counters);
             continue;
         }
         let Some(guard) = sh.conns.enter() else {
             config.log(
-                "warn",
+                LogLevel::Warn,
                 Some(peer),
                 "refused",
                 format!(
@@ -176,7 +190,12 @@ fn accept_loop(listener: &TcpListener, sh: &Shared) {
             continue;
         };
         if let Err(why) = sh.pending.enter(peer.ip(), config.max_pending) {
-            config.log("warn", Some(peer), "refused", format!("busy: {why}"));
+            config.log(
+                LogLevel::Warn,
+                Some(peer),
+                "refused",
+                format!("busy: {why}"),
+            );
             handshake::refuse_busy_at_once(stream, Full::Handshakes, &config.counters);
             continue;
         }

@@ -166,7 +166,7 @@ impl Server {
     /// flood of one kind (evictions) hides no other (accept failures).
     fn warn(&self, event: &'static str, peer: Option<SocketAddr>, message: String) {
         if let Some(a) = &self.log {
-            a.log("warn", peer, event, message);
+            a.log(crate::agent::LogLevel::Warn, peer, event, message);
         }
     }
 

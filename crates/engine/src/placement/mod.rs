@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use mtuperf_proto::placement::{Placement, SoftirqTime, ThreadPlacement};
+use mtuperf_proto::placement::{Placement, SoftirqTime, ThreadPlacement, ThreadRole};
 
 pub use check::{check_agent_cpus, check_cpus};
 pub use policy::PlacementPolicy;
@@ -30,7 +30,7 @@ pub const SAMPLE_MS: u32 = 10;
 #[derive(Debug, Default)]
 pub struct Pinning {
     cpus: Option<Vec<u32>>,
-    threads: Mutex<Vec<(&'static str, i32)>>,
+    threads: Mutex<Vec<(ThreadRole, i32)>>,
     /// Threads the tool pinned to one CPU by its own policy: `(tid, cpu)`.
     own: Mutex<Vec<(i32, u32)>>,
     errors: Mutex<Vec<String>>,
@@ -51,7 +51,7 @@ impl Pinning {
 
     /// Called first by every test thread: pins it (a failure is recorded, and the
     /// thread runs unpinned) and registers it for sampling.
-    pub fn enter(&self, role: &'static str) {
+    pub fn enter(&self, role: ThreadRole) {
         if let Some(cpus) = &self.cpus {
             if let Err(e) = mtuperf_sys::affinity::pin_current_thread(cpus) {
                 let mut errs = self.errors.lock().unwrap_or_else(PoisonError::into_inner);
@@ -89,7 +89,7 @@ impl Pinning {
             .map(|(_, c)| *c)
     }
 
-    fn registered(&self) -> Vec<(&'static str, i32)> {
+    fn registered(&self) -> Vec<(ThreadRole, i32)> {
         self.threads
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -145,7 +145,7 @@ impl Watch {
         let threads = registered
             .iter()
             .map(|(role, tid)| ThreadPlacement {
-                role: (*role).to_string(),
+                role: *role,
                 cpus: seen
                     .iter()
                     .find(|(t, _)| t == tid)
@@ -259,7 +259,7 @@ mod tests {
         let watch = Watch::start(&pin, Some("lo"));
         let p2 = pin.clone();
         thread::spawn(move || {
-            p2.enter("spinner");
+            p2.enter(ThreadRole::Sender);
             let t = Instant::now();
             while t.elapsed() < Duration::from_millis(80) {
                 std::hint::black_box(0);

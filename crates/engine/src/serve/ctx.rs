@@ -41,19 +41,19 @@ pub trait ServeCtx {
     fn accept_data(&self, n: u32) -> Result<Vec<TcpStream>, EngineError>;
     /// Counts the bytes a test moved (the agent's `/metrics`).
     fn test_bytes(&self, sent: u64, received: u64);
-    /// Logs one line at `level` ("info", "warn") about this session's peer.
-    fn log_at(&self, level: &'static str, event: &'static str, message: String);
+    /// Logs one line at `level` about this session's peer.
+    fn log_at(&self, level: super::LogLevel, event: &'static str, message: String);
     /// Logs one info line with the message's figures as named fields (a JSON object).
     fn log_fields(&self, event: &'static str, message: String, fields: serde_json::Value);
 
     /// Logs one info line about this session's peer.
     fn log(&self, event: &'static str, message: String) {
-        self.log_at("info", event, message);
+        self.log_at(super::LogLevel::Info, event, message);
     }
 
     /// Logs one warning about this session's peer.
     fn warn(&self, event: &'static str, message: String) {
-        self.log_at("warn", event, message);
+        self.log_at(super::LogLevel::Warn, event, message);
     }
 
     /// Refuses a request beyond a limit, naming the limit.

@@ -7,7 +7,9 @@
 
 mod ctx;
 mod handlers;
+mod level;
 pub mod phase;
 
 pub use ctx::{wire_name, ServeCtx};
 pub use handlers::{unexpected, AgentHandler, Handlers, Route};
+pub use level::LogLevel;

@@ -166,7 +166,11 @@ pub fn run(
             let pin = phase.pin.as_deref();
             handles.push(s.spawn(move || {
                 if let Some(p) = pin {
-                    p.enter(if conn.sending { "sender" } else { "receiver" });
+                    p.enter(if conn.sending {
+                        mtuperf_proto::placement::ThreadRole::Sender
+                    } else {
+                        mtuperf_proto::placement::ThreadRole::Receiver
+                    });
                 }
                 let r = if conn.sending {
                     send_loop(&conn.sock, conn.index, data, plan, stop, t, t0)

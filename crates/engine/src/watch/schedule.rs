@@ -44,7 +44,7 @@ pub fn run(
 ) {
     let Some(key) = agent.key.clone() else {
         agent.log(
-            "warn",
+            crate::agent::LogLevel::Warn,
             None,
             "watch",
             "watch needs a key (--key-file): no check runs".into(),
@@ -126,9 +126,9 @@ impl Watcher<'_> {
     /// Logs a check and hands it on.
     fn report(&self, c: Check, sink: &mut dyn FnMut(Event)) {
         let level = if c.path.as_ref().is_ok_and(|p| p.ok) {
-            "info"
+            crate::agent::LogLevel::Info
         } else {
-            "warn"
+            crate::agent::LogLevel::Warn
         };
         self.agent.log(level, None, "watch", summary(&c));
         sink(Event::Check(Box::new(c)));

@@ -77,6 +77,73 @@ pub enum Fault {
     },
 }
 
+/// What a fault does, by the name `--fault` gives it (`nic-mtu`, `reasm`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FaultKind {
+    NicMtu,
+    PortMtu,
+    Routed,
+    Blackhole,
+    Inbound,
+    Outbound,
+    Loss,
+    Reasm,
+}
+
+impl FaultKind {
+    pub const ALL: [FaultKind; 8] = [
+        FaultKind::NicMtu,
+        FaultKind::PortMtu,
+        FaultKind::Routed,
+        FaultKind::Blackhole,
+        FaultKind::Inbound,
+        FaultKind::Outbound,
+        FaultKind::Loss,
+        FaultKind::Reasm,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            FaultKind::NicMtu => "nic-mtu",
+            FaultKind::PortMtu => "port-mtu",
+            FaultKind::Routed => "routed",
+            FaultKind::Blackhole => "blackhole",
+            FaultKind::Inbound => "inbound",
+            FaultKind::Outbound => "outbound",
+            FaultKind::Loss => "loss",
+            FaultKind::Reasm => "reasm",
+        }
+    }
+
+    /// A fault of NODE:NET:VALUE, its value required (an MTU, a loss percentage).
+    fn valued(self) -> bool {
+        matches!(
+            self,
+            FaultKind::NicMtu | FaultKind::PortMtu | FaultKind::Loss
+        )
+    }
+}
+
+impl fmt::Display for FaultKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for FaultKind {
+    type Err = String;
+
+    /// A kind by name, in any case.
+    fn from_str(s: &str) -> Result<FaultKind, String> {
+        let s = s.trim().to_ascii_lowercase();
+        FaultKind::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| format!("unknown fault kind {s:?}; one of {KINDS}"))
+    }
+}
+
 const KINDS: &str = "nic-mtu, port-mtu, routed, blackhole, inbound, outbound, loss, reasm";
 const SYNTAX: &str = "KIND=NODE:NET[:VALUE], e.g. nic-mtu=n3:1:1500, port-mtu=n2:2:1500, \
                       routed=n4:1, blackhole=n4:2:1500, inbound=n3:1:1500, outbound=n3:1, \
@@ -106,66 +173,78 @@ impl FromStr for Fault {
             .split_once('=')
             .ok_or_else(|| bad(spec, SYNTAX, "a fault is KIND=NODE:NET[:VALUE]"))?;
         let parts: Vec<&str> = rest.split(':').collect();
-        let kind = kind.trim().to_ascii_lowercase();
-        if kind == "reasm" {
-            return reasm(spec, &parts);
-        }
-        let valued = matches!(kind.as_str(), "nic-mtu" | "port-mtu" | "loss");
-        let routed = matches!(
-            kind.as_str(),
-            "routed" | "blackhole" | "inbound" | "outbound"
-        );
-        if !valued && !routed {
-            return Err(bad(spec, KINDS, &format!("the fault syntax is {SYNTAX}")));
-        }
-        let arity_ok = if valued {
-            parts.len() == 3
-        } else {
-            (2..=3).contains(&parts.len())
-        };
-        if !arity_ok {
-            let want = if valued {
-                format!("{kind}=NODE:NET:VALUE")
-            } else {
-                format!("{kind}=NODE:NET[:MTU]")
-            };
-            return Err(bad(spec, &want, &format!("the fault syntax is {SYNTAX}")));
-        }
-        let node = number(parts[0], "n")
-            .ok_or_else(|| bad(spec, "NODE as nI or I (n1, n2, ...)", "e.g. n3 or 3"))?;
-        let net = number(parts[1], "net")
-            .ok_or_else(|| bad(spec, "NET as netK or K (1 to 4)", "e.g. 2 or net2"))?;
-        if kind == "loss" {
-            let pct: f64 = parts[2].trim().parse().unwrap_or(f64::NAN);
-            if !(pct > 0.0 && pct <= 100.0) {
-                return Err(bad(
-                    spec,
-                    "a loss percentage more than 0 and at most 100",
-                    "e.g. loss=n5:1:5 drops 5% of UDP and ICMP echo to and from n5 on net 1",
-                ));
+        let kind: FaultKind = kind
+            .parse()
+            .map_err(|_| bad(spec, KINDS, &format!("the fault syntax is {SYNTAX}")))?;
+        let at = || with_mtu(spec, kind, &parts);
+        match kind {
+            FaultKind::Reasm => reasm(spec, &parts),
+            FaultKind::Loss => loss(spec, &parts),
+            FaultKind::NicMtu => at().map(|(node, net, mtu)| Fault::NicMtu { node, net, mtu }),
+            FaultKind::PortMtu => at().map(|(node, net, mtu)| Fault::PortMtu { node, net, mtu }),
+            FaultKind::Routed => at().map(|(node, net, mtu)| Fault::Routed { node, net, mtu }),
+            FaultKind::Blackhole => {
+                at().map(|(node, net, mtu)| Fault::Blackhole { node, net, mtu })
             }
-            return Ok(Fault::Loss { node, net, pct });
+            FaultKind::Inbound => at().map(|(node, net, mtu)| Fault::Inbound { node, net, mtu }),
+            FaultKind::Outbound => at().map(|(node, net, mtu)| Fault::Outbound { node, net, mtu }),
         }
-        let mtu = match parts.get(2) {
-            None => 1500,
-            Some(t) => t.trim().parse::<u32>().unwrap_or(0),
-        };
-        if !(MTU_MIN..CLUSTER_MTU).contains(&mtu) {
-            return Err(bad(
-                spec,
-                "an MTU from 1280 to 8999",
-                "the lab runs at 9000; IPv6 needs at least 1280",
-            ));
-        }
-        Ok(match kind.as_str() {
-            "nic-mtu" => Fault::NicMtu { node, net, mtu },
-            "port-mtu" => Fault::PortMtu { node, net, mtu },
-            "routed" => Fault::Routed { node, net, mtu },
-            "inbound" => Fault::Inbound { node, net, mtu },
-            "outbound" => Fault::Outbound { node, net, mtu },
-            _ => Fault::Blackhole { node, net, mtu },
-        })
     }
+}
+
+/// NODE:NET and the rest of `parts` (a value required when the kind has one, else at
+/// most one), or what is missing.
+fn node_net<'a>(
+    spec: &str,
+    kind: FaultKind,
+    parts: &[&'a str],
+) -> Result<(u8, u8, Option<&'a str>), LabError> {
+    let arity_ok = if kind.valued() {
+        parts.len() == 3
+    } else {
+        (2..=3).contains(&parts.len())
+    };
+    if !arity_ok {
+        let want = if kind.valued() {
+            format!("{kind}=NODE:NET:VALUE")
+        } else {
+            format!("{kind}=NODE:NET[:MTU]")
+        };
+        return Err(bad(spec, &want, &format!("the fault syntax is {SYNTAX}")));
+    }
+    let node = number(parts[0], "n")
+        .ok_or_else(|| bad(spec, "NODE as nI or I (n1, n2, ...)", "e.g. n3 or 3"))?;
+    let net = number(parts[1], "net")
+        .ok_or_else(|| bad(spec, "NET as netK or K (1 to 4)", "e.g. 2 or net2"))?;
+    Ok((node, net, parts.get(2).copied()))
+}
+
+/// NODE:NET[:MTU] of a fault that sets an MTU (1500 when not given).
+fn with_mtu(spec: &str, kind: FaultKind, parts: &[&str]) -> Result<(u8, u8, u32), LabError> {
+    let (node, net, value) = node_net(spec, kind, parts)?;
+    let mtu = value.map_or(1500, |t| t.trim().parse::<u32>().unwrap_or(0));
+    if !(MTU_MIN..CLUSTER_MTU).contains(&mtu) {
+        return Err(bad(
+            spec,
+            "an MTU from 1280 to 8999",
+            "the lab runs at 9000; IPv6 needs at least 1280",
+        ));
+    }
+    Ok((node, net, mtu))
+}
+
+/// `loss=NODE:NET:PCT`.
+fn loss(spec: &str, parts: &[&str]) -> Result<Fault, LabError> {
+    let (node, net, value) = node_net(spec, FaultKind::Loss, parts)?;
+    let pct: f64 = value.unwrap_or_default().trim().parse().unwrap_or(f64::NAN);
+    if !(pct > 0.0 && pct <= 100.0) {
+        return Err(bad(
+            spec,
+            "a loss percentage more than 0 and at most 100",
+            "e.g. loss=n5:1:5 drops 5% of UDP and ICMP echo to and from n5 on net 1",
+        ));
+    }
+    Ok(Fault::Loss { node, net, pct })
 }
 
 /// `reasm=NODE[:BYTES]`.
@@ -189,16 +268,16 @@ fn reasm(spec: &str, parts: &[&str]) -> Result<Fault, LabError> {
 }
 
 impl Fault {
-    pub fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> FaultKind {
         match self {
-            Fault::NicMtu { .. } => "nic-mtu",
-            Fault::PortMtu { .. } => "port-mtu",
-            Fault::Routed { .. } => "routed",
-            Fault::Blackhole { .. } => "blackhole",
-            Fault::Inbound { .. } => "inbound",
-            Fault::Outbound { .. } => "outbound",
-            Fault::Loss { .. } => "loss",
-            Fault::Reasm { .. } => "reasm",
+            Fault::NicMtu { .. } => FaultKind::NicMtu,
+            Fault::PortMtu { .. } => FaultKind::PortMtu,
+            Fault::Routed { .. } => FaultKind::Routed,
+            Fault::Blackhole { .. } => FaultKind::Blackhole,
+            Fault::Inbound { .. } => FaultKind::Inbound,
+            Fault::Outbound { .. } => FaultKind::Outbound,
+            Fault::Loss { .. } => FaultKind::Loss,
+            Fault::Reasm { .. } => FaultKind::Reasm,
         }
     }
 
@@ -298,7 +377,8 @@ impl Fault {
         }
         // A routed segment sets the node's NIC MTU itself, and puts a router, not
         // the node, behind its switch port.
-        let excludes_routed = |f: &Fault| matches!(f.kind(), "nic-mtu" | "outbound");
+        let excludes_routed =
+            |f: &Fault| matches!(f.kind(), FaultKind::NicMtu | FaultKind::Outbound);
         let clash = |f: &&&Fault| {
             f.node() == self.node()
                 && f.net() == self.net()

@@ -15,7 +15,7 @@ pub(crate) mod topo;
 
 use serde::{Deserialize, Serialize};
 
-pub use fault::Fault;
+pub use fault::{Fault, FaultKind};
 
 use crate::error::LabError;
 

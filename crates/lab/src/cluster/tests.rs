@@ -292,3 +292,45 @@ fn a_full_mesh_needs_one_neighbour_entry_per_ordered_pair_and_network() {
     // 64 nodes × 4 networks: far past the kernel's default gc_thresh3 of 1024.
     assert_eq!(neighbours_needed(&c(64, 4)), 16_128);
 }
+
+#[test]
+fn fault_kinds_read_back_as_their_flag_names() {
+    let names = [
+        "nic-mtu",
+        "port-mtu",
+        "routed",
+        "blackhole",
+        "inbound",
+        "outbound",
+        "loss",
+        "reasm",
+    ];
+    for (kind, name) in super::FaultKind::ALL.into_iter().zip(names) {
+        assert_eq!(kind.to_string(), name);
+        assert_eq!(name.parse::<super::FaultKind>(), Ok(kind));
+        assert_eq!(name.to_uppercase().parse::<super::FaultKind>(), Ok(kind));
+        let json = serde_json::to_string(&kind).unwrap();
+        assert_eq!(json, format!("\"{name}\""));
+        assert_eq!(
+            serde_json::from_str::<super::FaultKind>(&json).unwrap(),
+            kind
+        );
+    }
+    let spec = "blackhole=n4:2:1500";
+    let f = spec.parse::<Fault>().unwrap();
+    assert_eq!(f.kind(), super::FaultKind::Blackhole);
+    assert_eq!(f.to_string(), spec);
+}
+
+#[test]
+fn an_unknown_fault_kind_is_refused_with_the_known_ones() {
+    assert_eq!(
+        "jitter".parse::<super::FaultKind>().unwrap_err(),
+        "unknown fault kind \"jitter\"; one of nic-mtu, port-mtu, routed, blackhole, inbound, outbound, loss, reasm"
+    );
+    let msg = "jitter=n1:1:5".parse::<Fault>().unwrap_err().to_string();
+    assert!(
+        msg.contains("nic-mtu, port-mtu") && msg.contains("jitter"),
+        "{msg}"
+    );
+}

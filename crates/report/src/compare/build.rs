@@ -239,89 +239,19 @@ pub fn build(
     interrupted: bool,
 ) -> CompareDoc {
     let runs: Vec<RepRow> = reps.iter().map(row).collect();
-    let mut environment = Environment {
-        ends: Vec::new(),
-        sysctls: plan.sysctls.clone(),
-    };
-    for p in &plan.paths {
-        if let Some(s) = reps
-            .iter()
-            .filter(|r| r.rep.path == p.name)
-            .find_map(|r| r.rep.stream.as_ref())
-        {
-            environment.ends.extend(ends(&p.name, s));
-        } else if let Some(r) = reps
-            .iter()
-            .filter(|r| r.rep.path == p.name)
-            .find_map(|r| r.rep.rr.as_ref())
-        {
-            // rr-only comparisons: the same identity from the rr result's two ends.
-            environment.ends.extend(rr_ends(&p.name, r));
-        }
-    }
-    let mut summaries = Vec::new();
-    let mut diffs = Vec::new();
+    let environment = environment(plan, reps);
     let base = plan
         .paths
         .first()
         .map(|p| p.name.clone())
         .unwrap_or_default();
-    for cell in plan.cells() {
-        for f in Figure::ALL {
-            let b = values(&runs, &base, cell, f);
-            for p in &plan.paths {
-                let xs = values(&runs, &p.name, cell, f);
-                if let Some(summary) = mtuperf_stats::summarize(&xs) {
-                    summaries.push(CellSummary {
-                        path: p.name.clone(),
-                        test: cell.test,
-                        block: cell.block,
-                        clients: cell.clients,
-                        figure: f,
-                        summary,
-                    });
-                }
-                if p.name == base {
-                    continue;
-                }
-                if let Some(d) = mtuperf_stats::rel_diff(&b, &xs) {
-                    diffs.push(Diff {
-                        path: p.name.clone(),
-                        baseline: base.clone(),
-                        test: cell.test,
-                        block: cell.block,
-                        clients: cell.clients,
-                        figure: f,
-                        rel: d.rel,
-                        low: d.low,
-                        high: d.high,
-                        significant: d.significant,
-                        method: d.method.into(),
-                        no_interval: d.no_interval,
-                    });
-                }
-            }
-        }
-    }
+    let (summaries, diffs) = statistics(plan, &runs, &base);
     let flagged: Vec<String> = checks
         .iter()
         .filter(|c| c.verdict == Verdict::Broken)
         .map(|c| c.name.clone())
         .collect();
-    let verdicts = plan
-        .paths
-        .iter()
-        .skip(1)
-        .map(|p| {
-            let line =
-                verdict_line(&p.name, &base, &diffs) + &limits_note(&runs, &[&p.name, &base]);
-            if flagged.contains(&p.name) || flagged.contains(&base) {
-                format!("{line} (FLAGGED: a path failed its pre-check; measured with --force)")
-            } else {
-                line
-            }
-        })
-        .collect();
+    let verdicts = verdicts(plan, &base, &diffs, &runs, &flagged);
     let latency = latency_cdfs(plan, reps);
     let placement = super::placement::per_path(plan, &runs);
     let placement_warning = super::placement::warning(&placement);
@@ -343,4 +273,99 @@ pub fn build(
         flagged,
         environment,
     }
+}
+
+/// Each path's two ends as its first stream run (else its first rr run) saw them, and
+/// the sysctls the plan recorded.
+fn environment(plan: &Plan, reps: &[Rep]) -> Environment {
+    let mut environment = Environment {
+        ends: Vec::new(),
+        sysctls: plan.sysctls.clone(),
+    };
+    for p in &plan.paths {
+        if let Some(s) = reps
+            .iter()
+            .filter(|r| r.rep.path == p.name)
+            .find_map(|r| r.rep.stream.as_ref())
+        {
+            environment.ends.extend(ends(&p.name, s));
+        } else if let Some(r) = reps
+            .iter()
+            .filter(|r| r.rep.path == p.name)
+            .find_map(|r| r.rep.rr.as_ref())
+        {
+            // rr-only comparisons: the same identity from the rr result's two ends.
+            environment.ends.extend(rr_ends(&p.name, r));
+        }
+    }
+    environment
+}
+
+/// Per cell and figure: each path's summary, and each other path's difference from
+/// the baseline `base` with its interval.
+fn statistics(plan: &Plan, runs: &[RepRow], base: &str) -> (Vec<CellSummary>, Vec<Diff>) {
+    let mut summaries = Vec::new();
+    let mut diffs = Vec::new();
+    for cell in plan.cells() {
+        for f in Figure::ALL {
+            let b = values(runs, base, cell, f);
+            for p in &plan.paths {
+                let xs = values(runs, &p.name, cell, f);
+                if let Some(summary) = mtuperf_stats::summarize(&xs) {
+                    summaries.push(CellSummary {
+                        path: p.name.clone(),
+                        test: cell.test,
+                        block: cell.block,
+                        clients: cell.clients,
+                        figure: f,
+                        summary,
+                    });
+                }
+                if p.name == base {
+                    continue;
+                }
+                if let Some(d) = mtuperf_stats::rel_diff(&b, &xs) {
+                    diffs.push(Diff {
+                        path: p.name.clone(),
+                        baseline: base.to_string(),
+                        test: cell.test,
+                        block: cell.block,
+                        clients: cell.clients,
+                        figure: f,
+                        rel: d.rel,
+                        low: d.low,
+                        high: d.high,
+                        significant: d.significant,
+                        method: d.method.into(),
+                        no_interval: d.no_interval,
+                    });
+                }
+            }
+        }
+    }
+    (summaries, diffs)
+}
+
+/// One line per path against the baseline: its differences, what limited the runs,
+/// and a flag when either path failed its pre-check.
+fn verdicts(
+    plan: &Plan,
+    base: &str,
+    diffs: &[Diff],
+    runs: &[RepRow],
+    flagged: &[String],
+) -> Vec<String> {
+    let is_flagged = |name: &str| flagged.iter().any(|f| f == name);
+    plan.paths
+        .iter()
+        .skip(1)
+        .map(|p| {
+            let line = verdict_line(&p.name, base, diffs) + &limits_note(runs, &[&p.name, base]);
+            if is_flagged(&p.name) || is_flagged(base) {
+                format!("{line} (FLAGGED: a path failed its pre-check; measured with --force)")
+            } else {
+                line
+            }
+        })
+        .collect()
 }

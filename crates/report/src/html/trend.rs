@@ -247,6 +247,18 @@ pub fn html(t: &Trend) -> String {
         return o;
     }
     o.push_str("<p>Each point is one watch check from this node (IP packet sizes that crossed the path, read as interface MTUs; rr round trips on this node's clock). Failed checks (peer unreachable or not keyed) are not stored: they show in the agent's metrics.</p>\n");
+    peers_table(&mut o, t);
+    o.push_str("<div class=\"charts\">\n");
+    o.push_str(&mtu_chart(t));
+    o.push_str(&rr_chart(t));
+    o.push_str("</div>\n");
+    changes_table(&mut o, t);
+    o.push_str("</body></html>\n");
+    o
+}
+
+/// One row per peer: its checks, the last one's MTUs, its rr probes.
+fn peers_table(o: &mut String, t: &Trend) {
     let rows: Vec<Vec<String>> = t
         .peers
         .iter()
@@ -274,7 +286,7 @@ pub fn html(t: &Trend) -> String {
         })
         .collect();
     table(
-        &mut o,
+        o,
         &[
             "peer",
             "checks",
@@ -288,10 +300,10 @@ pub fn html(t: &Trend) -> String {
         ],
         &rows,
     );
-    o.push_str("<div class=\"charts\">\n");
-    o.push_str(&mtu_chart(t));
-    o.push_str(&rr_chart(t));
-    o.push_str("</div>\n");
+}
+
+/// Every MTU that changed between consecutive checks of a peer.
+fn changes_table(o: &mut String, t: &Trend) {
     let changes: Vec<Vec<String>> = t
         .peers
         .iter()
@@ -313,13 +325,11 @@ pub fn html(t: &Trend) -> String {
         o.push_str("<p>No MTU changed between consecutive checks in this window.</p>\n");
     } else {
         table(
-            &mut o,
+            o,
             &["check at", "peer", "direction", "MTU before", "MTU after"],
             &changes,
         );
     }
-    o.push_str("</body></html>\n");
-    o
 }
 
 #[cfg(test)]

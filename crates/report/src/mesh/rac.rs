@@ -9,6 +9,7 @@ use mtuperf_engine::mesh::{
     Check, CheckStatus, KernelCounter, MeshNetwork, MeshTests, NetCheck, NetSource, NotMeasured,
     PairResult, LOST_BLOCK_AFTER,
 };
+use mtuperf_proto::host::SnmpCounters;
 use mtuperf_proto::msg::mesh::RrSummary;
 use mtuperf_proto::msg::rr::RrProto;
 use mtuperf_proto::text::escape_control;
@@ -220,81 +221,109 @@ impl Say<'_> {
                 worst,
                 over,
                 measured,
-            } => {
-                if !d.result.tests.contains(&MeshTests::Rr) {
-                    return "add --tests rr".into();
-                }
-                if *measured == 0 {
-                    return "no pair measured".into();
-                }
-                let at = worst.map_or_else(String::new, |(a, b)| {
-                    format!(" ({} asking {})", self.node(a), self.node(b))
-                });
-                let worst = worst_ns.map_or_else(
-                    || "a pair answered no block".into(),
-                    |w| format!("worst {}{at}", latency_ns(w as f64)),
-                );
-                match limit_ns {
-                    None => format!(
-                        "{worst}; not judged on a network outside private address space (--max-block-p99 sets a limit)"
-                    ),
-                    Some(_) if *over == 0 => format!("{worst}, all {measured} pairs under"),
-                    Some(_) => format!("{over} of {measured} pairs over; {worst}"),
-                }
-            }
+            } => self.block_p99_reason(*limit_ns, *worst_ns, *worst, *over, *measured),
             Check::LostBlocks {
                 lost,
                 pairs,
                 measured,
-            } => {
-                if c.status == CheckStatus::NotRun {
-                    return if d.result.tests.contains(&MeshTests::Rr) {
-                        "no pair measured".into()
-                    } else {
-                        "add --tests rr".into()
-                    };
-                }
-                if *lost == 0 {
-                    format!("none on {measured} pairs")
-                } else {
-                    format!(
-                        "{} lost on {pairs} of {measured} pairs (unanswered within {} ms, or never)",
-                        thousands(*lost),
-                        LOST_BLOCK_AFTER.as_millis()
-                    )
-                }
-            }
+            } => self.lost_blocks_reason(c.status, *lost, *pairs, *measured),
             Check::Reassembly { fails, nodes, read } => {
-                if *read == 0 {
-                    return "no node's counters could be read".into();
-                }
-                if nodes.is_empty() {
-                    return format!("none on the {read} nodes read");
-                }
-                let who: Vec<String> = nodes.iter().map(|&n| self.node(n)).collect();
-                format!(
-                    "{} on {} (whole-host counters, over the run)",
-                    thousands(*fails),
-                    who.join(", ")
-                )
+                self.reassembly_reason(*fails, nodes, *read)
             }
-            Check::Settings { findings } => {
-                if c.status == CheckStatus::NotRun {
-                    return "add --tests doctor".into();
-                }
-                if findings.is_empty() {
-                    "every compared setting alike".into()
-                } else {
-                    let list: Vec<String> =
-                        findings.iter().map(|i| format!("#{}", i + 1)).collect();
-                    format!(
-                        "{} settings differ (findings {})",
-                        findings.len(),
-                        list.join(", ")
-                    )
-                }
-            }
+            Check::Settings { findings } => settings_reason(c.status, findings),
         }
+    }
+}
+
+impl Say<'_> {
+    /// The block p99 check: the worst pair's p99 and where, and how many pairs are over.
+    fn block_p99_reason(
+        &self,
+        limit_ns: Option<u64>,
+        worst_ns: Option<u64>,
+        worst: Option<(usize, usize)>,
+        over: usize,
+        measured: usize,
+    ) -> String {
+        if !self.document().result.tests.contains(&MeshTests::Rr) {
+            return "add --tests rr".into();
+        }
+        if measured == 0 {
+            return "no pair measured".into();
+        }
+        let at = worst.map_or_else(String::new, |(a, b)| {
+            format!(" ({} asking {})", self.node(a), self.node(b))
+        });
+        let worst = worst_ns.map_or_else(
+            || "a pair answered no block".into(),
+            |w| format!("worst {}{at}", latency_ns(w as f64)),
+        );
+        match limit_ns {
+            None => format!(
+                "{worst}; not judged on a network outside private address space (--max-block-p99 sets a limit)"
+            ),
+            Some(_) if over == 0 => format!("{worst}, all {measured} pairs under"),
+            Some(_) => format!("{over} of {measured} pairs over; {worst}"),
+        }
+    }
+
+    /// The lost-blocks check: how many, on how many pairs.
+    fn lost_blocks_reason(
+        &self,
+        status: CheckStatus,
+        lost: u64,
+        pairs: usize,
+        measured: usize,
+    ) -> String {
+        if status == CheckStatus::NotRun {
+            return if self.document().result.tests.contains(&MeshTests::Rr) {
+                "no pair measured".into()
+            } else {
+                "add --tests rr".into()
+            };
+        }
+        if lost == 0 {
+            format!("none on {measured} pairs")
+        } else {
+            format!(
+                "{} lost on {pairs} of {measured} pairs (unanswered within {} ms, or never)",
+                thousands(lost),
+                LOST_BLOCK_AFTER.as_millis()
+            )
+        }
+    }
+
+    /// The reassembly check: the failures and the nodes that counted them.
+    fn reassembly_reason(&self, fails: u64, nodes: &[usize], read: usize) -> String {
+        if read == 0 {
+            return "no node's counters could be read".into();
+        }
+        if nodes.is_empty() {
+            return format!("none on the {read} nodes read");
+        }
+        let who: Vec<String> = nodes.iter().map(|&n| self.node(n)).collect();
+        format!(
+            "{} on {} (whole-host counters, over the run)",
+            thousands(fails),
+            who.join(", ")
+        )
+    }
+}
+
+/// The settings check: which findings differ.
+fn settings_reason(status: CheckStatus, findings: &[usize]) -> String {
+    if status == CheckStatus::NotRun {
+        return "add --tests doctor".into();
+    }
+    if findings.is_empty() {
+        "every compared setting alike".into()
+    } else {
+        let list: Vec<String> = findings.iter().map(|i| format!("#{}", i + 1)).collect();
+        format!(
+            "{} settings differ (findings {})",
+            findings.len(),
+            list.join(", ")
+        )
     }
 }
 
@@ -482,55 +511,29 @@ impl Say<'_> {
             format!(" over {:.1} s of the run", k.span_ms as f64 / 1000.0)
         });
         let snmp = k.and_then(|k| k.snmp).unwrap_or_default();
-        let val = |key: &str| {
-            sysctl(d, node, key).map_or_else(|| "?".into(), |v| escape_control(v).into_owned())
-        };
         let nic = iface.map_or_else(String::new, |i| escape_control(i).into_owned());
         let on = net.map_or_else(String::new, |_| format!(" on {}", self.net(net)));
         let doctor = format!("mtuperf doctor on {n} checks this");
+        let at = NodeAt {
+            d,
+            node,
+            n,
+            span,
+            snmp,
+            doctor,
+        };
+        let NodeAt {
+            n,
+            span,
+            snmp,
+            doctor,
+            ..
+        } = &at;
         match counter {
             KernelCounter::ReasmFails | KernelCounter::ReasmTimeout => {
-                let what = if counter == KernelCounter::ReasmFails {
-                    "IP reassembly failures"
-                } else {
-                    "IP reassembly timeouts"
-                };
-                Words {
-                    summary: format!(
-                        "node {n}: {} {what} during the run (net.ipv4.ipfrag_high_thresh {} on {n}): fragmented blocks into it are lost, as RAC's gc blocks lost",
-                        thousands(delta),
-                        val("net.ipv4.ipfrag_high_thresh")
-                    ),
-                    evidence: format!(
-                        "Ip ReasmFails +{}, ReasmTimeout +{}, ReasmOKs +{} of ReasmReqds +{} fragments{span}; ipfrag_low_thresh {}, ipfrag_time {}",
-                        thousands(snmp.ip_reasm_fails),
-                        thousands(snmp.ip_reasm_timeout),
-                        thousands(snmp.ip_reasm_oks),
-                        thousands(snmp.ip_reasm_reqds),
-                        val("net.ipv4.ipfrag_low_thresh"),
-                        val("net.ipv4.ipfrag_time")
-                    ),
-                    next: format!(
-                        "{doctor} (its reassembly check): sysctl -w net.ipv4.ipfrag_high_thresh=16777216 net.ipv4.ipfrag_low_thresh=15728640 on {n} (MOS 2008933.1), or carry 8 KiB blocks unfragmented: MTU 9000 end to end"
-                    ),
-                }
+                reassembly_words(&at, counter, delta)
             }
-            KernelCounter::UdpRcvbufErrors => Words {
-                summary: format!(
-                    "node {n}: {} UDP datagrams dropped for a full socket receive buffer during the run (net.core.rmem_default {} on {n})",
-                    thousands(delta),
-                    val("net.core.rmem_default")
-                ),
-                evidence: format!(
-                    "Udp RcvbufErrors +{}, InErrors +{}{span}; net.core.rmem_max {}",
-                    thousands(snmp.udp_rcvbuf_errors),
-                    thousands(snmp.udp_in_errors),
-                    val("net.core.rmem_max")
-                ),
-                next: format!(
-                    "{doctor} (its socket buffer check): net.core.rmem_default=262144 and net.core.rmem_max=4194304 at least (Grid Infrastructure install guide)"
-                ),
-            },
+            KernelCounter::UdpRcvbufErrors => rcvbuf_words(&at, delta),
             KernelCounter::UdpInErrors => Words {
                 summary: format!(
                     "node {n}: {} UDP datagrams not delivered (Udp InErrors) during the run",
@@ -564,6 +567,87 @@ impl Say<'_> {
                 next: format!("ethtool -S {nic} and ethtool -g {nic} on {n} (ring sizes, backlog); {doctor}"),
             },
         }
+    }
+}
+
+/// A node a kernel finding speaks of: its name, the span of its counters, their IP and
+/// UDP deltas, and the doctor line that checks it.
+struct NodeAt<'d> {
+    d: &'d Document,
+    node: usize,
+    n: String,
+    span: String,
+    snmp: SnmpCounters,
+    doctor: String,
+}
+
+impl NodeAt<'_> {
+    /// A sysctl of the node as its discovery read it, escaped ("?" when unread).
+    fn val(&self, key: &str) -> String {
+        sysctl(self.d, self.node, key)
+            .map_or_else(|| "?".into(), |v| escape_control(v).into_owned())
+    }
+}
+
+/// Reassembly failures (or timeouts) on a node: fragmented blocks into it are lost.
+fn reassembly_words(at: &NodeAt<'_>, counter: KernelCounter, delta: u64) -> Words {
+    let NodeAt {
+        n,
+        span,
+        snmp,
+        doctor,
+        ..
+    } = at;
+    let what = if counter == KernelCounter::ReasmFails {
+        "IP reassembly failures"
+    } else {
+        "IP reassembly timeouts"
+    };
+    Words {
+        summary: format!(
+            "node {n}: {} {what} during the run (net.ipv4.ipfrag_high_thresh {} on {n}): fragmented blocks into it are lost, as RAC's gc blocks lost",
+            thousands(delta),
+            at.val("net.ipv4.ipfrag_high_thresh")
+        ),
+        evidence: format!(
+            "Ip ReasmFails +{}, ReasmTimeout +{}, ReasmOKs +{} of ReasmReqds +{} fragments{span}; ipfrag_low_thresh {}, ipfrag_time {}",
+            thousands(snmp.ip_reasm_fails),
+            thousands(snmp.ip_reasm_timeout),
+            thousands(snmp.ip_reasm_oks),
+            thousands(snmp.ip_reasm_reqds),
+            at.val("net.ipv4.ipfrag_low_thresh"),
+            at.val("net.ipv4.ipfrag_time")
+        ),
+        next: format!(
+            "{doctor} (its reassembly check): sysctl -w net.ipv4.ipfrag_high_thresh=16777216 net.ipv4.ipfrag_low_thresh=15728640 on {n} (MOS 2008933.1), or carry 8 KiB blocks unfragmented: MTU 9000 end to end"
+        ),
+    }
+}
+
+/// UDP datagrams a node dropped for a full socket receive buffer.
+fn rcvbuf_words(at: &NodeAt<'_>, delta: u64) -> Words {
+    let NodeAt {
+        n,
+        span,
+        snmp,
+        doctor,
+        ..
+    } = at;
+    Words {
+        summary: format!(
+            "node {n}: {} UDP datagrams dropped for a full socket receive buffer during the run (net.core.rmem_default {} on {n})",
+            thousands(delta),
+            at.val("net.core.rmem_default")
+        ),
+        evidence: format!(
+            "Udp RcvbufErrors +{}, InErrors +{}{span}; net.core.rmem_max {}",
+            thousands(snmp.udp_rcvbuf_errors),
+            thousands(snmp.udp_in_errors),
+            at.val("net.core.rmem_max")
+        ),
+        next: format!(
+            "{doctor} (its socket buffer check): net.core.rmem_default=262144 and net.core.rmem_max=4194304 at least (Grid Infrastructure install guide)"
+        ),
     }
 }
 

@@ -94,3 +94,27 @@ pub trait RunRecord {
     /// The run as text for people (what `show` prints).
     fn text(&self) -> String;
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::RunKind;
+
+    #[test]
+    fn a_run_kind_reads_back_as_the_name_it_is_stored_under() {
+        let names = ["stream", "rr", "path", "doctor", "compare", "udp", "mesh"];
+        for (kind, name) in RunKind::ALL.into_iter().zip(names) {
+            assert_eq!(kind.to_string(), name);
+            assert_eq!(name.parse::<RunKind>(), Ok(kind));
+        }
+    }
+
+    #[test]
+    fn an_unknown_run_kind_is_refused_with_the_known_ones() {
+        assert_eq!(
+            "watch".parse::<RunKind>().unwrap_err(),
+            r#"unknown run kind "watch"; one of stream, rr, path, doctor, compare, udp, mesh"#
+        );
+        assert!("Stream".parse::<RunKind>().is_err());
+    }
+}

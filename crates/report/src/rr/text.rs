@@ -209,6 +209,14 @@ pub fn step_text(step: &StepDoc) -> String {
     } else {
         let _ = writeln!(out, "  agent  unknown (the agent's report never came)");
     }
+    notes_lines(&mut out, step);
+    out
+}
+
+/// What follows a step's figures: where its threads ran, its warnings and errors, the
+/// likely cause when it got nothing back, and why it was interrupted.
+fn notes_lines(out: &mut String, step: &StepDoc) {
+    let (r, m) = (&step.result, &step.metrics);
     if let Some(l) = crate::placement::line(
         r.client.placement.as_ref(),
         r.agent.placement.as_ref(),
@@ -236,7 +244,6 @@ pub fn step_text(step: &StepDoc) -> String {
             }
         }
     }
-    out
 }
 
 /// The sweep table with the knee and the maximum marked.

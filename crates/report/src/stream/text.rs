@@ -203,6 +203,11 @@ fn direction_text(
             d.receiver_waits, d.receiver_wait_s
         );
     }
+    sender_tcp_text(out, d, s);
+}
+
+/// The sender's TCP_INFO per connection, and what limited the sender while it was busy.
+fn sender_tcp_text(out: &mut String, d: &DirectionMetrics, s: &str) {
     for (i, t) in d.sender_tcp.iter().enumerate() {
         let _ = writeln!(
             out,

@@ -185,7 +185,7 @@ pub fn run(
             let remaining = &remaining;
             handles.push(s.spawn(move || {
                 if let Some(pin) = d.pin {
-                    pin.enter("requester");
+                    pin.enter(mtuperf_proto::placement::ThreadRole::Requester);
                     if tcp && pin.cpus().is_none() {
                         pin_one_per_cpu(k, nt, pin);
                     }

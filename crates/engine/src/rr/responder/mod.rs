@@ -108,7 +108,7 @@ pub(super) fn fan_out<W: Send>(
             .into_iter()
             .map(|w| {
                 s.spawn(move || {
-                    pin.enter("responder");
+                    pin.enter(mtuperf_proto::placement::ThreadRole::Responder);
                     let born = Instant::now();
                     let mut t = serve(w);
                     t.cpu = crate::cpu_res::own_thread(born);

@@ -194,8 +194,11 @@ pub fn run(
             .map(|c| {
                 let live = &lives[c.index as usize];
                 let h = s.spawn(move || {
-                    plan.pin
-                        .enter(if c.sending { "sender" } else { "receiver" });
+                    plan.pin.enter(if c.sending {
+                        mtuperf_proto::placement::ThreadRole::Sender
+                    } else {
+                        mtuperf_proto::placement::ThreadRole::Receiver
+                    });
                     if c.sending {
                         data::send(&c.sock, c.index, plan, live, c.io)
                     } else {

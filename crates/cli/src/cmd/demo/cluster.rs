@@ -6,7 +6,7 @@
 //! the cluvfy-style checks), and the lab removed however the demo ends. What the
 //! user sees comes through [`DemoObserver`].
 use std::io::Read;
-use std::process::Stdio;
+use std::process::{ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -16,9 +16,9 @@ use mtuperf_engine::mesh::diagnose::MeshFinding;
 use mtuperf_lab::{cluster, Lab, LabOptions};
 use mtuperf_report::mesh::Document;
 
+use super::orchestrate::{mtuperf_argv, DemoLab, DemoObserver};
 use crate::exit::{self, Failure};
 use crate::global::Global;
-use crate::groups::demo::{mtuperf_argv, DemoLab, DemoObserver};
 
 /// Nodes and networks of the demo cluster.
 const NODES: u32 = 6;
@@ -65,6 +65,32 @@ pub fn cluster(
     stop: &AtomicBool,
     obs: &mut dyn DemoObserver,
 ) -> Result<ClusterDemo, Failure> {
+    let lab = build_lab(obs)?;
+    let argv = mesh_argv(g, &lab.0)?;
+    obs.say(&format!(
+        "demo: running `mtuperf mesh --tests path,rr` (the path both ways, then Cache Fusion's 8 KiB UDP blocks for 128 B requests; every ordered pair, both networks) from inside n1 against all {NODES} nodes with the lab key",
+    ));
+    if stop.load(Ordering::Relaxed) {
+        return Err(Failure::new(
+            exit::INTERRUPTED,
+            anyhow!("interrupted before the mesh ran"),
+        ));
+    }
+    let (status, out) = run_mesh(&lab.0, &argv, stop)?;
+    let doc = mesh_document(&out, status, stop)?;
+    let found_injected = found_exactly_the_faults(&doc);
+    let (lost, lost_explained) = lost_through_the_faults(&doc);
+    Ok(ClusterDemo {
+        doc,
+        found_injected,
+        lost,
+        lost_explained,
+    })
+}
+
+/// The cluster lab with its faults and a keyed agent on every node; removed when the
+/// returned guard drops.
+fn build_lab(obs: &mut dyn DemoObserver) -> Result<DemoLab, Failure> {
     let faults: Vec<String> = FAULTS.iter().map(|f| f.0.to_string()).collect();
     let c = cluster::parse(NODES, NETS, &faults).map_err(|e| Failure::new(exit::FAILED, e))?;
     let opts = LabOptions::cluster(&format!("democ{}", std::process::id()), c);
@@ -78,10 +104,15 @@ pub fn cluster(
     lab.0
         .serve(&[])
         .map_err(|e| Failure::new(exit::FAILED, e))?;
+    Ok(lab)
+}
+
+/// The mesh's command line: every network, each node reached on net1, path and block
+/// tests with the demo's deadlines and p99 limit, JSON out.
+fn mesh_argv(g: &Global, lab: &Lab) -> Result<Vec<String>, Failure> {
     let status = lab
-        .0
         .cluster_status()
-        .ok_or_else(|| anyhow!("lab {:?} has no cluster", lab.0.name))?;
+        .ok_or_else(|| anyhow!("lab {:?} has no cluster", lab.name))?;
     let mut argv = mtuperf_argv(g)?;
     argv.extend(["mesh".into(), "--json".into()]);
     argv.extend(["--pair-timeout".into(), PAIR_TIMEOUT.into()]);
@@ -101,18 +132,19 @@ pub fn cluster(
         let a = m.addresses.first().context("a node without addresses")?;
         argv.push(format!("{}={}", m.name, a.v4));
     }
-    obs.say(&format!(
-        "demo: running `mtuperf mesh --tests path,rr` (the path both ways, then Cache Fusion's 8 KiB UDP blocks for 128 B requests; every ordered pair, both networks) from inside n1 against all {NODES} nodes with the lab key",
-    ));
-    if stop.load(Ordering::Relaxed) {
-        return Err(Failure::new(
-            exit::INTERRUPTED,
-            anyhow!("interrupted before the mesh ran"),
-        ));
-    }
+    Ok(argv)
+}
+
+/// Runs the mesh inside node n1 until it exits (or [`MESH_DEADLINE`], when it is
+/// killed): its exit status and standard output. After Ctrl-C the mesh has
+/// [`STOP_GRACE`] to stop on its own before it is sent one SIGINT.
+fn run_mesh(
+    lab: &Lab,
+    argv: &[String],
+    stop: &AtomicBool,
+) -> Result<(ExitStatus, Vec<u8>), Failure> {
     let mut child = lab
-        .0
-        .exec_command("n1", &argv)
+        .exec_command("n1", argv)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -158,33 +190,24 @@ pub fn cluster(
         }
         std::thread::sleep(Duration::from_millis(50));
     };
-    let out = reader.join().unwrap_or_default();
-    // A mesh that ran prints its document (exit 0 or 1, 130 when interrupted); an
-    // error prints an error document (mtuperf.error/1), whose message is on stderr.
-    let doc = serde_json::from_slice::<Document>(&out);
-    let doc = match doc {
-        Ok(d) => d,
-        Err(_) if stop.load(Ordering::Relaxed) => {
-            return Err(Failure::new(
-                exit::INTERRUPTED,
-                anyhow!("mesh interrupted before it printed a result"),
-            ))
-        }
-        Err(e) => {
-            return Err(Failure::new(
-                exit::FAILED,
-                anyhow!("mesh in the lab failed ({status}): {e}"),
-            ))
-        }
-    };
-    let found_injected = found_exactly_the_faults(&doc);
-    let (lost, lost_explained) = lost_through_the_faults(&doc);
-    Ok(ClusterDemo {
-        doc,
-        found_injected,
-        lost,
-        lost_explained,
-    })
+    Ok((status, reader.join().unwrap_or_default()))
+}
+
+/// The mesh's document from its output. A mesh that ran prints its document (exit 0
+/// or 1, 130 when interrupted); an error prints an error document (mtuperf.error/1),
+/// whose message is on stderr.
+fn mesh_document(out: &[u8], status: ExitStatus, stop: &AtomicBool) -> Result<Document, Failure> {
+    match serde_json::from_slice::<Document>(out) {
+        Ok(d) => Ok(d),
+        Err(_) if stop.load(Ordering::Relaxed) => Err(Failure::new(
+            exit::INTERRUPTED,
+            anyhow!("mesh interrupted before it printed a result"),
+        )),
+        Err(e) => Err(Failure::new(
+            exit::FAILED,
+            anyhow!("mesh in the lab failed ({status}): {e}"),
+        )),
+    }
 }
 
 /// Network `net`'s subnet in the lab: 198.19.K.0/24.

@@ -2,7 +2,7 @@
 //! anything runs, each repetition as an ordinary run of its kind in that group, and the
 //! summary when the plan completes. Here: creating a group, reading one back as the
 //! repetitions the statistics take, and building a comparison document from stored
-//! runs (a group, or stream runs picked by id). Running one is in [`run`].
+//! runs (a group, or stream runs picked by id). Running one is in [`super::run`].
 use anyhow::{anyhow, Context};
 use mtuperf_engine::compare::{Cell, Plan, Repetition, TestKind};
 use mtuperf_report::compare::{self as rc, CompareDoc, Rep};
@@ -11,16 +11,7 @@ use mtuperf_report::stream::Document;
 use mtuperf_store::Store;
 
 use crate::exit::{self, Failure};
-
-pub mod demo;
-pub mod demo_cluster;
-mod reports;
-mod run;
-pub mod ssh;
-pub mod watch;
-
-pub use reports::{adhoc_doc, group_doc, newest_reportable, path_report};
-pub use run::execute;
+use crate::history::{group_kind, run_kind};
 
 /// Stores the plan as a new comparison group (before anything runs).
 pub fn start_group(store: Option<&Store>, plan: &Plan) -> Result<Option<i64>, Failure> {
@@ -39,11 +30,9 @@ pub fn load_group(store: &Store, id: i64) -> anyhow::Result<(Plan, Vec<Rep>, Opt
     let g = store
         .group(id)?
         .ok_or_else(|| anyhow!("no comparison group {id} in {}", store.path().display()))?;
-    if g.kind.parse() != Ok(RunKind::Compare) {
-        return Err(anyhow!(
-            "group {id} is a {} group, not a comparison",
-            g.kind
-        ));
+    let kind = group_kind(&g)?;
+    if kind != RunKind::Compare {
+        return Err(anyhow!("group {id} is a {kind} group, not a comparison"));
     }
     let plan: Plan = serde_json::from_str(&g.plan_json)
         .with_context(|| format!("group {id}: unreadable plan"))?;
@@ -52,47 +41,8 @@ pub fn load_group(store: &Store, id: i64) -> anyhow::Result<(Plan, Vec<Rep>, Opt
         let Some(path) = r.label.clone() else {
             continue;
         };
-        let (cell, stream, rr, udp) = if r.kind.parse() == Ok(RunKind::Rr) {
-            let Some(step) = serde_json::from_str::<mtuperf_report::rr::Document>(&r.document)
-                .ok()
-                .and_then(|d| d.steps.into_iter().next())
-            else {
-                continue;
-            };
-            let q = &step.result.request;
-            let cell = Cell {
-                test: TestKind::Rr,
-                block: q.block,
-                clients: q.clients,
-            };
-            (cell, None, Some(step.result), None)
-        } else if r.kind.parse() == Ok(RunKind::Udp) {
-            let Some(run) =
-                serde_json::from_str::<mtuperf_report::stream::udp::Document>(&r.document)
-                    .ok()
-                    .and_then(|d| d.runs.into_iter().next())
-            else {
-                continue;
-            };
-            let cell = Cell {
-                test: TestKind::Udp,
-                block: run.result.request.block,
-                clients: 1,
-            };
-            (cell, None, None, Some(run.result))
-        } else {
-            let Some(run) = serde_json::from_str::<Document>(&r.document)
-                .ok()
-                .and_then(|d| d.runs.into_iter().next())
-            else {
-                continue;
-            };
-            let cell = Cell {
-                test: TestKind::Stream,
-                block: run.result.request.block,
-                clients: 1,
-            };
-            (cell, Some(run.result), None, None)
+        let Some((cell, stream, rr, udp)) = repetition(run_kind(&r)?, &r.document) else {
+            continue;
         };
         let round = reps
             .iter()
@@ -111,6 +61,51 @@ pub fn load_group(store: &Store, id: i64) -> anyhow::Result<(Plan, Vec<Rep>, Opt
         });
     }
     Ok((plan, reps, g.summary_json))
+}
+
+/// One repetition's cell and its result of the cell's kind.
+type Parsed = (
+    Cell,
+    Option<mtuperf_engine::stream::StreamResult>,
+    Option<mtuperf_engine::rr::RrResult>,
+    Option<mtuperf_engine::stream::udp::UdpStreamResult>,
+);
+
+/// One repetition's cell and result, from its stored document (its first run or step);
+/// `None` for a document that does not read, or a kind a comparison does not run.
+fn repetition(kind: RunKind, document: &str) -> Option<Parsed> {
+    let cell = |test, block, clients| Cell {
+        test,
+        block,
+        clients,
+    };
+    match kind {
+        RunKind::Rr => {
+            let doc = serde_json::from_str::<mtuperf_report::rr::Document>(document).ok()?;
+            let step = doc.steps.into_iter().next()?;
+            let q = &step.result.request;
+            Some((
+                cell(TestKind::Rr, q.block, q.clients),
+                None,
+                Some(step.result),
+                None,
+            ))
+        }
+        RunKind::Udp => {
+            let doc =
+                serde_json::from_str::<mtuperf_report::stream::udp::Document>(document).ok()?;
+            let run = doc.runs.into_iter().next()?;
+            let c = cell(TestKind::Udp, run.result.request.block, 1);
+            Some((c, None, None, Some(run.result)))
+        }
+        RunKind::Stream => {
+            let doc = serde_json::from_str::<Document>(document).ok()?;
+            let run = doc.runs.into_iter().next()?;
+            let c = cell(TestKind::Stream, run.result.request.block, 1);
+            Some((c, Some(run.result), None, None))
+        }
+        RunKind::Path | RunKind::Doctor | RunKind::Compare | RunKind::Mesh => None,
+    }
 }
 
 /// A comparison's document: its stored summary, else rebuilt from its plan and runs.

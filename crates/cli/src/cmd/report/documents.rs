@@ -49,12 +49,13 @@ pub fn newest_reportable(store: &Store) -> anyhow::Result<(StoredRun, Option<Sto
     Ok((run, skipped))
 }
 
-use super::compare_doc;
+use crate::cmd::compare::group::compare_doc;
+use crate::history::{group_kind, run_kind};
 
 /// A group's document: a comparison's, or an rr load sweep's (its steps' runs).
 pub fn group_doc(store: &Store, id: i64) -> anyhow::Result<CompareDoc> {
     match store.group(id)? {
-        Some(g) if g.kind == "rr" => {
+        Some(g) if group_kind(&g)? == RunKind::Rr => {
             let ids: Vec<i64> = store.group_runs(id)?.iter().map(|r| r.id).collect();
             adhoc_doc(store, &ids)
         }
@@ -68,22 +69,25 @@ pub fn adhoc_doc(store: &Store, ids: &[i64]) -> anyhow::Result<CompareDoc> {
     // A step of an rr load sweep brings its whole sweep (the group of one `rr --clients`).
     let groups: Vec<i64> = runs.iter().filter_map(|r| r.group_id).collect();
     for gid in groups {
-        if store.group(gid)?.is_some_and(|g| g.kind == "rr") {
+        let sweep = store.group(gid)?.map(|g| group_kind(&g)).transpose()?;
+        if sweep == Some(RunKind::Rr) {
             runs.extend(store.group_runs(gid)?);
         }
     }
     runs.sort_by_key(|r| r.id);
     runs.dedup_by_key(|r| r.id);
-    let stored: Vec<mtuperf_report::adhoc::StoredRun> = runs
+    let stored = runs
         .iter()
-        .map(|r| mtuperf_report::adhoc::StoredRun {
-            id: r.id,
-            kind: &r.kind,
-            label: r.label.as_deref(),
-            target: &r.target,
-            document: &r.document,
+        .map(|r| {
+            Ok(mtuperf_report::adhoc::StoredRun {
+                id: r.id,
+                kind: run_kind(r)?,
+                label: r.label.as_deref(),
+                target: &r.target,
+                document: &r.document,
+            })
         })
-        .collect();
+        .collect::<anyhow::Result<Vec<_>>>()?;
     mtuperf_report::adhoc::doc(&stored).map_err(|e| anyhow!(e))
 }
 
@@ -105,7 +109,14 @@ fn load_runs(store: &Store, ids: &[i64]) -> anyhow::Result<Vec<mtuperf_store::St
 /// one run and it is a path run; `None` when none of them is a path run.
 pub fn path_report(store: &Store, ids: &[i64], md: bool) -> anyhow::Result<Option<String>> {
     let runs = load_runs(store, ids)?;
-    let Some(r) = runs.iter().find(|r| r.kind == "path" || r.kind == "mesh") else {
+    let mut kinds = Vec::with_capacity(runs.len());
+    for r in &runs {
+        kinds.push((r, run_kind(r)?));
+    }
+    let Some(&(r, kind)) = kinds
+        .iter()
+        .find(|(_, k)| matches!(k, RunKind::Path | RunKind::Mesh))
+    else {
         return Ok(None);
     };
     if runs.len() > 1 {
@@ -116,7 +127,7 @@ pub fn path_report(store: &Store, ids: &[i64], md: bool) -> anyhow::Result<Optio
             r.id
         ));
     }
-    if r.kind == "mesh" {
+    if kind == RunKind::Mesh {
         return mesh_report(r, md).map(Some);
     }
     let mut doc =

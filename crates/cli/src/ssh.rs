@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use mtuperf_engine::agent::{Agent, AgentConfig};
+use mtuperf_engine::agent::{Agent, AgentConfig, LogLevel};
 use mtuperf_engine::client::ConnectOptions;
 use mtuperf_engine::mesh::MeshConfig;
 use mtuperf_engine::ssh::{
@@ -16,8 +16,9 @@ use mtuperf_engine::ssh::{
 };
 
 use crate::args::ssh::SshArgs;
-use crate::common;
+use crate::connect;
 use crate::exit::{self, Failure};
+use crate::interrupt;
 
 /// This binary's `--version` line: a node's own mtuperf is run only when it says the same.
 pub fn version() -> String {
@@ -168,7 +169,7 @@ fn mesh_ssh(a: &SshArgs, nodes: &[String], cfg: &mut MeshConfig) -> Result<Agent
         lifetime,
         max_sessions,
     )?;
-    let stop = common::interrupt_flag();
+    let stop = interrupt::flag();
     let agents = Agents {
         fleet: ssh::start(&parsed, &c, &Lines, &stop),
     };
@@ -238,7 +239,7 @@ fn peer_as(
     asked_only: bool,
     lifetime: Duration,
 ) -> Result<Peer, Failure> {
-    let mut opts = common::connect_options(g, bind)?;
+    let mut opts = connect::connect_options(g, bind)?;
     if !a.ssh {
         return Ok(Peer {
             target: target.to_string(),
@@ -253,7 +254,7 @@ fn peer_as(
         asked_only,
     };
     let c = config(a, plan, lifetime, 4)?;
-    let stop = common::interrupt_flag();
+    let stop = interrupt::flag();
     let agents = Agents {
         fleet: ssh::start(std::slice::from_ref(&node), &c, &Lines, &stop),
     };
@@ -295,7 +296,7 @@ pub fn node_agent(
     let lines = remote::Lines::spawn(std::io::BufReader::new(std::io::stdin()));
     let mut out = std::io::stdout();
     let setup = remote::handshake(&version(), &lines, &mut out, lifetime)
-        .map_err(common::engine_failure)?;
+        .map_err(connect::engine_failure)?;
     config.key = Some(setup.key);
     config.allow = setup.allow;
     config.limits.max_sessions = setup.max_sessions;
@@ -303,17 +304,22 @@ pub fn node_agent(
         Ok(a) => a,
         Err(e) => {
             remote::failed(&mut out, &e.to_string());
-            return Err(common::engine_failure(e));
+            return Err(connect::engine_failure(e));
         }
     };
     let port = agent
         .local_addrs()
         .first()
         .map_or(0, std::net::SocketAddr::port);
-    remote::ready(&mut out, port).map_err(common::engine_failure)?;
+    remote::ready(&mut out, port).map_err(connect::engine_failure)?;
     let log = config.clone();
     remote::watch(lines, ssh::wire::LEASE, shutdown.clone(), move |why| {
-        log.log("info", None, "ssh", format!("stopping: {}", why.describe()));
+        log.log(
+            LogLevel::Info,
+            None,
+            "ssh",
+            format!("stopping: {}", why.describe()),
+        );
     });
     Ok(agent)
 }
@@ -331,7 +337,7 @@ pub fn lifetime(lifetime: Duration, shutdown: Arc<AtomicBool>, config: &AgentCon
             );
         }
         log.log(
-            "info",
+            LogLevel::Info,
             None,
             "lifetime",
             format!(

@@ -14,8 +14,9 @@ use mtuperf_report::record::{RunKind, RunRecord};
 use mtuperf_report::stream::RunDoc;
 use mtuperf_store::Store;
 
-use crate::common;
+use crate::connect;
 use crate::exit::Failure;
+use crate::history;
 
 struct Observer<'a> {
     store: Option<&'a Store>,
@@ -73,12 +74,12 @@ impl Observer<'_> {
         } else {
             return Ok(None);
         };
-        let place = common::Place {
+        let place = history::Place {
             target: &target,
             group: self.group,
             label: Some(&rep.path),
         };
-        common::store_record(self.store, rec.as_ref(), place).map_err(|f| EngineError::Io {
+        history::store_record(self.store, rec.as_ref(), place).map_err(|f| EngineError::Io {
             op: "storing the repetition".into(),
             source: std::io::Error::other(format!("{:#}", f.error)),
         })
@@ -118,7 +119,7 @@ pub fn execute(
     let engine_prior = prior.iter().map(|r| r.rep.clone()).collect();
     let out = compare::run(plan, opts, engine_prior, stop, &mut obs);
     obs.bar.finish_and_clear();
-    let mut out = out.map_err(common::engine_failure)?;
+    let mut out = out.map_err(connect::engine_failure)?;
     if out.refused.is_some() {
         out.refused = Some(rc::refusal(&out.checks));
     }

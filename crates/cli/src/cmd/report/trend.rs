@@ -8,6 +8,7 @@ use mtuperf_store::{Filter, Store};
 
 use crate::args::watch::WATCH_LABEL;
 use crate::exit::Failure;
+use crate::history;
 
 pub fn html(store: &Store, since: Duration) -> Result<String, Failure> {
     let until = mtuperf_engine::unix_ms();
@@ -20,13 +21,15 @@ pub fn html(store: &Store, since: Duration) -> Result<String, Failure> {
     let watch: Vec<StoredWatch<'_>> = runs
         .iter()
         .filter(|r| r.label.as_deref() == Some(WATCH_LABEL) && r.group_id.is_none())
-        .map(|r| StoredWatch {
-            target: &r.target,
-            kind: &r.kind,
-            started_unix_ms: r.started_unix_ms,
-            document: &r.document,
+        .map(|r| {
+            Ok(StoredWatch {
+                target: &r.target,
+                kind: history::run_kind(r)?,
+                started_unix_ms: r.started_unix_ms,
+                document: &r.document,
+            })
         })
-        .collect();
+        .collect::<anyhow::Result<_>>()?;
     Ok(mtuperf_report::html::trend::html(&Trend::of(
         &watch, from, until,
     )))

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use mtuperf_engine::agent::AgentConfig;
+use mtuperf_engine::agent::{AgentConfig, LogLevel};
 use mtuperf_engine::metrics::{http::Listener, Metrics};
 use mtuperf_engine::watch::{self, Check, Event, WatchConfig};
 use mtuperf_report::path::Document as PathDoc;
@@ -13,9 +13,10 @@ use mtuperf_report::rr::StepDoc;
 use mtuperf_store::Store;
 
 pub use crate::args::watch::{WatchArgs, WATCH_LABEL};
-use crate::common::{self, Place};
 use crate::exit::{self, Failure};
 use crate::global::Global;
+use crate::history;
+use crate::history::Place;
 
 /// Binds the metrics listener and starts the watch thread, as asked. Returns the
 /// threads to join once `shutdown` is set.
@@ -40,7 +41,7 @@ pub fn start(
         let l = Listener::bind(addr, config).map_err(|e| Failure::new(exit::FAILED, e))?;
         let at = l.local_addr().unwrap_or(addr);
         config.log(
-            "info",
+            LogLevel::Info,
             None,
             "metrics",
             format!("metrics served on http://{at}/metrics"),
@@ -53,7 +54,7 @@ pub fn start(
     if peers.is_empty() {
         return Ok(threads);
     }
-    let store = common::open_store(g)?;
+    let store = history::open_store(g)?;
     let cfg = WatchConfig {
         peers,
         every: a.watch_every,
@@ -92,14 +93,19 @@ fn keep(store: Option<&Store>, c: &Check, retain: Duration, agent: &AgentConfig)
     if let Ok(p) = &c.path {
         let mut doc = PathDoc::agent(p.clone());
         doc.started_unix_ms = c.started_unix_ms;
-        let _ = common::store_record(Some(store), &doc, place);
+        let _ = history::store_record(Some(store), &doc, place);
     }
     if let Some(Ok(rr)) = &c.rr {
         let doc = StepDoc::new((*rr.result).clone());
-        let _ = common::store_record(Some(store), &doc, place);
+        let _ = history::store_record(Some(store), &doc, place);
     }
     let cutoff = mtuperf_engine::unix_ms() - retain.as_millis() as i64;
     if let Err(e) = store.prune_label(WATCH_LABEL, cutoff) {
-        agent.log("warn", None, "watch", format!("history retention: {e}"));
+        agent.log(
+            LogLevel::Warn,
+            None,
+            "watch",
+            format!("history retention: {e}"),
+        );
     }
 }

@@ -16,9 +16,11 @@ use mtuperf_lab::{Lab, LabOptions, Scenario};
 use mtuperf_report::compare::CompareDoc;
 use mtuperf_report::stream::RunDoc;
 
-use crate::common;
+use crate::connect;
 use crate::exit::{self, Failure};
 use crate::global::Global;
+use crate::history;
+use crate::interrupt;
 
 /// What the demo tells the user as it goes.
 pub trait DemoObserver {
@@ -42,20 +44,20 @@ pub fn loopback(g: &Global, time: Duration, obs: &mut dyn DemoObserver) -> Resul
     let shutdown = Arc::new(AtomicBool::new(false));
     let s = shutdown.clone();
     std::thread::spawn(move || agent.run(&s));
-    let stop = common::interrupt_flag();
-    let store = common::open_store(g)?;
+    let stop = interrupt::flag();
+    let store = history::open_store(g)?;
     for block in [8192u32, 131_072] {
-        let session = Session::connect(&addr.to_string(), &common::connect_options(g, None)?)
-            .map_err(common::engine_failure)?;
+        let session = Session::connect(&addr.to_string(), &connect::connect_options(g, None)?)
+            .map_err(connect::engine_failure)?;
         let params = StreamConfig::timed(block, time).params();
         let result =
-            stream::run(&session, &params, &stop, &Quiet).map_err(common::engine_failure)?;
+            stream::run(&session, &params, &stop, &Quiet).map_err(connect::engine_failure)?;
         session.close();
         let mut run = RunDoc::new(result);
-        run.run_id = common::store_record(
+        run.run_id = history::store_record(
             store.as_ref(),
             &run,
-            common::Place {
+            history::Place {
                 target: &addr.to_string(),
                 group: None,
                 label: Some("loopback"),
