@@ -22,6 +22,15 @@ pub const DOMINANT: f64 = 0.5;
 /// one beat by ≥ 20% from those it did not (the recorded splits are
 /// `verdict_tests.rs`'s table; fixed windows at small writes cost CPU no clock counts).
 pub const WINDOW_SHARE: f64 = 0.35;
+/// Writes below this size under a fixed `--window` cost the sender CPU that no
+/// kernel clock counts (see [`WindowEvidence::SenderCpuAtSmallWrites`]).
+pub const SMALL_WRITE: u32 = 64 * 1024;
+/// Under a fixed `--window` and writes below [`SMALL_WRITE`], a sending process at
+/// least this many times as busy as the receiving one names the buffer. Calibrated
+/// in the lab (BENCHMARKS.md §11, sweeps 3 and 4, 8K writes): every window a larger
+/// one beat by ≥ 20% had its sender 1.13–3.2× as busy as its receiver; every window
+/// none beat had 0.78–0.98×.
+pub const SENDER_BUSIER: f64 = 1.1;
 /// A process at or above this % of a core (per connection it runs) is saturated.
 pub const CPU_SATURATED_PCT: f64 = 90.0;
 
@@ -35,6 +44,11 @@ pub enum WindowEvidence {
     /// The window equation: the goodput was at least half of the buffer ÷ min RTT and
     /// the link could carry at least 4× that (see `window_eq`).
     WindowEquation,
+    /// A fixed `--window` under writes below [`SMALL_WRITE`], the sending process at
+    /// least [`SENDER_BUSIER`] times as busy as the receiving one: a small fixed send
+    /// buffer wakes the writer at nearly every ACK, CPU the kernel's clocks do not
+    /// count (they read 2–20% in the lab while a larger window gave 40–120% more).
+    SenderCpuAtSmallWrites,
 }
 
 /// The sender or the receiver of the direction.
@@ -388,8 +402,33 @@ fn by_clock(
     })
 }
 
+/// The send buffer a fixed `--window` imposed on small writes, named by the sender's
+/// CPU (see [`WindowEvidence::SenderCpuAtSmallWrites`]).
+fn by_sender_cpu(ev: &Evidence<'_>) -> Option<Named> {
+    ev.setup.window?;
+    if ev.setup.block >= SMALL_WRITE {
+        return None;
+    }
+    let (snd, rcv) = (ev.sender_end?, ev.receiver_end?);
+    if snd.process_pct <= 0.0 || snd.process_pct < SENDER_BUSIER * rcv.process_pct {
+        return None;
+    }
+    Some(Named {
+        evidence: Some(WindowEvidence::SenderCpuAtSmallWrites),
+        cpu: Some(CpuLoad {
+            what: CpuWhat::Process {
+                role: Role::Sender,
+                end: snd.end,
+            },
+            pct: snd.process_pct,
+        }),
+        ..Named::of(LimitCause::SendBuffer, ev.shares.sndbuf_limited)
+    })
+}
+
 /// Decides the cause. Order: a window or buffer that held the sender a large share
-/// of its busy time ([`by_clock`]); then a saturated process or softirq; then a
+/// of its busy time ([`by_clock`]); then a fixed `--window` under small writes whose
+/// sender worked harder than its receiver ([`by_sender_cpu`]); then a saturated process or softirq; then a
 /// sender with nothing queued for 10% of its life while a host's CPUs were all busy
 /// (CPU) or for most of it (the application); then the window equation (a goodput
 /// that is what the send or receive buffer allows per round trip on a path that
@@ -399,7 +438,7 @@ fn name_cause(ev: &Evidence<'_>, needed: Option<&Needed>) -> Named {
     let s = &ev.shares;
     let cpu = cpu_saturation(ev);
     let idle = s.busy_of_lifetime.map(|b| 1.0 - b);
-    if let Some(n) = by_clock(ev, cpu.as_ref(), needed) {
+    if let Some(n) = by_clock(ev, cpu.as_ref(), needed).or_else(|| by_sender_cpu(ev)) {
         return n;
     }
     if let Some((c, true)) = &cpu {

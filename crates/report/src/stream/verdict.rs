@@ -5,6 +5,7 @@
 use mtuperf_engine::stream::advice::{Advice, Fix};
 use mtuperf_engine::stream::verdict::{
     CpuBecause, CpuLoad, CpuWhat, LimitCause, LimitVerdict, Needed, Role, WindowEvidence,
+    SENDER_BUSIER, SMALL_WRITE,
 };
 use mtuperf_engine::stream::End;
 
@@ -173,6 +174,23 @@ fn by_clock(v: &LimitVerdict, send: bool) -> String {
     )
 }
 
+/// The send buffer of a fixed `--window` under small writes, named by the sender's CPU.
+fn by_sender_cpu(v: &LimitVerdict) -> String {
+    let s = &v.shares;
+    let (buf, end) = buffer_of(v, true);
+    format!(
+        "send buffer: the fixed --window under writes below {} held the sender: its process ran at {} of a core, at least {:.1}× the receiver's (a small fixed send buffer wakes the writer at nearly every ACK, CPU the kernel's clocks do not count: receive window {}, send buffer {}); the {}'s socket buffer was {} B{}",
+        bytes(u64::from(SMALL_WRITE)),
+        v.cpu.as_ref().map_or_else(|| "?".into(), |c| format!("{:.0}%", c.pct)),
+        SENDER_BUSIER,
+        s.rwnd_limited.map_or_else(|| "?".into(), pct),
+        s.sndbuf_limited.map_or_else(|| "?".into(), pct),
+        name(end),
+        buf.map_or_else(|| "?".into(), |b| b.to_string()),
+        window_fixes(&v.fixes)
+    )
+}
+
 /// The window or buffer named by the window equation.
 fn by_equation(v: &LimitVerdict, send: bool) -> String {
     let (buf, end) = buffer_of(v, send);
@@ -267,6 +285,7 @@ pub fn limit_line(v: &LimitVerdict) -> String {
             let send = v.cause == LimitCause::SendBuffer;
             match v.evidence {
                 Some(WindowEvidence::WindowEquation) => by_equation(v, send),
+                Some(WindowEvidence::SenderCpuAtSmallWrites) => by_sender_cpu(v),
                 _ => by_clock(v, send),
             }
         }
@@ -409,6 +428,55 @@ mod tests {
             let l = limit_line(&decide(&ev(sh, snd, rcv)));
             assert!(l.contains(text), "{l}\nlacks: {text}");
         }
+    }
+
+    /// A fixed `--window` under 8K writes whose sender worked harder than its
+    /// receiver (BENCHMARKS.md §11, sweep 4's 128K window: 83% against 28%, the clocks
+    /// at 7% and 0%) is the send buffer, in words with the sender's CPU and the fix;
+    /// the same CPU split without `--window`, at 128K writes, or with the sender barely
+    /// busier, is not.
+    #[test]
+    fn a_fixed_window_under_small_writes_is_named_by_the_senders_cpu() {
+        let (snd, rcv) = (
+            end(End::Client, 83.0, 20.0, 150.0),
+            end(End::Agent, 28.0, 20.0, 150.0),
+        );
+        let fixed = |block: u32| Setup {
+            window: Some(128 * 1024),
+            block,
+            ..ev(shares(1.0, 0.0, 0.0), &snd, &rcv).setup
+        };
+        let v = decide(&Evidence {
+            setup: fixed(8192),
+            ..ev(shares(0.98, 0.07, 0.0), &snd, &rcv)
+        });
+        let l = limit_line(&v);
+        assert_eq!(v.cause, LimitCause::SendBuffer, "{l}");
+        assert_eq!(v.evidence, Some(WindowEvidence::SenderCpuAtSmallWrites));
+        assert!(l.contains("send buffer: the fixed --window under writes below 64.0 KiB held the sender: its process ran at 83% of a core, at least 1.1× the receiver's"), "{l}");
+        assert!(l.contains("receive window 7%, send buffer 0%"), "{l}");
+        assert!(l.contains("--window"), "a fix names the flag: {l}");
+        let not_named =
+            |e: Evidence<'_>| decide(&e).evidence != Some(WindowEvidence::SenderCpuAtSmallWrites);
+        assert!(
+            not_named(ev(shares(0.98, 0.07, 0.0), &snd, &rcv)),
+            "no --window"
+        );
+        assert!(
+            not_named(Evidence {
+                setup: fixed(128 * 1024),
+                ..ev(shares(0.98, 0.07, 0.0), &snd, &rcv)
+            }),
+            "128K writes"
+        );
+        let even = end(End::Agent, 80.0, 20.0, 150.0);
+        assert!(
+            not_named(Evidence {
+                setup: fixed(8192),
+                ..ev(shares(0.98, 0.07, 0.0), &snd, &even)
+            }),
+            "83% against 80%"
+        );
     }
 
     #[test]
