@@ -23,6 +23,7 @@ pub mod payload;
 pub mod placement;
 pub mod rr;
 pub mod sampler;
+pub mod shutdown;
 mod sniff;
 pub mod ssh;
 pub mod stall;
@@ -32,4 +33,5 @@ mod tick;
 pub mod watch;
 
 pub use error::EngineError;
+pub use shutdown::Shutdown;
 pub use stamp::{random_bytes, unix_ms, SOFTWARE};
