@@ -4,8 +4,7 @@
 //! of `serve --ssh-stdio`.
 use std::io::Write;
 use std::net::IpAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use mtuperf_engine::agent::{Agent, AgentConfig, LogLevel};
@@ -14,6 +13,7 @@ use mtuperf_engine::mesh::MeshConfig;
 use mtuperf_engine::ssh::{
     self, remote, Fleet, Outcome, Plan, SshConfig, SshNode, SshObserver, Stopped,
 };
+use mtuperf_engine::Shutdown;
 
 use crate::args::ssh::SshArgs;
 use crate::connect;
@@ -291,7 +291,7 @@ fn peer_as(
 pub fn node_agent(
     mut config: AgentConfig,
     lifetime: Duration,
-    shutdown: &Arc<AtomicBool>,
+    shutdown: &Shutdown,
 ) -> Result<Agent, Failure> {
     let lines = remote::Lines::spawn(std::io::BufReader::new(std::io::stdin()));
     let mut out = std::io::stdout();
@@ -324,17 +324,15 @@ pub fn node_agent(
     Ok(agent)
 }
 
-/// `serve --lifetime`: sets `shutdown` once `lifetime` has passed, then ends the
-/// process if the agent has not stopped within a few seconds (a hard limit).
-pub fn lifetime(lifetime: Duration, shutdown: Arc<AtomicBool>, config: &AgentConfig) {
+/// `serve --lifetime`: triggers `shutdown` once `lifetime` has passed, then ends the
+/// process if the agent has not stopped within a few seconds (a hard limit). Sleeps
+/// on the stop until then: a stop that comes first (a signal, the coordinator) ends
+/// the thread.
+pub fn lifetime(lifetime: Duration, shutdown: Shutdown, config: &AgentConfig) {
     let log = config.clone();
     std::thread::spawn(move || {
-        let end = std::time::Instant::now() + lifetime;
-        while std::time::Instant::now() < end {
-            std::thread::sleep(
-                Duration::from_millis(200)
-                    .min(end.saturating_duration_since(std::time::Instant::now())),
-            );
+        if shutdown.wait_until(std::time::Instant::now() + lifetime) {
+            return;
         }
         log.log(
             LogLevel::Info,
@@ -345,7 +343,7 @@ pub fn lifetime(lifetime: Duration, shutdown: Arc<AtomicBool>, config: &AgentCon
                 humantime::format_duration(lifetime)
             ),
         );
-        shutdown.store(true, Ordering::Relaxed);
+        shutdown.trigger();
         std::thread::sleep(Duration::from_secs(5));
         std::process::exit(0);
     });

@@ -25,6 +25,7 @@ pub mod placement;
 pub mod rr;
 pub mod sampler;
 pub mod serve;
+pub mod shutdown;
 mod sniff;
 pub mod ssh;
 pub mod stall;
@@ -34,4 +35,5 @@ mod tick;
 pub mod watch;
 
 pub use error::EngineError;
+pub use shutdown::Shutdown;
 pub use stamp::{random_bytes, unix_ms, SOFTWARE};

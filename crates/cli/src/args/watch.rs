@@ -36,6 +36,11 @@ pub struct WatchArgs {
     /// Time between watch cycles, 10s to 24h; each cycle starts within ±10% of it.
     #[arg(long, value_name = "TIME", default_value = "5m", value_parser = parse_every)]
     pub watch_every: Duration,
+    /// While the host is short of CPU (PSI `some avg10` at 25% or more, or a load
+    /// average 1.5 times the CPUs), cycles come up to N times less often (1 to 8; 1:
+    /// never). The rate doubles back each cycle once the pressure has fallen.
+    #[arg(long, value_name = "N", default_value_t = watch::pressure::MAX_FACTOR as u8, value_parser = clap::value_parser!(u8).range(1..=i64::from(watch::pressure::MAX_FACTOR)))]
+    pub watch_max_slowdown: u8,
     /// After each path check, an rr probe this long (1s to 10s): Cache Fusion's
     /// pattern, as mesh's block test (UDP, 8 KiB blocks for 128 B requests, one
     /// client, closed loop, a block lost after 500 ms). Off unless given.

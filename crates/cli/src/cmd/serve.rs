@@ -3,11 +3,12 @@ mod watch;
 
 use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::sync::{atomic::AtomicBool, Arc};
+use std::sync::Arc;
 use std::time::Duration;
 
 use ipnet::IpNet;
 use mtuperf_engine::agent::{Agent, AgentConfig, LogLine};
+use mtuperf_engine::Shutdown;
 use mtuperf_proto::msg::Limits;
 use mtuperf_proto::units::BitsPerSec;
 
@@ -119,7 +120,7 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
     config.log = logger(a.log_format);
     // Counters and the test gate are shared: the clone sees what the agent counts.
     let shared = config.clone();
-    let shutdown = Arc::new(AtomicBool::new(false));
+    let shutdown = Shutdown::new();
     if let Some(l) = a.lifetime {
         crate::ssh::lifetime(l, shutdown.clone(), &config);
     }
@@ -127,9 +128,7 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
         Some(l) => crate::ssh::node_agent(config, l, &shutdown)?,
         None => bind(config, defaults)?,
     };
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        let _ = signal_hook::flag::register(sig, shutdown.clone());
-    }
+    let _ = shutdown.on_signals(&[signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM]);
     let extra = watch::start(g, &a.watch, &shared, &shutdown)?;
     agent.run(&shutdown);
     for t in extra {

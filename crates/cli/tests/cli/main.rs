@@ -12,6 +12,7 @@ mod agent_support;
 #[path = "../support/watch_support/mod.rs"]
 mod watch_support;
 
+mod agent_idle;
 mod agent_json_log;
 mod compare;
 mod cpu_sources;

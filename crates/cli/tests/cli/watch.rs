@@ -169,6 +169,27 @@ fn watch_checks_only_peers_holding_the_key() {
         value(&b, "mtuperf_agent_tests_total", &[]) >= Some(2.0),
         "path and rr: {b}"
     );
+    // The rate under CPU pressure, with its reason, once the cycle has ended: 1 to 8
+    // times --watch-every (whatever this host's load is now), never 0.
+    let body = wait_metrics(maddr, |b| {
+        value(b, "mtuperf_watch_rate_factor", &[]).is_some()
+    });
+    let factor = value(&body, "mtuperf_watch_rate_factor", &[]);
+    assert!(
+        factor.is_some_and(|f| [1.0, 2.0, 4.0, 8.0].contains(&f)),
+        "{body}"
+    );
+    assert_eq!(
+        value(&body, "mtuperf_watch_cycle_interval_seconds", &[]),
+        factor.map(|f| f * 10.0),
+        "{body}"
+    );
+    assert!(
+        body.lines().any(|l| l
+            .starts_with("mtuperf_watch_host_cpu_pressure_ratio{source=\"psi_some_avg10\"}")
+            || l.starts_with("mtuperf_watch_host_cpu_pressure_ratio{source=\"loadavg_per_cpu\"}")),
+        "{body}"
+    );
     promtool_ok(&["check", "metrics"], Some(&body));
     // The friend's check is in the history, labelled watch.
     let out = mtuperf(std::path::Path::new(db))
@@ -285,6 +306,9 @@ fn a_check_due_during_a_served_test_waits_for_its_end() {
         &friend.target(),
         "--watch-every",
         "10s",
+        // The schedule is what is tested: not stretched on a host short of CPU.
+        "--watch-max-slowdown",
+        "1",
         "--metrics",
         "127.0.0.1:0",
     ]);

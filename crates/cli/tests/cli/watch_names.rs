@@ -119,7 +119,9 @@ fn a_watch_peer_name_is_resolved_again_at_each_check() {
         .arg("--key-file")
         .arg(&key)
         .args(["serve", "--bind", "127.0.0.1", "--port", "0"])
-        .args(["--watch", &peer, "--watch-every", "10s"]);
+        .args(["--watch", &peer, "--watch-every", "10s"])
+        // The next cycle is awaited: not stretched on a host short of CPU.
+        .args(["--watch-max-slowdown", "1"]);
     let watcher = Logged::spawn(&mut cmd);
     let first = format!("{peer} (127.0.0.1:{port} via lo): ok");
     if let Err(seen) = watcher.wait_for(&first, Duration::from_secs(15)) {

@@ -121,6 +121,9 @@ fn prometheus_sees_jumbo_ok_and_black_hole_until_repaired() {
             &format!("{JUMBO},{BLACKHOLE}"),
             "--watch-every",
             "10s",
+            // The repair is awaited at the next cycle: not stretched on a busy host.
+            "--watch-max-slowdown",
+            "1",
             "--metrics",
             METRICS,
         ],
@@ -188,6 +191,16 @@ fn prometheus_sees_jumbo_ok_and_black_hole_until_repaired() {
     );
     let jumbo_ok = query(&lab, &format!("mtuperf_path_ok{{peer=\"{JUMBO}\"}}"));
     assert_eq!(jumbo_ok.first().map(|x| x.1), Some(1.0), "{jumbo_ok:?}");
+    // The watch's rate (issue 33) reaches Prometheus with its reason: as asked here
+    // (--watch-max-slowdown 1), whatever the host's CPU pressure, which is exported.
+    let rate = wait_for(&lab, "mtuperf_watch_rate_factor", 30, |r| !r.is_empty());
+    assert_eq!(rate.first().map(|x| x.1), Some(1.0), "{rate:?}\n{}", logs());
+    let pressure = query(&lab, "mtuperf_watch_host_cpu_pressure_ratio");
+    assert!(
+        pressure.len() == 1 && pressure[0].1 >= 0.0,
+        "{pressure:?}\n{}",
+        logs()
+    );
 
     // Repair: the 1500-byte segment behind the router becomes jumbo like the rest.
     for (host, dev) in [("blackhole-router", "eth1"), ("blackhole", "eth0")] {

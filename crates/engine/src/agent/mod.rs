@@ -17,10 +17,9 @@ mod session;
 mod ctx;
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use mtuperf_proto::msg::Full;
 use socket2::{Domain, Socket, Type};
@@ -31,7 +30,7 @@ pub use gate::Gate;
 pub use registry::Registry;
 
 use crate::serve::Handlers;
-use crate::EngineError;
+use crate::{EngineError, Shutdown};
 
 /// The listening socket's accept queue: one rr step's data connections at most.
 const LISTEN_BACKLOG: i32 = 4096;
@@ -86,9 +85,10 @@ impl Agent {
             .collect()
     }
 
-    /// Serves until `shutdown` is set; then stops accepting and lets running sessions
-    /// see their sockets close.
-    pub fn run(self, shutdown: &Arc<AtomicBool>) {
+    /// Serves until `shutdown` is triggered; then stops accepting and lets running
+    /// sessions see their sockets close. An idle agent sleeps in poll(2) on its
+    /// listeners and the stop: it wakes for nothing else.
+    pub fn run(self, shutdown: &Shutdown) {
         let registry = Arc::new(Registry::new(self.config.limits.max_sessions));
         let handlers = Arc::new(handlers::all());
         let pending = self.config.pending.clone();
@@ -142,16 +142,16 @@ struct Shared {
     handlers: Arc<Handlers>,
     pending: Arc<pending::Pending>,
     conns: Arc<conns::Conns>,
-    shutdown: Arc<AtomicBool>,
+    shutdown: Shutdown,
 }
 
 fn accept_loop(listener: &TcpListener, sh: &Shared) {
     let config = &sh.config;
-    while !sh.shutdown.load(Ordering::Relaxed) {
+    while !sh.shutdown.is_set() {
         let (stream, peer) = match listener.accept() {
             Ok(x) => x,
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                wait_readable(listener, ACCEPT_WAIT);
+                wait_readable(listener, &sh.shutdown);
                 continue;
             }
             Err(e) => {
@@ -161,7 +161,8 @@ fn accept_loop(listener: &TcpListener, sh: &Shared) {
                     "accept",
                     format!("accept failed: {e}"),
                 );
-                thread::sleep(Duration::from_millis(50));
+                sh.shutdown
+                    .wait_until(Instant::now() + Duration::from_millis(50));
                 continue;
             }
         };
@@ -210,18 +211,17 @@ fn accept_loop(listener: &TcpListener, sh: &Shared) {
     }
 }
 
-/// How long an idle accept loop sleeps in poll(2) before looking at the shutdown
-/// flag again. It used to sleep 10 ms between accept attempts: 100 wake-ups a second
-/// per listener, about 0.4% of a core on an idle agent.
-const ACCEPT_WAIT: Duration = Duration::from_millis(500);
-
-/// Sleeps until `listener` has a connection to accept or `wait` runs out.
-fn wait_readable(listener: &TcpListener, wait: Duration) {
-    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+/// Sleeps until `listener` has a connection to accept or the stop comes, with no
+/// timeout: an idle agent does not wake (it used to, twice a second, to look at a
+/// shutdown flag; before that 100 times a second).
+fn wait_readable(listener: &TcpListener, shutdown: &Shutdown) {
+    use nix::poll::{poll, PollFd, PollFlags};
     use std::os::fd::AsFd;
-    let mut fds = [PollFd::new(listener.as_fd(), PollFlags::POLLIN)];
-    let ms = u16::try_from(wait.as_millis()).unwrap_or(u16::MAX);
-    if poll(&mut fds, PollTimeout::from(ms)).is_err() {
+    let mut fds = vec![PollFd::new(listener.as_fd(), PollFlags::POLLIN)];
+    if let Some(stop) = shutdown.fd() {
+        fds.push(PollFd::new(stop, PollFlags::POLLIN));
+    }
+    if poll(&mut fds, shutdown.poll_timeout(None)).is_err() {
         // EINTR (a signal): fall back to a short sleep so a storm of signals
         // cannot spin the loop.
         thread::sleep(Duration::from_millis(10));
@@ -233,6 +233,6 @@ fn handle_connection(stream: TcpStream, peer: SocketAddr, sh: &Shared, guard: co
     let outcome = handshake::greet(stream, peer, &sh.config, &sh.registry, guard);
     sh.pending.leave(peer.ip());
     if let Some(ctx) = outcome {
-        session::run(ctx, &sh.handlers, &sh.shutdown);
+        session::run(ctx, &sh.handlers, sh.shutdown.flag());
     }
 }

@@ -30,18 +30,17 @@ mod tests;
 use std::io::{ErrorKind, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsFd;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+use nix::poll::{poll, PollFd, PollFlags};
 
 use self::conn::{Conn, End};
 use super::Metrics;
 use crate::agent::conns::Conns;
 use crate::agent::AgentConfig;
-use crate::EngineError;
+use crate::{EngineError, Shutdown};
 
 /// The limits of the metrics listener.
 #[derive(Debug, Clone, Copy)]
@@ -71,9 +70,6 @@ pub const BOUNDS: Bounds = Bounds {
 
 /// How long accepting pauses after accept(2) failed for want of descriptors.
 const ACCEPT_PAUSE: Duration = Duration::from_millis(100);
-
-/// Longest poll(2) sleep, so that the shutdown flag is seen.
-const POLL: Duration = Duration::from_millis(500);
 
 /// Encodings of the metrics per second at most; beyond them, scrapes share the last
 /// one (under a flood only: every scrape of a normal rate gets a fresh encoding).
@@ -112,11 +108,11 @@ impl Listener {
         self.sock.local_addr().ok()
     }
 
-    /// Serves on its own thread until `shutdown` is set.
+    /// Serves on its own thread until `shutdown` is triggered.
     pub fn spawn(
         self,
         metrics: Arc<Metrics>,
-        shutdown: Arc<AtomicBool>,
+        shutdown: Shutdown,
     ) -> std::io::Result<JoinHandle<()>> {
         let source = move || metrics.encode().into_bytes();
         let mut server = Server::new(self.sock, self.agent.conns.clone(), self.bounds);
@@ -156,9 +152,11 @@ impl Server {
         }
     }
 
-    fn run(&mut self, source: &dyn Fn() -> Vec<u8>, shutdown: &AtomicBool) {
-        while !shutdown.load(Ordering::Relaxed) {
-            self.turn(source, POLL);
+    /// Turns until the stop. With no connection open the loop sleeps in poll(2) on
+    /// the listener and the stop alone: an idle listener never wakes.
+    fn run(&mut self, source: &dyn Fn() -> Vec<u8>, shutdown: &Shutdown) {
+        while !shutdown.is_set() {
+            self.turn(source, shutdown);
         }
     }
 
@@ -170,24 +168,23 @@ impl Server {
         }
     }
 
-    /// One turn: drop what is past its deadline, wait (at most `wait`) for a socket
-    /// to be ready, move the ready connections on, accept new ones.
-    fn turn(&mut self, source: &dyn Fn() -> Vec<u8>, wait: Duration) {
+    /// One turn: drop what is past its deadline, wait (until the next deadline, the
+    /// stop or a ready socket), move the ready connections on, accept new ones.
+    fn turn(&mut self, source: &dyn Fn() -> Vec<u8>, shutdown: &Shutdown) {
         let now = Instant::now();
         self.expire(now);
         if self.paused_until.is_some_and(|t| now >= t) {
             self.paused_until = None;
         }
         let listening = self.paused_until.is_none();
-        let mut next = now + wait;
-        for c in &self.conns {
-            next = next.min(c.deadline(&self.bounds).0);
-        }
-        if let Some(t) = self.paused_until {
-            next = next.min(t);
-        }
-        let (listener_ready, ready) =
-            self.wait_ready(listening, next.saturating_duration_since(now));
+        let next = self
+            .conns
+            .iter()
+            .map(|c| c.deadline(&self.bounds).0)
+            .chain(self.paused_until)
+            .min();
+        let wait = next.map(|t| t.saturating_duration_since(now));
+        let (listener_ready, ready) = self.wait_ready(listening, shutdown, wait);
         let now = Instant::now();
         let Server {
             conns,
@@ -213,28 +210,37 @@ impl Server {
         }
     }
 
-    /// poll(2) on the listener (when `listening`) and every connection.
-    fn wait_ready(&self, listening: bool, wait: Duration) -> (bool, Vec<bool>) {
+    /// poll(2) on every connection, the listener (when `listening`) and the stop,
+    /// at most `wait` (None: until one is ready).
+    fn wait_ready(
+        &self,
+        listening: bool,
+        shutdown: &Shutdown,
+        wait: Option<Duration>,
+    ) -> (bool, Vec<bool>) {
         let mut fds: Vec<PollFd<'_>> = self
             .conns
             .iter()
             .map(|c| PollFd::new(c.socket().as_fd(), c.interest()))
             .collect();
+        let n = fds.len();
         if listening {
             fds.push(PollFd::new(self.listener.as_fd(), PollFlags::POLLIN));
         }
+        if let Some(stop) = shutdown.fd() {
+            fds.push(PollFd::new(stop, PollFlags::POLLIN));
+        }
         // Rounded up: a deadline 0.4 ms away must not spin the loop.
-        let ms = u16::try_from(wait.as_millis() + 1).unwrap_or(u16::MAX);
-        if poll(&mut fds, PollTimeout::from(ms)).is_err() {
+        if poll(&mut fds, shutdown.poll_timeout(wait)).is_err() {
             // EINTR: look again at once; the deadlines are checked every turn.
             return (false, Vec::new());
         }
-        let mut ready: Vec<bool> = fds
+        let ready: Vec<bool> = fds
             .iter()
             .map(|f| f.revents().is_some_and(|r| !r.is_empty()))
             .collect();
-        let listener_ready = listening && ready.pop().unwrap_or(false);
-        (listener_ready, ready)
+        let listener_ready = listening && ready.get(n).copied().unwrap_or(false);
+        (listener_ready, ready[..n].to_vec())
     }
 
     fn expire(&mut self, now: Instant) {

@@ -24,6 +24,10 @@ pub struct WatchMetrics {
     pub cycle_duration: GaugeVec,
     pub cycle_deadline: GaugeVec,
     pub cycle_late: IntGaugeVec,
+    /// The rate under CPU pressure: no labels, and the pressure by its source.
+    pub rate_factor: IntGaugeVec,
+    pub cycle_interval: GaugeVec,
+    pub cpu_pressure: GaugeVec,
     pub rr_p50: GaugeVec,
     pub rr_p99: GaugeVec,
     pub rr_loss: GaugeVec,
@@ -85,6 +89,21 @@ impl Default for WatchMetrics {
                 "Checks of the last cycle that had not ended at its deadline (each also counted as a failed check)",
                 &[],
             ),
+            rate_factor: int_gauge(
+                "mtuperf_watch_rate_factor",
+                "How many times --watch-every the watch now waits between cycles: 1 as asked; 2, 4 or 8 (at most) while the host is short of CPU (see mtuperf_watch_host_cpu_pressure_ratio). Never 0: checks never stop",
+                &[],
+            ),
+            cycle_interval: GaugeVec::new(Opts::new(
+                "mtuperf_watch_cycle_interval_seconds",
+                "Time from one watch cycle's start to the next, before the jitter: --watch-every times mtuperf_watch_rate_factor",
+            ), &[])
+            .expect("a valid metric name"),
+            cpu_pressure: GaugeVec::new(Opts::new(
+                "mtuperf_watch_host_cpu_pressure_ratio",
+                "The host's CPU pressure the watch read at its last cycle's start, by source: psi_some_avg10 (share of the last 10 s some task waited for a CPU; the rate is lowered at 0.25 or more, restored below 0.10) or, without PSI, loadavg_per_cpu (1-minute load average over the online CPUs; lowered at 1.5, restored below 1.0)",
+            ), &["source"])
+            .expect("a valid metric name"),
             checks: IntCounterVec::new(
                 Opts::new("mtuperf_watch_checks_total", "Watch checks of this path, by outcome (ok, not_ok, error)"),
                 OUTCOME,
@@ -128,6 +147,9 @@ impl WatchMetrics {
         let _ = r.register(Box::new(self.cycle_duration.clone()));
         let _ = r.register(Box::new(self.cycle_deadline.clone()));
         let _ = r.register(Box::new(self.cycle_late.clone()));
+        let _ = r.register(Box::new(self.rate_factor.clone()));
+        let _ = r.register(Box::new(self.cycle_interval.clone()));
+        let _ = r.register(Box::new(self.cpu_pressure.clone()));
         let _ = r.register(Box::new(self.checks.clone()));
         let _ = r.register(Box::new(self.rr_p50.clone()));
         let _ = r.register(Box::new(self.rr_p99.clone()));
@@ -170,6 +192,20 @@ impl WatchMetrics {
         self.cycle_late
             .with_label_values(&[] as &[&str])
             .set(c.late.len() as i64);
+        self.rate_factor
+            .with_label_values(&[] as &[&str])
+            .set(i64::from(c.rate.factor));
+        self.cycle_interval
+            .with_label_values(&[] as &[&str])
+            .set(c.interval.as_secs_f64());
+        // One series: the source read last (a host does not switch, but an unread
+        // pressure shows none rather than a stale value).
+        self.cpu_pressure.reset();
+        if let Some(p) = c.rate.pressure {
+            self.cpu_pressure
+                .with_label_values(&[p.kind.name()])
+                .set(p.value);
+        }
     }
 
     /// One path check of `l` (peer, address, network): None when it could not run.

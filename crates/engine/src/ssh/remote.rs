@@ -5,9 +5,7 @@
 
 use std::io::{BufRead, Write};
 use std::net::{IpAddr, SocketAddr, TcpListener};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
-use std::sync::Arc;
 use std::time::Duration;
 
 use ipnet::IpNet;
@@ -15,7 +13,7 @@ use mtuperf_proto::auth::Key;
 
 use super::wire::{ssh_connection, Hello, NodeMsg, Ready, Start, LEASE, PING, STOP};
 use crate::agent::{Agent, AgentConfig};
-use crate::EngineError;
+use crate::{EngineError, Shutdown};
 
 /// Lines of stdin, read on their own thread (`None`: end of input).
 pub struct Lines {
@@ -180,17 +178,17 @@ impl Ended {
     }
 }
 
-/// Watches stdin on its own thread: sets `shutdown` at `stop`, end of input or a
+/// Watches stdin on its own thread: triggers `shutdown` at `stop`, end of input or a
 /// silence of `lease`, and calls `ended` with why.
 pub fn watch(
     lines: Lines,
     lease: Duration,
-    shutdown: Arc<AtomicBool>,
+    shutdown: Shutdown,
     ended: impl FnOnce(Ended) + Send + 'static,
 ) {
     std::thread::spawn(move || {
         let why = loop {
-            if shutdown.load(Ordering::Relaxed) {
+            if shutdown.is_set() {
                 return;
             }
             match lines.next(lease) {
@@ -201,7 +199,7 @@ pub fn watch(
             }
         };
         ended(why);
-        shutdown.store(true, Ordering::Relaxed);
+        shutdown.trigger();
     });
 }
 
@@ -264,7 +262,7 @@ mod tests {
             (b"", Ended::Lease),
         ];
         for (input, want) in cases {
-            let shutdown = Arc::new(AtomicBool::new(false));
+            let shutdown = Shutdown::new();
             let (tx, rx) = mpsc::channel();
             let lines = if want == Ended::Lease {
                 let (r, w) = std::io::pipe().unwrap();
@@ -283,7 +281,7 @@ mod tests {
             );
             assert_eq!(rx.recv_timeout(Duration::from_secs(5)).unwrap(), want);
             std::thread::sleep(Duration::from_millis(20));
-            assert!(shutdown.load(Ordering::Relaxed));
+            assert!(shutdown.is_set());
         }
     }
 }

@@ -3,11 +3,13 @@
 //! `mtuperf path PEER` with the key), plus an optional short rr probe. The peers of a
 //! cycle are checked side by side, at most `fan_out` at once, and the cycle has a
 //! deadline ([`cycle_deadline`]): a silent peer costs only its own check, cut at the
-//! deadline. Peer names are resolved again at every check. A check starts only when
+//! deadline. When the host is short of CPU the cycles come less often ([`pressure`]),
+//! never less than once per [`pressure::MAX_FACTOR`] times `every`. Peer names are resolved again at every check. A check starts only when
 //! the agent serves no test (see `agent::gate`); checks and cycles go to a sink (the
 //! CLI logs, stores and exports them).
 
 mod check;
+pub mod pressure;
 mod schedule;
 
 use std::time::Duration;
@@ -15,7 +17,8 @@ use std::time::Duration;
 use mtuperf_proto::msg::rr::RrCounts;
 
 pub use check::check_peer;
-pub use schedule::{run, summary};
+pub use pressure::{CpuPressure, PressureKind, PressureSource, Rate};
+pub use schedule::{run, run_with, summary};
 
 use crate::path::PathResult;
 use crate::rr::RrResult;
@@ -63,6 +66,9 @@ pub struct WatchConfig {
     pub rr_rate: Option<u64>,
     /// Peers checked at once (1 to [`MAX_FAN_OUT`]).
     pub fan_out: usize,
+    /// Under CPU pressure, cycles come at most this many times less often than
+    /// `every` (1: never less often; at most [`pressure::MAX_FACTOR`]).
+    pub max_slowdown: u32,
 }
 
 /// The short rr probe's figures, from the checking node's end. No block answered:
@@ -134,7 +140,7 @@ pub struct Check {
 }
 
 /// One cycle over every peer, once it ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Cycle {
     pub started_unix_ms: i64,
     /// From its start to its last check's end, or to its deadline.
@@ -143,6 +149,10 @@ pub struct Cycle {
     /// Peers whose check had not ended at the deadline (each also reported as a
     /// failed check).
     pub late: Vec<String>,
+    /// The rate this cycle ran at (decided at its start) and the pressure read.
+    pub rate: Rate,
+    /// `every` times the rate's factor: the time to the next cycle, before jitter.
+    pub interval: Duration,
 }
 
 /// What the watch reports: each check as it ends, each cycle once it ended.

@@ -1,7 +1,8 @@
 //! The watch schedule: a cycle over every peer, checked side by side (at most
-//! `fan_out` at once) by the cycle's deadline, then a sleep until `every` ± jitter
-//! after the cycle's start. Between cycles the thread sleeps (one wake-up a second to
-//! see the shutdown flag).
+//! `fan_out` at once) by the cycle's deadline, then a sleep until `every` (times the
+//! rate's factor under CPU pressure) ± jitter after the cycle's start. Between cycles
+//! the thread sleeps on the agent's stop with the next cycle as its timeout: it wakes
+//! for nothing else.
 //!
 //! A check still running at the deadline is reported failed ("no result within the
 //! cycle's deadline") and its rr probe cut; its thread ends on its own timeouts, and
@@ -16,10 +17,11 @@ use std::time::{Duration, Instant};
 
 use mtuperf_proto::auth::Key;
 
+use super::pressure::{HostPressure, PressureSource, Rate};
 use super::{check_peer, cycle_deadline, Check, Cycle, Event, WatchConfig, JITTER};
 use crate::agent::gate::{Gate, WatchGuard};
 use crate::agent::AgentConfig;
-use crate::unix_ms;
+use crate::{unix_ms, Shutdown};
 
 /// How often the cycle looks at its deadline and the shutdown flag.
 const POLL: Duration = Duration::from_millis(200);
@@ -36,10 +38,22 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// Runs cycles until `shutdown`; each check and each cycle go to `sink` as they end.
 /// Without a key nothing runs (the CLI refuses --watch without --key-file before this).
+/// The rate follows the host's CPU pressure.
 pub fn run(
     cfg: &WatchConfig,
     agent: &AgentConfig,
-    shutdown: &AtomicBool,
+    shutdown: &Shutdown,
+    sink: &mut dyn FnMut(Event),
+) {
+    run_with(cfg, agent, shutdown, &mut HostPressure::default(), sink);
+}
+
+/// [`run`] with the CPU pressure read from `pressure`.
+pub fn run_with(
+    cfg: &WatchConfig,
+    agent: &AgentConfig,
+    shutdown: &Shutdown,
+    pressure: &mut dyn PressureSource,
     sink: &mut dyn FnMut(Event),
 ) {
     let Some(key) = agent.key.clone() else {
@@ -60,15 +74,77 @@ pub fn run(
     // The first cycle soon after start, spread over a second so a fleet started at
     // once does not check in step.
     let mut next = Instant::now() + Duration::from_secs_f64(unit_random());
+    let mut rate = Rate::default();
     for number in 1u64.. {
-        if !sleep_until(next, shutdown) {
+        if shutdown.wait_until(next) {
             return;
         }
         let start = Instant::now();
-        let cycle = w.cycle(number, shutdown, sink);
+        let was = rate;
+        rate = rate.next(pressure.read(), cfg.max_slowdown);
+        if rate.factor != was.factor {
+            log_rate(agent, cfg.every, was, rate);
+        }
+        let interval = cfg.every * rate.factor;
+        let mut cycle = w.cycle(number, shutdown.flag(), sink);
+        cycle.rate = rate;
+        cycle.interval = interval;
         sink(Event::Cycle(cycle));
         let spread = 1.0 + JITTER * (2.0 * unit_random() - 1.0);
-        next = start + cfg.every.mul_f64(spread);
+        next = start + interval.mul_f64(spread);
+    }
+}
+
+/// One log line when the rate changes (never more often: at most once a cycle).
+fn log_rate(agent: &AgentConfig, every: Duration, was: Rate, now: Rate) {
+    let every_now = humane(every * now.factor);
+    let why = match now.pressure {
+        Some(p) => {
+            let (high, low) = p.kind.thresholds();
+            format!(
+                "host CPU pressure {} {:.2} (stretched at {high:.2} or more, back below {low:.2})",
+                p.kind.name(),
+                p.value
+            )
+        }
+        None => "host CPU pressure unreadable".to_string(),
+    };
+    let (level, message) = if now.factor > was.factor {
+        (
+            crate::agent::LogLevel::Warn,
+            format!(
+                "{why}: checking every {every_now} instead of every {} (rate 1/{}) until it falls",
+                humane(every),
+                now.factor
+            ),
+        )
+    } else if now.reduced() {
+        (
+            crate::agent::LogLevel::Info,
+            format!("{why}: checking every {every_now} (rate 1/{})", now.factor),
+        )
+    } else {
+        (
+            crate::agent::LogLevel::Info,
+            format!("{why}: checking every {every_now} again, as asked"),
+        )
+    };
+    agent.log(level, None, "watch_rate", message);
+}
+
+/// "5m", "1h 20m", "40s".
+fn humane(d: Duration) -> String {
+    let s = d.as_secs();
+    let (h, m, sec) = (s / 3600, s / 60 % 60, s % 60);
+    let parts: Vec<String> = [(h, "h"), (m, "m"), (sec, "s")]
+        .iter()
+        .filter(|(v, _)| *v > 0)
+        .map(|(v, u)| format!("{v}{u}"))
+        .collect();
+    if parts.is_empty() {
+        format!("{} ms", d.as_millis())
+    } else {
+        parts.join(" ")
     }
 }
 
@@ -219,6 +295,8 @@ impl Watcher<'_> {
             duration: start.elapsed(),
             deadline,
             late,
+            rate: Rate::default(),
+            interval: self.cfg.every,
         }
     }
 
@@ -251,20 +329,6 @@ fn wait_idle<'a>(gate: &'a Gate, until: Instant, cancel: &AtomicBool) -> Option<
             return None;
         }
         std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-/// Sleeps until `at`; false when shutdown came first.
-fn sleep_until(at: Instant, shutdown: &AtomicBool) -> bool {
-    loop {
-        if shutdown.load(Ordering::Relaxed) {
-            return false;
-        }
-        let left = at.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return true;
-        }
-        std::thread::sleep(left.min(Duration::from_secs(1)));
     }
 }
 

@@ -2,24 +2,23 @@
 //! refuses by name a message no handler takes, the session living on.
 
 use std::net::SocketAddr;
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::thread;
 
 use mtuperf_engine::agent::{Agent, AgentConfig, LogLine};
 use mtuperf_engine::client::{ConnectOptions, Session};
-use mtuperf_engine::EngineError;
+use mtuperf_engine::{EngineError, Shutdown};
 use mtuperf_proto::msg::doctor::DoctorRequest;
 use mtuperf_proto::msg::mesh::CountersRequest;
 use mtuperf_proto::msg::path::PathReverseProbe;
 use mtuperf_proto::msg::{AgentMsg, ClientMsg, Refusal};
 
-fn agent(log: Arc<std::sync::Mutex<Vec<LogLine>>>) -> (SocketAddr, Arc<AtomicBool>) {
+fn agent(log: Arc<std::sync::Mutex<Vec<LogLine>>>) -> (SocketAddr, Shutdown) {
     let mut config = AgentConfig::new(vec!["127.0.0.1:0".parse().unwrap()]);
     config.log = Arc::new(move |l: &LogLine| log.lock().unwrap().push(l.clone()));
     let agent = Agent::bind(config).unwrap();
     let addr = agent.local_addrs()[0];
-    let stop = Arc::new(AtomicBool::new(false));
+    let stop = Shutdown::new();
     let s = stop.clone();
     thread::spawn(move || agent.run(&s));
     (addr, stop)
@@ -58,7 +57,7 @@ fn a_registered_handler_is_reached_for_its_request() {
         other => panic!("expected doctor's refusal, got {other:?}"),
     }
     s.close();
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    stop.trigger();
     let events: Vec<&str> = log.lock().unwrap().iter().map(|l| l.event).collect();
     assert!(events.contains(&"doctor"), "{events:?}");
 }
@@ -90,5 +89,5 @@ fn a_message_no_handler_takes_is_refused_by_name_and_the_session_goes_on() {
     let reply = s.request(&ClientMsg::Ping, "ack").unwrap();
     assert_eq!(reply, AgentMsg::Ack);
     s.close();
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    stop.trigger();
 }

@@ -25,7 +25,7 @@ fn agent() -> SocketAddr {
     config.idle_timeout = IDLE;
     let agent = Agent::bind(config).unwrap();
     let addr = agent.local_addrs()[0];
-    let stop = Arc::new(AtomicBool::new(false));
+    let stop = mtuperf_engine::Shutdown::new();
     thread::spawn(move || agent.run(&stop));
     addr
 }

@@ -34,7 +34,7 @@ fn agent(key: Option<Key>) -> (SocketAddr, Arc<Mutex<Vec<String>>>) {
     });
     let agent = Agent::bind(config).unwrap();
     let addr = agent.local_addrs()[0];
-    let stop = Arc::new(AtomicBool::new(false));
+    let stop = mtuperf_engine::Shutdown::new();
     thread::spawn(move || agent.run(&stop));
     (addr, lines)
 }

@@ -23,7 +23,7 @@ fn agent(hooks: bool) -> SocketAddr {
     cfg.test_hooks = hooks;
     let agent = Agent::bind(cfg).unwrap();
     let addr = agent.local_addrs()[0];
-    let stop = Arc::new(AtomicBool::new(false));
+    let stop = mtuperf_engine::Shutdown::new();
     thread::spawn(move || agent.run(&stop));
     addr
 }

@@ -36,7 +36,7 @@ fn agent_with(max_clients: Option<u32>, max_sessions: Option<u32>) -> SocketAddr
     }
     let agent = Agent::bind(config).unwrap();
     let addr = agent.local_addrs()[0];
-    let stop = Arc::new(AtomicBool::new(false));
+    let stop = mtuperf_engine::Shutdown::new();
     thread::spawn(move || agent.run(&stop));
     addr
 }

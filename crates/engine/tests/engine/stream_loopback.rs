@@ -10,12 +10,13 @@ use mtuperf_engine::agent::{Agent, AgentConfig};
 use mtuperf_engine::client::{ConnectOptions, Session};
 use mtuperf_engine::stream::client::Quiet;
 use mtuperf_engine::stream::{self, metrics, StreamParams};
+use mtuperf_engine::Shutdown;
 use mtuperf_proto::msg::{Direction, StreamLimit, StreamRequest};
 
-fn agent() -> (SocketAddr, Arc<AtomicBool>) {
+fn agent() -> (SocketAddr, Shutdown) {
     let agent = Agent::bind(AgentConfig::new(vec!["127.0.0.1:0".parse().unwrap()])).unwrap();
     let addr = agent.local_addrs()[0];
-    let stop = Arc::new(AtomicBool::new(false));
+    let stop = Shutdown::new();
     let s = stop.clone();
     thread::spawn(move || agent.run(&s));
     (addr, stop)
@@ -125,7 +126,7 @@ fn agent_refuses_beyond_its_limits_and_stays_up() {
     cfg.limits.max_duration_ms = 1000;
     let agent = Agent::bind(cfg).unwrap();
     let addr = agent.local_addrs()[0];
-    let stop = Arc::new(AtomicBool::new(false));
+    let stop = Shutdown::new();
     let s = stop.clone();
     thread::spawn(move || agent.run(&s));
     let session = Session::connect(&addr.to_string(), &ConnectOptions::default()).unwrap();

@@ -25,7 +25,7 @@ fn agent() -> SocketAddr {
 fn agent_on(bind: &str) -> SocketAddr {
     let agent = Agent::bind(AgentConfig::new(vec![bind.parse().unwrap()])).unwrap();
     let addr = agent.local_addrs()[0];
-    let stop = Arc::new(AtomicBool::new(false));
+    let stop = mtuperf_engine::Shutdown::new();
     thread::spawn(move || agent.run(&stop));
     addr
 }

@@ -14,16 +14,17 @@ use mtuperf_engine::config::UdpStreamConfig;
 use mtuperf_engine::stream::udp::client::Quiet;
 use mtuperf_engine::stream::udp::{self, metrics, UdpStreamResult};
 use mtuperf_engine::EngineError;
+use mtuperf_engine::Shutdown;
 use mtuperf_proto::msg::{Direction, Refusal, StreamLimit};
 
-fn agent(max_rate_bps: Option<u64>) -> (SocketAddr, Arc<AtomicBool>) {
+fn agent(max_rate_bps: Option<u64>) -> (SocketAddr, Shutdown) {
     let mut config = AgentConfig::new(vec!["127.0.0.1:0".parse().unwrap()]);
     if let Some(r) = max_rate_bps {
         config.limits.max_rate_bps = r;
     }
     let agent = Agent::bind(config).unwrap();
     let addr = agent.local_addrs()[0];
-    let stop = Arc::new(AtomicBool::new(false));
+    let stop = Shutdown::new();
     let s = stop.clone();
     thread::spawn(move || agent.run(&s));
     (addr, stop)

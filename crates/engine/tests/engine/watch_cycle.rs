@@ -5,24 +5,26 @@
 //! welcome ever comes, as with a stopped agent.
 
 use std::net::{SocketAddr, TcpListener};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use mtuperf_engine::agent::{Agent, AgentConfig};
 use mtuperf_engine::metrics::WatchMetrics;
-use mtuperf_engine::watch::{self, cycle_deadline, Event, WatchConfig};
+use mtuperf_engine::watch::{
+    self, cycle_deadline, CpuPressure, Event, PressureKind, PressureSource, WatchConfig,
+};
+use mtuperf_engine::Shutdown;
 use mtuperf_proto::auth::Key;
 
 const KEY: Key = Key([7u8; 32]);
 
-fn agent() -> (SocketAddr, Arc<AtomicBool>) {
+fn agent() -> (SocketAddr, Shutdown) {
     let mut config = AgentConfig::new(vec!["127.0.0.1:0".parse().unwrap()]);
     config.key = Some(KEY);
     let agent = Agent::bind(config).unwrap();
     let addr = agent.local_addrs()[0];
-    let stop = Arc::new(AtomicBool::new(false));
+    let stop = Shutdown::new();
     let s = stop.clone();
     thread::spawn(move || agent.run(&s));
     (addr, stop)
@@ -52,12 +54,13 @@ fn silent_peers_cost_only_their_own_checks_and_the_cycle_ends_by_its_deadline() 
         rr: None,
         rr_rate: None,
         fan_out: 4,
+        max_slowdown: 1,
     };
     let deadline = cycle_deadline(&cfg);
     let mut watcher = AgentConfig::new(Vec::new());
     watcher.key = Some(KEY);
     let events: Arc<Mutex<Vec<(Instant, Event)>>> = Arc::default();
-    let shutdown = Arc::new(AtomicBool::new(false));
+    let shutdown = Shutdown::new();
     let (e, s) = (events.clone(), shutdown.clone());
     let t = thread::spawn(move || {
         watch::run(&cfg, &watcher, &s, &mut |ev| {
@@ -80,10 +83,10 @@ fn silent_peers_cost_only_their_own_checks_and_the_cycle_ends_by_its_deadline() 
         );
         thread::sleep(Duration::from_millis(50));
     };
-    shutdown.store(true, Ordering::Relaxed);
+    shutdown.trigger();
     t.join().unwrap();
-    stop1.store(true, Ordering::Relaxed);
-    stop2.store(true, Ordering::Relaxed);
+    stop1.trigger();
+    stop2.trigger();
     let (cycle_end, cycle) = cycle;
     // The cycle ended by its deadline (a little scheduling slack), not after the
     // silent peers' timeouts one after another.
@@ -145,7 +148,7 @@ fn silent_peers_cost_only_their_own_checks_and_the_cycle_ends_by_its_deadline() 
 
 #[test]
 fn with_fewer_fan_out_slots_than_peers_at_most_that_many_checks_run_at_once() {
-    let agents: Vec<(SocketAddr, Arc<AtomicBool>)> = (0..5).map(|_| agent()).collect();
+    let agents: Vec<(SocketAddr, Shutdown)> = (0..5).map(|_| agent()).collect();
     let cfg = WatchConfig {
         peers: agents.iter().map(|(a, _)| a.to_string()).collect(),
         every: Duration::from_secs(10),
@@ -153,12 +156,13 @@ fn with_fewer_fan_out_slots_than_peers_at_most_that_many_checks_run_at_once() {
         rr: None,
         rr_rate: None,
         fan_out: 2,
+        max_slowdown: 1,
     };
     let deadline = cycle_deadline(&cfg);
     let mut watcher = AgentConfig::new(Vec::new());
     watcher.key = Some(KEY);
     let events: Arc<Mutex<Vec<Event>>> = Arc::default();
-    let shutdown = Arc::new(AtomicBool::new(false));
+    let shutdown = Shutdown::new();
     let (e, s) = (events.clone(), shutdown.clone());
     let t = thread::spawn(move || {
         watch::run(&cfg, &watcher, &s, &mut |ev| e.lock().unwrap().push(ev));
@@ -175,10 +179,10 @@ fn with_fewer_fan_out_slots_than_peers_at_most_that_many_checks_run_at_once() {
         assert!(t0.elapsed() < deadline * 3, "no cycle ended");
         thread::sleep(Duration::from_millis(50));
     };
-    shutdown.store(true, Ordering::Relaxed);
+    shutdown.trigger();
     t.join().unwrap();
     for (_, stop) in &agents {
-        stop.store(true, Ordering::Relaxed);
+        stop.trigger();
     }
     assert!(cycle.late.is_empty(), "{cycle:?}");
     let events = events.lock().unwrap();
@@ -209,4 +213,129 @@ fn with_fewer_fan_out_slots_than_peers_at_most_that_many_checks_run_at_once() {
         .max()
         .unwrap();
     assert_eq!(at_once, 2, "{checks:?}");
+}
+
+/// Pressure readings in order, then `last` for ever.
+struct Scripted {
+    readings: std::collections::VecDeque<f64>,
+    last: f64,
+}
+
+impl PressureSource for Scripted {
+    fn read(&mut self) -> Option<CpuPressure> {
+        let value = self.readings.pop_front().unwrap_or(self.last);
+        Some(CpuPressure {
+            kind: PressureKind::Psi,
+            value,
+        })
+    }
+}
+
+/// Issue 33: under CPU pressure the watch checks less often, up to its cap, never
+/// not at all; once the pressure falls it comes back to the rate asked for. Each
+/// change is logged once, and the rate is a metric.
+#[test]
+fn cpu_pressure_stretches_the_cycle_up_to_its_cap_and_low_pressure_restores_it() {
+    let (peer, stop) = agent();
+    let every = Duration::from_millis(100);
+    let cfg = WatchConfig {
+        peers: vec![peer.to_string()],
+        every,
+        expect: None,
+        rr: None,
+        rr_rate: None,
+        fan_out: 1,
+        max_slowdown: 4,
+    };
+    let log: Arc<Mutex<Vec<String>>> = Arc::default();
+    let mut watcher = AgentConfig::new(Vec::new());
+    watcher.key = Some(KEY);
+    let l = log.clone();
+    watcher.log = Arc::new(move |line| {
+        if line.event == "watch_rate" {
+            l.lock()
+                .unwrap()
+                .push(format!("{} {}", line.level, line.message));
+        }
+    });
+    // High four times (2, 4, then held at the cap of 4), then low.
+    let mut pressure = Scripted {
+        readings: [0.9, 0.9, 0.9, 0.9].into(),
+        last: 0.0,
+    };
+    let events: Arc<Mutex<Vec<(Instant, Event)>>> = Arc::default();
+    let shutdown = Shutdown::new();
+    let (e, s) = (events.clone(), shutdown.clone());
+    let t = thread::spawn(move || {
+        watch::run_with(&cfg, &watcher, &s, &mut pressure, &mut |ev| {
+            e.lock().unwrap().push((Instant::now(), ev));
+        });
+    });
+    let cycles = |events: &[(Instant, Event)]| -> Vec<(Instant, watch::Cycle)> {
+        events
+            .iter()
+            .filter_map(|(at, ev)| match ev {
+                Event::Cycle(c) => Some((*at, c.clone())),
+                Event::Check(_) => None,
+            })
+            .collect()
+    };
+    let t0 = Instant::now();
+    while cycles(&events.lock().unwrap()).len() < 8 {
+        assert!(t0.elapsed() < Duration::from_mins(1), "8 cycles not seen");
+        thread::sleep(Duration::from_millis(50));
+    }
+    shutdown.trigger();
+    t.join().unwrap();
+    stop.trigger();
+    let events = events.lock().unwrap();
+    let cycles = cycles(&events);
+    let factors: Vec<u32> = cycles.iter().map(|(_, c)| c.rate.factor).collect();
+    assert_eq!(&factors[..8], [2, 4, 4, 4, 2, 1, 1, 1], "{cycles:?}");
+    for (_, c) in &cycles {
+        assert_eq!(c.interval, every * c.rate.factor, "{c:?}");
+        assert_eq!(c.rate.pressure.map(|p| p.kind), Some(PressureKind::Psi));
+    }
+    // Never zero: every cycle checked the peer, stretched or not.
+    let checks = events
+        .iter()
+        .filter(|(_, ev)| matches!(ev, Event::Check(c) if c.path.as_ref().is_ok_and(|p| p.ok)))
+        .count();
+    assert!(checks >= 8, "{checks} checks in {} cycles", cycles.len());
+    // The stretch is real: a cycle at factor 4 is followed by the next no sooner than
+    // 4 x every less the jitter.
+    let gap = cycles[3].0.duration_since(cycles[2].0);
+    assert!(gap >= (every * 4).mul_f64(0.9), "{gap:?}");
+    // One log line per change: up to 2, up to 4, down to 2, back to 1.
+    let log = log.lock().unwrap();
+    assert_eq!(log.len(), 4, "{log:?}");
+    assert!(
+        log[0].starts_with("warn") && log[0].contains("rate 1/2"),
+        "{log:?}"
+    );
+    assert!(
+        log[1].starts_with("warn") && log[1].contains("rate 1/4"),
+        "{log:?}"
+    );
+    assert!(
+        log[3].starts_with("info") && log[3].contains("again, as asked"),
+        "{log:?}"
+    );
+    // The rate and its reason as metrics, with their help.
+    let m = WatchMetrics::default();
+    m.observe_cycle(&cycles[2].1);
+    let reg = prometheus::Registry::new();
+    m.register(&reg);
+    let text = prometheus::TextEncoder::new()
+        .encode_to_string(&reg.gather())
+        .unwrap();
+    for want in [
+        "# TYPE mtuperf_watch_rate_factor gauge",
+        "mtuperf_watch_rate_factor 4",
+        "mtuperf_watch_cycle_interval_seconds 0.4",
+        "mtuperf_watch_host_cpu_pressure_ratio{source=\"psi_some_avg10\"} 0.9",
+        "# HELP mtuperf_watch_host_cpu_pressure_ratio ",
+    ] {
+        assert!(text.contains(want), "{want:?} not in:\n{text}");
+    }
 }

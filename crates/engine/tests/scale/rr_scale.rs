@@ -117,7 +117,7 @@ fn four_thousand_clients_udp_and_tcp_account_for_every_request_and_leave_nothing
     cfg.limits.max_clients = CLIENTS;
     let agent = Agent::bind(cfg).unwrap();
     let addr = agent.local_addrs()[0];
-    let stop = Arc::new(AtomicBool::new(false));
+    let stop = mtuperf_engine::Shutdown::new();
     thread::spawn(move || agent.run(&stop));
     // Let the agent's accept threads start before the baseline.
     thread::sleep(Duration::from_millis(200));

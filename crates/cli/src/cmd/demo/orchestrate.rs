@@ -3,8 +3,7 @@
 //! (MTU 1500 and 9000, offloads off) built through netlink, a compact `compare` run
 //! from the lab's client host, and the lab removed however the demo ends. What the
 //! user sees comes through [`DemoObserver`].
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use anyhow::{anyhow, Context};
@@ -41,7 +40,7 @@ pub fn loopback(g: &Global, time: Duration, obs: &mut dyn DemoObserver) -> Resul
         .first()
         .copied()
         .ok_or_else(|| anyhow!("agent has no address"))?;
-    let shutdown = Arc::new(AtomicBool::new(false));
+    let shutdown = mtuperf_engine::Shutdown::new();
     let s = shutdown.clone();
     std::thread::spawn(move || agent.run(&s));
     let stop = interrupt::flag();
@@ -68,7 +67,7 @@ pub fn loopback(g: &Global, time: Duration, obs: &mut dyn DemoObserver) -> Resul
             break;
         }
     }
-    shutdown.store(true, Ordering::Relaxed);
+    shutdown.trigger();
     Ok(())
 }
 

@@ -1,6 +1,5 @@
 //! Continuous verification beside `mtuperf serve`: binds the metrics listener and
 //! runs the watch thread, storing each check (with `--retain`) and feeding the metrics.
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -8,6 +7,7 @@ use std::time::Duration;
 use mtuperf_engine::agent::{AgentConfig, LogLevel};
 use mtuperf_engine::metrics::{http::Listener, Metrics};
 use mtuperf_engine::watch::{self, Check, Event, WatchConfig};
+use mtuperf_engine::Shutdown;
 use mtuperf_report::path::Document as PathDoc;
 use mtuperf_report::rr::StepDoc;
 use mtuperf_store::Store;
@@ -24,7 +24,7 @@ pub fn start(
     g: &Global,
     a: &WatchArgs,
     config: &AgentConfig,
-    shutdown: &Arc<AtomicBool>,
+    shutdown: &Shutdown,
 ) -> Result<Vec<JoinHandle<()>>, Failure> {
     let peers = a.peers()?;
     if !peers.is_empty() && config.key.is_none() {
@@ -62,6 +62,7 @@ pub fn start(
         rr: a.watch_rr,
         rr_rate: a.watch_rr_rate,
         fan_out: usize::from(a.watch_parallel),
+        max_slowdown: u32::from(a.watch_max_slowdown),
     };
     let retain = a.retain;
     let (agent, shutdown) = (config.clone(), shutdown.clone());

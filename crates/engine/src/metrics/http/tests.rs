@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use super::conn::End;
 use super::{Bounds, Server};
 use crate::agent::conns::Conns;
+use crate::Shutdown;
 
 const QUICK: Bounds = Bounds {
     max_head: 8 * 1024,
@@ -32,6 +33,15 @@ impl Drop for StopOnDrop<'_> {
     }
 }
 
+/// Triggers the server's stop when dropped, a panic's unwinding included.
+struct ShutdownOnDrop<'a>(&'a Shutdown);
+
+impl Drop for ShutdownOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.trigger();
+    }
+}
+
 /// Runs a server with `bounds` and a body of `body_len` bytes while `f` runs with its
 /// address; returns how its connections ended.
 fn with_server(
@@ -43,7 +53,7 @@ fn with_server(
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     l.set_nonblocking(true).unwrap();
     let addr = l.local_addr().unwrap();
-    let stop = AtomicBool::new(false);
+    let stop = Shutdown::new();
     thread::scope(|s| {
         let h = s.spawn(|| {
             let mut server = Server::new(l, cap, bounds);
@@ -52,13 +62,11 @@ fn with_server(
                 b.resize(body_len.max(b.len()), b'#');
                 b
             };
-            while !stop.load(Ordering::Relaxed) {
-                server.turn(&source, Duration::from_millis(50));
-            }
+            server.run(&source, &stop);
             server.ended
         });
         {
-            let _stop = StopOnDrop(&stop);
+            let _stop = ShutdownOnDrop(&stop);
             f(addr);
         }
         h.join().unwrap()
