@@ -434,7 +434,7 @@ mod tests {
     /// receiver (BENCHMARKS.md §11, sweep 4's 128K window: 83% against 28%, the clocks
     /// at 7% and 0%) is the send buffer, in words with the sender's CPU and the fix;
     /// the same CPU split without `--window`, at 128K writes, or with the sender barely
-    /// busier, is not.
+    /// busier, or with a saturated sender, is not.
     #[test]
     fn a_fixed_window_under_small_writes_is_named_by_the_senders_cpu() {
         let (snd, rcv) = (
@@ -477,6 +477,13 @@ mod tests {
             }),
             "83% against 80%"
         );
+        // A saturated sender is the CPU whatever its window (sweep 5: 93-95% at 1M, 4M).
+        let saturated = end(End::Client, 95.0, 20.0, 150.0);
+        let v = decide(&Evidence {
+            setup: fixed(8192),
+            ..ev(shares(0.99, 0.0, 0.0), &saturated, &rcv)
+        });
+        assert_eq!(v.cause, LimitCause::Cpu, "{}", limit_line(&v));
     }
 
     #[test]
