@@ -1,6 +1,8 @@
 //! The client side of a session: connect, handshake (version, mutual authentication),
 //! and open data connections tied to the session by its cookie.
 
+pub mod phase;
+
 use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
 use std::time::Duration;
 

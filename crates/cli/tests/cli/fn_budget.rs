@@ -20,21 +20,10 @@ const BUDGET: usize = 80;
 /// crates/cli/src/cmd/rr.rs) are being split behind one measurement-kind trait; the
 /// mesh (crates/engine/src/mesh/) by its own work; compare's path check is next.
 const ALLOWED: &[(&str, &str, usize)] = &[
-    ("engine/src/stream/udp/client.rs", "run", 225),
-    ("engine/src/stream/client.rs", "run_pinned", 213),
-    ("engine/src/rr/client.rs", "run", 204),
     ("engine/src/mesh/agent.rs", "serve_third_party", 130),
-    ("engine/src/agent/handshake.rs", "control_handshake", 131),
-    ("engine/src/rr/from.rs", "run_from", 114),
     ("engine/src/mesh/orchestrate.rs", "run", 110),
     ("engine/src/stream/data.rs", "recv_loop", 105),
-    ("engine/src/agent/handshake.rs", "greet", 101),
-    ("engine/src/rr/requester/recv.rs", "recv_tcp", 97),
-    ("engine/src/rr/requester/mod.rs", "run", 92),
-    ("engine/src/compare/check.rs", "check_path", 90),
-    ("engine/src/stream/udp/metrics.rs", "direction", 85),
     ("engine/src/stream/data.rs", "send_loop", 83),
-    ("engine/src/rr/from.rs", "merge", 83),
     ("engine/src/mesh/schedule.rs", "run_bounded", 82),
 ];
 

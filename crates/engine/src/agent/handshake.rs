@@ -3,6 +3,7 @@
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -17,7 +18,7 @@ use super::config::AgentConfig;
 use super::conns::ConnGuard;
 use super::counters::AgentCounters;
 use super::ctx::SessionCtx;
-use super::registry::{DataHello, DataRejection, Registry};
+use super::registry::{DataConn, DataHello, DataRejection, Registry};
 use crate::control::Control;
 use crate::stamp::{random_bytes, SOFTWARE};
 
@@ -130,23 +131,47 @@ pub(super) fn greet(
     let deadline = Instant::now() + config.handshake_timeout;
     let _ = stream.set_write_timeout(Some(config.handshake_timeout));
     let mut codec = Codec::agent();
-    let hello = match read_frame(
-        &stream,
-        &mut codec,
+    let hello = read_hello(&stream, &mut codec, deadline, peer, config)?;
+    let hs = Handshake {
+        peer,
+        hello: &hello,
         deadline,
-        config.handshake_timeout,
-        "hello",
-    ) {
-        Ok(ClientMsg::Hello(h)) => h,
-        Ok(_) => {
+        config,
+        registry,
+    };
+    match &hello.role {
+        Role::Data { cookie, index, tag } => {
+            let role = DataRole {
+                cookie,
+                index: *index,
+                tag: tag.as_deref(),
+            };
+            hand_over(stream, &hs, &role, guard);
+            None
+        }
+        Role::Control => control_handshake(stream, codec, &hs, guard),
+    }
+}
+
+/// The connection's first frame: a Hello of mtuperf in this protocol version.
+/// Anything else is refused (and logged).
+fn read_hello(
+    stream: &TcpStream,
+    codec: &mut Codec,
+    deadline: Instant,
+    peer: SocketAddr,
+    config: &AgentConfig,
+) -> Option<Hello> {
+    let first = read_frame(stream, codec, deadline, config.handshake_timeout, "hello");
+    let hello = match first {
+        Ok(ClientMsg::Hello(h)) if h.magic == MAGIC => h,
+        Ok(m) => {
             config.counters.handshake_failures.inc();
-            send_refusal(&stream, Refusal::NotMtuperf, &config.counters);
-            config.log(
-                crate::agent::LogLevel::Warn,
-                Some(peer),
-                "refused",
-                "first message was not a hello".into(),
-            );
+            send_refusal(stream, Refusal::NotMtuperf, &config.counters);
+            if !matches!(m, ClientMsg::Hello(_)) {
+                let why = "first message was not a hello".into();
+                config.log(crate::agent::LogLevel::Warn, Some(peer), "refused", why);
+            }
             return None;
         }
         Err(e) => {
@@ -155,70 +180,55 @@ pub(super) fn greet(
             return None;
         }
     };
-    if hello.magic != MAGIC {
-        config.counters.handshake_failures.inc();
-        send_refusal(&stream, Refusal::NotMtuperf, &config.counters);
+    if hello.version != PROTOCOL_VERSION {
+        let v = hello.version;
+        let why = format!("protocol version {v} (agent speaks {PROTOCOL_VERSION})");
+        config.log(crate::agent::LogLevel::Warn, Some(peer), "refused", why);
+        let refusal = Refusal::VersionMismatch {
+            agent: PROTOCOL_VERSION,
+            client: v,
+        };
+        send_refusal(stream, refusal, &config.counters);
         return None;
     }
-    if hello.version != PROTOCOL_VERSION {
-        config.log(
+    Some(hello)
+}
+
+/// What a data connection's Hello names: its session, its index, its tag.
+struct DataRole<'a> {
+    cookie: &'a str,
+    index: u32,
+    tag: Option<&'a str>,
+}
+
+/// Hands a data connection to the session its cookie names (which checks its
+/// tag); a refused one is closed, counted and logged.
+fn hand_over(stream: TcpStream, hs: &Handshake<'_>, role: &DataRole<'_>, guard: ConnGuard) {
+    let mut nonce = [0u8; 16];
+    let r = if hex::decode_to_slice(&hs.hello.nonce, &mut nonce).is_ok() {
+        let h = DataHello {
+            cookie: role.cookie,
+            index: role.index,
+            nonce,
+            tag: role.tag,
+            peer: hs.peer.ip(),
+        };
+        hs.registry.deliver(&h, stream, guard, hs.deadline)
+    } else {
+        Err(DataRejection::BadTag)
+    };
+    if let Err(why) = r {
+        hs.config.counters.refused_for("data_rejected");
+        hs.config.log(
             crate::agent::LogLevel::Warn,
-            Some(peer),
-            "refused",
+            Some(hs.peer),
+            "data_refused",
             format!(
-                "protocol version {} (agent speaks {PROTOCOL_VERSION})",
-                hello.version
+                "data connection {} refused and closed: {why:?} ({} refused so far)",
+                role.index,
+                hs.registry.rejected()
             ),
         );
-        send_refusal(
-            &stream,
-            Refusal::VersionMismatch {
-                agent: PROTOCOL_VERSION,
-                client: hello.version,
-            },
-            &config.counters,
-        );
-        return None;
-    }
-    match hello.role.clone() {
-        Role::Data { cookie, index, tag } => {
-            let mut nonce = [0u8; 16];
-            let r = if hex::decode_to_slice(&hello.nonce, &mut nonce).is_ok() {
-                let h = DataHello {
-                    cookie: &cookie,
-                    index,
-                    nonce,
-                    tag: tag.as_deref(),
-                    peer: peer.ip(),
-                };
-                registry.deliver(&h, stream, guard, deadline)
-            } else {
-                Err(DataRejection::BadTag)
-            };
-            if let Err(why) = r {
-                config.counters.refused_for("data_rejected");
-                config.log(
-                    crate::agent::LogLevel::Warn,
-                    Some(peer),
-                    "data_refused",
-                    format!(
-                        "data connection {index} refused and closed: {why:?} ({} refused so far)",
-                        registry.rejected()
-                    ),
-                );
-            }
-            None
-        }
-        Role::Control => {
-            let hs = Handshake {
-                peer,
-                hello: &hello,
-                deadline,
-                config,
-                registry,
-            };
-            control_handshake(stream, codec, &hs, guard)
-        }
     }
 }
 
@@ -230,134 +240,176 @@ struct Handshake<'a> {
     registry: &'a Arc<Registry>,
 }
 
+/// The nonces and the cookie of one control handshake.
+struct Nonces {
+    /// The client's.
+    client: auth::Nonce,
+    /// The agent's.
+    agent: auth::Nonce,
+    cookie: String,
+}
+
 fn control_handshake(
     stream: TcpStream,
-    mut codec: Codec,
+    codec: Codec,
     hs: &Handshake<'_>,
     guard: ConnGuard,
 ) -> Option<SessionCtx> {
-    let (peer, hello, deadline, config, registry) =
-        (hs.peer, hs.hello, hs.deadline, hs.config, hs.registry);
-    // The counts only to an authenticated client or from an open agent.
-    let busy = |authenticated: bool| {
-        let tell = authenticated || config.key.is_none();
-        Refusal::Busy {
-            active: tell.then(|| registry.active()),
-            max: tell.then_some(config.limits.max_sessions),
-            full: Full::Sessions,
-        }
-    };
-    if registry.active() >= config.limits.max_sessions {
-        send_refusal(&stream, busy(false), &config.counters);
-        config.log(
-            crate::agent::LogLevel::Warn,
-            Some(peer),
-            "busy",
-            "refused: all sessions in use".into(),
-        );
+    let config = hs.config;
+    if hs.registry.active() >= config.limits.max_sessions {
+        send_refusal(&stream, hs.busy(false), &config.counters);
+        let why = "refused: all sessions in use".into();
+        config.log(crate::agent::LogLevel::Warn, Some(hs.peer), "busy", why);
         return None;
     }
-    let mut nc = [0u8; 16];
-    if hex::decode_to_slice(&hello.nonce, &mut nc).is_err() {
+    let mut client = [0u8; 16];
+    if hex::decode_to_slice(&hs.hello.nonce, &mut client).is_err() {
         config.counters.handshake_failures.inc();
         send_refusal(&stream, Refusal::NotMtuperf, &config.counters);
         return None;
     }
-    let na: auth::Nonce = random_bytes();
-    let cookie = hex::encode(random_bytes::<16>());
-    let info = || AgentInfo {
-        software: SOFTWARE.into(),
-        host: mtuperf_sys::host::identity(SOFTWARE),
-        capabilities: vec![
-            "stream".into(),
-            "rr".into(),
-            "path".into(),
-            "doctor".into(),
-            "mesh".into(),
-        ],
-        limits: config.limits.clone(),
-        peer: peer.to_string(),
+    let n = Nonces {
+        client,
+        agent: random_bytes(),
+        cookie: hex::encode(random_bytes::<16>()),
     };
-    let welcome = |proof: Option<String>, cookie: Option<String>, info: Option<AgentInfo>| {
-        AgentMsg::Welcome(Box::new(Welcome {
-            version: PROTOCOL_VERSION,
-            nonce: hex::encode(na),
-            agent_proof: proof,
-            cookie,
-            info,
-        }))
-    };
-    let (data_rx, control) = if let Some(key) = &config.key {
-        let proof = hex::encode(auth::agent_proof(key, &nc, &na));
-        (&stream)
-            .write_all(&codec.encode(&welcome(Some(proof), None, None)))
-            .ok()?;
-        // The whole handshake, Hello to Auth, must fit in one handshake timeout.
-        let answer = read_frame(
-            &stream,
-            &mut codec,
-            deadline,
-            config.handshake_timeout,
-            "auth",
-        );
-        let ok = matches!(&answer, Ok(ClientMsg::Auth { proof })
-            if hex::decode(proof).is_ok_and(|p| auth::verify_client_proof(key, &nc, &na, &p)));
-        if !ok {
-            config.counters.handshake_failures.inc();
-            config.counters.refused(&Refusal::AuthFailed);
-            let _ = (&stream).write_all(&codec.encode(&AgentMsg::Refused(Refusal::AuthFailed)));
-            let why = answer.err().unwrap_or_else(|| "wrong proof".into());
-            config.log(
-                crate::agent::LogLevel::Warn,
-                Some(peer),
-                "auth",
-                format!("authentication failed: {why}"),
-            );
-            return None;
-        }
-        let session = auth::session_key(key, &nc, &na);
-        codec.authenticate(session.clone());
-        let control = Control::new(stream, codec).ok()?;
-        let Ok(rx) = registry.admit(&cookie, peer.ip(), Some(session)) else {
-            config.counters.refused(&busy(true));
-            let _ = control.send(&AgentMsg::Refused(busy(true)));
-            return None;
-        };
-        let ok = AgentMsg::AuthOk {
-            cookie: cookie.clone(),
-            info: Box::new(info()),
-        };
-        if control.send(&ok).is_err() {
-            registry.release(&cookie);
-            return None;
-        }
-        (rx, control)
-    } else {
-        let control = Control::new(stream, codec).ok()?;
-        let Ok(rx) = registry.admit(&cookie, peer.ip(), None) else {
-            config.counters.refused(&busy(true));
-            let _ = control.send(&AgentMsg::Refused(busy(true)));
-            return None;
-        };
-        if control
-            .send(&welcome(None, Some(cookie.clone()), Some(info())))
-            .is_err()
-        {
-            registry.release(&cookie);
-            return None;
-        }
-        (rx, control)
+    let (data_rx, control) = match &config.key {
+        Some(key) => authenticate(stream, codec, hs, &n, key)?,
+        None => open(stream, codec, hs, &n)?,
     };
     Some(SessionCtx {
         control,
-        peer,
+        peer: hs.peer,
         config: config.clone(),
-        registry: registry.clone(),
-        cookie,
+        registry: hs.registry.clone(),
+        cookie: n.cookie,
         data_rx,
         _conn: guard,
         data_conns: std::sync::Mutex::new(Vec::new()),
         reserved: std::sync::Mutex::new(None),
         allowance: std::sync::Mutex::new(None),
     })
+}
+
+/// An agent with a key: Welcome with its proof, the client's Auth checked (within
+/// the same handshake timeout), the session key, then AuthOk with the cookie.
+fn authenticate(
+    stream: TcpStream,
+    mut codec: Codec,
+    hs: &Handshake<'_>,
+    n: &Nonces,
+    key: &auth::Key,
+) -> Option<(Receiver<DataConn>, Control)> {
+    let config = hs.config;
+    let proof = hex::encode(auth::agent_proof(key, &n.client, &n.agent));
+    (&stream)
+        .write_all(&codec.encode(&welcome(n, Some(proof), None, None)))
+        .ok()?;
+    // The whole handshake, Hello to Auth, must fit in one handshake timeout.
+    let answer = read_frame(
+        &stream,
+        &mut codec,
+        hs.deadline,
+        config.handshake_timeout,
+        "auth",
+    );
+    let ok = matches!(&answer, Ok(ClientMsg::Auth { proof })
+        if hex::decode(proof).is_ok_and(|p| auth::verify_client_proof(key, &n.client, &n.agent, &p)));
+    if !ok {
+        config.counters.handshake_failures.inc();
+        config.counters.refused(&Refusal::AuthFailed);
+        let _ = (&stream).write_all(&codec.encode(&AgentMsg::Refused(Refusal::AuthFailed)));
+        let why = answer.err().unwrap_or_else(|| "wrong proof".into());
+        let why = format!("authentication failed: {why}");
+        config.log(crate::agent::LogLevel::Warn, Some(hs.peer), "auth", why);
+        return None;
+    }
+    let session = auth::session_key(key, &n.client, &n.agent);
+    codec.authenticate(session.clone());
+    let control = Control::new(stream, codec).ok()?;
+    let ok = AgentMsg::AuthOk {
+        cookie: n.cookie.clone(),
+        info: Box::new(hs.info()),
+    };
+    let rx = admit(&control, hs, &n.cookie, Some(session), &ok)?;
+    Some((rx, control))
+}
+
+/// An open agent (no key): the Welcome carries the cookie and the agent's info.
+fn open(
+    stream: TcpStream,
+    codec: Codec,
+    hs: &Handshake<'_>,
+    n: &Nonces,
+) -> Option<(Receiver<DataConn>, Control)> {
+    let control = Control::new(stream, codec).ok()?;
+    let w = welcome(n, None, Some(n.cookie.clone()), Some(hs.info()));
+    let rx = admit(&control, hs, &n.cookie, None, &w)?;
+    Some((rx, control))
+}
+
+/// Registers the session (refused as busy when every session is taken) and sends
+/// `ready`, the handshake's last message; a failed send releases it.
+fn admit(
+    control: &Control,
+    hs: &Handshake<'_>,
+    cookie: &str,
+    session: Option<auth::Key>,
+    ready: &AgentMsg,
+) -> Option<Receiver<DataConn>> {
+    let Ok(rx) = hs.registry.admit(cookie, hs.peer.ip(), session) else {
+        hs.config.counters.refused(&hs.busy(true));
+        let _ = control.send(&AgentMsg::Refused(hs.busy(true)));
+        return None;
+    };
+    if control.send(ready).is_err() {
+        hs.registry.release(cookie);
+        return None;
+    }
+    Some(rx)
+}
+
+fn welcome(
+    n: &Nonces,
+    proof: Option<String>,
+    cookie: Option<String>,
+    info: Option<AgentInfo>,
+) -> AgentMsg {
+    AgentMsg::Welcome(Box::new(Welcome {
+        version: PROTOCOL_VERSION,
+        nonce: hex::encode(n.agent),
+        agent_proof: proof,
+        cookie,
+        info,
+    }))
+}
+
+impl Handshake<'_> {
+    /// All sessions taken; the counts only to an authenticated client or from an
+    /// open agent.
+    fn busy(&self, authenticated: bool) -> Refusal {
+        let tell = authenticated || self.config.key.is_none();
+        Refusal::Busy {
+            active: tell.then(|| self.registry.active()),
+            max: tell.then_some(self.config.limits.max_sessions),
+            full: Full::Sessions,
+        }
+    }
+
+    /// What the agent tells a client it admitted.
+    fn info(&self) -> AgentInfo {
+        AgentInfo {
+            software: SOFTWARE.into(),
+            host: mtuperf_sys::host::identity(SOFTWARE),
+            capabilities: vec![
+                "stream".into(),
+                "rr".into(),
+                "path".into(),
+                "doctor".into(),
+                "mesh".into(),
+            ],
+            limits: self.config.limits.clone(),
+            peer: self.peer.to_string(),
+        }
+    }
 }

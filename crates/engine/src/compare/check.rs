@@ -83,12 +83,8 @@ pub fn check_path(spec: &PathSpec, opts: &ConnectOptions, stop: &Arc<AtomicBool>
         bind: spec.bind.or(opts.bind),
         ..opts.clone()
     };
-    let session = match Session::connect(&spec.target, &opts) {
-        Ok(s) => s,
-        Err(e) => {
-            c.reason = format!("cannot reach the agent at {}: {e}", spec.target);
-            return c;
-        }
+    let Some(session) = reach(&mut c, &opts) else {
+        return c;
     };
     match crate::path::run(&session, &spec.target, &PathConfig::default()) {
         Ok(r) => {
@@ -103,13 +99,27 @@ pub fn check_path(spec: &PathSpec, opts: &ConnectOptions, stop: &Arc<AtomicBool>
         }
     }
     session.close();
-    let session = match Session::connect(&spec.target, &opts) {
-        Ok(s) => s,
-        Err(e) => {
-            c.reason = format!("cannot reach the agent at {}: {e}", spec.target);
-            return c;
-        }
-    };
+    if let Some(session) = reach(&mut c, &opts) {
+        bulk_probe(&mut c, session, opts.bind, stop);
+    }
+    c
+}
+
+/// A session with the path's agent; None with the reason in `c`.
+fn reach(c: &mut PathCheck, opts: &ConnectOptions) -> Option<Session> {
+    Session::connect(&c.target, opts)
+        .map_err(|e| c.reason = format!("cannot reach the agent at {}: {e}", c.target))
+        .ok()
+}
+
+/// The fallback without the path engine: a short bulk TCP stream (full-size
+/// segments must arrive), then DF datagrams (what TCP's MSS negotiation hides).
+fn bulk_probe(
+    c: &mut PathCheck,
+    session: Session,
+    bind: Option<std::net::IpAddr>,
+    stop: &Arc<AtomicBool>,
+) {
     let params = StreamConfig::timed(64 * 1024, Duration::from_millis(PROBE_MS)).params();
     let res = stream::run(&session, &params, stop, &stream::client::Quiet);
     let agent_ip = session.agent.ip();
@@ -118,7 +128,7 @@ pub fn check_path(spec: &PathSpec, opts: &ConnectOptions, stop: &Arc<AtomicBool>
         Ok(r) => r,
         Err(e) => {
             c.reason = format!("the bulk TCP probe failed: {e}");
-            return c;
+            return;
         }
     };
     c.client_iface = res.client.iface.as_ref().map(|i| i.name.clone());
@@ -135,7 +145,7 @@ pub fn check_path(spec: &PathSpec, opts: &ConnectOptions, stop: &Arc<AtomicBool>
              (at least {MIN_PROBE_BYTES} expected): full-size packets are dropped on the way \
              (PMTU black hole?); check with `mtuperf path` or `ping -M do -s <MTU-28>`"
         );
-        return c;
+        return;
     }
     c.verdict = Verdict::Ok;
     c.reason = match (c.client_mtu, c.agent_mtu) {
@@ -148,9 +158,8 @@ pub fn check_path(spec: &PathSpec, opts: &ConnectOptions, stop: &Arc<AtomicBool>
         _ => "full-size TCP segments pass".into(),
     };
     if let Some(mtu) = c.client_mtu {
-        df_check(&mut c, agent_ip, spec.bind.or(opts.bind), mtu);
+        df_check(c, agent_ip, bind, mtu);
     }
-    c
 }
 
 /// Small then full-size DF datagrams: a small one that is answered and a full-size one

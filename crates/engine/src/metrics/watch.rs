@@ -50,6 +50,7 @@ fn gauge(name: &str, help: &str) -> GaugeVec {
 impl Default for WatchMetrics {
     #[allow(clippy::expect_used)]
     fn default() -> Self {
+        let [rr_p50, rr_p99, rr_loss, rr_answered, rr_lost, rr_reasm_fails] = rr_probe_gauges();
         WatchMetrics {
             mtu: int_gauge(
                 "mtuperf_path_mtu_bytes",
@@ -109,32 +110,45 @@ impl Default for WatchMetrics {
                 OUTCOME,
             )
             .expect("a valid metric name"),
-            rr_p50: gauge(
-                "mtuperf_rr_latency_p50_seconds",
-                "Median request-to-block round trip of the last watch rr probe, on the checking node's clock",
-            ),
-            rr_p99: gauge(
-                "mtuperf_rr_latency_p99_seconds",
-                "99th percentile request-to-block round trip of the last watch rr probe, on the checking node's clock",
-            ),
-            rr_loss: gauge(
-                "mtuperf_rr_loss_ratio",
-                "Requests lost over requests sent in the last watch rr probe",
-            ),
-            rr_answered: gauge(
-                "mtuperf_rr_answered_blocks",
-                "Blocks answered in time in the last watch rr probe (0: the path answered nothing, and the latency series are absent)",
-            ),
-            rr_lost: gauge(
-                "mtuperf_rr_lost_blocks",
-                "8 KiB blocks lost in the last watch rr probe: unanswered within 500 ms, or never (RAC's gc blocks lost)",
-            ),
-            rr_reasm_fails: gauge(
-                "mtuperf_rr_reassembly_failures",
-                "IP reassembly failures this node's kernel counted during the last watch rr probe (Ip ReasmFails delta, whole host; absent when unread): blocks return as IP fragments on a path below their size",
-            ),
+            rr_p50,
+            rr_p99,
+            rr_loss,
+            rr_answered,
+            rr_lost,
+            rr_reasm_fails,
         }
     }
+}
+
+/// The series of the watch's rr probe: p50, p99, loss, answered, lost, reassembly
+/// failures (in that order).
+fn rr_probe_gauges() -> [GaugeVec; 6] {
+    [
+        gauge(
+            "mtuperf_rr_latency_p50_seconds",
+            "Median request-to-block round trip of the last watch rr probe, on the checking node's clock",
+        ),
+        gauge(
+            "mtuperf_rr_latency_p99_seconds",
+            "99th percentile request-to-block round trip of the last watch rr probe, on the checking node's clock",
+        ),
+        gauge(
+            "mtuperf_rr_loss_ratio",
+            "Requests lost over requests sent in the last watch rr probe",
+        ),
+        gauge(
+            "mtuperf_rr_answered_blocks",
+            "Blocks answered in time in the last watch rr probe (0: the path answered nothing, and the latency series are absent)",
+        ),
+        gauge(
+            "mtuperf_rr_lost_blocks",
+            "8 KiB blocks lost in the last watch rr probe: unanswered within 500 ms, or never (RAC's gc blocks lost)",
+        ),
+        gauge(
+            "mtuperf_rr_reassembly_failures",
+            "IP reassembly failures this node's kernel counted during the last watch rr probe (Ip ReasmFails delta, whole host; absent when unread): blocks return as IP fragments on a path below their size",
+        ),
+    ]
 }
 
 impl WatchMetrics {

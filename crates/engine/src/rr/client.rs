@@ -2,25 +2,24 @@
 //! connection per client), spreads the clients over a few threads, samples live
 //! intervals, and joins both ends' accounts into one result.
 
-use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::net::{IpAddr, SocketAddr, UdpSocket};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use mtuperf_proto::msg::rr::RrProto;
-use mtuperf_proto::msg::rr::RrReverse;
+use mtuperf_proto::msg::rr::{RrBidir, RrProto, RrReverse};
 use mtuperf_proto::msg::{ClientMsg, RrReady, RrRequest, RrServed};
 
-use super::bidir_responder::{self, Responder};
+use super::bidir_responder::{self, Listen, Responder};
 use super::observer::RrObserver;
-use super::requester::{self, udp_socket, Drive};
+use super::requester::{self, udp_socket, Drive, Transport};
 use super::{RrBidirResult, RrClientEnd, RrInterval, RrResult};
+use crate::client::phase::{self as client_phase, HostSeen, HostWindow};
 use crate::client::Session;
 use crate::config::RrConfig;
 use crate::explain;
-use crate::flow::DataReady;
-use crate::placement::{Pinning, Watch};
+use crate::placement::Pinning;
 use crate::sampler::Sampler;
 use crate::stall::{self, Span};
 use crate::stamp::unix_ms;
@@ -33,90 +32,23 @@ pub fn run(
     stop: &Arc<AtomicBool>,
     obs: &dyn RrObserver,
 ) -> Result<RrResult, EngineError> {
-    let cores = thread::available_parallelism().map_or(1, |n| n.get() as u32);
-    let nthreads = params
-        .threads
-        .unwrap_or(cores)
-        .clamp(1, params.clients.max(1));
+    let nthreads = threads(params);
     let local_ip = session.bind().unwrap_or(session.agent.ip());
     requester::ensure_nofile(params)?;
-    let udp = if params.proto == RrProto::Udp {
-        (0..requester::udp_socket_count(params.clients, nthreads))
-            .map(|_| udp_socket(local_ip))
-            .collect::<Result<Vec<_>, _>>()?
-    } else {
-        Vec::new()
-    };
-    let udp_ports = udp
-        .iter()
-        .filter_map(|s| s.local_addr().ok().map(|a| a.port()))
-        .collect();
-    let (listen, bidir) = if params.bidir {
-        let (l, b) = bidir_responder::bind(
-            local_ip,
-            params.proto,
-            params.clients,
-            params.timeout,
-            params.verify,
-            |w| obs.warning(w),
-        )?;
-        (Some(l), Some(b))
-    } else {
-        (None, None)
-    };
+    let local = Local::bind(params, local_ip, nthreads, obs)?;
     // The wire request, whole: the config with the ports just bound.
-    let req = params.wire(udp_ports, bidir);
+    let req = params.wire(local.udp_ports(), local.bidir);
     let started_unix_ms = unix_ms();
     let ready: RrReady = session.ask(&ClientMsg::Rr(req.clone()), "rr ready")?;
     obs.ready(&ready);
     // Serves the agent's reverse requests from before Go until its report arrived.
-    let responder = match (listen, &req.bidir) {
-        (Some(l), Some(b)) => {
-            let max = Duration::from_millis(req.duration_ms)
-                + params.timeout.max(Duration::from_secs(1))
-                + session.reply_timeout()
-                + Duration::from_secs(30);
-            let r = Responder::start(
-                l,
-                &req,
-                b,
-                session.agent.ip(),
-                ready.reverse_ports.clone(),
-                nthreads,
-                max,
-            );
-            obs.responder(SocketAddr::new(local_ip, b.port));
-            Some(r)
-        }
-        _ => None,
-    };
+    let responder = local
+        .listen
+        .and_then(|l| responder(session, params, &req, &ready, l, nthreads, obs));
     let sampler = Sampler::toward(session.agent.ip());
-    let transports = if udp.is_empty() {
-        let mut conns = Vec::new();
-        for i in 0..req.clients {
-            let c = session.open_data(i, |s| {
-                let _ = s.set_tcp_nodelay(true);
-                super::no_time_wait(s);
-            })?;
-            c.set_nonblocking(true)
-                .map_err(|e| EngineError::io("data connection", e))?;
-            conns.push(c);
-        }
-        let DataReady = session
-            .control
-            .expect(Some(session.reply_timeout()), "data ready")?;
-        requester::tcp_transports(conns, nthreads)
-    } else {
-        requester::udp_transports(
-            udp,
-            SocketAddr::new(session.agent.ip(), ready.port),
-            nthreads,
-        )?
-    };
+    let transports = transports(session, &req, &ready, local.udp, nthreads)?;
     let pin = Pinning::new(params.cpus.clone());
-    let watch = Watch::start(&pin, sampler.iface.as_ref().map(|i| i.name.as_str()));
-    let t0 = Instant::now();
-    let before = sampler.snapshot(t0);
+    let window = HostWindow::open(&sampler, &pin);
     session.control.send(&ClientMsg::Go)?;
     let drive = Drive {
         req: &req,
@@ -127,76 +59,215 @@ pub fn run(
         interval_ns: params.interval.as_nanos() as u64,
         pin: Some(&pin),
     };
-    let (mine, intervals) = requester::run(transports, &drive, t0, obs);
-    let placement = watch.finish();
-    let after = sampler.snapshot(t0);
-    let mut reasons = Vec::new();
-    if stop.load(Ordering::Relaxed) {
-        reasons.push("stopped by a signal (Ctrl-C or SIGTERM)".to_string());
+    let (mine, intervals) = requester::run(transports, &drive, window.t0, obs);
+    let host = window.close();
+    let mut reasons = client_phase::reasons(stop);
+    let mut agent = report(session, &req, params, host.t0, &mut reasons);
+    let reverse = reverse(responder, agent.as_mut(), &reasons)?;
+    let m = Measured {
+        started_unix_ms,
+        workers: ready.workers,
+        mine,
+        intervals,
+        host,
+        agent,
+        reverse,
+        reasons,
+    };
+    Ok(assemble(session, params, req, m, stop))
+}
+
+/// Requester threads: `--threads`, else one per core, within the clients.
+fn threads(params: &RrConfig) -> u32 {
+    let cores = thread::available_parallelism().map_or(1, |n| n.get() as u32);
+    params
+        .threads
+        .unwrap_or(cores)
+        .clamp(1, params.clients.max(1))
+}
+
+/// What this end binds before it asks: the UDP requester sockets (their ports go
+/// in the request) and, under `--bidir`, the responder's socket or listener.
+struct Local {
+    udp: Vec<UdpSocket>,
+    listen: Option<Listen>,
+    bidir: Option<RrBidir>,
+}
+
+impl Local {
+    fn bind(
+        params: &RrConfig,
+        local_ip: IpAddr,
+        nthreads: u32,
+        obs: &dyn RrObserver,
+    ) -> Result<Local, EngineError> {
+        let udp = if params.proto == RrProto::Udp {
+            (0..requester::udp_socket_count(params.clients, nthreads))
+                .map(|_| udp_socket(local_ip))
+                .collect::<Result<Vec<_>, _>>()?
+        } else {
+            Vec::new()
+        };
+        let (listen, bidir) = if params.bidir {
+            let (l, b) = bidir_responder::bind(
+                local_ip,
+                params.proto,
+                params.clients,
+                params.timeout,
+                params.verify,
+                |w| obs.warning(w),
+            )?;
+            (Some(l), Some(b))
+        } else {
+            (None, None)
+        };
+        Ok(Local { udp, listen, bidir })
     }
+
+    fn udp_ports(&self) -> Vec<u16> {
+        self.udp
+            .iter()
+            .filter_map(|s| s.local_addr().ok().map(|a| a.port()))
+            .collect()
+    }
+}
+
+/// Starts this end's responder of the reverse direction (`--bidir`), which serves
+/// until the agent's report has come.
+fn responder(
+    session: &Session,
+    params: &RrConfig,
+    req: &RrRequest,
+    ready: &RrReady,
+    listen: Listen,
+    nthreads: u32,
+    obs: &dyn RrObserver,
+) -> Option<Responder> {
+    let b = req.bidir.as_ref()?;
+    let max = Duration::from_millis(req.duration_ms)
+        + params.timeout.max(Duration::from_secs(1))
+        + session.reply_timeout()
+        + Duration::from_secs(30);
+    let r = Responder::start(
+        listen,
+        req,
+        b,
+        session.agent.ip(),
+        ready.reverse_ports.clone(),
+        nthreads,
+        max,
+    );
+    obs.responder(listen_addr(session, b));
+    Some(r)
+}
+
+/// Where this end's responder listens, as the agent reaches it.
+fn listen_addr(session: &Session, b: &RrBidir) -> SocketAddr {
+    SocketAddr::new(session.bind().unwrap_or(session.agent.ip()), b.port)
+}
+
+/// The requester's transports: the UDP sockets connected to the agent's port, or
+/// one TCP data connection per client once the agent has them all.
+fn transports(
+    session: &Session,
+    req: &RrRequest,
+    ready: &RrReady,
+    udp: Vec<UdpSocket>,
+    nthreads: u32,
+) -> Result<Vec<Transport>, EngineError> {
+    if !udp.is_empty() {
+        let to = SocketAddr::new(session.agent.ip(), ready.port);
+        return requester::udp_transports(udp, to, nthreads);
+    }
+    let conns = client_phase::open_data(session, req.clients, |s| {
+        let _ = s.set_tcp_nodelay(true);
+        super::no_time_wait(s);
+    })?;
+    for c in &conns {
+        c.set_nonblocking(true)
+            .map_err(|e| EngineError::io("data connection", e))?;
+    }
+    Ok(requester::tcp_transports(conns, nthreads))
+}
+
+/// The Stop, then the agent's report (None: why it is missing is in `reasons`).
+fn report(
+    session: &Session,
+    req: &RrRequest,
+    params: &RrConfig,
+    t0: Instant,
+    reasons: &mut Vec<String>,
+) -> Option<RrServed> {
     // The agent reports after its own requester drained (bidir): allow for the drain.
     let mut wait = session.reply_timeout() + params.timeout;
     if req.bidir.is_some() {
         wait += Duration::from_secs(10);
     }
-    let asked = Instant::now();
-    let mut report_missing = false;
-    let answer: Result<RrServed, EngineError> = session
-        .control
-        .send(&ClientMsg::Stop)
-        .and_then(|()| session.control.expect(Some(wait), "the agent's rr report"));
-    let mut agent = match answer {
-        Ok(r) => r,
-        Err(e) => {
-            let at = t0.elapsed().as_secs_f64();
-            reasons.push(match e {
-                EngineError::Agent(message) => format!("the agent failed: {message}"),
-                e @ (EngineError::Unexpected { .. } | EngineError::Refused(_)) => e.to_string(),
-                EngineError::Timeout { .. } => format!(
-                    "no report from the agent within {} s of this end's finish at {:.1} s",
-                    asked.elapsed().as_secs(),
-                    asked.saturating_duration_since(t0).as_secs_f64()
-                ),
-                e => format!(
-                    "the agent went away at {at:.1} s ({e}); only this end's figures are complete"
-                ),
-            });
-            // Nothing more is expected from the agent on this session.
-            session.control.shutdown();
-            report_missing = true;
-            RrServed::default()
-        }
+    client_phase::stop_then_report(session, wait, "the agent's rr report", t0)
+        .map_err(|why| reasons.push(why))
+        .ok()
+}
+
+/// The reverse direction's result (`--bidir`): the agent's requester and this end's
+/// responder. Taken out of the agent's report.
+fn reverse(
+    responder: Option<Responder>,
+    agent: Option<&mut RrServed>,
+    reasons: &[String],
+) -> Result<Option<RrBidirResult>, EngineError> {
+    let requester = agent.and_then(|a| a.reverse.take());
+    let Some(r) = responder else {
+        return Ok(None);
     };
-    let reverse = match (responder, agent.reverse.take()) {
-        (Some(r), Some(requester)) => Some(RrBidirResult::new(requester, &r.finish())),
-        (Some(r), None) => {
-            let responder = r.finish();
-            if reasons.is_empty() {
-                return Err(EngineError::Protocol(
-                    "the agent ran no reverse direction in a --bidir test".into(),
-                ));
-            }
-            Some(RrBidirResult::new(RrReverse::default(), &responder))
-        }
-        _ => None,
-    };
+    let responder = r.finish();
+    match requester {
+        Some(requester) => Ok(Some(RrBidirResult::new(requester, &responder))),
+        None if reasons.is_empty() => Err(EngineError::Protocol(
+            "the agent ran no reverse direction in a --bidir test".into(),
+        )),
+        None => Ok(Some(RrBidirResult::new(RrReverse::default(), &responder))),
+    }
+}
+
+/// What one step measured: this end's requester, intervals and host, the agent's
+/// report (None: missing), the reverse direction, and the reasons so far.
+struct Measured {
+    started_unix_ms: i64,
+    workers: u32,
+    mine: RrReverse,
+    intervals: Vec<RrInterval>,
+    host: HostSeen,
+    agent: Option<RrServed>,
+    reverse: Option<RrBidirResult>,
+    reasons: Vec<String>,
+}
+
+/// Both ends' accounts as one result, with the reasons it is marked interrupted
+/// and, when it failed, the likely cause.
+fn assemble(
+    session: &Session,
+    params: &RrConfig,
+    req: RrRequest,
+    m: Measured,
+    stop: &AtomicBool,
+) -> RrResult {
+    let mut reasons = m.reasons;
+    let mine = m.mine;
     if let Some(first) = mine.errors.first() {
         reasons.push(format!("this end: {first}"));
     }
-    let gaps = quiet(&intervals, &req, params.interval);
+    let gaps = quiet(&m.intervals, &req, params.interval);
     reasons.extend(stall::describe(&gaps, "no block came back from the agent"));
+    let report_missing = m.agent.is_none();
     let starved = mine.counts.blocks == 0 && mine.counts.requests_sent > 0;
     let failed = starved || report_missing || !gaps.is_empty();
+    let host = m.host;
     let mut result = RrResult {
-        workers: ready.workers,
+        workers: m.workers,
         target: session.agent.to_string(),
-        local_addr: session
-            .control
-            .local()
-            .map(|a| a.to_string())
-            .unwrap_or_default(),
-        started_unix_ms,
-        client_host: mtuperf_sys::host::identity(crate::stamp::SOFTWARE),
+        local_addr: client_phase::local_addr(session),
+        started_unix_ms: m.started_unix_ms,
+        client_host: client_phase::client_host(),
         agent_host: session.info.host.clone(),
         client: RrClientEnd {
             counts: mine.counts,
@@ -207,29 +278,26 @@ pub fn run(
             cpu: mine.cpu,
             timeout_ns: params.timeout.as_nanos() as u64,
             verify: params.verify,
-            before,
-            after,
-            iface: sampler.iface.clone(),
+            before: host.before,
+            after: host.after,
+            iface: host.iface,
             wall_ns: mine.wall_ns,
-            intervals,
-            placement: Some(placement),
+            intervals: m.intervals,
+            placement: Some(host.placement),
         },
-        agent,
-        reverse,
+        agent: m.agent.unwrap_or_default(),
+        reverse: m.reverse,
         interrupted: !reasons.is_empty(),
-        interrupt_reason: (!reasons.is_empty()).then(|| reasons.join("; ")),
+        interrupt_reason: client_phase::joined(&reasons),
         request: req,
         from: Vec::new(),
         from_failed: Vec::new(),
         diagnosis: None,
     };
-    if params.explain && failed && !stop.load(Ordering::Relaxed) {
-        result.diagnosis = Some(explain::diagnose(
-            session,
-            &evidence(&result, report_missing),
-        ));
-    }
-    Ok(result)
+    result.diagnosis = client_phase::explain(session, failed, params.explain, stop, || {
+        evidence(&result, report_missing)
+    });
+    result
 }
 
 /// What a step that failed showed, for [`explain::diagnose`].

@@ -102,8 +102,36 @@ pub fn run_from(
     } else {
         IpAddr::V6(Ipv6Addr::UNSPECIFIED)
     };
-    // Every host admitted before any is asked to send: a host that cannot be reached
-    // ends the step before any traffic.
+    let open = open_sessions(hosts, opts)?;
+    let started_unix_ms = unix_ms();
+    let loads: Vec<RrLoad> = (0..n).map(|i| load(params, n, i)).collect();
+    let ask = Ask {
+        from,
+        to,
+        until: Instant::now() + host_deadline(params),
+        stop,
+    };
+    let ask = &ask;
+    let results: Vec<Result<ThirdPartyResult, EngineError>> = thread::scope(|s| {
+        let joins: Vec<_> = open
+            .iter()
+            .zip(&loads)
+            .map(|(session, &rr)| s.spawn(move || ask.one(session, rr)))
+            .collect();
+        joins.into_iter().map(joined).collect()
+    });
+    open.into_iter().for_each(Session::close);
+    let (parts, failed, first_error) = sort(hosts, &loads, results);
+    // What the hosts that succeeded measured is kept; only none at all is an error.
+    match first_error {
+        Some(e) if parts.is_empty() => Err(e),
+        _ => Ok(merge(target, params, started_unix_ms, parts, failed)),
+    }
+}
+
+/// A session with every host, all admitted before any is asked to send: a host
+/// that cannot be reached ends the step before any traffic.
+fn open_sessions(hosts: &[String], opts: &ConnectOptions) -> Result<Vec<Session>, EngineError> {
     let sessions: Vec<Result<Session, EngineError>> = thread::scope(|s| {
         let joins: Vec<_> = hosts
             .iter()
@@ -121,59 +149,72 @@ pub fn run_from(
             }
         }
     }
-    if let Some(e) = failed {
-        open.into_iter().for_each(Session::close);
-        return Err(e);
+    match failed {
+        Some(e) => {
+            open.into_iter().for_each(Session::close);
+            Err(e)
+        }
+        None => Ok(open),
     }
-    let started_unix_ms = unix_ms();
-    let until = Instant::now() + host_deadline(params);
-    let loads: Vec<RrLoad> = (0..n)
-        .map(|i| RrLoad {
-            proto: params.proto,
-            block: params.block,
-            request: params.request,
-            clients: share(params.clients.into(), n, i) as u32,
-            workers: params.workers.unwrap_or(0),
-            threads: params.threads.unwrap_or(0),
-            duration_ms: params.time.as_millis() as u64,
-            rate: params.rate.map(|r| share(r, n, i)),
-            timeout_ms: params.timeout.as_millis() as u64,
-            verify: params.verify,
-        })
-        .collect();
-    let results: Vec<Result<ThirdPartyResult, EngineError>> = thread::scope(|s| {
-        let joins: Vec<_> = open
-            .iter()
-            .zip(&loads)
-            .map(|(session, &rr)| {
-                s.spawn(move || {
-                    let req = ThirdPartyRequest {
-                        test: ThirdPartyTest::RrLoad { rr },
-                        from,
-                        to,
-                        mss: None,
-                    };
-                    let sock = session.control.socket();
-                    session.control.send(&ClientMsg::ThirdParty(req))?;
-                    // Ctrl-C: the host is told to stop, and still sends what it measured.
-                    if answer_or_stop(sock, until, stop).is_err() {
-                        session.control.send(&ClientMsg::Stop)?;
-                        answer_or_stop(sock, until, &AtomicBool::new(false))?;
-                    }
-                    session.control.expect::<ThirdPartyResult>(
-                        Some(until.saturating_duration_since(Instant::now())),
-                        "its rr load's result",
-                    )
-                })
-            })
-            .collect();
-        joins.into_iter().map(joined).collect()
-    });
-    open.into_iter().for_each(Session::close);
+}
+
+/// Host `i`'s load of `n`: its share of the clients and of an open loop's rate.
+fn load(params: &RrConfig, n: u64, i: u64) -> RrLoad {
+    RrLoad {
+        proto: params.proto,
+        block: params.block,
+        request: params.request,
+        clients: share(params.clients.into(), n, i) as u32,
+        workers: params.workers.unwrap_or(0),
+        threads: params.threads.unwrap_or(0),
+        duration_ms: params.time.as_millis() as u64,
+        rate: params.rate.map(|r| share(r, n, i)),
+        timeout_ms: params.timeout.as_millis() as u64,
+        verify: params.verify,
+    }
+}
+
+/// What every host is asked: its load from `from` toward `to`, answered by `until`.
+struct Ask<'a> {
+    from: IpAddr,
+    to: std::net::SocketAddr,
+    until: Instant,
+    /// Ctrl-C: each host is told to stop, and still sends what it measured.
+    stop: &'a AtomicBool,
+}
+
+impl Ask<'_> {
+    fn one(&self, session: &Session, rr: RrLoad) -> Result<ThirdPartyResult, EngineError> {
+        let req = ThirdPartyRequest {
+            test: ThirdPartyTest::RrLoad { rr },
+            from: self.from,
+            to: self.to,
+            mss: None,
+        };
+        let sock = session.control.socket();
+        session.control.send(&ClientMsg::ThirdParty(req))?;
+        if answer_or_stop(sock, self.until, self.stop).is_err() {
+            session.control.send(&ClientMsg::Stop)?;
+            answer_or_stop(sock, self.until, &AtomicBool::new(false))?;
+        }
+        session.control.expect::<ThirdPartyResult>(
+            Some(self.until.saturating_duration_since(Instant::now())),
+            "its rr load's result",
+        )
+    }
+}
+
+/// The hosts' answers as the parts that measured, the hosts that failed, and the
+/// first failure (the step's error when no host measured).
+fn sort(
+    hosts: &[String],
+    loads: &[RrLoad],
+    results: Vec<Result<ThirdPartyResult, EngineError>>,
+) -> (Vec<RrFromHost>, Vec<RrFromFailed>, Option<EngineError>) {
     let mut parts = Vec::new();
     let mut failed = Vec::new();
     let mut first_error = None;
-    for ((host, load), r) in hosts.iter().zip(&loads).zip(results) {
+    for ((host, load), r) in hosts.iter().zip(loads).zip(results) {
         match checked(r) {
             Ok(summary) => parts.push(host_part(host, load, summary)),
             Err(e) => {
@@ -187,11 +228,7 @@ pub fn run_from(
             }
         }
     }
-    // What the hosts that succeeded measured is kept; only none at all is an error.
-    match first_error {
-        Some(e) if parts.is_empty() => Err(e),
-        _ => Ok(merge(target, params, started_unix_ms, parts, failed)),
-    }
+    (parts, failed, first_error)
 }
 
 /// A host's answer as its rr load's summary, checked.
@@ -261,6 +298,60 @@ fn failed_reasons(measured: usize, failed: &[RrFromFailed]) -> Vec<String> {
     out
 }
 
+/// The hosts' parts summed: the requesters' counts, threads, CPU and errors, the
+/// target's accounts of their sessions, and the reasons a part was interrupted.
+struct Sums {
+    counts: RrCounts,
+    unanswered: u64,
+    threads: u32,
+    workers: u32,
+    wall_ns: u64,
+    cpu: Option<ThreadsCpu>,
+    errors: Vec<String>,
+    reasons: Vec<String>,
+    served: RrServed,
+}
+
+fn sum(parts: &[RrFromHost]) -> Sums {
+    let first = parts.first().map(|p| &p.result);
+    let mut t = Sums {
+        counts: RrCounts::default(),
+        unanswered: 0,
+        threads: 0,
+        workers: 0,
+        wall_ns: 0,
+        cpu: None,
+        errors: Vec::new(),
+        reasons: Vec::new(),
+        served: RrServed {
+            before: first.map(|s| s.served.before.clone()).unwrap_or_default(),
+            after: first.map(|s| s.served.after.clone()).unwrap_or_default(),
+            iface: first.and_then(|s| s.served.iface.clone()),
+            ..RrServed::default()
+        },
+    };
+    for p in parts {
+        let (s, q) = (&p.result, &p.result.requester);
+        t.counts.add(&q.counts);
+        t.unanswered += q.unanswered;
+        t.threads += q.threads;
+        t.workers += s.workers;
+        t.wall_ns = t.wall_ns.max(q.wall_ns);
+        add_cpu(&mut t.cpu, q.cpu);
+        add_cpu(&mut t.served.cpu, s.served.cpu);
+        t.errors
+            .extend(q.errors.iter().map(|e| format!("{}: {e}", p.agent)));
+        t.reasons
+            .extend(s.interrupted.iter().map(|w| format!("{}: {w}", p.agent)));
+        t.served.requests += s.served.requests;
+        t.served.responses += s.served.responses;
+        t.served.bytes_sent += s.served.bytes_sent;
+        t.served.rejected += s.served.rejected;
+        t.served.wall_ns = t.served.wall_ns.max(s.served.wall_ns);
+    }
+    t
+}
+
 /// The union of the hosts' parts as one rr result (`from` keeps each part,
 /// `from_failed` the hosts that measured nothing).
 fn merge(
@@ -270,36 +361,10 @@ fn merge(
     parts: Vec<RrFromHost>,
     failed: Vec<RrFromFailed>,
 ) -> RrResult {
-    let mut counts = RrCounts::default();
-    let (mut unanswered, mut threads, mut workers, mut wall_ns) = (0, 0, 0, 0);
-    let (mut cpu, mut agent_cpu) = (None, None);
-    let mut errors = Vec::new();
+    let t = sum(&parts);
     let mut reasons = failed_reasons(parts.len(), &failed);
+    reasons.extend(t.reasons);
     let first = parts.first().map(|p| &p.result);
-    let mut served = RrServed {
-        before: first.map(|s| s.served.before.clone()).unwrap_or_default(),
-        after: first.map(|s| s.served.after.clone()).unwrap_or_default(),
-        iface: first.and_then(|s| s.served.iface.clone()),
-        ..RrServed::default()
-    };
-    for p in &parts {
-        let (s, q) = (&p.result, &p.result.requester);
-        counts.add(&q.counts);
-        unanswered += q.unanswered;
-        threads += q.threads;
-        workers += s.workers;
-        wall_ns = wall_ns.max(q.wall_ns);
-        add_cpu(&mut cpu, q.cpu);
-        add_cpu(&mut agent_cpu, s.served.cpu);
-        errors.extend(q.errors.iter().map(|e| format!("{}: {e}", p.agent)));
-        reasons.extend(s.interrupted.iter().map(|w| format!("{}: {w}", p.agent)));
-        served.requests += s.served.requests;
-        served.responses += s.served.responses;
-        served.bytes_sent += s.served.bytes_sent;
-        served.rejected += s.served.rejected;
-        served.wall_ns = served.wall_ns.max(s.served.wall_ns);
-    }
-    served.cpu = agent_cpu;
     RrResult {
         // The clients and rate that ran: the measured hosts' shares.
         request: RrRequest {
@@ -309,7 +374,7 @@ fn merge(
                 .map(|_| parts.iter().filter_map(|p| p.rate).sum()),
             ..params.wire(Vec::new(), None)
         },
-        workers,
+        workers: t.workers,
         target: target.to_string(),
         local_addr: parts
             .iter()
@@ -320,12 +385,12 @@ fn merge(
         client_host: first.map(|s| s.host.clone()).unwrap_or_default(),
         agent_host: first.map(|s| s.peer_host.clone()).unwrap_or_default(),
         client: RrClientEnd {
-            counts,
-            unanswered,
-            errors,
+            counts: t.counts,
+            unanswered: t.unanswered,
+            errors: t.errors,
             latency: hist::merge(parts.iter().map(|p| &p.result.requester.latency)),
-            threads,
-            cpu,
+            threads: t.threads,
+            cpu: t.cpu,
             timeout_ns: params.timeout.as_nanos() as u64,
             verify: params.verify,
             // Several hosts' system-wide figures do not add up to one host's: each
@@ -333,11 +398,11 @@ fn merge(
             before: HostSnapshot::default(),
             after: HostSnapshot::default(),
             iface: None,
-            wall_ns,
+            wall_ns: t.wall_ns,
             intervals: Vec::new(),
             placement: None,
         },
-        agent: served,
+        agent: t.served,
         reverse: None,
         interrupted: !reasons.is_empty(),
         interrupt_reason: (!reasons.is_empty()).then(|| reasons.join("; ")),

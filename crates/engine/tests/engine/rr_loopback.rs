@@ -111,6 +111,48 @@ fn many_clients_on_few_threads() {
     assert!(r.client.counts.blocks >= 256, "{:?}", r.client.counts);
 }
 
+/// The lab run that failed once under load (issue 32): the agent stalled past the
+/// 100 ms timeout, so requests were counted lost and re-sent, and the first answers
+/// to them came late. Nothing went missing, and the accounts say so exactly: the
+/// agent got every request sent, every request counted lost was answered late, and
+/// every answer the agent sent arrived, in time (a block) or late; blocks alone are
+/// fewer than the agent's responses by the late ones. The agent counts what its
+/// serving threads counted once they have all ended, before it reports.
+#[test]
+fn late_answers_close_the_accounts_when_nothing_went_missing() {
+    let addr = agent(Limits::default(), true);
+    let mut req = request(RrProto::Udp, 4, 700);
+    req.workers = 1;
+    req.hooks = Some(RrHooks {
+        stall_ms: 300,
+        stall_after_ms: 200,
+        corrupt_response: 0,
+    });
+    let r = run(addr, &params(req)).unwrap();
+    let (c, a) = (&r.client.counts, &r.agent);
+    assert!(
+        c.lost > 0 && c.late > 0,
+        "the stall made late answers: {c:?}"
+    );
+    assert_eq!(
+        c.lost, c.late,
+        "each request counted lost was answered late: {c:?}"
+    );
+    assert_eq!((r.client.unanswered, c.duplicate), (0, 0), "{c:?}");
+    assert_eq!(c.requests_sent, c.blocks + c.lost, "{c:?}");
+    assert_eq!(
+        c.requests_sent, a.requests,
+        "requested vs served: {c:?} {a:?}"
+    );
+    assert_eq!(a.requests, a.responses, "{a:?}");
+    assert_eq!(
+        c.blocks + c.late,
+        a.responses,
+        "served vs received: {c:?} {a:?}"
+    );
+    assert!(c.blocks < a.responses, "{c:?} {a:?}");
+}
+
 /// Open loop at R = 1000 requests/s for T = 1 s with one 50 ms stall of the (single)
 /// worker: the requests due during the stall (about 50 of 1000, 5%) wait from their due
 /// time until the stall ends, so their latencies spread evenly over 0..50 ms. The

@@ -155,33 +155,14 @@ pub fn run(
     t0: Instant,
     obs: &dyn RrObserver,
 ) -> (RrReverse, Vec<RrInterval>) {
-    let req = d.req;
-    let shape = match req.rate {
-        Some(r) if r > 0 => Shape::Open {
-            spacing_ns: (1_000_000_000 / r).max(1),
-            clients: req.clients,
-        },
-        _ => Shape::Closed,
-    };
-    // Clients per thread: as even as possible, in global id order.
     let nt = transports.len() as u32;
-    let mut metas = Vec::new();
-    let mut base = 0u32;
-    for (k, t) in transports.into_iter().enumerate() {
-        let count = match &t {
-            Transport::Tcp(v) => v.len() as u32,
-            Transport::Udp(_) => req.clients / nt + u32::from((k as u32) < req.clients % nt),
-        };
-        metas.push((base, count, t));
-        base += count;
-    }
-    let tcp = matches!(metas.first(), Some((_, _, Transport::Tcp(_))));
-    let lives: Vec<Live> = metas.iter().map(|_| Live::default()).collect();
-    let end_ns = req.duration_ms * 1_000_000;
-    let remaining = AtomicUsize::new(metas.len());
+    let shares = shares(transports, d.req.clients);
+    let tcp = matches!(shares.first(), Some((_, _, Transport::Tcp(_))));
+    let lives: Vec<Live> = shares.iter().map(|_| Live::default()).collect();
+    let remaining = AtomicUsize::new(shares.len());
     let (outcomes, intervals) = thread::scope(|s| {
         let mut handles = Vec::new();
-        for (k, ((base, clients, transport), live)) in metas.into_iter().zip(&lives).enumerate() {
+        for (k, ((base, clients, transport), live)) in shares.into_iter().zip(&lives).enumerate() {
             let remaining = &remaining;
             handles.push(s.spawn(move || {
                 if let Some(pin) = d.pin {
@@ -190,22 +171,7 @@ pub fn run(
                         pin_one_per_cpu(k, nt, pin);
                     }
                 }
-                let plan = Plan {
-                    base,
-                    clients,
-                    transport,
-                    shape,
-                    block: req.block,
-                    request: req.request,
-                    token: d.token,
-                    timeout_ns: d.timeout_ns,
-                    verify: d.verify,
-                    t0,
-                    end_ns,
-                    stop: d.stop,
-                    live,
-                };
-                let out = hot::run(&plan);
+                let out = hot::run(&d.plan(base, clients, transport, t0, live));
                 remaining.fetch_sub(1, Ordering::AcqRel);
                 out
             }));
@@ -216,6 +182,69 @@ pub fn run(
         (outs, intervals)
     });
     let wall_ns = t0.elapsed().as_nanos() as u64;
+    (merge(outcomes, nt, wall_ns), intervals)
+}
+
+/// Each transport with the clients its thread drives, as even as possible, in
+/// global id order: (first client id, clients, transport).
+fn shares(transports: Vec<Transport>, clients: u32) -> Vec<(u32, u32, Transport)> {
+    let nt = transports.len() as u32;
+    let mut base = 0u32;
+    let mut out = Vec::new();
+    for (k, t) in transports.into_iter().enumerate() {
+        let count = match &t {
+            Transport::Tcp(v) => v.len() as u32,
+            Transport::Udp(_) => clients / nt + u32::from((k as u32) < clients % nt),
+        };
+        out.push((base, count, t));
+        base += count;
+    }
+    out
+}
+
+impl Drive<'_> {
+    /// The load shape: open loop at the request's rate, else closed.
+    fn shape(&self) -> Shape {
+        match self.req.rate {
+            Some(r) if r > 0 => Shape::Open {
+                spacing_ns: (1_000_000_000 / r).max(1),
+                clients: self.req.clients,
+            },
+            _ => Shape::Closed,
+        }
+    }
+
+    /// One thread's plan: its clients from `base`, its transport, its live counts.
+    fn plan<'a>(
+        &'a self,
+        base: u32,
+        clients: u32,
+        transport: Transport,
+        t0: Instant,
+        live: &'a Live,
+    ) -> Plan<'a> {
+        let req = self.req;
+        Plan {
+            base,
+            clients,
+            transport,
+            shape: self.shape(),
+            block: req.block,
+            request: req.request,
+            token: self.token,
+            timeout_ns: self.timeout_ns,
+            verify: self.verify,
+            t0,
+            end_ns: req.duration_ms * 1_000_000,
+            stop: self.stop,
+            live,
+        }
+    }
+}
+
+/// The threads' outcomes as one: counts and CPU summed, histograms merged, every
+/// error kept.
+fn merge(outcomes: Vec<hot::Outcome>, threads: u32, wall_ns: u64) -> RrReverse {
     let mut counts = RrCounts::default();
     let mut hist = new_histogram();
     let mut errors = Vec::new();
@@ -230,14 +259,13 @@ pub fn run(
         unanswered += o.unanswered;
         errors.extend(o.error);
     }
-    let merged = RrReverse {
+    RrReverse {
         counts,
         unanswered,
         errors,
         latency: from_histogram(&hist),
-        threads: nt,
+        threads,
         wall_ns,
         cpu,
-    };
-    (merged, intervals)
+    }
 }

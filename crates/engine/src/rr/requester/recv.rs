@@ -79,8 +79,7 @@ impl Run<'_> {
     /// the one message in flight.
     pub(super) fn recv_tcp(&mut self, i: usize, mut sock: &TcpStream) {
         let p = self.p;
-        let mut fail = None;
-        {
+        let fail = {
             let Run {
                 slots,
                 sched,
@@ -94,85 +93,85 @@ impl Run<'_> {
             if s.dead {
                 return;
             }
+            let mut a = Answer {
+                p,
+                sched,
+                counts,
+                hist,
+            };
             loop {
-                // The header and the block in one read where they both arrived (one
-                // message in flight per connection: nothing follows the block).
-                let res = if s.hdr_got < HEADER_LEN {
-                    let want = (HEADER_LEN - s.hdr_got + p.block as usize).min(recvbuf.len());
-                    sock.read(recvbuf.get_mut(..want).unwrap_or_default())
-                } else {
-                    let want = usize::try_from(s.body_left)
-                        .unwrap_or(usize::MAX)
-                        .min(recvbuf.len());
-                    sock.read(recvbuf.get_mut(..want).unwrap_or_default())
-                };
-                let n = match res {
-                    Ok(0) => {
-                        fail = Some("the agent closed a data connection".to_string());
-                        break;
-                    }
+                let want = s.want(p.block, recvbuf.len());
+                let n = match sock.read(recvbuf.get_mut(..want).unwrap_or_default()) {
+                    Ok(0) => break Some("the agent closed a data connection".to_string()),
                     Ok(n) => n,
-                    Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => break None,
                     Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                    Err(e) => {
-                        fail = Some(format!("reading a block: {e}"));
-                        break;
-                    }
+                    Err(e) => break Some(format!("reading a block: {e}")),
                 };
-                let mut body = recvbuf.get(..n).unwrap_or_default();
-                if s.hdr_got < HEADER_LEN {
-                    let h = (HEADER_LEN - s.hdr_got).min(n);
-                    if let (Some(dst), Some(src)) =
-                        (s.hdr.get_mut(s.hdr_got..s.hdr_got + h), body.get(..h))
-                    {
-                        dst.copy_from_slice(src);
-                    }
-                    s.hdr_got += h;
-                    body = body.get(h..).unwrap_or_default();
-                    if s.hdr_got == HEADER_LEN {
-                        s.body_left = u64::from(p.block);
-                        s.fnv = FNV_INIT;
-                    }
+                if !s.absorb(recvbuf.get(..n).unwrap_or_default(), p.block, p.verify) {
+                    continue;
                 }
-                if !body.is_empty() {
-                    if p.verify {
-                        s.fnv = fnv_update(s.fnv, body);
-                    }
-                    s.body_left -= body.len() as u64;
-                }
-                if s.hdr_got == HEADER_LEN && s.body_left == 0 {
-                    s.hdr_got = 0;
-                    match Header::read(&s.hdr) {
-                        Ok(h)
-                            if h.kind == Kind::RrResponse
-                                && h.token == p.token
-                                && h.len == p.block =>
-                        {
-                            let corrupt = p.verify && s.fnv != h.aux;
-                            let mut a = Answer {
-                                p,
-                                sched,
-                                counts,
-                                hist,
-                            };
-                            if a.take(s, i as u32, h.seq, corrupt) {
-                                *waiting -= 1;
-                            }
-                            // One request in flight per connection: nothing more to read.
-                            break;
+                // One request in flight per connection: nothing follows its block.
+                match a.message(s, i as u32) {
+                    Ok(completed) => {
+                        if completed {
+                            *waiting -= 1;
                         }
-                        _ => {
-                            counts.invalid += 1;
-                            fail = Some("malformed block header on a TCP connection".into());
-                            break;
-                        }
+                        break None;
                     }
+                    Err(why) => break Some(why),
                 }
             }
-        }
+        };
         if let Some(why) = fail {
             self.kill(i, why);
         }
+    }
+}
+
+impl Slot {
+    /// What the next read of this TCP connection takes: the rest of the header and
+    /// the block at once while the header is incomplete (both arrived together, one
+    /// read), else the rest of the block; at most `cap`.
+    fn want(&self, block: u32, cap: usize) -> usize {
+        if self.hdr_got < HEADER_LEN {
+            (HEADER_LEN - self.hdr_got + block as usize).min(cap)
+        } else {
+            usize::try_from(self.body_left)
+                .unwrap_or(usize::MAX)
+                .min(cap)
+        }
+    }
+
+    /// Takes the bytes just read into the message being read (its header, then the
+    /// block's length and checksum); true when they completed it.
+    fn absorb(&mut self, mut body: &[u8], block: u32, verify: bool) -> bool {
+        if self.hdr_got < HEADER_LEN {
+            let h = (HEADER_LEN - self.hdr_got).min(body.len());
+            if let (Some(dst), Some(src)) = (
+                self.hdr.get_mut(self.hdr_got..self.hdr_got + h),
+                body.get(..h),
+            ) {
+                dst.copy_from_slice(src);
+            }
+            self.hdr_got += h;
+            body = body.get(h..).unwrap_or_default();
+            if self.hdr_got == HEADER_LEN {
+                self.body_left = u64::from(block);
+                self.fnv = FNV_INIT;
+            }
+        }
+        if !body.is_empty() {
+            if verify {
+                self.fnv = fnv_update(self.fnv, body);
+            }
+            self.body_left -= body.len() as u64;
+        }
+        let whole = self.hdr_got == HEADER_LEN && self.body_left == 0;
+        if whole {
+            self.hdr_got = 0;
+        }
+        whole
     }
 }
 
@@ -185,6 +184,23 @@ struct Answer<'r, 'p> {
 }
 
 impl Answer<'_, '_> {
+    /// A whole message read on TCP connection `i` (its slot `s`): Ok(true) when its
+    /// block completed the request waited for; a malformed header fails the
+    /// connection, with the reason.
+    fn message(&mut self, s: &mut Slot, i: u32) -> Result<bool, String> {
+        let p = self.p;
+        match Header::read(&s.hdr) {
+            Ok(h) if h.kind == Kind::RrResponse && h.token == p.token && h.len == p.block => {
+                let corrupt = p.verify && s.fnv != h.aux;
+                Ok(self.take(s, i, h.seq, corrupt))
+            }
+            _ => {
+                self.counts.invalid += 1;
+                Err("malformed block header on a TCP connection".into())
+            }
+        }
+    }
+
     /// A block for request `seq` of slot `s` (client `i` of this thread) arrived;
     /// true when it completed the request the slot was waiting for, which frees the
     /// client (closed loop: it is ready at once; open loop: if its due time passed).
@@ -239,5 +255,42 @@ impl Answer<'_, '_> {
         p.live.lat_sum_ns.fetch_add(lat, Ordering::Relaxed);
         p.live.lat_max_ns.fetch_max(lat, Ordering::Relaxed);
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tcp_message_read_in_pieces_completes_once_with_its_checksum() {
+        let block: Vec<u8> = (0..100u8).collect();
+        let mut msg = vec![7u8; HEADER_LEN];
+        msg.extend_from_slice(&block);
+        // Header split, then header tail with part of the block, then the rest.
+        for cuts in [
+            vec![10, 60],
+            vec![HEADER_LEN, HEADER_LEN + 1],
+            vec![1, 2, 3],
+        ] {
+            let mut s = Slot::default();
+            let mut at = 0;
+            let mut whole = 0;
+            for end in cuts.iter().copied().chain([msg.len()]) {
+                assert!(s.want(100, 65_536) >= end - at, "{cuts:?}");
+                whole += usize::from(s.absorb(&msg[at..end], 100, true));
+                at = end;
+            }
+            assert_eq!(whole, 1, "{cuts:?}");
+            assert_eq!(s.fnv, checksum(&block), "{cuts:?}");
+            assert_eq!(s.hdr, [7u8; HEADER_LEN]);
+            // Ready for the next message: the header is read first again.
+            assert_eq!(s.want(100, 65_536), HEADER_LEN + 100);
+        }
+        // Reads never take more than the message or the buffer.
+        let mut s = Slot::default();
+        assert_eq!(s.want(100, 64), 64);
+        assert!(!s.absorb(&msg[..HEADER_LEN], 100, false));
+        assert_eq!(s.want(100, 65_536), 100);
     }
 }

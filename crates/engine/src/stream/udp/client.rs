@@ -2,21 +2,27 @@
 //! runs its half, relays the agent's live intervals and its sender counts, and
 //! assembles both ends' reports into one result.
 
+use std::net::UdpSocket;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-use std::sync::{mpsc, Arc};
+use std::sync::Arc;
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use mtuperf_proto::msg::udp::{UdpEndReport, UdpInterval, UdpSent, UdpStreamReady};
-use mtuperf_proto::msg::{AgentMsg, ClientMsg, StreamLimit};
+use mtuperf_proto::msg::udp::{
+    UdpConnReport, UdpEndReport, UdpInterval, UdpSent, UdpStreamReady, UdpStreamRequest,
+};
+use mtuperf_proto::msg::{AgentMsg, ClientMsg};
 
 use super::data::DRAIN;
 use super::phase::{self, Conn};
 use super::plan::{Live, Plan};
 use super::{datagrams_per_index, sockets, UdpStreamResult, IDLE, LIVE_DEFAULT};
+use crate::client::phase::{
+    self as client_phase, AgentReader, HostSeen, HostWindow, Relay, RelayPlan, Relayed, Report,
+};
 use crate::client::Session;
 use crate::config::UdpStreamConfig;
-use crate::placement::{Pinning, Watch};
+use crate::placement::Pinning;
 use crate::sampler::Sampler;
 use crate::stamp::unix_ms;
 use crate::stream::End;
@@ -50,6 +56,43 @@ pub fn run(
         .validate(&session.info.limits)
         .map_err(|e| EngineError::Refused(e.into()))?;
     let started_unix_ms = unix_ms();
+    let (req, ready, socks) = ask(session, config)?;
+    obs.ready(&ready);
+    let sampler = Sampler::toward(session.agent.ip());
+    let planned = client_phase::planned(session, req.limit);
+    let conns: Vec<Conn> = phase::conns(socks, |i| req.client_sends_on(i), req.io, req.block);
+    let pin = Pinning::new(config.cpus.clone());
+    let window = HostWindow::open(&sampler, &pin);
+    let t0 = window.t0;
+    let this = ThisEnd {
+        req: &req,
+        lives: (0..config.connections()).map(|_| Live::new()).collect(),
+        every: config.interval.unwrap_or(LIVE_DEFAULT),
+        plan: Plan {
+            token: ready.token,
+            block: req.block,
+            rate_bps: ready.rate_bps / u64::from(req.streams),
+            count: datagrams_per_index(&req),
+            t0,
+            end: t0 + planned,
+            hard_end: t0 + planned + DRAIN + IDLE,
+            halt: AtomicBool::new(false),
+            abort: AtomicBool::new(false),
+            pin,
+        },
+    };
+    let mut m = measure(session, &this, conns, window, stop, obs)?;
+    m.started_unix_ms = started_unix_ms;
+    let explain = obs.explain_failure();
+    Ok(assemble(session, req, ready.rate_bps, m, stop, explain))
+}
+
+/// Binds this end's sockets, asks the agent (their ports in the request) and
+/// connects each to the agent's port of the same index.
+fn ask(
+    session: &Session,
+    config: &UdpStreamConfig,
+) -> Result<(UdpStreamRequest, UdpStreamReady, Vec<UdpSocket>), EngineError> {
     let n = config.connections();
     let local = session
         .bind()
@@ -65,121 +108,87 @@ pub fn run(
         });
     }
     sockets::connect(&socks, session.agent.ip(), &ready.ports)?;
-    obs.ready(&ready);
-    let sampler = Sampler::toward(session.agent.ip());
-    let agent_max = match session.info.limits.max_duration_ms {
-        0 => Duration::from_hours(24),
-        ms => Duration::from_millis(ms),
-    };
-    let planned = match req.limit {
-        StreamLimit::Time { ms } => Duration::from_millis(ms).min(agent_max),
-        StreamLimit::Bytes { .. } => agent_max,
-    };
-    let lives: Vec<Live> = (0..n).map(|_| Live::new()).collect();
-    let conns: Vec<Conn> = phase::conns(socks, |i| req.client_sends_on(i), req.io, req.block);
-    let has_senders = conns.iter().any(|c| c.sending);
-    let every = config.interval.unwrap_or(LIVE_DEFAULT);
+    Ok((req, ready, socks))
+}
 
-    let t0 = Instant::now();
-    let before = sampler.snapshot(t0);
-    let plan = Plan {
-        token: ready.token,
-        block: req.block,
-        rate_bps: ready.rate_bps / u64::from(req.streams),
-        count: datagrams_per_index(&req),
-        t0,
-        end: t0 + planned,
-        hard_end: t0 + planned + DRAIN + IDLE,
-        halt: AtomicBool::new(false),
-        abort: AtomicBool::new(false),
-        pin: Pinning::new(config.cpus.clone()),
-    };
-    let watch = Watch::start(&plan.pin, sampler.iface.as_ref().map(|i| i.name.as_str()));
-    let hard_end = plan.hard_end + IDLE + session.reply_timeout();
-    let (tx, rx) = mpsc::channel::<Result<AgentMsg, EngineError>>();
-    let reader = {
-        let control = session.control.clone();
-        thread::spawn(move || loop {
-            let m = control.recv_by::<AgentMsg>(Some(hard_end), "the agent's udp report");
-            let last = !matches!(m, Ok(AgentMsg::UdpInterval(_) | AgentMsg::UdpSent(_)));
-            if tx.send(m).is_err() || last {
-                break;
-            }
-        })
-    };
+/// This end of one run: what it asked, what its threads share, their live counts
+/// and how often an interval closes.
+struct ThisEnd<'a> {
+    req: &'a UdpStreamRequest,
+    plan: Plan,
+    lives: Vec<Live>,
+    every: Duration,
+}
+
+/// What one run measured: this end's sockets, intervals and host, and the agent's
+/// report (or why it is missing) with its live intervals.
+struct Measured {
+    started_unix_ms: i64,
+    conns: Vec<UdpConnReport>,
+    intervals: Vec<UdpInterval>,
+    host: HostSeen,
+    agent: Report<UdpEndReport>,
+    /// The agent's live intervals, kept in case its report never came.
+    agent_live: Vec<UdpInterval>,
+}
+
+/// Go, then this end's threads while the agent's intervals and sender counts are
+/// relayed; this end's counts to the agent once its senders are done; the Stop; the
+/// agent's report.
+fn measure(
+    session: &Session,
+    this: &ThisEnd<'_>,
+    conns: Vec<Conn>,
+    window: HostWindow<'_>,
+    stop: &AtomicBool,
+    obs: &dyn UdpObserver,
+) -> Result<Measured, EngineError> {
+    let t0 = window.t0;
+    let hard_end = this.plan.hard_end + IDLE + session.reply_timeout();
+    let (reader, rx) = AgentReader::spawn(session, hard_end, "the agent's udp report", |m| {
+        matches!(m, AgentMsg::UdpInterval(_) | AgentMsg::UdpSent(_))
+    });
     session.control.send(&ClientMsg::Go)?;
-    let stop_sent = AtomicBool::new(false);
-    let send_stop = || {
-        if !stop_sent.swap(true, Relaxed) {
-            let _ = session.control.send(&ClientMsg::Stop);
-        }
-    };
-    let local_done = AtomicBool::new(false);
-    let mut agent_intervals: Vec<UdpInterval> = Vec::new();
-    let mut report: Option<Result<UdpEndReport, EngineError>> = None;
-    let (plan, lives, req_r) = (&plan, &lives, &req);
-    let (report_r, agent_iv, local_done_r, send_stop_r) =
-        (&mut report, &mut agent_intervals, &local_done, &send_stop);
-    let (client_conns, client_intervals) = thread::scope(|s| {
-        let relay = s.spawn(move || {
-            let (report, local_done, send_stop) = (report_r, local_done_r, send_stop_r);
-            let mut done_at: Option<Instant> = None;
-            loop {
-                if stop.load(Relaxed) {
-                    plan.halt.store(true, Relaxed);
-                    send_stop();
+    let relay = Relay::new(
+        session,
+        RelayPlan {
+            interrupt: stop,
+            halt: &this.plan.halt,
+            abort: Some(&this.plan.abort),
+            t0,
+            silence: None,
+            report_wait: session.reply_timeout() + IDLE,
+        },
+    );
+    let has_senders = conns.iter().any(|c| c.sending);
+    let mut agent_live = Vec::new();
+    let (agent, (conns, intervals)) = thread::scope(|s| {
+        let (relay, live) = (&relay, &mut agent_live);
+        let relayed = s.spawn(move || {
+            relay.run(&rx, |m| match m {
+                AgentMsg::UdpInterval(i) => {
+                    obs.interval(End::Agent, &i);
+                    live.push(*i);
+                    Relayed::Live
                 }
-                let m = match rx.recv_timeout(Duration::from_millis(50)) {
-                    Ok(m) => m,
-                    Err(mpsc::RecvTimeoutError::Timeout) => {
-                        if local_done.load(Relaxed) {
-                            let at = *done_at.get_or_insert_with(Instant::now);
-                            if at.elapsed() >= session.reply_timeout() + IDLE {
-                                break;
-                            }
-                        }
-                        continue;
-                    }
-                    Err(mpsc::RecvTimeoutError::Disconnected) => break,
-                };
-                match m {
-                    Ok(AgentMsg::UdpInterval(i)) => {
-                        obs.interval(End::Agent, &i);
-                        agent_iv.push(*i);
-                    }
-                    Ok(AgentMsg::UdpSent(sent)) => set_expected(lives, &sent, req_r, false),
-                    Ok(AgentMsg::UdpStreamDone(r)) => {
-                        *report = Some(Ok(*r));
-                        break;
-                    }
-                    Ok(AgentMsg::Error { message }) => {
-                        *report = Some(Err(EngineError::Agent(message)));
-                        break;
-                    }
-                    Ok(other) => {
-                        *report = Some(Err(EngineError::Unexpected {
-                            expected: "a udp interval or report",
-                            got: format!("{other:?}"),
-                        }));
-                        break;
-                    }
-                    Err(e) => {
-                        *report = Some(Err(e));
-                        break;
-                    }
+                AgentMsg::UdpSent(sent) => {
+                    set_expected(&this.lives, &sent, this.req, false);
+                    Relayed::Live
                 }
-            }
-            if !matches!(*report, Some(Ok(_))) {
-                plan.halt.store(true, Relaxed);
-                plan.abort.store(true, Relaxed);
-            }
+                AgentMsg::UdpStreamDone(r) => Relayed::Done(Ok(*r)),
+                AgentMsg::Error { message } => Relayed::Done(Err(EngineError::Agent(message))),
+                other => Relayed::Done(Err(EngineError::Unexpected {
+                    expected: "a udp interval or report",
+                    got: format!("{other:?}"),
+                })),
+            })
         });
         let out = phase::run(
             conns,
-            plan,
-            lives,
-            &sampler,
-            every,
+            &this.plan,
+            &this.lives,
+            window.sampler(),
+            this.every,
             |i| obs.interval(End::Client, i),
             |sent| {
                 if has_senders {
@@ -187,83 +196,86 @@ pub fn run(
                 }
             },
         );
-        send_stop();
-        local_done.store(true, Relaxed);
-        let _ = relay.join();
-        out
+        relay.local_done();
+        (relayed.join().unwrap_or_else(|_| Report::none()), out)
     });
-    let client_placement = Some(watch.finish());
-    let after = sampler.snapshot(t0);
-    let wall_ns = t0.elapsed().as_nanos() as u64;
-    if !matches!(report, Some(Ok(_))) {
-        session.control.shutdown();
-    }
-    let _ = reader.join();
+    let host = window.close();
+    reader.finish(session, agent.missing());
+    Ok(Measured {
+        started_unix_ms: 0,
+        conns,
+        intervals,
+        host,
+        agent,
+        agent_live,
+    })
+}
 
-    let mut reasons = Vec::new();
-    if stop.load(Relaxed) {
-        reasons.push("stopped by a signal (Ctrl-C or SIGTERM)".to_string());
-    }
-    let report_missing = !matches!(report, Some(Ok(_)));
-    let agent = match report {
-        Some(Ok(r)) => r,
-        other => {
-            reasons.push(match other {
-                Some(Err(e)) => format!("the agent's report never came: {e}"),
-                _ => "the agent's report never came".into(),
-            });
-            UdpEndReport {
-                intervals: agent_intervals,
-                interrupted: true,
-                ..UdpEndReport::default()
-            }
-        }
-    };
-    for (end, conns) in [("this end", &client_conns), ("the agent", &agent.conns)] {
-        if let Some(c) = conns.iter().find(|c| c.error.is_some()) {
-            reasons.push(format!(
-                "{end}, socket {}: {}",
-                c.index,
-                c.error.as_deref().unwrap_or_default()
-            ));
-        }
-    }
+/// Both ends' reports as one result, with the reasons it is marked interrupted and,
+/// when a direction lost everything or the agent's report is missing, the likely
+/// cause.
+fn assemble(
+    session: &Session,
+    req: UdpStreamRequest,
+    paced_rate_bps: u64,
+    m: Measured,
+    stop: &AtomicBool,
+    explain: bool,
+) -> UdpStreamResult {
+    let mut reasons = client_phase::reasons(stop);
+    let report_missing = m.agent.missing();
+    let agent = m
+        .agent
+        .take(m.host.t0, &mut reasons)
+        .unwrap_or_else(|| UdpEndReport {
+            intervals: m.agent_live,
+            interrupted: true,
+            ..UdpEndReport::default()
+        });
+    reasons.extend(socket_error("this end", &m.conns));
+    reasons.extend(socket_error("the agent", &agent.conns));
     let interrupted = !reasons.is_empty() || agent.interrupted;
+    let host = m.host;
     let mut result = UdpStreamResult {
-        paced_rate_bps: ready.rate_bps,
+        paced_rate_bps,
         request: req,
         target: session.agent.to_string(),
-        local_addr: session
-            .control
-            .local()
-            .map(|a| a.to_string())
-            .unwrap_or_default(),
+        local_addr: client_phase::local_addr(session),
         remote_addr: session.agent.to_string(),
-        started_unix_ms,
-        client_host: mtuperf_sys::host::identity(crate::stamp::SOFTWARE),
+        started_unix_ms: m.started_unix_ms,
+        client_host: client_phase::client_host(),
         agent_host: session.info.host.clone(),
         client: UdpEndReport {
-            conns: client_conns,
-            before,
-            after,
-            iface: sampler.iface.clone(),
-            intervals: client_intervals,
-            wall_ns,
+            conns: m.conns,
+            before: host.before,
+            after: host.after,
+            iface: host.iface,
+            intervals: m.intervals,
+            wall_ns: host.wall_ns,
             interrupted,
             placement: None,
         },
         agent,
         interrupted,
-        interrupt_reason: (!reasons.is_empty()).then(|| reasons.join("; ")),
-        client_placement,
+        interrupt_reason: client_phase::joined(&reasons),
+        client_placement: Some(host.placement),
         diagnosis: None,
     };
-    let e = evidence(&result, report_missing);
     let failed = report_missing || lost_a_direction(&result);
-    if failed && obs.explain_failure() && !stop.load(Relaxed) {
-        result.diagnosis = Some(crate::explain::diagnose(session, &e));
-    }
-    Ok(result)
+    result.diagnosis = client_phase::explain(session, failed, explain, stop, || {
+        evidence(&result, report_missing)
+    });
+    result
+}
+
+/// The first socket error of one end.
+fn socket_error(end: &str, conns: &[UdpConnReport]) -> Option<String> {
+    let c = conns.iter().find(|c| c.error.is_some())?;
+    Some(format!(
+        "{end}, socket {}: {}",
+        c.index,
+        c.error.as_deref().unwrap_or_default()
+    ))
 }
 
 /// Datagrams sent and received one way: (sent, received), from the sending end's

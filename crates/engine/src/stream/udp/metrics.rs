@@ -225,6 +225,50 @@ fn causes(
     }
 }
 
+/// One direction's datagrams and bytes as its ends' sockets counted them.
+struct Counted {
+    /// Sent, as the sender counted (0 when its report is missing).
+    by_sender: u64,
+    /// Sent: the sender's count, or the receiver's count of it when the sender's
+    /// report is missing.
+    sent: u64,
+    received: u64,
+    sent_bytes: u64,
+    received_bytes: u64,
+    /// Datagrams the receiver's sockets dropped (None: no receiver's report, or a
+    /// socket that could not tell).
+    socket_drops: Option<u64>,
+}
+
+fn counted(s: &[&UdpConnReport], r: &[&UdpConnReport]) -> Counted {
+    let by_sender: u64 = s.iter().map(|c| c.sent).sum();
+    Counted {
+        by_sender,
+        sent: if s.is_empty() {
+            r.iter().map(|c| c.expected.unwrap_or(c.next_seq)).sum()
+        } else {
+            by_sender
+        },
+        received: r.iter().map(|c| c.received).sum(),
+        sent_bytes: s.iter().map(|c| c.sent_bytes).sum(),
+        received_bytes: r.iter().map(|c| c.received_bytes).sum(),
+        socket_drops: if r.is_empty() {
+            None
+        } else {
+            r.iter().map(|c| c.drops).sum()
+        },
+    }
+}
+
+/// Bits per second of `bytes` over `span_s` seconds (0 over no time).
+fn rate(bytes: u64, span_s: f64) -> f64 {
+    if span_s > 0.0 {
+        bytes as f64 * 8.0 / span_s
+    } else {
+        0.0
+    }
+}
+
 fn direction(
     sender: End,
     snd: &UdpEndReport,
@@ -237,16 +281,8 @@ fn direction(
     if s.is_empty() && r.is_empty() {
         return None;
     }
-    let sent_by_sender: u64 = s.iter().map(|c| c.sent).sum();
-    // A sender whose report is missing: the receiver's count of it.
-    let sent = if s.is_empty() {
-        r.iter().map(|c| c.expected.unwrap_or(c.next_seq)).sum()
-    } else {
-        sent_by_sender
-    };
-    let received: u64 = r.iter().map(|c| c.received).sum();
-    let received_bytes: u64 = r.iter().map(|c| c.received_bytes).sum();
-    let sent_bytes: u64 = s.iter().map(|c| c.sent_bytes).sum();
+    let n = counted(&s, &r);
+    let (sent, received, sent_by_sender) = (n.sent, n.received, n.by_sender);
     let lost = sent.saturating_sub(received);
     let sd = snmp_delta(snd);
     let rd = snmp_delta(rcv);
@@ -256,20 +292,9 @@ fn direction(
         sender: end_io(&s, sent_by_sender),
         receiver: end_io(&r, received),
     };
-    let socket_drops: Option<u64> = if r.is_empty() {
-        None
-    } else {
-        r.iter().map(|c| c.drops).sum()
-    };
+    let socket_drops = n.socket_drops;
     let loss_causes = causes(lost, socket_drops, rcvbuf, reasm_fails, &io.receiver);
     let span = span_s(&s);
-    let bps = |bytes: u64| {
-        if span > 0.0 {
-            bytes as f64 * 8.0 / span
-        } else {
-            0.0
-        }
-    };
     Some(UdpDirection {
         sender,
         receiver: match sender {
@@ -285,8 +310,8 @@ fn direction(
         loss_causes,
         exact: !s.is_empty() && !r.is_empty() && r.iter().all(|c| c.expected.is_some()),
         send_errors: s.iter().map(|c| c.send_errors).sum(),
-        offered_bps: bps(sent_bytes),
-        goodput_bps: bps(received_bytes),
+        offered_bps: rate(n.sent_bytes, span),
+        goodput_bps: rate(n.received_bytes, span),
         jitter_us: r.iter().map(|c| c.jitter_ns).max().unwrap_or(0) as f64 / 1e3,
         fragments_per_datagram: sd.and_then(|d| per(d.ip_frag_creates, sent_by_sender)),
         reasm_oks: rd.map(|d| d.ip_reasm_oks),
