@@ -21,9 +21,17 @@ fn ip_link_packets(lab: &LabGuard, iface: &str) -> (u64, u64) {
     )
 }
 
+/// Packets of the control connection (connect, handshake, request, ready, the data
+/// connections' handshakes, Stop, the end report, Bye, the FINs) that `ip -s link`
+/// around the whole command counts but the run's own interval, from Go to the end of
+/// the data, does not: about 15 to 30 each way.
+const CONTROL_PACKETS: f64 = 40.0;
+
+/// Our count of the measured interval against the kernel's around the whole
+/// command: within 1%, less at most the control connection's packets.
 fn within_1pct(ours: u64, kernel: u64) -> bool {
     let (a, b) = (ours as f64, kernel as f64);
-    (a - b).abs() <= 0.01 * b.max(1.0)
+    a <= b + 0.01 * b.max(1.0) && b - a <= 0.01 * b.max(1.0) + CONTROL_PACKETS
 }
 
 #[test]
