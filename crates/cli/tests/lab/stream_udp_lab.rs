@@ -204,9 +204,22 @@ fn a_rate_sweep_finds_the_knee_near_the_shaped_link_rate() {
         assert_eq!(s["passed"], false, "{s}");
         assert!(s["goodput_bps"].as_f64().unwrap() < 1.1e8, "{s}");
     }
+    // Below the link rate nothing is lost.
+    let f = |s: &serde_json::Value, k: &str| s[k].as_f64().unwrap();
+    for s in &steps[..3] {
+        assert!(f(s, "loss_pct") <= 0.1, "a loss below the link rate: {s}");
+    }
+    // The knee is near the link, unless the steps between it and the link did not
+    // pass only because this (debug, on a loaded CI host) sender could not offer what
+    // they asked: a sender descheduled for over 20 ms restarts its schedule rather
+    // than bursting, and the step says so (offered below asked, nothing lost).
     let knee = sweep["knee"]["asked_bps"].as_f64().expect("a knee");
+    let sender_bound = steps[..3]
+        .iter()
+        .filter(|s| f(s, "asked_bps") > knee)
+        .all(|s| f(s, "offered_bps") < 0.95 * f(s, "asked_bps"));
     assert!(
-        (40e6..=1.05e8).contains(&knee),
+        (40e6..=1.05e8).contains(&knee) || sender_bound,
         "knee {knee} not near the 100 Mbit/s link: {sweep}"
     );
 }
