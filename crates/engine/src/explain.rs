@@ -276,6 +276,19 @@ pub fn decide(e: &Evidence, path: Result<&PathCheck, &str>) -> Cause {
 /// not answer by then is not answering (a live one answers in milliseconds).
 pub const RECONNECT_WITHIN: std::time::Duration = std::time::Duration::from_secs(3);
 
+/// The likely cause of a failed run (`explain`: a few seconds' path check on a
+/// fresh session), when it failed, the caller wants it, and no signal ended it.
+pub fn when_failed(
+    session: &Session,
+    failed: bool,
+    wanted: bool,
+    interrupt: &std::sync::atomic::AtomicBool,
+    evidence: impl FnOnce() -> Evidence,
+) -> Option<Diagnosis> {
+    (failed && wanted && !interrupt.load(std::sync::atomic::Ordering::Relaxed))
+        .then(|| diagnose(session, &evidence()))
+}
+
 /// Checks the path toward `session`'s agent again on a new session (the old one may
 /// be stuck behind a lost report) and decides the cause.
 pub fn diagnose(session: &Session, e: &Evidence) -> Diagnosis {

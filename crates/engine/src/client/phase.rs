@@ -397,19 +397,6 @@ pub fn joined(reasons: &[String]) -> Option<String> {
     (!reasons.is_empty()).then(|| reasons.join("; "))
 }
 
-/// The likely cause of a failed run (`explain`: a few seconds' path check on a
-/// fresh session), when it failed, the caller wants it, and no signal ended it.
-pub fn explain(
-    session: &Session,
-    failed: bool,
-    wanted: bool,
-    interrupt: &AtomicBool,
-    evidence: impl FnOnce() -> crate::explain::Evidence,
-) -> Option<crate::explain::Diagnosis> {
-    (failed && wanted && !interrupt.load(Relaxed))
-        .then(|| crate::explain::diagnose(session, &evidence()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -294,7 +294,7 @@ fn assemble(
         from_failed: Vec::new(),
         diagnosis: None,
     };
-    result.diagnosis = client_phase::explain(session, failed, params.explain, stop, || {
+    result.diagnosis = crate::explain::when_failed(session, failed, params.explain, stop, || {
         evidence(&result, report_missing)
     });
     result

@@ -275,7 +275,7 @@ fn assemble(
         diagnosis: None,
     };
     let failed = report_missing || !gaps.is_empty() || moved(&result) == 0;
-    result.diagnosis = client_phase::explain(session, failed, explain, stop, || {
+    result.diagnosis = crate::explain::when_failed(session, failed, explain, stop, || {
         evidence(&result, report_missing)
     });
     result

@@ -262,7 +262,7 @@ fn assemble(
         diagnosis: None,
     };
     let failed = report_missing || lost_a_direction(&result);
-    result.diagnosis = client_phase::explain(session, failed, explain, stop, || {
+    result.diagnosis = crate::explain::when_failed(session, failed, explain, stop, || {
         evidence(&result, report_missing)
     });
     result
