@@ -59,8 +59,10 @@ impl Pinning {
         self.cpus.as_deref()
     }
 
-    /// Called first by every test thread: pins it (a failure is recorded, and the
-    /// thread runs unpinned) and registers it for sampling.
+    /// Called by every test thread before its work: pins it (a failure is recorded,
+    /// and the thread runs unpinned) and registers it for sampling. A thread the
+    /// tool pins by its own policy calls [`Pinning::pin_own`] first, so that no
+    /// sample is taken before its pin.
     pub fn enter(&self, role: ThreadRole) {
         if let Some(cpus) = &self.cpus {
             if let Err(e) = mtuperf_sys::affinity::pin_current_thread(cpus) {

@@ -166,10 +166,11 @@ pub fn run(
             let remaining = &remaining;
             handles.push(s.spawn(move || {
                 if let Some(pin) = d.pin {
-                    pin.enter(mtuperf_proto::placement::ThreadRole::Requester);
+                    // Pinned before registered: no placement sample predates the pin.
                     if tcp && pin.cpus().is_none() {
                         pin_one_per_cpu(k, nt, pin);
                     }
+                    pin.enter(mtuperf_proto::placement::ThreadRole::Requester);
                 }
                 let out = hot::run(&d.plan(base, clients, transport, t0, live));
                 remaining.fetch_sub(1, Ordering::AcqRel);

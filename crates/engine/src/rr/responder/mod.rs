@@ -96,18 +96,24 @@ impl Tally {
 }
 
 /// Runs one serving thread per item of `work`, each measuring its own CPU over its
-/// life, and sums their tallies.
+/// life, and sums their tallies. `own_cpu` names the CPU the tool's own policy pins
+/// an item's thread to (steering): it is pinned before it is registered for
+/// sampling, so no sample predates its pin.
 pub(super) fn fan_out<W: Send>(
     pin: &Pinning,
     work: Vec<W>,
+    own_cpu: impl Fn(&W) -> Option<u32> + Sync,
     serve: impl Fn(W) -> Tally + Sync,
 ) -> Tally {
-    let serve = &serve;
+    let (serve, own_cpu) = (&serve, &own_cpu);
     thread::scope(|s| {
         let handles: Vec<_> = work
             .into_iter()
             .map(|w| {
                 s.spawn(move || {
+                    if let Some(c) = own_cpu(&w) {
+                        pin.pin_own(c);
+                    }
                     pin.enter(mtuperf_proto::placement::ThreadRole::Responder);
                     let born = Instant::now();
                     let mut t = serve(w);

@@ -52,12 +52,11 @@ impl<C> Steer<C> {
         })
     }
 
-    /// Pins the calling thread to worker `k`'s CPU, recorded in its placement (a
-    /// failure leaves it unpinned: steering then only costs the moves).
-    pub fn pin(&self, k: usize, pinning: &crate::placement::Pinning) {
-        if let Some(&c) = self.cpus.get(k) {
-            pinning.pin_own(c);
-        }
+    /// Worker `k`'s CPU, which its thread is pinned to (`Pinning::pin_own`, recorded
+    /// in its placement; a failure leaves it unpinned: steering then only costs the
+    /// moves).
+    pub fn cpu(&self, k: usize) -> Option<u32> {
+        self.cpus.get(k).copied()
     }
 
     /// The worker for a connection the kernel last received on, if known.

@@ -69,7 +69,8 @@ pub(in crate::rr) fn serve(
     }
     let (block, steer) = (&block, steer.as_ref());
     let work: Vec<(usize, Vec<Conn>)> = groups.into_iter().enumerate().collect();
-    fan_out(&shared.pin, work, |(k, g)| {
+    let own_cpu = |(k, _): &(usize, Vec<Conn>)| steer.and_then(|s| s.cpu(*k));
+    fan_out(&shared.pin, work, own_cpu, |(k, g)| {
         worker(k, g, shared, deadline, block, steer)
     })
 }
@@ -96,7 +97,6 @@ fn worker(
     let mut arrived: Vec<Conn> = Vec::new();
     let mut alive = 0usize;
     if let Some(s) = steer {
-        s.pin(k, &shared.pin);
         if let Some(w) = s.waker(k) {
             let _ = ep.add(w, EpollEvent::new(EpollFlags::EPOLLIN, WAKE));
         }

@@ -65,9 +65,12 @@ pub(in crate::rr) fn serve(
     let block = Block::new(shared.block);
     let allowed = Allowed::new(shared, peer, ports, HEADER_LEN + shared.request as usize);
     let (allowed, block) = (&allowed, &block);
-    fan_out(&shared.pin, (0..workers.max(1)).collect(), |_| {
-        super::udp_batch::worker(sock, allowed, deadline, block)
-    })
+    fan_out(
+        &shared.pin,
+        (0..workers.max(1)).collect(),
+        |_| None,
+        |_| super::udp_batch::worker(sock, allowed, deadline, block),
+    )
 }
 
 #[cfg(test)]
