@@ -26,24 +26,22 @@ fn assert_schema(doc: &serde_json::Value, schema: &str) {
 }
 
 /// NICs at 9000, a switch port at 1500: 8K UDP blocks never arrive. The step is all
-/// lost (not 95%), has no latency (null, "no block answered"), and names the path.
+/// lost (not 95%), has no latency (null, "no block answered"), and names the path, in
+/// its JSON and in its text (the stored run, shown: one run on the dead path, which
+/// costs the agent's report deadline, serves both).
 #[test]
 fn a_switch_port_at_1500_is_named_when_8k_blocks_get_no_answer() {
     require_lab!(false);
     let lab = TestLab::up(&["--scenario", "switchport", "--offload", "off"]);
     let out = lab_support::mtuperf(&["lab", "serve", "--name", &lab.name]);
     assert!(out.status.success(), "lab serve: {}", text(&out));
-    let rr = |extra: &[&str]| {
-        lab.exec(
-            "client",
-            &[
-                &[BIN, "--no-store", "rr", SWITCHPORT, "--time", "2s"][..],
-                extra,
-            ]
-            .concat(),
-        )
-    };
-    let out = rr(&["--json"]);
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let db = db.to_str().unwrap();
+    let out = lab.exec(
+        "client",
+        &[BIN, "--db", db, "rr", SWITCHPORT, "--time", "2s", "--json"],
+    );
     // The agent's report is lost on the same path: interrupted, exit 5.
     assert_eq!(out.status.code(), Some(5), "{}", text(&out));
     let doc = json(&out);
@@ -66,8 +64,10 @@ fn a_switch_port_at_1500_is_named_when_8k_blocks_get_no_answer() {
     assert_eq!(cause["packet"]["kind"]["kind"], "udp_block", "{cause}");
     assert_eq!(r["diagnosis"]["path"]["faults"][0]["class"], "switch_port");
 
-    let out = rr(&[]);
-    let all = text(&out);
+    let id = doc["steps"][0]["run_id"].as_i64().expect("stored");
+    let shown = lab_support::mtuperf(&["--db", db, "show", &id.to_string()]);
+    let all = text(&shown);
+    assert!(shown.status.success(), "{all}");
     assert!(
         all.contains("no block answered: no latency to show"),
         "{all}"
@@ -77,8 +77,16 @@ fn a_switch_port_at_1500_is_named_when_8k_blocks_get_no_answer() {
         all.contains("likely cause: the path carries 1500 of 9000 agent → client: 8 KiB blocks (8260-byte datagrams) cannot pass"),
         "{all}"
     );
+}
 
-    // A TCP stream over the same path: its 9000-byte segments cannot pass.
+/// A TCP stream over a switch port at 1500 between NICs at 9000: its 9000-byte
+/// segments cannot pass; the run names the path, and gives no limit verdict.
+#[test]
+fn a_tcp_stream_through_a_switch_port_at_1500_names_it() {
+    require_lab!(false);
+    let lab = TestLab::up(&["--scenario", "switchport", "--offload", "off"]);
+    let out = lab_support::mtuperf(&["lab", "serve", "--name", &lab.name]);
+    assert!(out.status.success(), "lab serve: {}", text(&out));
     let out = lab.exec(
         "client",
         &[BIN, "--no-store", "stream", SWITCHPORT, "--time", "2s"],
