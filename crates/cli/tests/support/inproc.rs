@@ -85,6 +85,15 @@ pub fn run_in(args: &[&str]) -> Output {
     Cli::new().args(args).output().unwrap()
 }
 
+/// Stdout then stderr, as text (for a failure's message).
+pub fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
 /// Runs `cli`, which must succeed, and returns its stdout as one JSON document.
 pub fn json_in(cli: &mut Cli) -> serde_json::Value {
     let out = cli.output().unwrap();
