@@ -26,6 +26,7 @@ mod doctor_cli;
 mod fn_budget;
 mod format_axis;
 mod json_errors;
+mod library;
 mod messages;
 mod packaging;
 mod path;
