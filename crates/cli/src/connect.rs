@@ -29,7 +29,7 @@ pub fn load_key(path: Option<&Path>) -> Result<Option<Key>, Failure> {
     if let Ok(meta) = std::fs::metadata(p) {
         use std::os::unix::fs::PermissionsExt;
         if let Some(w) = key_mode_warning(p, meta.permissions().mode()) {
-            eprintln!("{w}");
+            errln!("{w}");
         }
     }
     let hint =

@@ -1,7 +1,5 @@
 //! Exit codes, documented in the README ("Exit codes"). Errors are printed once, whole
 //! chain on one line, by `finish`.
-use std::io::Write;
-use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -123,13 +121,13 @@ impl From<anyhow::Error> for Failure {
 
 pub type CmdResult = Result<u8, Failure>;
 
-/// Ends the process: flushes stdout, prints the error chain once (on one line,
+/// Ends the invocation with its exit code: flushes stdout, prints the error chain once (on one line,
 /// control characters escaped), then any storage failure (the result was printed
 /// first) and any output failure (the run was stored first). The code: an
 /// interruption (130/143), else the command's own error (2-6), else a run that could
 /// not be stored (5), else stdout that failed (7) or whose reader went away (141),
 /// else the command's answer (0/1): a result not written whole is never a success.
-pub fn finish(result: CmdResult) -> ExitCode {
+pub fn finish(result: CmdResult) -> u8 {
     crate::out::flush();
     let code = match result {
         Ok(code) => code,
@@ -146,8 +144,7 @@ pub fn finish(result: CmdResult) -> ExitCode {
             // The chain can carry what a peer sent (an agent's refusal, a hostname):
             // escaped, so it cannot forge a second line or drive the terminal.
             let chain = format!("{:#}", f.error);
-            let _ = writeln!(
-                std::io::stderr(),
+            errln!(
                 "mtuperf: error: {}",
                 mtuperf_proto::text::escape_control(&chain)
             );
@@ -171,16 +168,16 @@ pub fn finish(result: CmdResult) -> ExitCode {
     };
     let code = match crate::out::cut() {
         Some(cut) => {
-            report_cut(cut);
+            report_cut(&cut);
             if code <= CHECK_FAILED {
-                cut_code(cut)
+                cut_code(&cut)
             } else {
                 code
             }
         }
         None => code,
     };
-    ExitCode::from(signalled(code))
+    signalled(code)
 }
 
 /// The exit code of an output that stopped at `cut`.
@@ -218,14 +215,14 @@ fn report_cut(cut: &crate::out::Cut) {
                 .join(", ")
         ),
     };
-    let _ = writeln!(std::io::stderr(), "{what}{kept}");
+    errln!("{what}{kept}");
 }
 
-/// Ends the process on a command line clap refused (or help and version, which it
+/// Ends the invocation on a command line clap refused (or help and version, which it
 /// prints on stdout with exit 0): its message on stderr as clap words it, and, when
 /// JSON was asked for, the same as an `mtuperf.error/1` document on stdout; exit 2.
-pub fn command_line(e: &clap::Error, json: bool) -> ExitCode {
-    let _ = e.print();
+pub fn command_line(e: &clap::Error, json: bool) -> u8 {
+    crate::out::clap(e);
     let code = u8::try_from(e.exit_code()).unwrap_or(USAGE);
     if json && e.use_stderr() {
         crate::out::json(&ErrorDoc {
@@ -235,7 +232,7 @@ pub fn command_line(e: &clap::Error, json: bool) -> ExitCode {
         });
         crate::out::flush();
     }
-    ExitCode::from(code)
+    code
 }
 
 /// clap's rendered error on one line: the message and its tips, without the usage

@@ -8,9 +8,13 @@ use crate::exit::{self, Failure};
 
 /// Ctrl-C (SIGINT) and SIGTERM set the returned flag: the run in progress stops,
 /// is printed and stored as interrupted, and the command exits 130 (SIGINT) or 143
-/// (SIGTERM). A second signal of either kind exits at once with its code.
+/// (SIGTERM). A second signal of either kind exits at once with its code. An
+/// in-process invocation (`crate::run_captured`) leaves the process's signals alone.
 pub fn flag() -> Arc<AtomicBool> {
     let flag = Arc::new(AtomicBool::new(false));
+    if !crate::out::current().is_process() {
+        return flag;
+    }
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         let code = exit::signal_code(sig);
         let _ = signal_hook::flag::register_conditional_shutdown(sig, code, flag.clone());
@@ -39,7 +43,7 @@ pub fn measured_exit(stop: &AtomicBool, interrupt_reason: Option<&str>, ok: u8) 
         exit::INTERRUPTED
     } else if let Some(why) = interrupt_reason {
         let why = mtuperf_proto::text::escape_control(why);
-        eprintln!("mtuperf: run interrupted: {why}");
+        errln!("mtuperf: run interrupted: {why}");
         exit::FAILED
     } else {
         ok

@@ -5,15 +5,23 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressStyle};
 use mtuperf_proto::msg::{StreamLimit, StreamRequest};
 
-/// Standard error is a terminal that can show live lines (not TERM=dumb).
+/// Standard error is this process's and a terminal that can show live lines (not
+/// TERM=dumb).
 pub fn stderr_is_terminal() -> bool {
-    use std::io::IsTerminal as _;
-    std::io::stderr().is_terminal() && std::env::var_os("TERM").is_none_or(|t| t != "dumb")
+    crate::out::stderr_is_terminal()
+}
+
+/// Bars are drawn for the process's own stderr only (not for an in-process
+/// invocation's), unless quiet or TERM=dumb; indicatif hides them off a terminal.
+pub fn bars(quiet: bool) -> bool {
+    !quiet
+        && crate::out::current().is_process()
+        && std::env::var_os("TERM").is_none_or(|t| t != "dumb")
 }
 
 /// A bar that fills over a timed test's length (a spinner for byte-limited tests).
 pub fn timed(req: &StreamRequest, quiet: bool) -> ProgressBar {
-    if quiet || std::env::var_os("TERM").is_some_and(|t| t == "dumb") {
+    if !bars(quiet) {
         return ProgressBar::hidden();
     }
     let bar = match req.limit {

@@ -2,7 +2,6 @@
 //! work). Here: the flags turned into its config, one line per node on stderr, the
 //! mesh's nodes and the one peer of `path`/`rr`/`stream`/`doctor`, and the node's side
 //! of `serve --ssh-stdio`.
-use std::io::Write;
 use std::net::IpAddr;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -25,18 +24,25 @@ pub fn version() -> String {
     format!("mtuperf {}", env!("MTUPERF_VERSION"))
 }
 
-/// One line per node on stderr (escaped: the node's words are in them).
-struct Lines;
+/// One line per node on stderr (escaped: the node's words are in them), in the
+/// invocation's sink (the fleet calls from its own threads).
+struct Lines(std::sync::Arc<crate::out::Sink>);
 
-fn say(line: &str) {
-    let line = mtuperf_proto::text::escape_control(line);
-    let _ = writeln!(std::io::stderr(), "ssh: {line}");
+impl Lines {
+    fn here() -> Lines {
+        Lines(crate::out::current())
+    }
+
+    fn say(&self, line: &str) {
+        let _in = self.0.enter();
+        errln!("ssh: {}", mtuperf_proto::text::escape_control(line));
+    }
 }
 
 impl SshObserver for Lines {
     fn outcome(&self, o: &Outcome) {
         match o {
-            Outcome::Ready(r) => say(&format!(
+            Outcome::Ready(r) => self.say(&format!(
                 "{} ready: agent on {} ({})",
                 r.label,
                 r.control,
@@ -46,7 +52,7 @@ impl SshObserver for Lines {
                     "its own mtuperf, same version".into()
                 }
             )),
-            Outcome::Failed(f) => say(&format!("{} failed: {}", f.label, f.failure)),
+            Outcome::Failed(f) => self.say(&format!("{} failed: {}", f.label, f.failure)),
         }
     }
 
@@ -71,7 +77,7 @@ impl SshObserver for Lines {
         if !odd.is_empty() {
             line = format!("{line}; {}", odd.join(", "));
         }
-        say(&line);
+        self.say(&line);
     }
 }
 
@@ -118,7 +124,7 @@ pub struct Agents {
 
 impl Drop for Agents {
     fn drop(&mut self) {
-        self.fleet.stop(&Lines);
+        self.fleet.stop(&Lines::here());
     }
 }
 
@@ -171,7 +177,7 @@ fn mesh_ssh(a: &SshArgs, nodes: &[String], cfg: &mut MeshConfig) -> Result<Agent
     )?;
     let stop = interrupt::flag();
     let agents = Agents {
-        fleet: ssh::start(&parsed, &c, &Lines, &stop),
+        fleet: ssh::start(&parsed, &c, &Lines::here(), &stop),
     };
     if stop.load(Ordering::Relaxed) {
         return Err(interrupted());
@@ -256,7 +262,7 @@ fn peer_as(
     let c = config(a, plan, lifetime, 4)?;
     let stop = interrupt::flag();
     let agents = Agents {
-        fleet: ssh::start(std::slice::from_ref(&node), &c, &Lines, &stop),
+        fleet: ssh::start(std::slice::from_ref(&node), &c, &Lines::here(), &stop),
     };
     if stop.load(Ordering::Relaxed) {
         return Err(interrupted());

@@ -3,9 +3,6 @@
 //! is reported on stderr after the result was printed, with exit code 5 (see `exit`).
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-
-static FAILURES: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
 /// Keeps `document` (a run of `kind`) that `db` refused with `error`; the message is
 /// reported by [`report`] when the command ends.
@@ -41,9 +38,7 @@ pub fn keep(db: &Path, kind: &str, document: &str, error: &anyhow::Error) {
         "mtuperf: error: storing the {kind} run in {} failed: {error:#}; {msg}",
         db.display()
     );
-    if let Ok(mut f) = FAILURES.lock() {
-        f.push(line);
-    }
+    crate::out::unsaved(line);
 }
 
 fn write_new(path: &Path, text: &str) -> std::io::Result<()> {
@@ -60,12 +55,9 @@ fn write_new(path: &Path, text: &str) -> std::io::Result<()> {
 
 /// Prints the storage failures kept so far on stderr; true if there was any.
 pub fn report() -> bool {
-    let Ok(mut f) = FAILURES.lock() else {
-        return false;
-    };
-    let lines: Vec<String> = f.drain(..).collect();
+    let lines = crate::out::take_unsaved();
     for line in &lines {
-        let _ = writeln!(std::io::stderr(), "{line}");
+        errln!("{line}");
     }
     !lines.is_empty()
 }

@@ -54,8 +54,7 @@ struct Printer;
 
 impl DemoObserver for Printer {
     fn say(&mut self, line: &str) {
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), "{line}");
+        errln!("{line}");
     }
     fn stream_run(&mut self, run: &RunDoc) {
         out!("{}", rs::header(&run.result));

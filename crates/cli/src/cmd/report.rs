@@ -114,7 +114,7 @@ fn newest(store: &mtuperf_store::Store) -> Result<mtuperf_store::StoredRun, Fail
     let (run, skipped) =
         documents::newest_reportable(store).map_err(|e| Failure::new(exit::USAGE, e))?;
     if let Some(s) = skipped {
-        eprintln!(
+        errln!(
             "report --last: run {} ({}) has no report; reporting run {} ({}), the newest that has one",
             s.id, s.kind, run.id, run.kind
         );
@@ -128,7 +128,7 @@ fn write(a: &Args, out: &str) -> CmdResult {
             std::fs::write(p, out)
                 .with_context(|| format!("writing {}", p.display()))
                 .map_err(|e| Failure::new(exit::FAILED, e))?;
-            eprintln!("wrote {}", p.display());
+            errln!("wrote {}", p.display());
         }
         None => out!("{out}"),
     }

@@ -79,6 +79,7 @@ pub fn run(g: &Global, a: &Args) -> CmdResult {
         printer: Printer {
             live,
             tty: !live && crate::progress::stderr_is_terminal(),
+            out: crate::out::current(),
             clients: std::sync::atomic::AtomicU32::new(0),
             total_s: a.test.time.as_secs_f64(),
         },
@@ -172,7 +173,7 @@ impl Kind for Steps<'_> {
     fn ok_code(&self, doc: &Document) -> u8 {
         let corrupt = doc.corrupt();
         if self.args.test.verify && corrupt > 0 {
-            eprintln!("mtuperf rr: --verify found {corrupt} corrupted block(s)");
+            errln!("mtuperf rr: --verify found {corrupt} corrupted block(s)");
             exit::CHECK_FAILED
         } else {
             0

@@ -1,7 +1,6 @@
 //! `mtuperf serve`: the agent.
 mod watch;
 
-use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
@@ -74,14 +73,17 @@ pub struct Args {
     watch: crate::args::watch::WatchArgs,
 }
 
+/// The agent's log, one line per event on the invocation's stderr (the agent logs
+/// from its sessions' threads).
 fn logger(format: LogFormat) -> mtuperf_engine::agent::LogFn {
+    let out = crate::out::current();
     Arc::new(move |l: &LogLine| {
+        let _in = out.enter();
         let peer = l.peer.map_or_else(|| "-".into(), |p| p.to_string());
         // The engine escaped control characters in the message; a closed stderr must
-        // not stop the agent (eprintln! would panic).
-        let mut err = std::io::stderr().lock();
-        let _ = match format {
-            LogFormat::Text => writeln!(err, "{} {peer} {}: {}", l.level, l.event, l.message),
+        // not stop the agent (errln! never panics).
+        match format {
+            LogFormat::Text => errln!("{} {peer} {}: {}", l.level, l.event, l.message),
             LogFormat::Json => {
                 let mut o = serde_json::json!({
                     "ts": mtuperf_report::timestamp(mtuperf_engine::unix_ms()),
@@ -93,9 +95,9 @@ fn logger(format: LogFormat) -> mtuperf_engine::agent::LogFn {
                         m.entry(k.clone()).or_insert_with(|| v.clone());
                     }
                 }
-                writeln!(err, "{o}")
+                errln!("{o}");
             }
-        };
+        }
     })
 }
 
@@ -128,7 +130,9 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
         Some(l) => crate::ssh::node_agent(config, l, &shutdown)?,
         None => bind(config, defaults)?,
     };
-    let _ = shutdown.on_signals(&[signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM]);
+    if crate::out::current().is_process() {
+        let _ = shutdown.on_signals(&[signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM]);
+    }
     let extra = watch::start(g, &a.watch, &shared, &shutdown)?;
     agent.run(&shutdown);
     for t in extra {

@@ -91,6 +91,7 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
             live: a.test.interval.is_some() && !json,
             omit_ns: params.request.omit_ms * 1_000_000,
             bar: std::sync::Mutex::new(indicatif::ProgressBar::hidden()),
+            out: crate::out::current(),
         },
         params,
         engine: stream::Stream {

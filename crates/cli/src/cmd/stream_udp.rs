@@ -36,6 +36,7 @@ pub fn run(g: &Global, c: &Common<'_>, u: &UdpArgs) -> CmdResult {
         io: u.udp_io,
         printer: Printer {
             live: c.interval.is_some() && !c.json,
+            out: crate::out::current(),
         },
         sweeping: u.rate.0.len() > 1,
         max_loss: u.max_loss,

@@ -1,5 +1,4 @@
 //! `mesh`'s progress on a terminal: discovery, then pairs done of each phase with ETA.
-use std::io::Write as _;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -8,6 +7,8 @@ use mtuperf_engine::mesh::{MeshNetwork, MeshNode, MeshObserver, MeshTests, PairR
 /// A progress bar on stderr (only on a terminal): pairs done of the phase, ETA.
 pub struct Progress {
     pub bar: ProgressBar,
+    /// The invocation's sink: the engine calls from its own threads.
+    out: std::sync::Arc<crate::out::Sink>,
 }
 
 impl Progress {
@@ -19,7 +20,10 @@ impl Progress {
         };
         bar.set_message("discovering the nodes' interfaces");
         bar.enable_steady_tick(Duration::from_millis(200));
-        Progress { bar }
+        Progress {
+            bar,
+            out: crate::out::current(),
+        }
     }
 }
 
@@ -44,8 +48,8 @@ impl MeshObserver for Progress {
             humantime::format_duration(Duration::from_secs(plan.deadline.as_secs()))
         );
         if self.bar.is_hidden() {
-            // A closed stderr is not worth a panic (nor a failed run).
-            let _ = writeln!(std::io::stderr(), "{line}");
+            let _in = self.out.enter();
+            errln!("{line}");
         } else {
             self.bar.println(line);
         }

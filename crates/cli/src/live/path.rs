@@ -1,7 +1,5 @@
 //! `path`'s observer: each direction's search as it goes, on stderr when it is a
 //! terminal.
-use std::io::IsTerminal;
-
 use mtuperf_engine::path;
 
 /// Each direction's search as it goes, on stderr when it is a terminal: the size just
@@ -17,10 +15,8 @@ pub struct Live {
 
 impl Live {
     pub fn new() -> Live {
-        let tty =
-            std::io::stderr().is_terminal() && std::env::var_os("TERM").is_none_or(|t| t != "dumb");
         Live {
-            bar: if tty {
+            bar: if crate::out::stderr_is_terminal() {
                 indicatif::ProgressBar::new_spinner()
             } else {
                 indicatif::ProgressBar::hidden()

@@ -10,15 +10,19 @@ pub struct Printer {
     pub omit_ns: u64,
     /// The running repetition's progress bar: its message shows the current rate.
     pub bar: std::sync::Mutex<indicatif::ProgressBar>,
+    /// The invocation's sink: the engine calls from its own threads.
+    pub out: std::sync::Arc<crate::out::Sink>,
 }
 
 impl StreamObserver for Printer {
     fn ready(&self, _r: &StreamReady, _s: &Sampler) {
+        let _in = self.out.enter();
         if self.live {
             outln!("{}", rs::interval_header());
         }
     }
     fn interval(&self, end: End, s: &IntervalSample) {
+        let _in = self.out.enter();
         if self.live {
             outln!("{}", rs::interval_line(end, s, self.omit_ns));
         } else if end == End::Client {

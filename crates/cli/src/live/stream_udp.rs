@@ -6,15 +6,19 @@ use mtuperf_report::stream::udp as ru;
 
 pub struct Printer {
     pub live: bool,
+    /// The invocation's sink: the engine calls from its own threads.
+    pub out: std::sync::Arc<crate::out::Sink>,
 }
 
 impl UdpObserver for Printer {
     fn ready(&self, _r: &UdpStreamReady) {
+        let _in = self.out.enter();
         if self.live {
             outln!("{}", ru::interval_header());
         }
     }
     fn interval(&self, end: End, s: &UdpInterval) {
+        let _in = self.out.enter();
         if self.live {
             outln!("{}", ru::interval_line(end, s));
         }

@@ -73,15 +73,9 @@ fn terminate(agent: &mut AgentProc, within: Duration) -> (Option<i32>, Duration)
 
 /// Waits for a log line containing `what`, at most 20 s.
 fn wait_log(agent: &AgentProc, what: &str) -> String {
-    let t0 = Instant::now();
-    while t0.elapsed() < Duration::from_secs(20) {
-        if let Ok(l) = agent.log.recv_timeout(Duration::from_millis(200)) {
-            if l.contains(what) {
-                return l;
-            }
-        }
-    }
-    panic!("no log line with {what:?} in 20 s");
+    agent
+        .wait_for(what, Duration::from_secs(20))
+        .unwrap_or_else(|seen| panic!("no log line with {what:?} in 20 s: {seen:?}"))
 }
 
 #[test]
@@ -133,14 +127,9 @@ fn an_idle_agent_does_not_wake_and_sigterm_still_stops_it_at_once() {
         let (code, took) = terminate(&mut agent, Duration::from_secs(1));
         assert_eq!(code, Some(0), "{what} agent after SIGTERM");
         eprintln!("{what} agent stopped {took:?} after SIGTERM");
-        // The rest of its log, to the end of its stderr (it has exited).
-        let mut rest = Vec::new();
-        while let Ok(l) = agent.log.recv_timeout(Duration::from_secs(5)) {
-            rest.push(l);
+        // The rest of its log (it has exited) says so.
+        if let Err(rest) = agent.wait_for("agent stopped", Duration::from_secs(5)) {
+            panic!("{what}: no \"agent stopped\" in {rest:?}");
         }
-        assert!(
-            rest.iter().any(|l| l.contains("agent stopped")),
-            "{what}: {rest:?}"
-        );
     }
 }

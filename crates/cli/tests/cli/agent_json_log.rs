@@ -1,67 +1,32 @@
 //! `serve --log-format json`: a test's figures are fields of their own, and
 //! enumerations read as on the wire ("udp", "forward"), not Rust names ("Udp").
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_mtuperf");
-
-struct Kill(std::process::Child);
-impl Drop for Kill {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use crate::agent_support::AgentProc;
+use crate::inproc::mtuperf_in;
 
 #[test]
 fn json_log_lines_carry_structured_fields_and_wire_names() {
-    let mut child = Command::new(BIN)
-        .args([
-            "serve",
-            "--bind",
-            "127.0.0.1",
-            "--port",
-            "0",
-            "--log-format",
-            "json",
-        ])
-        .env_remove("MTUPERF_KEY_FILE")
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let _guard = Kill(child);
-    let (tx, rx) = mpsc::channel::<serde_json::Value>();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            let v = serde_json::from_str(&line).expect("every log line is JSON");
-            if tx.send(v).is_err() {
-                break;
-            }
-        }
-    });
-    let first = rx.recv_timeout(Duration::from_secs(10)).unwrap();
-    let target = first["msg"]
-        .as_str()
-        .unwrap()
-        .rsplit("listening on ")
-        .next()
-        .unwrap()
-        .to_string();
+    // The agent is a process (its log is its stderr); the clients run in-process.
+    let agent = AgentProc::start(&["--log-format", "json"]);
+    let json = |line: String| -> serde_json::Value {
+        serde_json::from_str(&line).expect("every log line is JSON")
+    };
+    // The first line, which said where it listens, is JSON too.
+    let first = json(agent.log_text().lines().next().unwrap().to_string());
+    assert!(
+        first["msg"].as_str().unwrap().contains(&agent.target()),
+        "{first}"
+    );
+    let target = agent.target();
     let dir = tempfile::tempdir().unwrap();
     for args in [
         vec!["rr", target.as_str(), "--time", "200ms"],
         vec!["stream", target.as_str(), "--time", "200ms"],
     ] {
-        let out = Command::new(BIN)
-            .arg("--db")
-            .arg(dir.path().join("h.db"))
+        let out = mtuperf_in(&dir.path().join("h.db"))
             .args(&args)
-            .env_remove("MTUPERF_KEY_FILE")
             .output()
             .unwrap();
         assert!(
@@ -73,7 +38,7 @@ fn json_log_lines_carry_structured_fields_and_wire_names() {
     let deadline = Instant::now() + Duration::from_secs(10);
     let (mut rr, mut stream) = (None, None);
     while (rr.is_none() || stream.is_none()) && Instant::now() < deadline {
-        let Ok(v) = rx.recv_timeout(Duration::from_millis(200)) else {
+        let Some(v) = agent.next_line(Duration::from_millis(200)).map(json) else {
             continue;
         };
         match v["event"].as_str() {

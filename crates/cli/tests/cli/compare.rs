@@ -7,7 +7,8 @@ use crate::agent_support;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use agent_support::{json_of, mtuperf, AgentProc};
+use crate::inproc::{json_in, mtuperf_in};
+use agent_support::AgentProc;
 use mtuperf_store::Store;
 
 fn schema() -> jsonschema::Validator {
@@ -31,8 +32,8 @@ fn json_is_valid_and_every_repetition_is_stored_in_the_group() {
     let agent = AgentProc::start(&[]);
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
-    let doc = json_of(
-        mtuperf(&db)
+    let doc = json_in(
+        mtuperf_in(&db)
             .arg("compare")
             .args(paths(&agent))
             .args(["--time", "200ms", "--repeat", "3", "--force", "--json"]),
@@ -72,7 +73,8 @@ fn interrupted_compare_keeps_its_repetitions_and_resume_completes_it() {
     let agent = AgentProc::start(&[]);
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
-    let child = mtuperf(&db)
+    // A process: Ctrl-C is what this test sends.
+    let child = crate::agent_support::mtuperf(&db)
         .arg("compare")
         .args(paths(&agent))
         .args(["--time", "300ms", "--repeat", "4", "--force"])
@@ -108,7 +110,7 @@ fn interrupted_compare_keeps_its_repetitions_and_resume_completes_it() {
     );
     assert!(!store.group(1).unwrap().unwrap().finished);
 
-    let doc = json_of(mtuperf(&db).args(["compare", "--resume", "1", "--json"]));
+    let doc = json_in(mtuperf_in(&db).args(["compare", "--resume", "1", "--json"]));
     assert_eq!(doc["group_id"], 1);
     let runs = store.group_runs(1).unwrap();
     let good: Vec<_> = runs.iter().filter(|r| !r.interrupted).collect();
@@ -149,7 +151,7 @@ fn usage_errors_name_the_flag() {
             "0.1 to 50",
         ),
     ] {
-        let out = mtuperf(&db).arg("compare").args(&args).output().unwrap();
+        let out = mtuperf_in(&db).arg("compare").args(&args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(needle), "{args:?}: {err}");
@@ -161,7 +163,7 @@ fn unreachable_path_is_refused_with_exit_1() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
     // Port 1 on loopback: nothing listens, the connection is refused at once.
-    let out = mtuperf(&db)
+    let out = mtuperf_in(&db)
         .args([
             "compare",
             "--path",
@@ -195,7 +197,7 @@ fn text_starts_with_the_plain_answer() {
     let agent = AgentProc::start(&[]);
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
-    let out = mtuperf(&db)
+    let out = mtuperf_in(&db)
         .arg("compare")
         .args(paths(&agent))
         .args(["--time", "200ms", "--repeat", "2"])
@@ -232,8 +234,8 @@ fn json_of_every_test_mix_is_valid() {
     let dir = tempfile::tempdir().unwrap();
     for tests in ["stream,rr", "rr"] {
         let db = dir.path().join(format!("{}.db", tests.replace(',', "_")));
-        let doc = json_of(
-            mtuperf(&db)
+        let doc = json_in(
+            mtuperf_in(&db)
                 .arg("compare")
                 .args(paths(&agent))
                 .args(["--tests", tests, "--clients", "1,2", "--time", "200ms"])

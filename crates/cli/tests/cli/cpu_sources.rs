@@ -4,13 +4,14 @@
 
 use crate::agent_support;
 
-use agent_support::{json_of, mtuperf, AgentProc};
+use crate::inproc::{json_in, mtuperf_in};
+use agent_support::AgentProc;
 
 #[test]
 fn rr_threads_schedstat_agrees_with_rusage_thread_and_softirq_time_is_recorded() {
     let agent = AgentProc::start(&[]);
     let dir = tempfile::tempdir().unwrap();
-    let doc = json_of(mtuperf(&dir.path().join("h.db")).args([
+    let doc = json_in(mtuperf_in(&dir.path().join("h.db")).args([
         "--no-store",
         "rr",
         &agent.target(),

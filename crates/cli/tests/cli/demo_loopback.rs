@@ -1,19 +1,13 @@
-//! `mtuperf demo --loopback` end to end, with the real binary (no lab, no root): its
-//! results start with the plain answer, as every demo's do (issue 29).
+//! `mtuperf demo --loopback` end to end, in-process (no lab, no root): its results
+//! start with the plain answer, as every demo's do (issue 29).
 
-use std::process::Command;
-
-const BIN: &str = env!("CARGO_BIN_EXE_mtuperf");
+use crate::inproc::run_in;
 
 /// On loopback there is no jumbo-frames answer to give, and the first line says so
 /// (and why) before any figure; the stream's figures follow on stdout.
 #[test]
 fn the_loopback_demo_starts_with_its_plain_answer() {
-    let out = Command::new(BIN)
-        .args(["--no-store", "demo", "--loopback", "--time", "1s"])
-        .env_remove("MTUPERF_KEY_FILE")
-        .output()
-        .expect("run mtuperf demo");
+    let out = run_in(&["--no-store", "demo", "--loopback", "--time", "1s"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");

@@ -2,7 +2,8 @@
 //! script, the history, the RTT measured through the agent, and the JSON schema.
 use crate::agent_support;
 
-use agent_support::{mtuperf, AgentProc};
+use crate::inproc::mtuperf_in;
+use agent_support::AgentProc;
 use serde_json::Value;
 
 fn validate(doc: &Value) {
@@ -17,7 +18,7 @@ fn validate(doc: &Value) {
 }
 
 fn run_json(db: &std::path::Path, args: &[&str]) -> (i32, Value) {
-    let out = mtuperf(db)
+    let out = mtuperf_in(db)
         .args([&["doctor", "--json", "--sample", "0s"][..], args].concat())
         .output()
         .unwrap();
@@ -46,7 +47,7 @@ fn usage_errors_name_the_flag_and_the_allowed_values() {
         (&["doctor", "--sample", "5m"][..], "0s to 60s"),
         (&["doctor", "--rtt", "0s"][..], "1us to 10s"),
     ] {
-        let out = mtuperf(&db).args(args).output().unwrap();
+        let out = mtuperf_in(&db).args(args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(needle), "{args:?}: {err}");
@@ -71,7 +72,7 @@ fn exit_code_and_counts_follow_the_findings_and_the_run_is_stored() {
     let mtu = f.iter().find(|x| x["id"] == "iface.mtu").unwrap();
     assert_eq!(mtu["status"], "PASS");
     let id = doc["run_id"].as_i64().expect("stored run id");
-    let show = mtuperf(&db)
+    let show = mtuperf_in(&db)
         .args(["show", &id.to_string()])
         .output()
         .unwrap();
@@ -85,7 +86,7 @@ fn fix_script_has_one_command_per_failing_or_warning_finding() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
     let (_, doc) = run_json(&db, &["--iface", "lo", "--no-store"]);
-    let out = mtuperf(&db)
+    let out = mtuperf_in(&db)
         .args([
             "--no-store",
             "doctor",

@@ -4,7 +4,8 @@
 
 use crate::agent_support;
 
-use agent_support::{json_of, mtuperf, AgentProc};
+use crate::inproc::{json_in, mtuperf_in};
+use agent_support::AgentProc;
 
 #[test]
 fn format_json_is_the_json_document_of_stream_rr_and_path() {
@@ -17,8 +18,8 @@ fn format_json_is_the_json_document_of_stream_rr_and_path() {
         ("rr", "mtuperf.rr/2", &["--time", "1s"][..]),
         ("path", "mtuperf.path/2", &[][..]),
     ] {
-        let doc = json_of(
-            mtuperf(&db)
+        let doc = json_in(
+            mtuperf_in(&db)
                 .args([cmd, &target, "--format", "json"])
                 .args(extra),
         );
@@ -31,7 +32,7 @@ fn format_text_prints_text_and_json_conflicts_with_format() {
     let agent = AgentProc::start(&[]);
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
-    let out = mtuperf(&db)
+    let out = mtuperf_in(&db)
         .args([
             "stream",
             &agent.target(),
@@ -47,7 +48,7 @@ fn format_text_prints_text_and_json_conflicts_with_format() {
     assert!(text.starts_with("mtuperf stream:"), "{text}");
     assert!(serde_json::from_slice::<serde_json::Value>(&out.stdout).is_err());
 
-    let both = mtuperf(&db)
+    let both = mtuperf_in(&db)
         .args(["rr", &agent.target(), "--json", "--format", "text"])
         .output()
         .unwrap();
@@ -60,7 +61,7 @@ fn a_format_the_command_lacks_is_refused_naming_those_it_has() {
     let db = dir.path().join("h.db");
     // Refused before anything connects: the address is never used.
     for (cmd, code) in [("stream", 2), ("rr", 2), ("path", 2)] {
-        let out = mtuperf(&db)
+        let out = mtuperf_in(&db)
             .args([cmd, "127.0.0.1:1", "--format", "csv"])
             .output()
             .unwrap();

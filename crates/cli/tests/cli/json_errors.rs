@@ -4,24 +4,17 @@
 //! that has no use for them, and a command's own failures. Walked over every command
 //! whose help lists `--json`, so a new one is covered or this test says so.
 use crate::agent_support;
-
-use std::process::{Command, Output};
+use crate::inproc::{run_in, Output};
 
 use agent_support::assert_schema;
-
-const BIN: &str = env!("CARGO_BIN_EXE_mtuperf");
 const SCHEMA: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../../schemas/error.schema.json"
 ));
 
+/// In-process: no process boundary is under test here.
 fn run(args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .env_remove("MTUPERF_KEY_FILE")
-        .env_remove("MTUPERF_DB")
-        .output()
-        .unwrap()
+    run_in(args)
 }
 
 /// The commands a help lists ("  stream   Bulk TCP ...") under "Commands:".

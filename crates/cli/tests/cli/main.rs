@@ -1,4 +1,7 @@
-//! End-to-end tests of the real binary against agents on loopback: every subcommand, its JSON and its history.
+//! The CLI against agents on loopback: every subcommand, its JSON and its history.
+//! Driven in-process through the library (`support/inproc.rs`) wherever no process
+//! boundary is under test; the agents, signals, closed pipes, the environment and
+//! `--ssh` use the real binary (`support/agent_support.rs`).
 //!
 //! One test binary for these files (each a module): one link instead of one per file,
 //! and their tests run side by side in one process.
@@ -9,6 +12,8 @@
 mod lab_support;
 #[path = "../support/agent_support.rs"]
 mod agent_support;
+#[path = "../support/inproc.rs"]
+mod inproc;
 #[path = "../support/watch_support/mod.rs"]
 mod watch_support;
 
@@ -21,6 +26,7 @@ mod doctor_cli;
 mod fn_budget;
 mod format_axis;
 mod json_errors;
+mod library;
 mod messages;
 mod packaging;
 mod path;

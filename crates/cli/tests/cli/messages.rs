@@ -1,5 +1,6 @@
 //! Messages a newcomer meets first (issue 34): a refused connection says what to
 //! start on the peer; the lab's "run it as root" names the command that was run.
+use crate::inproc;
 use crate::lab_support;
 
 use std::process::{Command, Output};
@@ -12,11 +13,11 @@ fn closed_port() -> u16 {
     l.local_addr().unwrap().port()
 }
 
-fn run(args: &[&str]) -> Output {
-    Command::new(BIN)
+/// In-process (the refusals and usage errors cross no process boundary).
+fn run(args: &[&str]) -> inproc::Output {
+    inproc::Cli::new()
         .arg("--no-store")
         .args(args)
-        .env_remove("MTUPERF_KEY_FILE")
         .output()
         .unwrap()
 }
@@ -47,8 +48,12 @@ fn connection_refused_says_what_to_start_on_the_peer() {
             assert!(err.contains(want), "{args:?}: {want:?} missing in {err}");
         }
         let out = run(&[args, &["--json"]].concat());
-        let doc: serde_json::Value = serde_json::from_slice(&out.stdout)
-            .unwrap_or_else(|e| panic!("{args:?} --json: {e}: {}", text(&out)));
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!(
+                "{args:?} --json: {e}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
         assert_eq!(doc["schema"], "mtuperf.error/1");
         let msg = doc["error"].as_str().unwrap();
         assert!(msg.contains("`mtuperf serve`"), "{args:?}: {msg}");

@@ -3,10 +3,14 @@
 
 use std::process::Command;
 
+use crate::inproc::run_in;
+
 const BIN: &str = env!("CARGO_BIN_EXE_mtuperf");
 
+/// In-process: completions, pages, the version and the help cross no process
+/// boundary.
 fn stdout(args: &[&str]) -> String {
-    let out = Command::new(BIN).args(args).output().unwrap();
+    let out = run_in(args);
     assert!(
         out.status.success(),
         "{args:?}: {}",
@@ -30,10 +34,7 @@ fn completions_cover_subcommands_and_flags() {
     assert!(ok.success(), "bash -n rejects the completion script");
     assert!(stdout(&["completions", "zsh"]).contains("#compdef mtuperf"));
     assert!(stdout(&["completions", "fish"]).contains("complete -c mtuperf"));
-    let out = Command::new(BIN)
-        .args(["completions", "tcsh"])
-        .output()
-        .unwrap();
+    let out = run_in(&["completions", "tcsh"]);
     assert_eq!(out.status.code(), Some(2));
 }
 
@@ -50,10 +51,7 @@ fn man_pages_for_the_tool_and_each_subcommand() {
         rr.contains(".TH mtuperf-rr 1") && rr.contains("clients"),
         "{rr}"
     );
-    let out = Command::new(BIN)
-        .args(["man", "--subcommand", "bogus"])
-        .output()
-        .unwrap();
+    let out = run_in(&["man", "--subcommand", "bogus"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("one of serve, stream, rr"));
 }
@@ -94,27 +92,21 @@ fn shared_options_are_listed_where_they_apply() {
     }
     // Before the command they are global: scripts that pass them everywhere keep
     // working.
-    let out = Command::new(BIN)
-        .args([
-            "--db",
-            "/nonexistent/h.db",
-            "--no-store",
-            "keygen",
-            "-o",
-            "-",
-        ])
-        .output()
-        .unwrap();
+    let out = run_in(&[
+        "--db",
+        "/nonexistent/h.db",
+        "--no-store",
+        "keygen",
+        "-o",
+        "-",
+    ]);
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
     // After a command that has no use for them: refused, saying why and where they go.
-    let out = Command::new(BIN)
-        .args(["keygen", "--db", "/nonexistent/h.db", "-o", "-"])
-        .output()
-        .unwrap();
+    let out = run_in(&["keygen", "--db", "/nonexistent/h.db", "-o", "-"]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -163,10 +155,7 @@ fn man_out_dir_writes_a_page_per_subcommand() {
     }
     // A directory that does not exist is refused, not created.
     let missing = dir.path().join("no/such");
-    let out = Command::new(BIN)
-        .args(["man", "--out-dir", missing.to_str().unwrap()])
-        .output()
-        .unwrap();
+    let out = run_in(&["man", "--out-dir", missing.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("mkdir -p"));
     assert!(!missing.exists());

@@ -5,14 +5,15 @@ use crate::agent_support;
 
 use std::process::Command;
 
-use agent_support::{json_of, mtuperf, AgentProc, BIN};
+use crate::inproc::{json_in, mtuperf_in};
+use agent_support::{AgentProc, BIN};
 
 #[test]
 fn lo_reports_the_same_true_mtu_on_both_ends() {
     let agent = AgentProc::start(&[]);
     let dir = tempfile::tempdir().unwrap();
-    let doc = json_of(
-        mtuperf(&dir.path().join("h.db"))
+    let doc = json_in(
+        mtuperf_in(&dir.path().join("h.db"))
             .args(["--no-store", "path", "--json"])
             .arg(agent.target()),
     );
@@ -45,7 +46,7 @@ fn search_progress_shows_on_a_terminal_only() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
     // Not a terminal: nothing on stderr.
-    let out = mtuperf(&db)
+    let out = mtuperf_in(&db)
         .args(["--no-store", "path"])
         .arg(agent.target())
         .output()

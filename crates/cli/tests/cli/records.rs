@@ -5,7 +5,8 @@
 
 use crate::agent_support;
 
-use agent_support::{json_of, mtuperf, AgentProc};
+use crate::inproc::{json_in, mtuperf_in, Cli};
+use agent_support::AgentProc;
 use serde_json::Value;
 
 fn assert_schema(name: &str, doc: &Value) {
@@ -19,7 +20,7 @@ fn assert_schema(name: &str, doc: &Value) {
     assert!(errors.is_empty(), "{name}: {errors:?}\n{doc}");
 }
 
-fn stdout(cmd: &mut std::process::Command) -> (Option<i32>, String) {
+fn stdout(cmd: &mut Cli) -> (Option<i32>, String) {
     let out = cmd.output().unwrap();
     (
         out.status.code(),
@@ -33,32 +34,32 @@ fn every_stored_kind_is_shown_exported_and_listed() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
     let t = agent.target();
-    let (code, text) = stdout(mtuperf(&db).args(["rr", &t, "--time", "300ms", "--block", "8K"]));
+    let (code, text) = stdout(mtuperf_in(&db).args(["rr", &t, "--time", "300ms", "--block", "8K"]));
     assert_eq!(code, Some(0), "{text}");
     assert!(text.contains("stored as run 1"), "{text}");
-    let (code, text) = stdout(mtuperf(&db).args(["stream", &t, "--time", "300ms"]));
+    let (code, text) = stdout(mtuperf_in(&db).args(["stream", &t, "--time", "300ms"]));
     assert_eq!(code, Some(0), "{text}");
-    let (_, text) = stdout(mtuperf(&db).args(["path", &t]));
+    let (_, text) = stdout(mtuperf_in(&db).args(["path", &t]));
     assert!(text.contains("stored as run 3"), "{text}");
-    let (_, text) = stdout(mtuperf(&db).args(["doctor", "--iface", "lo", "--sample", "0s"]));
+    let (_, text) = stdout(mtuperf_in(&db).args(["doctor", "--iface", "lo", "--sample", "0s"]));
     assert!(text.contains("mtuperf doctor"), "{text}");
 
     // show: text and the stored document, for each kind.
     for (id, kind) in [(1, "rr"), (2, "stream"), (3, "path"), (4, "doctor")] {
-        let (code, text) = stdout(mtuperf(&db).args(["show", &id.to_string()]));
+        let (code, text) = stdout(mtuperf_in(&db).args(["show", &id.to_string()]));
         assert_eq!(code, Some(0), "{kind}: {text}");
         assert!(!text.contains("of kind"), "{kind} shown raw: {text}");
-        let doc = json_of(mtuperf(&db).args(["show", &id.to_string(), "--format", "json"]));
+        let doc = json_in(mtuperf_in(&db).args(["show", &id.to_string(), "--format", "json"]));
         assert_schema(&format!("{kind}.schema.json"), &doc);
     }
 
     // export: rr rows have block, request, clients, proto and latency columns.
-    let (code, csv) = stdout(mtuperf(&db).args(["export", "--csv"]));
+    let (code, csv) = stdout(mtuperf_in(&db).args(["export", "--csv"]));
     assert_eq!(code, Some(0));
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines.len(), 5, "{csv}");
     let header: Vec<&str> = lines[0].split(',').collect();
-    let doc = json_of(mtuperf(&db).args(["export", "--json"]));
+    let doc = json_in(mtuperf_in(&db).args(["export", "--json"]));
     assert_schema("export.schema.json", &doc);
     let rr = &doc["runs"][0];
     assert_eq!(rr["kind"], "rr");
@@ -74,10 +75,10 @@ fn every_stored_kind_is_shown_exported_and_listed() {
     assert!(doc["runs"][1]["goodput_bps"].as_f64().unwrap() > 0.0);
 
     // history: rows with their schema, a group column, kinds by name.
-    let rows = json_of(mtuperf(&db).args(["history", "--json"]));
+    let rows = json_in(mtuperf_in(&db).args(["history", "--json"]));
     assert_schema("history.schema.json", &rows);
     assert_eq!(rows.as_array().unwrap().len(), 4);
-    let (_, text) = stdout(mtuperf(&db).args(["history", "--kind", "rr"]));
+    let (_, text) = stdout(mtuperf_in(&db).args(["history", "--kind", "rr"]));
     assert!(text.lines().next().unwrap().contains("group"), "{text}");
     assert_eq!(text.lines().count(), 2, "{text}");
 }
@@ -86,26 +87,26 @@ fn every_stored_kind_is_shown_exported_and_listed() {
 fn missing_runs_and_unknown_kinds_are_errors_and_json_errors_are_documents() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
-    let (code, _) = stdout(mtuperf(&db).args(["export", "9999"]));
+    let (code, _) = stdout(mtuperf_in(&db).args(["export", "9999"]));
     assert_eq!(code, Some(2));
-    let out = mtuperf(&db)
+    let out = mtuperf_in(&db)
         .args(["export", "--kind", "bogus"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("stream, rr, path, doctor"));
-    let (code, text) = stdout(mtuperf(&db).args(["export", "--json", "9999"]));
+    let (code, text) = stdout(mtuperf_in(&db).args(["export", "--json", "9999"]));
     assert_eq!(code, Some(2));
     let err: Value = serde_json::from_str(&text).unwrap();
     assert_schema("error.schema.json", &err);
     assert!(err["error"].as_str().unwrap().contains("9999"), "{err}");
     assert_eq!(err["exit"], 2);
 
-    let (_, text) = stdout(mtuperf(&db).args(["history", "--limit", "0"]));
+    let (_, text) = stdout(mtuperf_in(&db).args(["history", "--limit", "0"]));
     assert!(text.contains("--limit 0"), "{text}");
-    let (_, text) = stdout(mtuperf(&db).args(["history", "--kind", "path"]));
+    let (_, text) = stdout(mtuperf_in(&db).args(["history", "--kind", "path"]));
     assert!(text.contains("match the filters"), "{text}");
-    let (code, text) = stdout(mtuperf(&db).args(["history", "--kind", "compare", "--json"]));
+    let (code, text) = stdout(mtuperf_in(&db).args(["history", "--kind", "compare", "--json"]));
     assert_eq!(code, Some(0));
     assert_eq!(text.trim(), "[]");
 }
@@ -138,7 +139,7 @@ fn a_stored_run_of_a_kind_this_build_does_not_know_is_named_in_the_error() {
         vec!["report".into(), "--since".into(), "1h".into()],
         vec!["export".into(), "--format".into(), "openmetrics".into()],
     ] {
-        let out = mtuperf(&db).args(&args).output().unwrap();
+        let out = mtuperf_in(&db).args(&args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_ne!(out.status.code(), Some(0), "{args:?}: {err}");
         assert!(err.contains(&unknown), "{args:?}: {err}");

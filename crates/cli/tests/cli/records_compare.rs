@@ -5,7 +5,8 @@
 
 use crate::agent_support;
 
-use agent_support::{json_of, mtuperf, AgentProc};
+use crate::inproc::{json_in, mtuperf_in};
+use agent_support::AgentProc;
 
 #[test]
 fn a_comparison_is_listed_its_runs_shown_and_exported() {
@@ -13,7 +14,7 @@ fn a_comparison_is_listed_its_runs_shown_and_exported() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
     let t = agent.target();
-    let doc = json_of(mtuperf(&db).args([
+    let doc = json_in(mtuperf_in(&db).args([
         "compare",
         "--path",
         &format!("one={t}"),
@@ -37,12 +38,12 @@ fn a_comparison_is_listed_its_runs_shown_and_exported() {
         .collect();
     assert_eq!(ids.len(), 8, "2 paths x 2 tests x 2 repetitions");
 
-    let groups = json_of(mtuperf(&db).args(["history", "--kind", "compare", "--json"]));
+    let groups = json_in(mtuperf_in(&db).args(["history", "--kind", "compare", "--json"]));
     assert_eq!(groups[0]["id"].as_i64(), Some(group), "{groups}");
     assert_eq!(groups[0]["kind"], "compare");
 
     for (i, id) in ids.iter().enumerate() {
-        let out = mtuperf(&db)
+        let out = mtuperf_in(&db)
             .args(["show", &id.to_string()])
             .output()
             .unwrap();
@@ -57,7 +58,7 @@ fn a_comparison_is_listed_its_runs_shown_and_exported() {
         assert!(text.starts_with(head), "run {id} ({kind}): {text}");
     }
 
-    let rows = json_of(mtuperf(&db).args(["export", "--json", "--group", &group.to_string()]));
+    let rows = json_in(mtuperf_in(&db).args(["export", "--json", "--group", &group.to_string()]));
     let rows = rows["runs"].as_array().unwrap();
     assert_eq!(rows.len(), 8);
     for r in rows {
@@ -69,7 +70,7 @@ fn a_comparison_is_listed_its_runs_shown_and_exported() {
         }
     }
 
-    let out = mtuperf(&db)
+    let out = mtuperf_in(&db)
         .args(["export", "--kind", "compare"])
         .output()
         .unwrap();

@@ -3,7 +3,8 @@
 
 use crate::agent_support;
 
-use agent_support::{mtuperf, AgentProc};
+use crate::inproc::mtuperf_in;
+use agent_support::AgentProc;
 
 /// The numbers of `attr="…"` in an SVG element's text.
 fn num(el: &str, attr: &str) -> f64 {
@@ -139,7 +140,7 @@ fn html_markdown_and_export_of_a_comparison() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
     let t = agent.target();
-    let out = mtuperf(&db)
+    let out = mtuperf_in(&db)
         .args([
             "compare",
             "--path",
@@ -169,7 +170,7 @@ fn html_markdown_and_export_of_a_comparison() {
     );
 
     let html_path = dir.path().join("r.html");
-    let out = mtuperf(&db)
+    let out = mtuperf_in(&db)
         .args(["report", "--compare", "1", "-o"])
         .arg(&html_path)
         .output()
@@ -225,7 +226,7 @@ fn html_markdown_and_export_of_a_comparison() {
         "summary rows without x2"
     );
 
-    let out = mtuperf(&db)
+    let out = mtuperf_in(&db)
         .args(["report", "--compare", "1", "--format", "md"])
         .output()
         .unwrap();
@@ -234,7 +235,7 @@ fn html_markdown_and_export_of_a_comparison() {
     assert!(md.contains("| rr 16K x2 blocks/s | two |"), "{md}");
     assert!(md.contains("### Verdict"));
 
-    let out = mtuperf(&db).args(["export", "--csv"]).output().unwrap();
+    let out = mtuperf_in(&db).args(["export", "--csv"]).output().unwrap();
     let csv = String::from_utf8(out.stdout).unwrap();
     let lines: Vec<&str> = csv.lines().collect();
     // stream: 2 paths x 2 blocks x 2 repetitions; rr: the same for each of 2 client counts.
@@ -252,7 +253,7 @@ fn html_markdown_and_export_of_a_comparison() {
             .count(),
         16
     );
-    let out = mtuperf(&db)
+    let out = mtuperf_in(&db)
         .args(["export", "--json", "1", "2"])
         .output()
         .unwrap();
@@ -262,7 +263,7 @@ fn html_markdown_and_export_of_a_comparison() {
     assert!(doc["runs"][0]["goodput_bps"].as_f64().unwrap() > 0.0);
 
     // Ad-hoc report of two stored runs, and --last (which belongs to the group).
-    let out = mtuperf(&db)
+    let out = mtuperf_in(&db)
         .args(["report", "1", "2", "--format", "md"])
         .output()
         .unwrap();
@@ -271,9 +272,9 @@ fn html_markdown_and_export_of_a_comparison() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let out = mtuperf(&db).args(["report", "--last"]).output().unwrap();
+    let out = mtuperf_in(&db).args(["report", "--last"]).output().unwrap();
     well_formed(&String::from_utf8(out.stdout).unwrap()).unwrap();
-    let out = mtuperf(&db).args(["report", "999"]).output().unwrap();
+    let out = mtuperf_in(&db).args(["report", "999"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
 
@@ -286,7 +287,7 @@ fn reports_for_rr_sweeps_and_path_runs() {
     let db = dir.path().join("h.db");
     let t = agent.target();
     for block in ["4K", "8K"] {
-        let out = mtuperf(&db)
+        let out = mtuperf_in(&db)
             .args(["rr", &t, "--clients", "1,2,4", "--time", "300ms"])
             .args(["--block", block])
             .output()
@@ -298,7 +299,7 @@ fn reports_for_rr_sweeps_and_path_runs() {
         );
     }
     let report = |args: &[&str]| {
-        let out = mtuperf(&db).arg("report").args(args).output().unwrap();
+        let out = mtuperf_in(&db).arg("report").args(args).output().unwrap();
         assert!(
             out.status.success(),
             "{}",
@@ -329,7 +330,7 @@ fn reports_for_rr_sweeps_and_path_runs() {
     let html = report(&["1", "4"]);
     check_charts(&html);
     assert!(html.contains("rr: p99 latency vs blocks/s per block size (4K, 8K)"));
-    let out = mtuperf(&db).args(["path", &t]).output().unwrap();
+    let out = mtuperf_in(&db).args(["path", &t]).output().unwrap();
     assert!(
         out.status.success(),
         "{}",
@@ -339,7 +340,7 @@ fn reports_for_rr_sweeps_and_path_runs() {
     assert_eq!(check_charts(&html), 1);
     assert!(html.contains("<h2>Searches</h2>") && html.contains("<td class=\"l\">reverse</td>"));
     // A path run mixed with others is refused with the way out.
-    let out = mtuperf(&db).args(["report", "1", "7"]).output().unwrap();
+    let out = mtuperf_in(&db).args(["report", "1", "7"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("report on it alone"));
 }

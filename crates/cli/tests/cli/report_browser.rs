@@ -6,13 +6,15 @@
 //! percentile on a log axis. Without Chromium the browser checks are skipped with the
 //! reason printed (CI installs it: `.ci/run`).
 use crate::agent_support;
+use crate::inproc;
 use crate::lab_support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use agent_support::{mtuperf, AgentProc};
+use crate::inproc::mtuperf_in;
+use agent_support::AgentProc;
 
 /// The page widths the reports are checked at: a desktop window, and a narrow one
 /// (where a long line of the path report's details used to push the page sideways).
@@ -111,19 +113,15 @@ fn layout_problems(browser: &str, html: &str, dir: &Path, name: &str, width: u32
 
 /// Runs mtuperf with the test's history; it must succeed.
 fn ok(db: &Path, args: &[&str]) -> String {
-    let out = mtuperf(db).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        lab_support::text(&out)
-    );
+    let out = mtuperf_in(db).args(args).output().unwrap();
+    assert!(out.status.success(), "{args:?}: {}", inproc::text(&out));
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// The report `args` select, written to DIR/NAME.html; its text.
 fn report(db: &Path, dir: &Path, name: &str, args: &[&str]) -> (String, PathBuf) {
     let file = dir.join(format!("{name}.html"));
-    let out = mtuperf(db)
+    let out = mtuperf_in(db)
         .arg("report")
         .args(args)
         .arg("-o")
@@ -133,7 +131,7 @@ fn report(db: &Path, dir: &Path, name: &str, args: &[&str]) -> (String, PathBuf)
     assert!(
         out.status.success(),
         "report {args:?}: {}",
-        lab_support::text(&out)
+        inproc::text(&out)
     );
     (std::fs::read_to_string(&file).unwrap(), file)
 }
@@ -393,14 +391,14 @@ fn the_browser_check_catches_overflow_and_small_text() {
 
 /// A doctor run stored (its exit code says what it found: 0 or 1).
 fn doctor(db: &Path) {
-    let out = mtuperf(db)
+    let out = mtuperf_in(db)
         .args(["doctor", "--sample", "0s"])
         .output()
         .unwrap();
     assert!(
         matches!(out.status.code(), Some(0 | 1)),
         "{}",
-        lab_support::text(&out)
+        inproc::text(&out)
     );
 }
 
@@ -413,7 +411,7 @@ fn report_last_takes_the_newest_reportable_run() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
     doctor(&db);
-    let out = mtuperf(&db).args(["report", "--last"]).output().unwrap();
+    let out = mtuperf_in(&db).args(["report", "--last"]).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
@@ -423,7 +421,7 @@ fn report_last_takes_the_newest_reportable_run() {
     );
     ok(&db, &["path", &agent.target()]);
     doctor(&db);
-    let out = mtuperf(&db).args(["report", "--last"]).output().unwrap();
+    let out = mtuperf_in(&db).args(["report", "--last"]).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert!(
@@ -437,7 +435,7 @@ fn report_last_takes_the_newest_reportable_run() {
         title(&html)
     );
     // Picked by id, a doctor run is refused naming what can be reported.
-    let out = mtuperf(&db).args(["report", "3"]).output().unwrap();
+    let out = mtuperf_in(&db).args(["report", "3"]).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(

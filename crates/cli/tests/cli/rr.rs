@@ -5,7 +5,8 @@
 
 use crate::agent_support;
 
-use agent_support::{json_of, mtuperf, AgentProc};
+use crate::inproc::{json_in, mtuperf_in};
+use agent_support::AgentProc;
 
 fn schema() -> jsonschema::Validator {
     let text = include_str!("../../../../schemas/rr.schema.json");
@@ -33,7 +34,7 @@ fn assert_valid(doc: &serde_json::Value) {
 
 /// The rr runs stored in `db`, as `history --json` lists them.
 fn stored_rr(db: &std::path::Path) -> Vec<serde_json::Value> {
-    let h = mtuperf(db).args(["history", "--json"]).output().unwrap();
+    let h = mtuperf_in(db).args(["history", "--json"]).output().unwrap();
     let rows: serde_json::Value = serde_json::from_slice(&h.stdout).unwrap();
     rows.as_array()
         .unwrap()
@@ -49,8 +50,8 @@ fn sweep_json_is_valid_accounted_and_stored_per_step() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
     for proto in ["udp", "tcp"] {
-        let doc = json_of(
-            mtuperf(&db)
+        let doc = json_in(
+            mtuperf_in(&db)
                 .args(["rr", &agent.target(), "--proto", proto, "--time", "500ms"])
                 .args(["--clients", "1,4", "--verify", "--json"]),
         );
@@ -74,7 +75,7 @@ fn sweep_json_is_valid_accounted_and_stored_per_step() {
     let rr = stored_rr(&db);
     assert_eq!(rr.len(), 4);
     let id = rr[0]["id"].as_i64().unwrap().to_string();
-    let s = mtuperf(&db).args(["show", &id]).output().unwrap();
+    let s = mtuperf_in(&db).args(["show", &id]).output().unwrap();
     let text = String::from_utf8_lossy(&s.stdout);
     assert!(
         text.contains("block latency") && text.contains("p99.9"),
@@ -85,7 +86,7 @@ fn sweep_json_is_valid_accounted_and_stored_per_step() {
 #[test]
 fn text_sweep_marks_the_rule() {
     let agent = AgentProc::start(&[]);
-    let out = mtuperf(&tempfile::tempdir().unwrap().path().join("h.db"))
+    let out = mtuperf_in(&tempfile::tempdir().unwrap().path().join("h.db"))
         .args([
             "--no-store",
             "rr",
@@ -111,7 +112,7 @@ fn text_sweep_marks_the_rule() {
 fn limits_are_named_and_udp_size_refused_up_front() {
     let agent = AgentProc::start(&["--max-workers", "2", "--max-clients", "8"]);
     let db = tempfile::tempdir().unwrap().path().join("h.db");
-    let out = mtuperf(&db)
+    let out = mtuperf_in(&db)
         .args([
             "--no-store",
             "rr",
@@ -129,7 +130,7 @@ fn limits_are_named_and_udp_size_refused_up_front() {
         err.contains("--max-workers") && err.contains("asked 3, allowed 2"),
         "{err}"
     );
-    let out = mtuperf(&db)
+    let out = mtuperf_in(&db)
         .args([
             "--no-store",
             "rr",
@@ -143,7 +144,7 @@ fn limits_are_named_and_udp_size_refused_up_front() {
         .unwrap();
     assert_eq!(out.status.code(), Some(4));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--max-clients"));
-    let out = mtuperf(&db)
+    let out = mtuperf_in(&db)
         .args(["--no-store", "rr", &agent.target(), "--block", "64K"])
         .output()
         .unwrap();
@@ -158,7 +159,7 @@ fn limits_are_named_and_udp_size_refused_up_front() {
 #[test]
 fn verify_fails_the_command_on_a_corrupted_block() {
     let agent = AgentProc::start(&["--test-hooks"]);
-    let out = mtuperf(&tempfile::tempdir().unwrap().path().join("h.db"))
+    let out = mtuperf_in(&tempfile::tempdir().unwrap().path().join("h.db"))
         .args([
             "--no-store",
             "rr",
@@ -188,8 +189,8 @@ fn bidir_json_has_both_directions_and_each_step_is_stored() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
     for (proto, clients, steps) in [("tcp", "1,2", 2), ("udp", "2", 1)] {
-        let doc = json_of(
-            mtuperf(&db)
+        let doc = json_in(
+            mtuperf_in(&db)
                 .args(["rr", &agent.target(), "--bidir", "--proto", proto])
                 .args([
                     "--time",
@@ -231,7 +232,7 @@ fn bidir_json_has_both_directions_and_each_step_is_stored() {
         .map(|r| r["id"].as_i64().unwrap().to_string())
         .collect();
     assert_eq!(ids.len(), 3, "one stored run per step");
-    let s = mtuperf(&db).args(["show", &ids[0]]).output().unwrap();
+    let s = mtuperf_in(&db).args(["show", &ids[0]]).output().unwrap();
     let text = String::from_utf8_lossy(&s.stdout);
     assert!(
         text.contains("client → agent") && text.contains("agent → client"),
@@ -245,8 +246,8 @@ fn own_cpu_of_both_ends_is_in_json_text_and_the_stored_run() {
     let agent = AgentProc::start(&[]);
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
-    let doc = json_of(
-        mtuperf(&db)
+    let doc = json_in(
+        mtuperf_in(&db)
             .args(["rr", &agent.target(), "--proto", "tcp", "--time", "500ms"])
             .args(["--clients", "4,16", "--threads", "2", "--json"]),
     );
@@ -273,17 +274,20 @@ fn own_cpu_of_both_ends_is_in_json_text_and_the_stored_run() {
     assert!(p["client_tool_cpu_us_per_block"].as_f64().unwrap() > 0.0);
     assert!(p["agent_tool_cpu_us_per_block"].as_f64().unwrap() > 0.0);
     // The stored run shows the same figures as text.
-    let h = mtuperf(&db).args(["history", "--json"]).output().unwrap();
+    let h = mtuperf_in(&db)
+        .args(["history", "--json"])
+        .output()
+        .unwrap();
     let rows: serde_json::Value = serde_json::from_slice(&h.stdout).unwrap();
     let id = rows[0]["id"].as_i64().unwrap().to_string();
-    let s = mtuperf(&db).args(["show", &id]).output().unwrap();
+    let s = mtuperf_in(&db).args(["show", &id]).output().unwrap();
     let text = String::from_utf8_lossy(&s.stdout);
     assert_eq!(text.matches("mtuperf's own 2 threads").count(), 2, "{text}");
 }
 
 #[test]
 fn threads_flag_is_range_checked_by_name() {
-    let out = mtuperf(&tempfile::tempdir().unwrap().path().join("h.db"))
+    let out = mtuperf_in(&tempfile::tempdir().unwrap().path().join("h.db"))
         .args(["rr", "127.0.0.1:1", "--threads", "0"])
         .output()
         .unwrap();
@@ -301,7 +305,7 @@ fn label_is_stored_with_every_step_and_defaults_to_the_client_count() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
     for label in [Some("jumbo"), None] {
-        let mut cmd = mtuperf(&db);
+        let mut cmd = mtuperf_in(&db);
         cmd.args(["rr", &agent.target(), "--time", "300ms", "--clients", "1,2"]);
         if let Some(l) = label {
             cmd.args(["--label", l]);
@@ -322,7 +326,7 @@ fn a_step_that_fails_leaves_the_steps_before_it_printed_and_stored() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
     let sweep = ["--time", "300ms", "--clients", "2,9"];
-    let out = mtuperf(&db)
+    let out = mtuperf_in(&db)
         .args(["rr", &agent.target()])
         .args(sweep)
         .arg("--json")
@@ -344,7 +348,7 @@ fn a_step_that_fails_leaves_the_steps_before_it_printed_and_stored() {
     );
     let id = steps[0]["run_id"].as_i64().unwrap();
     // Text: the measured step is printed with its run id, then the error.
-    let out = mtuperf(&db)
+    let out = mtuperf_in(&db)
         .args(["rr", &agent.target()])
         .args(sweep)
         .output()

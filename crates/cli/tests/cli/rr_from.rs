@@ -6,12 +6,13 @@
 
 use crate::agent_support;
 
-use agent_support::{json_of, mtuperf, AgentProc, BIN};
+use crate::inproc::{json_in, mtuperf_in, Cli};
+use agent_support::AgentProc;
 
 /// A fresh key file in `dir`.
 fn keygen(dir: &std::path::Path) -> std::path::PathBuf {
     let key = dir.join("key");
-    let out = std::process::Command::new(BIN)
+    let out = Cli::new()
         .args(["keygen", "-o"])
         .arg(&key)
         .output()
@@ -44,8 +45,8 @@ fn from_two_local_agents_is_valid_accounted_stored_and_shown() {
     let db = dir.path().join("h.db");
     let agents = keyed_agents(&key, 3);
     let from = format!("{},{}", agents[1].target(), agents[2].target());
-    let doc = json_of(
-        mtuperf(&db)
+    let doc = json_in(
+        mtuperf_in(&db)
             .arg("--key-file")
             .arg(&key)
             .args(["rr", &agents[0].target(), "--from", &from])
@@ -81,7 +82,7 @@ fn from_two_local_agents_is_valid_accounted_stored_and_shown() {
     assert_eq!(r["client"]["latency"]["count"], blocks);
     assert!(parts.iter().all(|p| p["accounted"] == true));
     let id = step["run_id"].as_i64().expect("stored").to_string();
-    let shown = mtuperf(&db).args(["show", &id]).output().unwrap();
+    let shown = mtuperf_in(&db).args(["show", &id]).output().unwrap();
     let t = String::from_utf8_lossy(&shown.stdout);
     assert!(t.contains(&format!("from {}", agents[1].target())), "{t}");
     assert!(t.contains("total of 2 hosts"), "{t}");
@@ -100,7 +101,7 @@ fn a_host_the_target_refuses_leaves_the_others_result_printed_stored_and_marked(
     let (bad, good) = (hosts[0].target(), hosts[1].target());
     let from = format!("{bad},{good}");
     let run = |extra: &[&str]| {
-        mtuperf(&db)
+        mtuperf_in(&db)
             .arg("--key-file")
             .arg(&key)
             .args(["rr", &target.target(), "--from", &from])
@@ -144,7 +145,10 @@ fn a_host_the_target_refuses_leaves_the_others_result_printed_stored_and_marked(
     assert_eq!(r["request"]["clients"], 2);
     // Stored, listed as interrupted, and shown again with the failed host's line.
     let id = step["run_id"].as_i64().expect("stored");
-    let h = mtuperf(&db).args(["history", "--json"]).output().unwrap();
+    let h = mtuperf_in(&db)
+        .args(["history", "--json"])
+        .output()
+        .unwrap();
     let rows: serde_json::Value = serde_json::from_slice(&h.stdout).unwrap();
     let row = rows
         .as_array()
@@ -153,7 +157,7 @@ fn a_host_the_target_refuses_leaves_the_others_result_printed_stored_and_marked(
         .find(|row| row["id"] == id)
         .expect("the run in the history");
     assert_eq!(row["interrupted"], true);
-    let shown = mtuperf(&db)
+    let shown = mtuperf_in(&db)
         .args(["show", &id.to_string()])
         .output()
         .unwrap();
@@ -183,7 +187,7 @@ fn from_is_refused_by_flag_without_a_key_or_with_too_few_clients() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
     let run = |args: &[&str]| {
-        let out = mtuperf(&db)
+        let out = mtuperf_in(&db)
             .args(["rr", "192.0.2.1", "--from", "192.0.2.2,192.0.2.3"])
             .args(args)
             .output()

@@ -5,7 +5,8 @@
 
 use std::path::Path;
 
-use crate::agent_support::{mtuperf, AgentProc};
+use crate::agent_support::AgentProc;
+use crate::inproc::mtuperf_in;
 
 /// The commands, each one short run (a sweep of two for rr and UDP: the group and the
 /// end of the series are exercised too).
@@ -34,7 +35,7 @@ fn commands(t: &str) -> Vec<(&'static str, Vec<String>)> {
 }
 
 fn run(db: &Path, args: &[String]) -> (Option<i32>, String, String) {
-    let out = mtuperf(db).args(args).output().unwrap();
+    let out = mtuperf_in(db).args(args).output().unwrap();
     (
         out.status.code(),
         String::from_utf8_lossy(&out.stdout).into_owned(),

@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
+use crate::inproc::{self, run_in};
+
 const BIN: &str = env!("CARGO_BIN_EXE_mtuperf");
 
 /// A temporary directory with a stand-in ssh (`ssh`) and the node's TMPDIR (`tmp`).
@@ -240,39 +242,33 @@ fn ctrl_c_while_starting_exits_130() {
     );
 }
 
+/// Refused before anything starts: in-process.
 #[test]
 fn bad_ssh_flags_are_named() {
-    let out = Command::new(BIN)
-        .args(["path", "n2", "--ssh", "--ssh-command", "ssh -F 'unclosed"])
-        .output()
-        .unwrap();
+    let out = run_in(&["path", "n2", "--ssh", "--ssh-command", "ssh -F 'unclosed"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        text(&out).contains("--ssh-command") && text(&out).contains("unbalanced quotes"),
+        inproc::text(&out).contains("--ssh-command")
+            && inproc::text(&out).contains("unbalanced quotes"),
         "{}",
-        text(&out)
+        inproc::text(&out)
     );
-    let out = Command::new(BIN)
-        .args(["path", "n2", "--ssh", "--icmp"])
-        .output()
-        .unwrap();
+    let out = run_in(&["path", "n2", "--ssh", "--icmp"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        text(&out).contains("--icmp") && text(&out).contains("--ssh"),
+        inproc::text(&out).contains("--icmp") && inproc::text(&out).contains("--ssh"),
         "{}",
-        text(&out)
+        inproc::text(&out)
     );
-    let out = Command::new(BIN)
-        .args(["path", "-oProxyCommand=x", "--ssh"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    let out = Command::new(BIN)
-        .args(["mesh", "a", "b", "--ssh", "--ssh-timeout", "1s"])
-        .output()
-        .unwrap();
+    let out = run_in(&["path", "-oProxyCommand=x", "--ssh"]);
+    assert_eq!(out.status.code(), Some(2), "{}", inproc::text(&out));
+    let out = run_in(&["mesh", "a", "b", "--ssh", "--ssh-timeout", "1s"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out).contains("--ssh-timeout"), "{}", text(&out));
+    assert!(
+        inproc::text(&out).contains("--ssh-timeout"),
+        "{}",
+        inproc::text(&out)
+    );
 }
 
 /// `serve --lifetime` ends the agent by itself.

@@ -6,7 +6,8 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
-use agent_support::{json_of, mtuperf, AgentProc};
+use crate::inproc::{json_in, mtuperf_in};
+use agent_support::AgentProc;
 
 fn schema() -> jsonschema::Validator {
     let text = include_str!("../../../../schemas/stream.schema.json");
@@ -19,7 +20,7 @@ fn json_output_is_valid_balanced_and_stored() {
     let agent = AgentProc::start(&[]);
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
-    let doc = json_of(mtuperf(&db).args([
+    let doc = json_in(mtuperf_in(&db).args([
         "stream",
         &agent.target(),
         "--time",
@@ -42,11 +43,14 @@ fn json_output_is_valid_balanced_and_stored() {
     let id = doc["runs"][0]["run_id"].as_i64().expect("stored run id");
 
     // The history lists the run and `show` prints it again.
-    let h = mtuperf(&db).args(["history", "--json"]).output().unwrap();
+    let h = mtuperf_in(&db)
+        .args(["history", "--json"])
+        .output()
+        .unwrap();
     let rows: serde_json::Value = serde_json::from_slice(&h.stdout).unwrap();
     assert_eq!(rows[0]["id"].as_i64(), Some(id));
     assert_eq!(rows[0]["kind"], "stream");
-    let s = mtuperf(&db)
+    let s = mtuperf_in(&db)
         .args(["show", &id.to_string()])
         .output()
         .unwrap();
@@ -64,7 +68,7 @@ fn json_output_is_valid_balanced_and_stored() {
 #[test]
 fn reverse_and_repeat_print_statistics() {
     let agent = AgentProc::start(&[]);
-    let out = mtuperf(std::path::Path::new("/nonexistent/never.db"))
+    let out = mtuperf_in(std::path::Path::new("/nonexistent/never.db"))
         .args([
             "--no-store",
             "stream",
@@ -99,7 +103,7 @@ fn bad_values_name_the_flag_and_range() {
         (vec!["--rx-coalesce", "20ms"], "allowed 0s to 10ms"),
         (vec!["--rx-coalesce", "soon"], "--rx-coalesce"),
     ] {
-        let out = mtuperf(std::path::Path::new("/tmp/unused.db"))
+        let out = mtuperf_in(std::path::Path::new("/tmp/unused.db"))
             .arg("stream")
             .arg("127.0.0.1")
             .args(&args)
@@ -119,7 +123,7 @@ fn unreachable_agent_exits_3() {
         .local_addr()
         .unwrap()
         .port();
-    let out = mtuperf(std::path::Path::new("/tmp/unused.db"))
+    let out = mtuperf_in(std::path::Path::new("/tmp/unused.db"))
         .args([
             "--no-store",
             "stream",
@@ -144,7 +148,7 @@ fn garbage_client_does_not_stop_a_following_test() {
     // An oversized length prefix too.
     let mut o = TcpStream::connect(agent.addr).unwrap();
     let _ = o.write_all(&u32::MAX.to_be_bytes());
-    let out = mtuperf(std::path::Path::new("/tmp/unused.db"))
+    let out = mtuperf_in(std::path::Path::new("/tmp/unused.db"))
         .args(["--no-store", "stream", &agent.target(), "--time", "300ms"])
         .output()
         .unwrap();
@@ -158,12 +162,12 @@ fn garbage_client_does_not_stop_a_following_test() {
 #[test]
 fn busy_agent_answers_busy_with_exit_4() {
     let agent = AgentProc::start(&["--max-sessions", "1"]);
-    let long = mtuperf(std::path::Path::new("/tmp/unused.db"))
+    let long = crate::agent_support::mtuperf(std::path::Path::new("/tmp/unused.db"))
         .args(["--no-store", "stream", &agent.target(), "--time", "3s"])
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(700));
-    let out = mtuperf(std::path::Path::new("/tmp/unused.db"))
+    let out = mtuperf_in(std::path::Path::new("/tmp/unused.db"))
         .args(["--no-store", "stream", &agent.target(), "--time", "1s"])
         .output()
         .unwrap();
@@ -201,8 +205,8 @@ fn file_content_arrives_whole() {
     let f = dir.path().join("blob");
     // Not a multiple of the block size, so the last write is short.
     std::fs::write(&f, vec![7u8; 1_000_003]).unwrap();
-    let doc = json_of(
-        mtuperf(&dir.path().join("h.db"))
+    let doc = json_in(
+        mtuperf_in(&dir.path().join("h.db"))
             .args([
                 "stream",
                 &agent.target(),
@@ -224,7 +228,8 @@ fn ctrl_c_prints_and_stores_the_partial_result() {
     let agent = AgentProc::start(&[]);
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
-    let child = mtuperf(&db)
+    // A process: Ctrl-C is what this test sends.
+    let child = crate::agent_support::mtuperf(&db)
         .args(["stream", &agent.target(), "--time", "20s"])
         .stdout(std::process::Stdio::piped())
         .spawn()
@@ -248,7 +253,10 @@ fn ctrl_c_prints_and_stores_the_partial_result() {
         text.contains(", equal"),
         "bytes still balance after Ctrl-C: {text}"
     );
-    let h = mtuperf(&db).args(["history", "--json"]).output().unwrap();
+    let h = mtuperf_in(&db)
+        .args(["history", "--json"])
+        .output()
+        .unwrap();
     let rows: serde_json::Value = serde_json::from_slice(&h.stdout).unwrap();
     assert_eq!(rows[0]["interrupted"], true);
 }

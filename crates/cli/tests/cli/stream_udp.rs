@@ -5,7 +5,8 @@
 
 use crate::agent_support;
 
-use agent_support::{json_of, mtuperf, AgentProc};
+use crate::inproc::{json_in, mtuperf_in};
+use agent_support::AgentProc;
 
 fn validate(doc: &serde_json::Value) {
     let text = include_str!("../../../../schemas/stream-udp.schema.json");
@@ -36,7 +37,7 @@ fn json_validates_accounts_exactly_and_is_stored_as_udp() {
     let agent = AgentProc::start(&[]);
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
-    let doc = json_of(mtuperf(&db).args([
+    let doc = json_in(mtuperf_in(&db).args([
         "stream",
         &agent.target(),
         "--udp",
@@ -56,11 +57,14 @@ fn json_validates_accounts_exactly_and_is_stored_as_udp() {
     identity_holds(run);
     let id = run["run_id"].as_i64().expect("stored run id");
 
-    let h = mtuperf(&db).args(["history", "--json"]).output().unwrap();
+    let h = mtuperf_in(&db)
+        .args(["history", "--json"])
+        .output()
+        .unwrap();
     let rows: serde_json::Value = serde_json::from_slice(&h.stdout).unwrap();
     assert_eq!(rows[0]["id"].as_i64(), Some(id));
     assert_eq!(rows[0]["kind"], "udp");
-    let s = mtuperf(&db)
+    let s = mtuperf_in(&db)
         .args(["show", &id.to_string()])
         .output()
         .unwrap();
@@ -68,7 +72,7 @@ fn json_validates_accounts_exactly_and_is_stored_as_udp() {
     assert!(s.status.success(), "{text}");
     assert!(text.contains("datagrams    sent"), "{text}");
     assert!(text.contains("IP fragments created per datagram"), "{text}");
-    let e = mtuperf(&db)
+    let e = mtuperf_in(&db)
         .args(["export", "--format", "csv"])
         .output()
         .unwrap();
@@ -80,7 +84,7 @@ fn json_validates_accounts_exactly_and_is_stored_as_udp() {
 fn text_says_what_it_counts_and_a_rate_list_finds_a_knee() {
     let agent = AgentProc::start(&["--max-rate", "400M"]);
     let none = std::path::Path::new("/nonexistent/never.db");
-    let out = mtuperf(none)
+    let out = mtuperf_in(none)
         .args([
             "--no-store",
             "stream",
@@ -106,7 +110,7 @@ fn text_says_what_it_counts_and_a_rate_list_finds_a_knee() {
     ] {
         assert!(text.contains(needle), "{needle:?} in {text}");
     }
-    let doc = json_of(mtuperf(none).args([
+    let doc = json_in(mtuperf_in(none).args([
         "--no-store",
         "stream",
         &agent.target(),
@@ -125,7 +129,7 @@ fn text_says_what_it_counts_and_a_rate_list_finds_a_knee() {
         identity_holds(run);
     }
     // Above the agent's --max-rate: refused, naming the limit.
-    let out = mtuperf(none)
+    let out = mtuperf_in(none)
         .args([
             "--no-store",
             "stream",
@@ -152,7 +156,7 @@ fn bad_udp_flags_are_usage_errors() {
         (&["--udp", "--max-loss", "200"][..], "0 to 100"),
         (&["--udp", "--block", "128K"][..], "40 to 65507"),
     ] {
-        let out = mtuperf(none)
+        let out = mtuperf_in(none)
             .args([&["--no-store", "stream", "127.0.0.1:1"][..], args].concat())
             .output()
             .unwrap();
@@ -171,7 +175,7 @@ fn compare_runs_udp_cells_and_the_report_includes_them() {
     let schema: serde_json::Value = serde_json::from_str(text).unwrap();
     let v = jsonschema::validator_for(&schema).unwrap();
     // Both "paths" are the same loopback agent: bookkeeping, not speed.
-    let doc = json_of(mtuperf(&db).args([
+    let doc = json_in(mtuperf_in(&db).args([
         "compare",
         "--path",
         &format!("a={}", agent.target()),
@@ -208,14 +212,14 @@ fn compare_runs_udp_cells_and_the_report_includes_them() {
     assert!(figures.contains(&"goodput"), "{figures:?}");
     // The stored repetitions are udp runs; the group's report renders them.
     let group = doc["group_id"].as_i64().expect("group id");
-    let h = mtuperf(&db)
+    let h = mtuperf_in(&db)
         .args(["history", "--kind", "udp", "--json"])
         .output()
         .unwrap();
     let listed: serde_json::Value = serde_json::from_slice(&h.stdout).unwrap();
     assert_eq!(listed.as_array().unwrap().len(), 4, "{listed}");
     let html = dir.path().join("r.html");
-    let out = mtuperf(&db)
+    let out = mtuperf_in(&db)
         .args(["report", "--compare", &group.to_string(), "-o"])
         .arg(&html)
         .output()

@@ -1,6 +1,7 @@
 //! `serve --metrics` and `serve --watch` on loopback: the listener is off unless
 //! asked; the watch checks only peers that prove they hold the key; promtool accepts
-//! the exposition and the contrib rules and config.
+//! the exposition and the contrib rules and config. The agents are processes; the
+//! clients that test, read and report run in-process.
 // Metric values compared here are integers (MTUs, counts, 0/1) that the
 // exposition writes exactly.
 #![allow(clippy::float_cmp)]
@@ -9,6 +10,7 @@ use crate::watch_support;
 
 use std::time::{Duration, Instant};
 
+use crate::inproc::mtuperf_in;
 use agent_support::{mtuperf, AgentProc};
 use watch_support::{get, keygen, listening_ports, metrics_addr, promtool_ok, value};
 
@@ -32,7 +34,7 @@ fn metrics_listener_is_off_unless_asked_and_counts_sessions() {
     assert!(status.contains("404"), "{status}");
     // One path test: one session, one test served, counted by the agent.
     let dir = tempfile::tempdir().unwrap();
-    let out = mtuperf(&dir.path().join("h.db"))
+    let out = mtuperf_in(&dir.path().join("h.db"))
         .args(["path", &agent.target()])
         .output()
         .unwrap();
@@ -192,7 +194,7 @@ fn watch_checks_only_peers_holding_the_key() {
     );
     promtool_ok(&["check", "metrics"], Some(&body));
     // The friend's check is in the history, labelled watch.
-    let out = mtuperf(std::path::Path::new(db))
+    let out = mtuperf_in(std::path::Path::new(db))
         .args(["history", "--json"])
         .output()
         .unwrap();
@@ -207,7 +209,7 @@ fn watch_checks_only_peers_holding_the_key() {
         .find(|r| r["kind"] == "rr")
         .and_then(|r| r["id"].as_i64())
         .unwrap_or_else(|| panic!("no stored rr probe: {text}"));
-    let out = mtuperf(std::path::Path::new(db))
+    let out = mtuperf_in(std::path::Path::new(db))
         .args(["show", &rr_id.to_string(), "--format", "json"])
         .output()
         .unwrap();
@@ -238,7 +240,7 @@ fn watch_checks_only_peers_holding_the_key() {
         "{body}"
     );
     // The same families from the history, for node_exporter's textfile collector.
-    let out = mtuperf(std::path::Path::new(db))
+    let out = mtuperf_in(std::path::Path::new(db))
         .args(["export", "--format", "openmetrics"])
         .output()
         .unwrap();
@@ -268,7 +270,7 @@ fn watch_checks_only_peers_holding_the_key() {
     promtool_ok(&["check", "metrics"], Some(&exported));
     // The trend page draws the friend's checks.
     let html = dir.path().join("trend.html");
-    let out = mtuperf(std::path::Path::new(db))
+    let out = mtuperf_in(std::path::Path::new(db))
         .args(["report", "--since", "1h", "-o"])
         .arg(&html)
         .output()
@@ -326,7 +328,7 @@ fn a_check_due_during_a_served_test_waits_for_its_end() {
     let now = || mtuperf_engine::unix_ms() as f64 / 1e3;
     std::thread::sleep(Duration::from_secs_f64((t1 + 7.0 - now()).max(0.0)));
     let start = now();
-    let out = mtuperf(&dir.path().join("h.db"))
+    let out = mtuperf_in(&dir.path().join("h.db"))
         .args(["--no-store", "--key-file", key, "rr", &watcher.target()])
         .args(["--time", "6s", "--rate", "100"])
         .output()

@@ -6,81 +6,25 @@
 use crate::agent_support;
 use crate::watch_support;
 
-use std::io::{BufRead, BufReader};
+use std::ffi::OsStr;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
-use agent_support::{mtuperf, BIN};
+use agent_support::{mtuperf, AgentProc, Spec};
 use watch_support::keygen;
 
-/// A child whose stderr lines arrive on a channel; killed on drop.
-struct Logged {
-    child: Child,
-    lines: mpsc::Receiver<String>,
-}
-
-impl Logged {
-    fn spawn(cmd: &mut Command) -> Logged {
-        let mut child = cmd
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let err = child.stderr.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for l in BufReader::new(err).lines().map_while(Result::ok) {
-                if tx.send(l).is_err() {
-                    break;
-                }
-            }
-        });
-        Logged { child, lines }
-    }
-
-    /// The first line containing `what` within `within`, with every line seen.
-    fn wait_for(&self, what: &str, within: Duration) -> Result<String, Vec<String>> {
-        let deadline = Instant::now() + within;
-        let mut seen = Vec::new();
-        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
-            match self.lines.recv_timeout(left) {
-                Ok(l) if l.contains(what) => return Ok(l),
-                Ok(l) => seen.push(l),
-                Err(_) => break,
-            }
-        }
-        Err(seen)
-    }
-}
-
-impl Drop for Logged {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// A keyed agent on `ip:port`, once it listens.
-fn agent_on(key: &Path, ip: &str, port: u16) -> (Logged, u16) {
-    let a = Logged::spawn(
-        Command::new(BIN)
-            .env_remove("MTUPERF_KEY_FILE")
-            .arg("--no-store")
-            .arg("--key-file")
-            .arg(key)
-            .args(["serve", "--bind", ip, "--port", &port.to_string()]),
-    );
-    let line = a
-        .wait_for("listening on", Duration::from_secs(10))
-        .unwrap_or_else(|seen| panic!("agent on {ip} did not start: {seen:?}"));
-    let port = line
-        .rsplit(':')
-        .next()
-        .and_then(|p| p.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no port in {line}"));
+fn agent_on(key: &Path, ip: &str, port: u16) -> (AgentProc, u16) {
+    let a = Spec::new(&[])
+        .global([
+            OsStr::new("--no-store"),
+            OsStr::new("--key-file"),
+            key.as_os_str(),
+        ])
+        .at(ip, port)
+        .start();
+    let port = a.addr.port();
     (a, port)
 }
 
@@ -111,24 +55,27 @@ fn a_watch_peer_name_is_resolved_again_at_each_check() {
         hosts.display()
     );
     let db = dir.path().join("h.db");
-    let mut cmd = Command::new("unshare");
-    cmd.args(["-m", "sh", "-c", &script, BIN])
-        .env_remove("MTUPERF_KEY_FILE")
-        .arg("--db")
-        .arg(&db)
-        .arg("--key-file")
-        .arg(&key)
-        .args(["serve", "--bind", "127.0.0.1", "--port", "0"])
-        .args(["--watch", &peer, "--watch-every", "10s"])
-        // The next cycle is awaited: not stretched on a host short of CPU.
-        .args(["--watch-max-slowdown", "1"]);
-    let watcher = Logged::spawn(&mut cmd);
-    let first = format!("{peer} (127.0.0.1:{port} via lo): ok");
-    if let Err(seen) = watcher.wait_for(&first, Duration::from_secs(15)) {
-        if seen.iter().any(|l| l.contains("mount")) {
+    // The next cycle is awaited (--watch-max-slowdown 1): not stretched on a host
+    // short of CPU.
+    let watch = ["--watch", &peer, "--watch-every", "10s"];
+    let spec = Spec::new(&[&watch[..], &["--watch-max-slowdown", "1"]].concat())
+        .wrapper(["unshare", "-m", "sh", "-c", &script])
+        .global([
+            OsStr::new("--db"),
+            db.as_os_str(),
+            OsStr::new("--key-file"),
+            key.as_os_str(),
+        ]);
+    let watcher = match spec.try_start() {
+        Ok(w) => w,
+        Err(seen) if seen.iter().any(|l| l.contains("mount")) => {
             eprintln!("skipped: no mount namespace here: {seen:?}");
             return;
         }
+        Err(seen) => panic!("the watcher did not start: {seen:?}"),
+    };
+    let first = format!("{peer} (127.0.0.1:{port} via lo): ok");
+    if let Err(seen) = watcher.wait_for(&first, Duration::from_secs(15)) {
         panic!("no check of {first:?}: {seen:?}");
     }
     // The name moves to the second agent: the next cycle checks it there.

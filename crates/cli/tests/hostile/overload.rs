@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use crate::agent_support::AgentProc;
 use adversarial_support::{stderr, LiveAgent, BIN};
 use mtuperf_proto::codec::Codec;
 use mtuperf_proto::msg::{AgentMsg, Full, Refusal};
@@ -465,6 +466,9 @@ fn concurrent_large_rr_tests_run_what_fits_and_the_rest_is_refused_by_name() {
     // (59 kept for handshakes, 4 for sessions, 7 for /metrics): two tests of 64 TCP
     // clients fit, a third does not.
     let agent = LiveAgent::start_under(&["prlimit", "--nofile=600:600"], &[]);
+    if let Err(log) = agent.wait_for("tests may hold", Duration::from_secs(5)) {
+        panic!("no connection cap in the log: {log:?}");
+    }
     let log = agent.log_text();
     assert!(log.contains("tests may hold 166 of them together"), "{log}");
     let runs: Vec<_> = (0..3)
@@ -555,38 +559,8 @@ fn a_right_to_left_override_from_a_peer_is_escaped_on_the_terminal_and_in_the_lo
     // A client whose first message names an unknown type with an override in it: the
     // agent's log quotes it escaped, as text and as JSON.
     for format in ["text", "json"] {
-        let dir = tempfile::tempdir().unwrap();
-        let log = dir.path().join("agent.log");
-        let mut child = Command::new(BIN)
-            .env_remove("MTUPERF_KEY_FILE")
-            .args([
-                "serve",
-                "--bind",
-                "127.0.0.1",
-                "--port",
-                "0",
-                "--log-format",
-                format,
-            ])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::fs::File::create(&log).unwrap())
-            .spawn()
-            .unwrap();
-        let text = || std::fs::read_to_string(&log).unwrap_or_default();
-        let wait_for = |what: &str| {
-            let deadline = Instant::now() + Duration::from_secs(10);
-            while !text().contains(what) && Instant::now() < deadline {
-                thread::sleep(Duration::from_millis(50));
-            }
-        };
-        wait_for("listening on ");
-        let at: SocketAddr = text()
-            .split("listening on ")
-            .nth(1)
-            .and_then(|r| r.split(['"', '\n']).next())
-            .and_then(|a| a.parse().ok())
-            .unwrap_or_else(|| panic!("no address in {}", text()));
-        let mut s = TcpStream::connect(at).unwrap();
+        let mut agent = AgentProc::start(&["--log-format", format]);
+        let mut s = TcpStream::connect(agent.addr).unwrap();
         let payload = "{\"type\":\"he\u{202e}llo\"}".as_bytes();
         let mut frame = ((payload.len() + 1) as u32).to_be_bytes().to_vec();
         frame.push(0);
@@ -598,10 +572,10 @@ fn a_right_to_left_override_from_a_peer_is_escaped_on_the_terminal_and_in_the_lo
         } else {
             "he\\\\u{202e}llo"
         };
-        wait_for(want);
-        let _ = child.kill();
-        let _ = child.wait();
-        let all = text();
+        let _ = agent.wait_for(want, Duration::from_secs(10));
+        let _ = agent.child.kill();
+        let _ = agent.child.wait();
+        let all = agent.log_text();
         assert!(all.contains(want), "{format}: {all}");
         assert!(!all.contains('\u{202e}'), "{format}: {all}");
         if format == "json" {

@@ -7,6 +7,8 @@
 #[allow(dead_code)]
 #[macro_use]
 mod lab_support;
+#[path = "../support/agent_support.rs"]
+mod agent_support;
 #[path = "../support/deadline_lab_support/mod.rs"]
 mod deadline_lab_support;
 #[path = "../support/watch_support/mod.rs"]

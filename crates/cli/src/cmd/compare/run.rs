@@ -87,7 +87,7 @@ impl Observer<'_> {
 }
 
 fn bar(quiet: bool) -> ProgressBar {
-    if quiet || std::env::var_os("TERM").is_some_and(|t| t == "dumb") {
+    if !crate::progress::bars(quiet) {
         return ProgressBar::hidden();
     }
     let b = ProgressBar::new(1);

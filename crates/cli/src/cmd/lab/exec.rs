@@ -2,7 +2,6 @@
 //! does (127 not found, 126 not executable, 128 + signal). SIGINT, SIGTERM and SIGHUP
 //! sent to `lab exec` go on to the command, which it waits for
 //! (`mtuperf_lab::forward`): stopping the wrapper never leaves the command running.
-use std::io::Write as _;
 
 use anyhow::anyhow;
 use mtuperf_lab::Lab;
@@ -25,15 +24,11 @@ pub fn exec(lab: &Lab, host: &str, command: &[String]) -> CmdResult {
     match mtuperf_lab::forward::run(&mut lab.exec_command(host, command)) {
         Ok(status) => Ok(exit_code_of(status)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let _ = writeln!(
-                std::io::stderr(),
-                "mtuperf lab exec: {}: command not found",
-                command[0]
-            );
+            errln!("mtuperf lab exec: {}: command not found", command[0]);
             Ok(NOT_FOUND)
         }
         Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
-            let _ = writeln!(std::io::stderr(), "mtuperf lab exec: {}: {e}", command[0]);
+            errln!("mtuperf lab exec: {}: {e}", command[0]);
             Ok(NOT_EXECUTABLE)
         }
         Err(e) => Err(Failure::new(

@@ -66,9 +66,11 @@ pub fn start(
     };
     let retain = a.retain;
     let (agent, shutdown) = (config.clone(), shutdown.clone());
+    let out = crate::out::current();
     let t = std::thread::Builder::new()
         .name("mtuperf-watch".into())
         .spawn(move || {
+            let _in = out.enter();
             watch::run(&cfg, &agent, &shutdown, &mut |e| match e {
                 Event::Check(c) => {
                     metrics.watch.observe(&c);

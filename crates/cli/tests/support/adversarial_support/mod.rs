@@ -1,26 +1,42 @@
-//! Helpers for the adversarial suite: a live agent (the real binary on 127.0.0.1 with
-//! a key), raw protocol clients and the real client commands.
+//! Helpers for the adversarial suite: a live agent (the shared test agent with a
+//! key), raw protocol clients and the real client commands.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use std::ffi::OsStr;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output};
+use std::time::Duration;
 
 use mtuperf_proto::auth::{self, Key};
 use mtuperf_proto::codec::Codec;
 use mtuperf_proto::msg::{AgentInfo, AgentMsg, ClientMsg, Hello, Role};
 
+use crate::agent_support::{AgentProc, Spec};
+
 pub const BIN: &str = env!("CARGO_BIN_EXE_mtuperf");
 
+/// The shared test agent (`agent_support`) with a key: `mtuperf --key-file K serve
+/// ...`. Derefs to it (its address, process and log).
 pub struct LiveAgent {
-    pub child: Child,
-    pub addr: SocketAddr,
+    agent: AgentProc,
     pub key: Key,
     pub key_file: PathBuf,
-    pub log: PathBuf,
     dir: tempfile::TempDir,
+}
+
+impl std::ops::Deref for LiveAgent {
+    type Target = AgentProc;
+    fn deref(&self) -> &AgentProc {
+        &self.agent
+    }
+}
+
+impl std::ops::DerefMut for LiveAgent {
+    fn deref_mut(&mut self) -> &mut AgentProc {
+        &mut self.agent
+    }
 }
 
 impl LiveAgent {
@@ -37,76 +53,25 @@ impl LiveAgent {
         let key = Key(std::array::from_fn(|i| (i as u8).wrapping_mul(37) ^ 0x5a));
         let key_file = dir.path().join("key");
         std::fs::write(&key_file, key.to_file()).unwrap();
-        let log = dir.path().join("agent.log");
-        // Port 0 and the address from the agent's first log line: a port picked in
-        // advance can be taken meanwhile, and probing it with connect() can even
-        // succeed by TCP self-connect on loopback before the agent has bound it.
+        let spec = Spec::new(extra)
+            .wrapper(wrapper.iter().copied())
+            .global([OsStr::new("--key-file"), key_file.as_os_str()]);
+        // A wrapper under a tight limit may fail to start the agent now and then.
+        let mut seen = Vec::new();
         for _ in 0..3 {
-            let mut cmd = match wrapper.split_first() {
-                Some((w, rest)) => {
-                    let mut c = Command::new(w);
-                    c.args(rest).arg(BIN);
-                    c
+            match spec.try_start() {
+                Ok(agent) => {
+                    return LiveAgent {
+                        agent,
+                        key,
+                        key_file,
+                        dir,
+                    }
                 }
-                None => Command::new(BIN),
-            };
-            let child = cmd
-                .arg("--key-file")
-                .arg(&key_file)
-                .args(["serve", "--bind", "127.0.0.1", "--port", "0"])
-                .args(extra)
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(std::fs::File::create(&log).unwrap())
-                .spawn()
-                .unwrap();
-            let mut agent = LiveAgent {
-                child,
-                addr: "127.0.0.1:0".parse().unwrap(),
-                key: key.clone(),
-                key_file: key_file.clone(),
-                log: log.clone(),
-                dir: tempfile::tempdir().unwrap(),
-            };
-            let deadline = Instant::now() + Duration::from_secs(5);
-            while Instant::now() < deadline {
-                if agent.child.try_wait().unwrap().is_some() {
-                    break;
-                }
-                let text = std::fs::read_to_string(&log).unwrap_or_default();
-                if let Some(addr) = text
-                    .lines()
-                    .find_map(|l| {
-                        l.rsplit("listening on ")
-                            .next()
-                            .filter(|_| l.contains("listening on"))
-                    })
-                    .and_then(|a| a.trim().parse::<SocketAddr>().ok())
-                {
-                    agent.addr = addr;
-                    agent.dir = dir;
-                    return agent;
-                }
-                std::thread::sleep(Duration::from_millis(20));
+                Err(lines) => seen = lines,
             }
-            let _ = agent.child.kill();
         }
-        panic!(
-            "agent did not start: {}",
-            std::fs::read_to_string(&log).unwrap_or_default()
-        );
-    }
-
-    pub fn assert_alive(&mut self) {
-        assert!(
-            self.child.try_wait().unwrap().is_none(),
-            "agent exited; log: {}",
-            self.log_text()
-        );
-    }
-
-    pub fn log_text(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
+        panic!("agent did not start: {seen:?}");
     }
 
     /// Runs `mtuperf --no-store [--key-file K] stream 127.0.0.1:P ARGS`.
@@ -142,13 +107,6 @@ impl LiveAgent {
             String::from_utf8_lossy(&out.stderr),
             self.log_text()
         );
-    }
-}
-
-impl Drop for LiveAgent {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 
 use mtuperf_lab::{check_environment, LabGuard, LabOptions, Scenario};
 
+use crate::agent_support::AgentProc;
+
 pub const BIN: &str = env!("CARGO_BIN_EXE_mtuperf");
 
 /// A lab (std scenario only) with its agent serving, or None without privileges or
@@ -234,41 +236,22 @@ pub fn reason(doc: &serde_json::Value) -> String {
         .to_string()
 }
 
-/// An open agent (`mtuperf serve`) on 127.0.0.1, port chosen by the kernel; killed
-/// on drop.
+/// An open agent (the shared test agent, `agent_support`) on 127.0.0.1, port chosen
+/// by the kernel, with a directory for the clients' history; killed on drop.
 pub struct LoopbackAgent {
-    pub child: Child,
+    pub agent: AgentProc,
     pub addr: String,
     pub dir: tempfile::TempDir,
 }
 
 impl LoopbackAgent {
     pub fn start(extra: &[&str]) -> LoopbackAgent {
-        let dir = tempfile::tempdir().unwrap();
-        let log = dir.path().join("agent.log");
-        let child = Command::new(BIN)
-            .args(["serve", "--bind", "127.0.0.1", "--port", "0"])
-            .args(extra)
-            .env_remove("MTUPERF_KEY_FILE")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).unwrap())
-            .spawn()
-            .unwrap();
-        let addr = (0..250)
-            .find_map(|_| {
-                std::thread::sleep(Duration::from_millis(20));
-                std::fs::read_to_string(&log)
-                    .unwrap_or_default()
-                    .lines()
-                    .find_map(|l| {
-                        l.split("listening on ")
-                            .nth(1)
-                            .map(|a| a.trim().to_string())
-                    })
-            })
-            .expect("agent listening");
-        LoopbackAgent { child, addr, dir }
+        let agent = AgentProc::start(extra);
+        LoopbackAgent {
+            addr: agent.target(),
+            agent,
+            dir: tempfile::tempdir().unwrap(),
+        }
     }
 
     /// `mtuperf --db DB CMD ADDR ARGS`, without waiting.
@@ -284,13 +267,6 @@ impl LoopbackAgent {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap()
-    }
-}
-
-impl Drop for LoopbackAgent {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
