@@ -44,6 +44,23 @@ pub trait Outcome {
     fn interrupt_reason(&self) -> Option<&str>;
 }
 
+/// Implements [`Outcome`] for each result type named whose own fields say it:
+/// `target: String` and `interrupt_reason: Option<String>`.
+macro_rules! outcome_of_fields {
+    ($($result:ty),+) => {$(
+        impl $crate::kind::Outcome for $result {
+            fn target(&self) -> &str {
+                &self.target
+            }
+
+            fn interrupt_reason(&self) -> Option<&str> {
+                self.interrupt_reason.as_deref()
+            }
+        }
+    )+};
+}
+pub(crate) use outcome_of_fields;
+
 #[cfg(test)]
 mod tests {
     use mtuperf_proto::msg::ClientMsg;

@@ -23,3 +23,4 @@ mod adversarial_output;
 mod adversarial_udp;
 mod hostile_peer;
 mod overload;
+mod overload_metrics;

@@ -119,13 +119,16 @@ fn load_bounds(rr: &mtuperf_proto::msg::mesh::RrLoad) -> Result<(), String> {
     Ok(())
 }
 
+/// A third-party test: refused before anything connects when this agent holds no key
+/// or the request is beyond what it allows; else the peer is reached with the key,
+/// the test runs (its asker watched for a Stop), and the asker gets its result.
 pub fn serve_third_party(ctx: &dyn ServeCtx, req: &ThirdPartyRequest) -> Result<(), EngineError> {
-    let test = req.test.name();
     let Some(key) = ctx.key().cloned() else {
         ctx.warn(
             "third_party",
             format!(
-                "refused a third-party {test} test toward {}: this agent holds no key",
+                "refused a third-party {} test toward {}: this agent holds no key",
+                req.test.name(),
                 req.to
             ),
         );
@@ -133,108 +136,14 @@ pub fn serve_third_party(ctx: &dyn ServeCtx, req: &ThirdPartyRequest) -> Result<
             what: "a third-party (mesh) test".into(),
         });
     };
-    if !unicast(req.to.ip()) || req.to.port() == 0 {
-        return ctx.refuse(Refusal::BadRequest {
-            detail: format!("{} is not a unicast agent address", req.to),
-        });
+    if let Some(refusal) = refusal(ctx, req) {
+        return ctx.refuse(refusal);
     }
-    // Unspecified: the routes choose (an `rr --from` asker does not know this host's
-    // address toward the peer).
-    let bind = (!req.from.is_unspecified()).then_some(req.from);
-    if bind.is_some() && mtuperf_sys::netdev::iface_with_addr(req.from).is_none() {
-        return ctx.refuse(Refusal::BadRequest {
-            detail: format!("{} is not an address of this host", req.from),
-        });
-    }
-    if let ThirdPartyTest::Stream { duration_ms } = req.test {
-        let allowed = ctx.limits().max_duration_ms;
-        if duration_ms > allowed {
-            return ctx.refuse_limit("max-duration", duration_ms.div_ceil(1000), allowed / 1000);
-        }
-    }
-    // A load runs this host's requester: its shape, its threads and this agent's own
-    // limits (clients, duration, rate, block) apply, named on refusal.
-    if let ThirdPartyTest::RrLoad { rr } | ThirdPartyTest::Rr { rr } = req.test {
-        let cfg = third_party::load_config(&rr);
-        let checked = cfg
-            .validate(ctx.limits())
-            .and_then(|()| load_bounds(&rr).map_err(crate::config::ConfigError::Bad));
-        if let Err(e) = checked {
-            return ctx.refuse(e.into());
-        }
-    }
-    ctx.log_fields(
-        "third_party",
-        format!(
-            "third-party {test} test from {} to {}, asked by {}",
-            req.from,
-            req.to,
-            ctx.peer()
-        ),
-        serde_json::json!({
-            "test": test, "from": req.from.to_string(), "to": req.to.to_string(),
-            "asked_by": ctx.peer().to_string(),
-        }),
-    );
-    let opts = ConnectOptions {
-        bind,
-        key: Some(key),
-        mss: req.mss,
-        ..ConnectOptions::default()
+    log_asked(ctx, req);
+    let Some(session) = connect_peer(ctx, req, key)? else {
+        return Ok(());
     };
-    let session = match Session::connect(&req.to.to_string(), &opts) {
-        Ok(s) => s,
-        Err(
-            e @ (EngineError::Auth(_)
-            | EngineError::Refused(
-                Refusal::AuthFailed | Refusal::AuthRequired | Refusal::NotAllowed { .. },
-            )),
-        ) => {
-            ctx.warn("third_party", format!("no test toward {}: {e}", req.to));
-            return ctx.refuse(Refusal::PeerNotAuthenticated {
-                peer: req.to.to_string(),
-                detail: e.to_string(),
-            });
-        }
-        // The peer's session slots are all taken: a transient state the orchestrator
-        // retries, so it is passed on as this agent's own busy refusal.
-        // An rr load's asker does not retry: it is told whose sessions are taken.
-        Err(EngineError::Refused(r @ Refusal::Busy { .. }))
-            if matches!(req.test, ThirdPartyTest::RrLoad { .. }) =>
-        {
-            return ctx.control().send(&AgentMsg::Error {
-                message: format!("the peer agent {} refused: {r}", req.to),
-            });
-        }
-        Err(EngineError::Refused(Refusal::Busy { .. })) => {
-            ctx.log(
-                "third_party",
-                format!("peer {} busy; told the asker to retry", req.to),
-            );
-            return ctx.refuse(Refusal::Busy {
-                active: None,
-                max: None,
-                full: mtuperf_proto::msg::Full::Sessions,
-            });
-        }
-        Err(e) => return Err(e),
-    };
-    // The asker's Stop (Ctrl-C) or its going away ends a load early: nothing else
-    // reads the control connection while the test runs, so a watcher peeks at it.
-    let stop = Arc::new(AtomicBool::new(false));
-    let done = AtomicBool::new(false);
-    let asker = ctx.control().socket();
-    let result = std::thread::scope(|s| {
-        if matches!(
-            req.test,
-            ThirdPartyTest::RrLoad { .. } | ThirdPartyTest::Rr { .. }
-        ) {
-            s.spawn(|| watch_asker(asker, &done, &stop));
-        }
-        let r = third_party::run(&session, req, &stop);
-        done.store(true, Ordering::Relaxed);
-        r
-    });
+    let result = run_watched(ctx, &session, req);
     session.close();
     match result {
         Ok(r) => ctx.control().send(&AgentMsg::ThirdPartyDone(Box::new(r))),
@@ -248,6 +157,142 @@ pub fn serve_third_party(ctx: &dyn ServeCtx, req: &ThirdPartyRequest) -> Result<
             ctx.control().send(&AgentMsg::Error { message })
         }
     }
+}
+
+/// The address a third-party test binds to: `from`, or none when unspecified (the
+/// routes choose; an `rr --from` asker does not know this host's address toward the
+/// peer).
+fn bind_addr(req: &ThirdPartyRequest) -> Option<IpAddr> {
+    (!req.from.is_unspecified()).then_some(req.from)
+}
+
+/// Why `req` is refused before anything connects, by name: a peer that is no unicast
+/// agent address, a `from` that is not this host's, or a test beyond this agent's
+/// limits (a stream's duration; a load's shape, threads and loss timeout, checked
+/// as this host's own requester would be).
+fn refusal(ctx: &dyn ServeCtx, req: &ThirdPartyRequest) -> Option<Refusal> {
+    if !unicast(req.to.ip()) || req.to.port() == 0 {
+        return Some(Refusal::BadRequest {
+            detail: format!("{} is not a unicast agent address", req.to),
+        });
+    }
+    if bind_addr(req).is_some() && mtuperf_sys::netdev::iface_with_addr(req.from).is_none() {
+        return Some(Refusal::BadRequest {
+            detail: format!("{} is not an address of this host", req.from),
+        });
+    }
+    match req.test {
+        ThirdPartyTest::Stream { duration_ms } => {
+            let allowed = ctx.limits().max_duration_ms;
+            (duration_ms > allowed).then(|| Refusal::Limit {
+                limit: "max-duration".into(),
+                requested: duration_ms.div_ceil(1000),
+                allowed: allowed / 1000,
+            })
+        }
+        ThirdPartyTest::RrLoad { rr } | ThirdPartyTest::Rr { rr } => third_party::load_config(&rr)
+            .validate(ctx.limits())
+            .and_then(|()| load_bounds(&rr).map_err(crate::config::ConfigError::Bad))
+            .err()
+            .map(Refusal::from),
+        ThirdPartyTest::Path => None,
+    }
+}
+
+/// Logs an admitted third-party test: what, between which addresses, asked by whom.
+fn log_asked(ctx: &dyn ServeCtx, req: &ThirdPartyRequest) {
+    let test = req.test.name();
+    ctx.log_fields(
+        "third_party",
+        format!(
+            "third-party {test} test from {} to {}, asked by {}",
+            req.from,
+            req.to,
+            ctx.peer()
+        ),
+        serde_json::json!({
+            "test": test, "from": req.from.to_string(), "to": req.to.to_string(),
+            "asked_by": ctx.peer().to_string(),
+        }),
+    );
+}
+
+/// Opens an authenticated session with the peer agent, with this agent's key. None:
+/// the asker has been answered already (the peer did not authenticate, or was busy).
+fn connect_peer(
+    ctx: &dyn ServeCtx,
+    req: &ThirdPartyRequest,
+    key: mtuperf_proto::auth::Key,
+) -> Result<Option<Session>, EngineError> {
+    let opts = ConnectOptions {
+        bind: bind_addr(req),
+        key: Some(key),
+        mss: req.mss,
+        ..ConnectOptions::default()
+    };
+    let e = match Session::connect(&req.to.to_string(), &opts) {
+        Ok(s) => return Ok(Some(s)),
+        Err(e) => e,
+    };
+    match e {
+        EngineError::Auth(_)
+        | EngineError::Refused(
+            Refusal::AuthFailed | Refusal::AuthRequired | Refusal::NotAllowed { .. },
+        ) => {
+            ctx.warn("third_party", format!("no test toward {}: {e}", req.to));
+            ctx.refuse(Refusal::PeerNotAuthenticated {
+                peer: req.to.to_string(),
+                detail: e.to_string(),
+            })?;
+        }
+        // An rr load's asker does not retry: it is told whose sessions are taken.
+        EngineError::Refused(r @ Refusal::Busy { .. })
+            if matches!(req.test, ThirdPartyTest::RrLoad { .. }) =>
+        {
+            ctx.control().send(&AgentMsg::Error {
+                message: format!("the peer agent {} refused: {r}", req.to),
+            })?;
+        }
+        // The peer's session slots are all taken: a transient state the orchestrator
+        // retries, so it is passed on as this agent's own busy refusal.
+        EngineError::Refused(Refusal::Busy { .. }) => {
+            ctx.log(
+                "third_party",
+                format!("peer {} busy; told the asker to retry", req.to),
+            );
+            ctx.refuse(Refusal::Busy {
+                active: None,
+                max: None,
+                full: mtuperf_proto::msg::Full::Sessions,
+            })?;
+        }
+        e => return Err(e),
+    }
+    Ok(None)
+}
+
+/// Runs the test on `session`. The asker's Stop (Ctrl-C) or its going away ends a
+/// load early: nothing else reads the control connection while the test runs, so a
+/// watcher peeks at it.
+fn run_watched(
+    ctx: &dyn ServeCtx,
+    session: &Session,
+    req: &ThirdPartyRequest,
+) -> Result<mtuperf_proto::msg::mesh::ThirdPartyResult, EngineError> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let done = AtomicBool::new(false);
+    let asker = ctx.control().socket();
+    std::thread::scope(|s| {
+        if matches!(
+            req.test,
+            ThirdPartyTest::RrLoad { .. } | ThirdPartyTest::Rr { .. }
+        ) {
+            s.spawn(|| watch_asker(asker, &done, &stop));
+        }
+        let r = third_party::run(session, req, &stop);
+        done.store(true, Ordering::Relaxed);
+        r
+    })
 }
 
 /// Mesh discovery: a query, not a test.

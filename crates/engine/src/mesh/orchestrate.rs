@@ -7,11 +7,14 @@ use std::time::{Duration, Instant};
 
 use mtuperf_proto::msg::mesh::ThirdPartyTest;
 
+use super::cells::SilentNode;
 use super::discover::discover;
+use super::doc::{NetCheck, NodeKernel};
+use super::finding::MeshFinding;
 use super::health::Health;
 use super::model::{
-    MeshConfig, MeshNetwork, MeshNode, MeshResult, MeshTests, NotMeasured, PairError, PairResult,
-    Plan, TestSkipped,
+    Cell, MeshConfig, MeshNetwork, MeshNode, MeshResult, MeshTests, NotMeasured, PairError,
+    PairResult, Plan, TestSkipped,
 };
 use super::pair::{record, Ctx, Job, Outcome};
 use super::schedule::{ordered_pairs, run_bounded, tournament};
@@ -238,29 +241,7 @@ pub fn run(
 ) -> Result<MeshResult, EngineError> {
     let t0 = Instant::now();
     let started_unix_ms = crate::unix_ms();
-    let nodes = discover(cfg);
-    if nodes.iter().all(|n| n.error.is_some()) {
-        let why = nodes
-            .first()
-            .and_then(|n| n.error.clone())
-            .unwrap_or_default();
-        return Err(EngineError::Agent(format!(
-            "no node's agent could be asked for its interfaces (first: {why})"
-        )));
-    }
-    let select = net::Select {
-        nets: &cfg.nets,
-        oifcfg: cfg.oifcfg.as_deref(),
-    };
-    let networks = net::networks(&nodes, &select, cfg.expect, &cfg.expect_nets);
-    obs.discovered(&nodes, &networks);
-    if networks.is_empty() {
-        return Err(EngineError::Agent(if cfg.oifcfg.is_some() {
-            "no cluster_interconnect subnet of --oifcfg is held by two of the nodes (on the interface it names)".into()
-        } else {
-            "no network is shared by two of the nodes (within --net, when given)".into()
-        }));
-    }
+    let (nodes, networks) = nodes_and_networks(cfg, obs)?;
     let plan = plan::plan(cfg, nodes.len(), &networks, t0.elapsed());
     obs.plan(&plan);
     let health = Health::new(t0, &nodes, &cfg.connect);
@@ -272,50 +253,8 @@ pub fn run(
         health: &health,
         deadline: t0 + plan.deadline,
     };
-    let ifaces = kernel::ifaces(nodes.len(), &networks);
-    let reachable = |n: usize| nodes.get(n).is_some_and(|x| x.error.is_none());
-    let before = kernel::read(&nodes, &ifaces, &reachable, &cfg.connect);
-    let pairs = measure(&ctx, obs);
-    let silent = health.silenced();
-    let answers = |n: usize| reachable(n) && !silent.iter().any(|s| s.node == n);
-    let after = kernel::read(&nodes, &ifaces, &answers, &cfg.connect);
-    let kernel = kernel::deltas(&before, &after);
-    let (cells, mut findings) = cells::diagnose(&nodes, &networks, &pairs, &silent);
-    if let Some(entries) = &cfg.oifcfg {
-        findings.extend(net::absent(&nodes, entries));
-    }
-    let net_of = |node: usize, iface: &str| {
-        networks
-            .iter()
-            .position(|n| n.members.iter().any(|m| m.node == node && m.iface == iface))
-    };
-    let faulty = |node: usize, net: usize| {
-        findings.iter().any(|f| {
-            f.kind() == super::FindingKind::Fault
-                && f.net == Some(net)
-                && (f.node == Some(node)
-                    || f.directions.iter().any(|d| d.from == node || d.to == node))
-        })
-    };
-    let from_kernel = kernel::findings(&kernel, &net_of, &faulty);
-    findings.extend(from_kernel);
-    if cfg.tests.contains(&MeshTests::Doctor) {
-        findings.extend(doctor::compare(
-            &nodes,
-            &networks,
-            !cfg.tests.contains(&MeshTests::Path),
-        ));
-    }
-    let checks = checks::checks(&checks::Inputs {
-        tests: &cfg.tests,
-        networks: &networks,
-        pairs: &pairs,
-        cells: &cells,
-        findings: &findings,
-        kernel: &kernel,
-        max_block_p99: cfg.max_block_p99,
-    });
-    findings.extend(checks::findings(&checks));
+    let (pairs, silent, kernel) = measure_counted(&ctx, obs);
+    let (cells, findings, checks) = diagnose(cfg, &nodes, &networks, &pairs, &silent, &kernel);
     let compared = jumbo::compare(&networks, &pairs);
     let deadline_passed = pairs
         .iter()
@@ -340,6 +279,105 @@ pub fn run(
         interrupted: stop.load(Ordering::Relaxed),
         deadline_passed,
     })
+}
+
+/// Every node discovered (given to `obs` with the networks), and the networks two
+/// of them share: an error when no node's agent answered or no network is shared.
+fn nodes_and_networks(
+    cfg: &MeshConfig,
+    obs: &dyn MeshObserver,
+) -> Result<(Vec<MeshNode>, Vec<MeshNetwork>), EngineError> {
+    let nodes = discover(cfg);
+    if nodes.iter().all(|n| n.error.is_some()) {
+        let why = nodes
+            .first()
+            .and_then(|n| n.error.clone())
+            .unwrap_or_default();
+        return Err(EngineError::Agent(format!(
+            "no node's agent could be asked for its interfaces (first: {why})"
+        )));
+    }
+    let select = net::Select {
+        nets: &cfg.nets,
+        oifcfg: cfg.oifcfg.as_deref(),
+    };
+    let networks = net::networks(&nodes, &select, cfg.expect, &cfg.expect_nets);
+    obs.discovered(&nodes, &networks);
+    if networks.is_empty() {
+        return Err(EngineError::Agent(if cfg.oifcfg.is_some() {
+            "no cluster_interconnect subnet of --oifcfg is held by two of the nodes (on the interface it names)".into()
+        } else {
+            "no network is shared by two of the nodes (within --net, when given)".into()
+        }));
+    }
+    Ok((nodes, networks))
+}
+
+/// [`measure`] between two readings of the nodes' kernel counters: the pairs, the
+/// nodes found silent meanwhile (not read again), and the counters' deltas.
+fn measure_counted(
+    ctx: &Ctx<'_>,
+    obs: &dyn MeshObserver,
+) -> (Vec<PairResult>, Vec<SilentNode>, Vec<NodeKernel>) {
+    let (nodes, connect) = (ctx.nodes, &ctx.cfg.connect);
+    let ifaces = kernel::ifaces(nodes.len(), ctx.networks);
+    let reachable = |n: usize| nodes.get(n).is_some_and(|x| x.error.is_none());
+    let before = kernel::read(nodes, &ifaces, &reachable, connect);
+    let pairs = measure(ctx, obs);
+    let silent = ctx.health.silenced();
+    let answers = |n: usize| reachable(n) && !silent.iter().any(|s| s.node == n);
+    let after = kernel::read(nodes, &ifaces, &answers, connect);
+    (pairs, silent, kernel::deltas(&before, &after))
+}
+
+/// The matrix's cells and every finding (the pairs' diagnosis, absent `--oifcfg`
+/// interfaces, kernel counters, doctor's settings, the failed checks), and the
+/// checks per network.
+fn diagnose(
+    cfg: &MeshConfig,
+    nodes: &[MeshNode],
+    networks: &[MeshNetwork],
+    pairs: &[PairResult],
+    silent: &[SilentNode],
+    kernel: &[NodeKernel],
+) -> (Vec<Cell>, Vec<MeshFinding>, Vec<NetCheck>) {
+    let (cells, mut findings) = cells::diagnose(nodes, networks, pairs, silent);
+    if let Some(entries) = &cfg.oifcfg {
+        findings.extend(net::absent(nodes, entries));
+    }
+    let net_of = |node: usize, iface: &str| {
+        networks
+            .iter()
+            .position(|n| n.members.iter().any(|m| m.node == node && m.iface == iface))
+    };
+    let faulty = |node: usize, net: usize| {
+        findings.iter().any(|f| {
+            f.kind() == super::FindingKind::Fault
+                && f.net == Some(net)
+                && (f.node == Some(node)
+                    || f.directions.iter().any(|d| d.from == node || d.to == node))
+        })
+    };
+    let from_kernel = kernel::findings(kernel, &net_of, &faulty);
+    findings.extend(from_kernel);
+    if cfg.tests.contains(&MeshTests::Doctor) {
+        findings.extend(doctor::compare(
+            nodes,
+            networks,
+            !cfg.tests.contains(&MeshTests::Path),
+        ));
+    }
+    let checks = checks::checks(&checks::Inputs {
+        tests: &cfg.tests,
+        networks,
+        pairs,
+        cells: &cells,
+        findings: &findings,
+        kernel,
+        max_block_p99: cfg.max_block_p99,
+    });
+    findings.extend(checks::findings(&checks));
+    (cells, findings, checks)
 }
 
 /// Every planned pair with what its tests measured (or why they did not).

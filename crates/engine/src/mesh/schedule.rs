@@ -55,6 +55,83 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     }
 }
 
+/// Which jobs have started, and how many running jobs touch each node: the one
+/// state the threads of [`run_bounded`] share, behind one lock.
+struct Slots<'a, J, N> {
+    jobs: &'a [J],
+    nodes: &'a N,
+    per_node: usize,
+    state: Mutex<SlotState>,
+    cv: Condvar,
+}
+
+struct SlotState {
+    started: Vec<bool>,
+    busy: Vec<usize>,
+}
+
+impl<'a, J, N: Fn(&J) -> (usize, usize)> Slots<'a, J, N> {
+    fn new(jobs: &'a [J], nodes: &'a N, per_node: usize) -> Self {
+        let max_node = jobs
+            .iter()
+            .map(|j| {
+                let (a, b) = nodes(j);
+                a.max(b)
+            })
+            .max()
+            .map_or(0, |m| m + 1);
+        Slots {
+            jobs,
+            nodes,
+            per_node: per_node.max(1),
+            state: Mutex::new(SlotState {
+                started: vec![false; jobs.len()],
+                busy: vec![0; max_node],
+            }),
+            cv: Condvar::new(),
+        }
+    }
+
+    /// The first job not started whose two nodes are in fewer than `per_node` jobs,
+    /// now marked started; waits for one while none is free. None: every job has
+    /// started, or `stop`.
+    fn take(&self, stop: &dyn Fn() -> bool) -> Option<usize> {
+        let mut st = lock(&self.state);
+        loop {
+            if stop() || st.started.iter().all(|&b| b) {
+                return None;
+            }
+            let free = |st: &SlotState, i: usize| {
+                let (a, b) = (self.nodes)(&self.jobs[i]);
+                !st.started[i] && st.busy[a] < self.per_node && st.busy[b] < self.per_node
+            };
+            if let Some(i) = (0..self.jobs.len()).find(|&i| free(&st, i)) {
+                st.started[i] = true;
+                let (a, b) = (self.nodes)(&self.jobs[i]);
+                st.busy[a] += 1;
+                st.busy[b] += 1;
+                return Some(i);
+            }
+            // Bounded wait: re-checks `stop` even if nobody notifies.
+            st = match self.cv.wait_timeout(st, Duration::from_millis(200)) {
+                Ok((g, _)) => g,
+                Err(p) => p.into_inner().0,
+            };
+        }
+    }
+
+    /// Job `i` is over: its nodes have room again.
+    fn release(&self, i: usize) {
+        {
+            let mut st = lock(&self.state);
+            let (a, b) = (self.nodes)(&self.jobs[i]);
+            st.busy[a] -= 1;
+            st.busy[b] -= 1;
+        }
+        self.cv.notify_all();
+    }
+}
+
 /// Runs `work` on every job on up to `threads` threads, never more than `per_node`
 /// jobs at once touching the same node (`nodes(job)` names the two). `done` sees each
 /// result as it arrives (progress); results come back in the jobs' order. `stop`
@@ -72,67 +149,19 @@ where
     J: Sync,
     R: Send,
 {
-    struct State {
-        next: Vec<bool>, // started
-        busy: Vec<usize>,
-    }
-    let max_node = jobs
-        .iter()
-        .map(|j| {
-            let (a, b) = nodes(j);
-            a.max(b)
-        })
-        .max()
-        .map_or(0, |m| m + 1);
-    let state = Mutex::new(State {
-        next: vec![false; jobs.len()],
-        busy: vec![0; max_node],
-    });
-    let cv = Condvar::new();
+    let slots = Slots::new(jobs, &nodes, per_node);
     let results: Mutex<Vec<Option<R>>> = Mutex::new(jobs.iter().map(|_| None).collect());
-    let per_node = per_node.max(1);
     std::thread::scope(|s| {
         for _ in 0..threads.clamp(1, jobs.len().max(1)) {
-            s.spawn(|| loop {
-                let picked = {
-                    let mut st = lock(&state);
-                    loop {
-                        if stop() || st.next.iter().all(|&b| b) {
-                            break None;
-                        }
-                        let free = |st: &State, i: usize| {
-                            let (a, b) = nodes(&jobs[i]);
-                            !st.next[i] && st.busy[a] < per_node && st.busy[b] < per_node
-                        };
-                        if let Some(i) = (0..jobs.len()).find(|&i| free(&st, i)) {
-                            st.next[i] = true;
-                            let (a, b) = nodes(&jobs[i]);
-                            st.busy[a] += 1;
-                            st.busy[b] += 1;
-                            break Some(i);
-                        }
-                        // Bounded wait: re-checks `stop` even if nobody notifies.
-                        st = match cv.wait_timeout(st, Duration::from_millis(200)) {
-                            Ok((g, _)) => g,
-                            Err(p) => p.into_inner().0,
-                        };
-                    }
-                };
-                let Some(i) = picked else { break };
-                let r = work(&jobs[i]);
-                done(i, &r);
-                if let Ok(mut res) = results.lock() {
-                    if let Some(slot) = res.get_mut(i) {
+            s.spawn(|| {
+                while let Some(i) = slots.take(stop) {
+                    let r = work(&jobs[i]);
+                    done(i, &r);
+                    if let Some(slot) = lock(&results).get_mut(i) {
                         *slot = Some(r);
                     }
+                    slots.release(i);
                 }
-                {
-                    let mut st = lock(&state);
-                    let (a, b) = nodes(&jobs[i]);
-                    st.busy[a] -= 1;
-                    st.busy[b] -= 1;
-                }
-                cv.notify_all();
             });
         }
     });

@@ -365,15 +365,7 @@ impl crate::kind::Measurement for Rr {
     }
 }
 
-impl crate::kind::Outcome for RrResult {
-    fn target(&self) -> &str {
-        &self.target
-    }
-
-    fn interrupt_reason(&self) -> Option<&str> {
-        self.interrupt_reason.as_deref()
-    }
-}
+crate::kind::outcome_of_fields!(RrResult);
 
 #[cfg(test)]
 mod tests {

@@ -5,7 +5,6 @@
 use std::borrow::Cow;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::thread;
 use std::time::{Duration, Instant};
 
 use mtuperf_proto::msg::{
@@ -13,10 +12,11 @@ use mtuperf_proto::msg::{
     StreamRequest,
 };
 
+use super::measured::{beside_relay, not_a_report};
 use super::phase::{self, DataConn, Phase, END_GRACE, IDLE};
 use super::{End, StreamResult};
 use crate::client::phase::{
-    self as client_phase, AgentReader, HostSeen, HostWindow, Relay, RelayPlan, Relayed, Report,
+    self as client_phase, AgentReader, HostWindow, Relay, RelayPlan, Relayed,
 };
 use crate::client::Session;
 use crate::config::StreamParams;
@@ -128,17 +128,8 @@ fn payload<'a>(params: &'a StreamParams, req: &StreamRequest) -> Cow<'a, [u8]> {
     }
 }
 
-/// What one run measured: this end's connections, intervals and host, and the
-/// agent's report (or why it is missing) with its live intervals.
-struct Measured {
-    started_unix_ms: i64,
-    conns: Vec<ConnReport>,
-    intervals: Vec<IntervalSample>,
-    host: HostSeen,
-    agent: Report<EndReport>,
-    /// The agent's live intervals, kept in case its report never came.
-    agent_live: Vec<IntervalSample>,
-}
+/// What one run measured (see [`super::measured`]).
+type Measured = super::measured::Measured<ConnReport, IntervalSample, EndReport>;
 
 /// Go, then this end's half of the phase while the agent's live intervals are
 /// relayed and Ctrl-C and its silence are watched; the Stop; the agent's report.
@@ -154,7 +145,7 @@ fn measure(
     let interval = phase::interval(req);
     // Nothing of this test is waited for past this instant.
     let hard_end = phase.recv_deadline + IDLE + session.reply_timeout();
-    let (reader, rx) = AgentReader::spawn(session, hard_end, "the agent's report", |m| {
+    let reader = AgentReader::spawn(session, hard_end, "the agent's report", |m| {
         matches!(m, AgentMsg::Interval(_))
     });
     session.control.send(&ClientMsg::Go)?;
@@ -171,40 +162,20 @@ fn measure(
         },
     );
     let omit_ns = req.omit_ms * 1_000_000;
-    let mut agent_live = Vec::new();
-    let (agent, (conns, intervals)) = thread::scope(|s| {
-        let (relay, live) = (&relay, &mut agent_live);
-        let relayed = s.spawn(move || {
-            relay.run(&rx, |m| match m {
-                AgentMsg::Interval(i) => {
-                    obs.interval(End::Agent, &i);
-                    // Bounded as the agent bounds its own.
-                    super::ticker::bound(live, omit_ns);
-                    live.push(i);
-                    Relayed::Live
-                }
-                AgentMsg::StreamDone(r) => Relayed::Done(Ok(*r)),
-                AgentMsg::Error { message } => Relayed::Done(Err(EngineError::Agent(message))),
-                other => Relayed::Done(Err(EngineError::Unexpected {
-                    expected: "an interval or the stream report",
-                    got: format!("{other:?}"),
-                })),
-            })
-        });
-        let out = phase::run(phase, t0, &halt, |i| obs.interval(End::Client, i));
-        relay.local_done();
-        (relayed.join().unwrap_or_else(|_| Report::none()), out)
-    });
-    let host = window.close();
-    reader.finish(session, agent.missing());
-    Ok(Measured {
-        started_unix_ms: 0,
-        conns,
-        intervals,
-        host,
-        agent,
-        agent_live,
-    })
+    let on = |m, live: &mut Vec<IntervalSample>| match m {
+        AgentMsg::Interval(i) => {
+            obs.interval(End::Agent, &i);
+            // Bounded as the agent bounds its own.
+            super::ticker::bound(live, omit_ns);
+            live.push(i);
+            Relayed::Live
+        }
+        AgentMsg::StreamDone(r) => Relayed::Done(Ok(*r)),
+        other => not_a_report(other, "an interval or the stream report"),
+    };
+    Ok(beside_relay(session, &relay, reader, window, on, |_| {
+        phase::run(phase, t0, &halt, |i| obs.interval(End::Client, i))
+    }))
 }
 
 /// Both ends' reports as one result, with the reasons it is marked interrupted and,
@@ -214,16 +185,16 @@ fn assemble(
     params: &StreamParams,
     req: StreamRequest,
     planned: Duration,
-    m: Measured,
+    mut m: Measured,
     stop: &AtomicBool,
     explain: bool,
 ) -> StreamResult {
     let t0 = m.host.t0;
     let mut reasons = client_phase::reasons(stop);
     let report_missing = m.agent.missing();
-    let agent = m.agent.take(t0, &mut reasons).unwrap_or_else(|| EndReport {
-        // Keep what the agent sent live.
-        intervals: m.agent_live,
+    // Without the agent's report, keep what it sent live.
+    let agent = m.agent_end(&mut reasons, |intervals| EndReport {
+        intervals,
         interrupted: true,
         ..EndReport::default()
     });
@@ -394,12 +365,4 @@ impl crate::kind::Measurement for Stream {
     }
 }
 
-impl crate::kind::Outcome for StreamResult {
-    fn target(&self) -> &str {
-        &self.target
-    }
-
-    fn interrupt_reason(&self) -> Option<&str> {
-        self.interrupt_reason.as_deref()
-    }
-}
+crate::kind::outcome_of_fields!(StreamResult);

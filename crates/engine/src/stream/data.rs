@@ -54,26 +54,11 @@ pub fn send_loop(
         sending: true,
         ..ConnReport::default()
     };
-    let cycle = plan.cycle;
     let limit = plan.bytes.unwrap_or(u64::MAX);
     let mut off = 0usize;
     let mut now = Instant::now();
-    loop {
-        if r.bytes >= limit
-            || stop.load(Ordering::Relaxed)
-            || plan.deadline.is_some_and(|d| now >= d)
-        {
-            break;
-        }
-        if off >= data.len() {
-            if !cycle || data.is_empty() {
-                break;
-            }
-            off = 0;
-        }
-        let want = plan.block.min(data.len() - off) as u64;
-        let want = want.min(limit - r.bytes) as usize;
-        let Some(chunk) = data.get(off..off + want) else {
+    while !sent_enough(&plan, r.bytes, limit, stop, now) {
+        let Some(chunk) = next_chunk(data, &mut off, &plan, limit - r.bytes) else {
             break;
         };
         let before = now;
@@ -82,45 +67,89 @@ pub fn send_loop(
         match res {
             Ok(0) => break,
             Ok(n) => {
-                if r.first_byte_ns.is_none() {
-                    r.first_byte_ns = Some(ns(t0, before));
-                }
-                r.last_byte_ns = Some(ns(t0, now));
-                r.calls += 1;
-                r.bytes += n as u64;
-                r.in_call_ns += ns(before, now);
-                live.fetch_add(n as u64, Ordering::Relaxed);
+                account_write(&mut r, n, before, now, t0, live);
                 off += n;
-                if off >= data.len() && cycle {
+                if off >= data.len() && plan.cycle {
                     off = 0;
                 }
             }
             Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(_) if track.cut.load(Ordering::Acquire) => {
-                r.error = Some(format!(
-                    "write cut after the test's end: {} took no data since {}",
-                    plan.peer,
-                    at(r.last_byte_ns)
-                ));
-                break;
-            }
-            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
-                r.error = Some(format!(
-                    "{} took no data for {} s after {}",
-                    plan.peer,
-                    write_timeout_s(sock),
-                    at(r.last_byte_ns)
-                ));
-                break;
-            }
             Err(e) => {
-                r.error = Some(format!("write failed after {}: {e}", at(r.last_byte_ns)));
+                r.error = Some(write_failure(&e, sock, track, plan.peer, r.last_byte_ns));
                 break;
             }
         }
     }
     let _ = sock.shutdown(Shutdown::Write);
     finish(sock, r, t0)
+}
+
+/// Whether a sender is done before its next write: `limit` bytes sent, `stop` set or
+/// the plan's deadline passed (`now`, the end of the last write: no clock read here).
+#[inline]
+fn sent_enough(plan: &SendPlan, sent: u64, limit: u64, stop: &AtomicBool, now: Instant) -> bool {
+    sent >= limit || stop.load(Ordering::Relaxed) || plan.deadline.is_some_and(|d| now >= d)
+}
+
+/// The next write's slice of `data` from `*off`: at most a block and `left` bytes,
+/// starting again at 0 when `data` is exhausted and the plan cycles (None: a file
+/// sent whole, or nothing to send). A borrow of the caller's buffer, never a copy.
+#[inline]
+fn next_chunk<'d>(data: &'d [u8], off: &mut usize, plan: &SendPlan, left: u64) -> Option<&'d [u8]> {
+    if *off >= data.len() {
+        if !plan.cycle || data.is_empty() {
+            return None;
+        }
+        *off = 0;
+    }
+    let want = (plan.block.min(data.len() - *off) as u64).min(left) as usize;
+    data.get(*off..*off + want)
+}
+
+/// Books one write of `n` bytes that ran from `before` to `now`.
+#[inline]
+fn account_write(
+    r: &mut ConnReport,
+    n: usize,
+    before: Instant,
+    now: Instant,
+    t0: Instant,
+    live: &AtomicU64,
+) {
+    if r.first_byte_ns.is_none() {
+        r.first_byte_ns = Some(ns(t0, before));
+    }
+    r.last_byte_ns = Some(ns(t0, now));
+    r.calls += 1;
+    r.bytes += n as u64;
+    r.in_call_ns += ns(before, now);
+    live.fetch_add(n as u64, Ordering::Relaxed);
+}
+
+/// Why a write failed, for the report: cut after the test's end, a peer that took
+/// nothing for the write timeout, or the error itself. Once per connection.
+#[cold]
+fn write_failure(
+    e: &std::io::Error,
+    sock: &TcpStream,
+    track: &Tracked,
+    peer: &str,
+    last_byte_ns: Option<u64>,
+) -> String {
+    if track.cut.load(Ordering::Acquire) {
+        format!(
+            "write cut after the test's end: {peer} took no data since {}",
+            at(last_byte_ns)
+        )
+    } else if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) {
+        format!(
+            "{peer} took no data for {} s after {}",
+            write_timeout_s(sock),
+            at(last_byte_ns)
+        )
+    } else {
+        format!("write failed after {}: {e}", at(last_byte_ns))
+    }
 }
 
 /// "4.0 s" (since Go) for a last-progress instant, "the start" for none.
@@ -152,7 +181,8 @@ pub struct RecvPlan {
 }
 
 /// Books one read of `n` bytes that ended at `now`.
-fn account(r: &mut ConnReport, n: usize, now: Instant, t0: Instant, live: &AtomicU64) {
+#[inline]
+fn account_read(r: &mut ConnReport, n: usize, now: Instant, t0: Instant, live: &AtomicU64) {
     if r.first_byte_ns.is_none() {
         r.first_byte_ns = Some(ns(t0, now));
         // Bytes of the first read arrived before the first-byte instant; they are
@@ -227,30 +257,14 @@ pub fn recv_loop(
     track: &Tracked,
     t0: Instant,
 ) -> ConnReport {
+    let _ = sock.set_read_timeout(Some(plan.idle));
     let live = &*track.bytes;
-    let RecvPlan {
-        coalesce,
-        idle,
-        deadline,
-        peer,
-    } = plan;
     let mut r = ConnReport {
         index,
         sending: false,
         ..ConnReport::default()
     };
-    let _ = sock.set_read_timeout(Some(idle));
-    let max_wait_ns = coalesce.as_nanos() as u64;
-    if max_wait_ns > 0 {
-        // The default 50 µs slack would stretch every wait well past what we ask.
-        let _ = mtuperf_sys::thread::set_timer_slack((max_wait_ns / 10).max(1_000));
-    }
-    // How late sleeps end, smoothed (1/8 per sleep, decaying by 1/8 per drained read
-    // without one): the wakeup latency of this host.
-    let mut late_ns = 0u64;
-    // SO_RCVBUF, re-read every 32 drained reads after the warm-up: autotuning moves
-    // it slowly, and a getsockopt on every drained read would be a syscall per block.
-    let (mut rcvbuf, mut drained) = (0u32, 0u64);
+    let mut coalescer = Coalescer::new(plan.coalesce);
     let mut now = Instant::now();
     loop {
         let before = now;
@@ -260,64 +274,23 @@ pub fn recv_loop(
         match res {
             Ok(0) => {
                 if track.cut.load(Ordering::Acquire) {
-                    r.error = Some(format!(
-                        "read cut after the test's end: last data from {peer} at {}",
-                        at(r.last_byte_ns)
-                    ));
+                    r.error = Some(read_cut(plan.peer, r.last_byte_ns));
                 }
                 break;
             }
-            Ok(n) if n < buf.len() && max_wait_ns > 0 => {
-                account(&mut r, n, now, t0, live);
-                if now >= deadline {
-                    r.error = Some("stopped at the agent's maximum duration".into());
-                    break;
-                }
-                let since_first = r.first_byte_ns.map_or(0, |f| ns(t0, now).saturating_sub(f));
-                if since_first >= WARMUP_NS {
-                    if drained.is_multiple_of(32) {
-                        rcvbuf = mtuperf_sys::sockopt::rcvbuf(sock).unwrap_or(0);
-                    }
-                    drained += 1;
-                }
-                let wait = coalesce_wait_ns(max_wait_ns, rcvbuf, r.bytes, since_first, late_ns);
-                if wait > 0 {
-                    std::thread::sleep(Duration::from_nanos(wait));
-                    let woke = Instant::now();
-                    let slept = ns(now, woke);
-                    r.waits += 1;
-                    if slept > 2 * wait + STALLED_SLEEP_NS {
-                        // The process was stopped, not waiting: count the wait asked
-                        // for, and keep the outlier out of the wakeup latency.
-                        r.wait_ns += wait;
-                    } else {
-                        late_ns = (late_ns * 7 + slept.saturating_sub(wait)) / 8;
-                        r.wait_ns += slept;
-                    }
-                    now = woke;
-                } else {
-                    // One late wakeup must not switch coalescing off for good.
-                    late_ns -= late_ns / 8;
-                }
-            }
             Ok(n) => {
-                account(&mut r, n, now, t0, live);
-                if now >= deadline {
+                account_read(&mut r, n, now, t0, live);
+                if now >= plan.deadline {
                     r.error = Some("stopped at the agent's maximum duration".into());
                     break;
+                }
+                if n < buf.len() {
+                    now = coalescer.drained(sock, &mut r, now, t0);
                 }
             }
             Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
-                r.error = Some(format!(
-                    "no data from {peer} for {} s after {}",
-                    idle.as_secs(),
-                    at(r.last_byte_ns)
-                ));
-                break;
-            }
             Err(e) => {
-                r.error = Some(format!("read failed after {}: {e}", at(r.last_byte_ns)));
+                r.error = Some(read_failure(&e, plan.peer, plan.idle, r.last_byte_ns));
                 break;
             }
         }
@@ -325,11 +298,218 @@ pub fn recv_loop(
     finish(sock, r, t0)
 }
 
+/// A receiver's coalescing state: the longest wait it may ask for (0: off), how late
+/// its sleeps end, and SO_RCVBUF as last read. Lives on the receiving thread's stack.
+struct Coalescer {
+    max_wait_ns: u64,
+    /// How late sleeps end, smoothed (1/8 per sleep, decaying by 1/8 per drained read
+    /// without one): the wakeup latency of this host.
+    late_ns: u64,
+    /// SO_RCVBUF, re-read every 32 drained reads after the warm-up: autotuning moves
+    /// it slowly, and a getsockopt on every drained read would be a syscall per block.
+    rcvbuf: u32,
+    drained: u64,
+}
+
+impl Coalescer {
+    /// Coalescing of at most `coalesce` per wait; sets this thread's timer slack so
+    /// that a wait ends close to what it asks.
+    fn new(coalesce: Duration) -> Coalescer {
+        let max_wait_ns = coalesce.as_nanos() as u64;
+        if max_wait_ns > 0 {
+            // The default 50 µs slack would stretch every wait well past what we ask.
+            let _ = mtuperf_sys::thread::set_timer_slack((max_wait_ns / 10).max(1_000));
+        }
+        Coalescer {
+            max_wait_ns,
+            late_ns: 0,
+            rcvbuf: 0,
+            drained: 0,
+        }
+    }
+
+    /// After a read at `now` that drained the socket: sleeps for the wait
+    /// [`coalesce_wait_ns`] allows (counted in `r`), or not at all. Returns the
+    /// instant the receiver goes on from.
+    #[inline]
+    fn drained(
+        &mut self,
+        sock: &TcpStream,
+        r: &mut ConnReport,
+        now: Instant,
+        t0: Instant,
+    ) -> Instant {
+        if self.max_wait_ns == 0 {
+            return now;
+        }
+        let since_first = r.first_byte_ns.map_or(0, |f| ns(t0, now).saturating_sub(f));
+        if since_first >= WARMUP_NS {
+            if self.drained.is_multiple_of(32) {
+                self.rcvbuf = mtuperf_sys::sockopt::rcvbuf(sock).unwrap_or(0);
+            }
+            self.drained += 1;
+        }
+        let wait = coalesce_wait_ns(
+            self.max_wait_ns,
+            self.rcvbuf,
+            r.bytes,
+            since_first,
+            self.late_ns,
+        );
+        if wait == 0 {
+            // One late wakeup must not switch coalescing off for good.
+            self.late_ns -= self.late_ns / 8;
+            return now;
+        }
+        self.sleep(wait, r, now)
+    }
+
+    /// Sleeps `wait` ns from `now`, books it in `r` and learns how late it ended.
+    fn sleep(&mut self, wait: u64, r: &mut ConnReport, now: Instant) -> Instant {
+        std::thread::sleep(Duration::from_nanos(wait));
+        let woke = Instant::now();
+        let slept = ns(now, woke);
+        r.waits += 1;
+        if slept > 2 * wait + STALLED_SLEEP_NS {
+            // The process was stopped, not waiting: count the wait asked for, and
+            // keep the outlier out of the wakeup latency.
+            r.wait_ns += wait;
+        } else {
+            self.late_ns = (self.late_ns * 7 + slept.saturating_sub(wait)) / 8;
+            r.wait_ns += slept;
+        }
+        woke
+    }
+}
+
+/// A read that found the end after the test's end was cut: once per connection.
+#[cold]
+fn read_cut(peer: &str, last_byte_ns: Option<u64>) -> String {
+    format!(
+        "read cut after the test's end: last data from {peer} at {}",
+        at(last_byte_ns)
+    )
+}
+
+/// Why a read failed, for the report: a sender silent for `idle`, or the error
+/// itself. Once per connection.
+#[cold]
+fn read_failure(
+    e: &std::io::Error,
+    peer: &str,
+    idle: Duration,
+    last_byte_ns: Option<u64>,
+) -> String {
+    if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) {
+        format!(
+            "no data from {peer} for {} s after {}",
+            idle.as_secs(),
+            at(last_byte_ns)
+        )
+    } else {
+        format!("read failed after {}: {e}", at(last_byte_ns))
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::coalesce_wait_ns;
+    use super::*;
 
     const US: u64 = 1_000;
+
+    /// (offset before, block, cycle, bytes left, the slice written).
+    type Case<'a> = (usize, usize, bool, u64, Option<&'a [u8]>);
+
+    fn plan(block: usize, cycle: bool) -> SendPlan {
+        SendPlan {
+            deadline: None,
+            bytes: None,
+            cycle,
+            block,
+            peer: "the agent",
+        }
+    }
+
+    #[test]
+    fn a_sender_writes_blocks_of_its_buffer_in_place_and_cycles_only_when_asked() {
+        let data: Vec<u8> = (0..10).collect();
+        let mut off = 0;
+        // (offset before, block, cycle, bytes left) -> the slice written
+        let cases: [Case<'_>; 6] = [
+            (0, 4, true, u64::MAX, Some(&data[0..4])),
+            (8, 4, true, u64::MAX, Some(&data[8..10])),
+            (10, 4, true, u64::MAX, Some(&data[0..4])),
+            (10, 4, false, u64::MAX, None),
+            (2, 4, true, 3, Some(&data[2..5])),
+            (0, 64, false, u64::MAX, Some(&data[..])),
+        ];
+        for (at, block, cycle, left, want) in cases {
+            off = at;
+            let got = next_chunk(&data, &mut off, &plan(block, cycle), left);
+            assert_eq!(
+                got, want,
+                "at {at}, block {block}, cycle {cycle}, left {left}"
+            );
+            // A slice of the caller's buffer, not a copy.
+            if let Some(g) = got {
+                assert!(std::ptr::eq(g.as_ptr(), data[off..].as_ptr()));
+            }
+        }
+        assert_eq!(next_chunk(&[], &mut off, &plan(4, true), 8), None);
+    }
+
+    #[test]
+    fn a_sender_stops_at_its_bytes_its_stop_or_its_deadline() {
+        let now = Instant::now();
+        let stop = AtomicBool::new(false);
+        let mut p = plan(4, true);
+        assert!(!sent_enough(&p, 10, 11, &stop, now));
+        assert!(sent_enough(&p, 11, 11, &stop, now));
+        p.deadline = Some(now);
+        assert!(sent_enough(&p, 0, 11, &stop, now));
+        p.deadline = None;
+        stop.store(true, Ordering::Relaxed);
+        assert!(sent_enough(&p, 0, 11, &stop, now));
+    }
+
+    #[test]
+    fn a_failed_read_says_who_was_silent_and_since_when() {
+        let timed_out = std::io::Error::from(ErrorKind::TimedOut);
+        assert_eq!(
+            read_failure(
+                &timed_out,
+                "the client",
+                Duration::from_secs(10),
+                Some(4_000_000_000)
+            ),
+            "no data from the client for 10 s after 4.0 s"
+        );
+        let reset = std::io::Error::from(ErrorKind::ConnectionReset);
+        assert!(
+            read_failure(&reset, "the client", Duration::from_secs(10), None)
+                .starts_with("read failed after the start: ")
+        );
+        assert_eq!(
+            read_cut("the agent", Some(1_500_000_000)),
+            "read cut after the test's end: last data from the agent at 1.5 s"
+        );
+    }
+
+    #[test]
+    fn a_receiver_without_coalescing_never_waits() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let sock = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let mut c = Coalescer::new(Duration::ZERO);
+        let mut r = ConnReport {
+            bytes: 1 << 30,
+            first_byte_ns: Some(0),
+            ..ConnReport::default()
+        };
+        let now = Instant::now();
+        let t0 = now.checked_sub(Duration::from_secs(1)).unwrap_or(now);
+        assert_eq!(c.drained(&sock, &mut r, now, t0), now);
+        assert_eq!((r.waits, c.drained), (0, 0));
+    }
 
     #[test]
     fn no_wait_when_disabled_or_during_the_warm_up() {

@@ -9,6 +9,7 @@ pub mod client;
 pub(crate) mod data;
 mod ends;
 pub mod limits;
+mod measured;
 pub mod metrics;
 mod phase;
 mod ticker;

@@ -5,7 +5,6 @@
 use std::net::UdpSocket;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
-use std::thread;
 use std::time::Duration;
 
 use mtuperf_proto::msg::udp::{
@@ -18,13 +17,14 @@ use super::phase::{self, Conn};
 use super::plan::{Live, Plan};
 use super::{datagrams_per_index, sockets, UdpStreamResult, IDLE, LIVE_DEFAULT};
 use crate::client::phase::{
-    self as client_phase, AgentReader, HostSeen, HostWindow, Relay, RelayPlan, Relayed, Report,
+    self as client_phase, AgentReader, HostWindow, Relay, RelayPlan, Relayed,
 };
 use crate::client::Session;
 use crate::config::UdpStreamConfig;
 use crate::placement::Pinning;
 use crate::sampler::Sampler;
 use crate::stamp::unix_ms;
+use crate::stream::measured::{beside_relay, not_a_report};
 use crate::stream::End;
 use crate::EngineError;
 
@@ -120,17 +120,8 @@ struct ThisEnd<'a> {
     every: Duration,
 }
 
-/// What one run measured: this end's sockets, intervals and host, and the agent's
-/// report (or why it is missing) with its live intervals.
-struct Measured {
-    started_unix_ms: i64,
-    conns: Vec<UdpConnReport>,
-    intervals: Vec<UdpInterval>,
-    host: HostSeen,
-    agent: Report<UdpEndReport>,
-    /// The agent's live intervals, kept in case its report never came.
-    agent_live: Vec<UdpInterval>,
-}
+/// What one run measured (see [`crate::stream::measured`]).
+type Measured = crate::stream::measured::Measured<UdpConnReport, UdpInterval, UdpEndReport>;
 
 /// Go, then this end's threads while the agent's intervals and sender counts are
 /// relayed; this end's counts to the agent once its senders are done; the Stop; the
@@ -145,7 +136,7 @@ fn measure(
 ) -> Result<Measured, EngineError> {
     let t0 = window.t0;
     let hard_end = this.plan.hard_end + IDLE + session.reply_timeout();
-    let (reader, rx) = AgentReader::spawn(session, hard_end, "the agent's udp report", |m| {
+    let reader = AgentReader::spawn(session, hard_end, "the agent's udp report", |m| {
         matches!(m, AgentMsg::UdpInterval(_) | AgentMsg::UdpSent(_))
     });
     session.control.send(&ClientMsg::Go)?;
@@ -161,54 +152,41 @@ fn measure(
         },
     );
     let has_senders = conns.iter().any(|c| c.sending);
-    let mut agent_live = Vec::new();
-    let (agent, (conns, intervals)) = thread::scope(|s| {
-        let (relay, live) = (&relay, &mut agent_live);
-        let relayed = s.spawn(move || {
-            relay.run(&rx, |m| match m {
-                AgentMsg::UdpInterval(i) => {
-                    obs.interval(End::Agent, &i);
-                    live.push(*i);
-                    Relayed::Live
-                }
-                AgentMsg::UdpSent(sent) => {
-                    set_expected(&this.lives, &sent, this.req, false);
-                    Relayed::Live
-                }
-                AgentMsg::UdpStreamDone(r) => Relayed::Done(Ok(*r)),
-                AgentMsg::Error { message } => Relayed::Done(Err(EngineError::Agent(message))),
-                other => Relayed::Done(Err(EngineError::Unexpected {
-                    expected: "a udp interval or report",
-                    got: format!("{other:?}"),
-                })),
-            })
-        });
-        let out = phase::run(
-            conns,
-            &this.plan,
-            &this.lives,
-            window.sampler(),
-            this.every,
-            |i| obs.interval(End::Client, i),
-            |sent| {
-                if has_senders {
-                    let _ = session.control.send(&ClientMsg::UdpSent(UdpSent { sent }));
-                }
-            },
-        );
-        relay.local_done();
-        (relayed.join().unwrap_or_else(|_| Report::none()), out)
-    });
-    let host = window.close();
-    reader.finish(session, agent.missing());
-    Ok(Measured {
-        started_unix_ms: 0,
-        conns,
-        intervals,
-        host,
-        agent,
-        agent_live,
-    })
+    let on = |m, live: &mut Vec<UdpInterval>| match m {
+        AgentMsg::UdpInterval(i) => {
+            obs.interval(End::Agent, &i);
+            live.push(*i);
+            Relayed::Live
+        }
+        AgentMsg::UdpSent(sent) => {
+            set_expected(&this.lives, &sent, this.req, false);
+            Relayed::Live
+        }
+        AgentMsg::UdpStreamDone(r) => Relayed::Done(Ok(*r)),
+        other => not_a_report(other, "a udp interval or report"),
+    };
+    Ok(beside_relay(
+        session,
+        &relay,
+        reader,
+        window,
+        on,
+        |window| {
+            phase::run(
+                conns,
+                &this.plan,
+                &this.lives,
+                window.sampler(),
+                this.every,
+                |i| obs.interval(End::Client, i),
+                |sent| {
+                    if has_senders {
+                        let _ = session.control.send(&ClientMsg::UdpSent(UdpSent { sent }));
+                    }
+                },
+            )
+        },
+    ))
 }
 
 /// Both ends' reports as one result, with the reasons it is marked interrupted and,
@@ -218,20 +196,18 @@ fn assemble(
     session: &Session,
     req: UdpStreamRequest,
     paced_rate_bps: u64,
-    m: Measured,
+    mut m: Measured,
     stop: &AtomicBool,
     explain: bool,
 ) -> UdpStreamResult {
     let mut reasons = client_phase::reasons(stop);
     let report_missing = m.agent.missing();
-    let agent = m
-        .agent
-        .take(m.host.t0, &mut reasons)
-        .unwrap_or_else(|| UdpEndReport {
-            intervals: m.agent_live,
-            interrupted: true,
-            ..UdpEndReport::default()
-        });
+    // Without the agent's report, keep what it sent live.
+    let agent = m.agent_end(&mut reasons, |intervals| UdpEndReport {
+        intervals,
+        interrupted: true,
+        ..UdpEndReport::default()
+    });
     reasons.extend(socket_error("this end", &m.conns));
     reasons.extend(socket_error("the agent", &agent.conns));
     let interrupted = !reasons.is_empty() || agent.interrupted;
@@ -365,12 +341,4 @@ impl crate::kind::Measurement for UdpStream {
     }
 }
 
-impl crate::kind::Outcome for UdpStreamResult {
-    fn target(&self) -> &str {
-        &self.target
-    }
-
-    fn interrupt_reason(&self) -> Option<&str> {
-        self.interrupt_reason.as_deref()
-    }
-}
+crate::kind::outcome_of_fields!(UdpStreamResult);
