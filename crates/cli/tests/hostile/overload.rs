@@ -10,7 +10,7 @@ use std::io::{ErrorKind, Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
 use std::process::Command;
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::agent_support::AgentProc;
 use adversarial_support::{stderr, LiveAgent, BIN};
