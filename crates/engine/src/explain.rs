@@ -10,6 +10,7 @@
 //! requests, or its answers never arrived); then an agent that is alive but went
 //! silent on this test's session.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::client::Session;
@@ -20,7 +21,7 @@ use crate::diagnosis::Diagnosis as Fault;
 use crate::path::{self, PathResult};
 
 /// One direction of the path, seen from the client.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Way {
     ToAgent,
@@ -28,7 +29,7 @@ pub enum Way {
 }
 
 /// The packets a test sends, by kind.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum PacketKind {
     /// rr over UDP: one datagram per block, `block` bytes after the 40-byte header.
@@ -42,7 +43,7 @@ pub enum PacketKind {
 }
 
 /// The largest IP packet of one kind a test sends one way.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Packet {
     pub way: Way,
     /// IP bytes on the wire: a datagram larger than its sender's interface MTU is cut
@@ -130,7 +131,7 @@ impl Test {
 }
 
 /// What the path check found, in short.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct PathCheck {
     /// Largest IP packets that crossed each way (exact sizes).
     pub to_agent: u32,
@@ -178,7 +179,7 @@ impl PathCheck {
 }
 
 /// The likely cause, from the run's evidence and the path check.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "cause", rename_all = "snake_case")]
 pub enum Cause {
     /// The path carries at most `carries` (an MTU) `way`, less than the test's
@@ -207,7 +208,7 @@ pub enum Cause {
 }
 
 /// A cause and the path check it rests on.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Diagnosis {
     pub cause: Cause,
     /// None when the path check could not run.

@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::cluster::topo::{v4, v6};
@@ -10,7 +11,7 @@ use crate::cluster::{Cluster, CLUSTER_MTU};
 use crate::state::Lab;
 
 /// The cluster part of `lab status --json` (`cluster`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ClusterStatus {
     pub nodes: u8,
     pub nets: u8,
@@ -21,7 +22,7 @@ pub struct ClusterStatus {
     pub faults: Vec<FaultStatus>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct NetworkStatus {
     /// 1-based network number, as `--fault` takes it.
     pub net: u8,
@@ -33,7 +34,7 @@ pub struct NetworkStatus {
     pub v6_subnet: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct NodeStatus {
     pub name: String,
     pub netns: String,
@@ -41,7 +42,7 @@ pub struct NodeStatus {
 }
 
 /// A node's address on one network, and its NIC's MTU as built.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct NodeAddr {
     pub net: u8,
     pub ifname: String,
@@ -50,7 +51,7 @@ pub struct NodeAddr {
     pub mtu: u32,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct FaultStatus {
     /// The `--fault` value that rebuilds it (`nic-mtu=n3:1:1500`).
     pub spec: String,

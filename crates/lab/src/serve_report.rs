@@ -4,16 +4,19 @@
 use std::fmt::Write as _;
 use std::net::IpAddr;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::cluster_view::NodeAddr;
 use crate::down::agent_alive;
 use crate::state::Lab;
 
-const SCHEMA: &str = "mtuperf.lab.serve/1";
+/// The `schema` of `lab serve --json`.
+pub const SCHEMA: &str = "mtuperf.lab.serve/1";
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ServeReport {
+    #[schemars(extend("const" = SCHEMA))]
     pub schema: String,
     pub name: String,
     /// The key every agent was started with (clients need it), once created.
@@ -21,7 +24,7 @@ pub struct ServeReport {
     pub agents: Vec<ServedAgent>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ServedAgent {
     pub host: String,
     pub netns: String,

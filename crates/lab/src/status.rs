@@ -4,6 +4,7 @@ use std::fmt::Write as _;
 use std::net::IpAddr;
 
 use mtuperf_proto::units::BitsPerSec;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use mtuperf_sys::{ethtool, netns, rtnl};
@@ -14,10 +15,12 @@ use crate::scenario::Scenario;
 use crate::scenario::{Iface, Role, BRIDGE};
 use crate::state::Lab;
 
-const SCHEMA: &str = "mtuperf.lab.status/1";
+/// The `schema` of `lab status --json`.
+pub const SCHEMA: &str = "mtuperf.lab.status/1";
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct LabStatus {
+    #[schemars(extend("const" = SCHEMA))]
     pub schema: String,
     pub name: String,
     pub scenarios: Vec<Scenario>,
@@ -31,7 +34,7 @@ pub struct LabStatus {
     pub cluster: Option<ClusterStatus>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct HostStatus {
     pub name: String,
     pub role: Role,
@@ -42,7 +45,7 @@ pub struct HostStatus {
     pub agent: Option<AgentStatus>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct IfaceStatus {
     pub name: String,
     /// `host:ifname` at the other end of the veth.
@@ -57,14 +60,14 @@ pub struct IfaceStatus {
     pub offload_live: Option<Offloads>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Offloads {
     pub tso: bool,
     pub gso: bool,
     pub gro: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct AgentStatus {
     pub pid: u32,
     pub port: u16,
@@ -72,7 +75,7 @@ pub struct AgentStatus {
     pub log: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TargetStatus {
     pub scenario: Scenario,
     pub v4: Option<IpAddr>,

@@ -3,6 +3,7 @@
 //! come from each run's [`figures`](crate::record::RunRecord::figures), never from the
 //! engine's structures.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::record::{self, figure, Figure, RunKind};
@@ -23,8 +24,18 @@ pub struct RunIn<'a> {
     pub document: &'a str,
 }
 
+/// `mtuperf export --json`: one row per stored run, its figures flattened. A figure the
+/// run's kind does not have is null. The CSV export has the same columns in the same
+/// order.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ExportDoc {
+    #[schemars(extend("const" = EXPORT_SCHEMA))]
+    pub schema: &'static str,
+    pub runs: Vec<Row>,
+}
+
 /// One exported row. Figures a run's kind does not have are empty (null in JSON).
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct Row {
     pub id: i64,
     pub kind: String,

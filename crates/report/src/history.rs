@@ -2,14 +2,23 @@
 //! JSON rows, each row carrying its `schema` (`mtuperf.history/1`).
 use std::fmt::Write;
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 pub const SCHEMA: &str = "mtuperf.history/1";
 
+/// `mtuperf history --json`: an array of stored runs, newest first, without their
+/// documents. Each row names its schema. With `--kind compare` the rows are comparison
+/// groups: `id` is the group id (for `report --compare` and `compare --resume`).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(transparent)]
+pub struct Rows(pub Vec<Row>);
+
 /// One line of the history: a stored run, or (kind "compare") a comparison group,
 /// whose `id` is then the group id that `report --compare` and `compare --resume` take.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Row {
+    #[schemars(extend("const" = SCHEMA))]
     pub schema: &'static str,
     pub id: i64,
     pub started: String,

@@ -14,6 +14,7 @@ mod run;
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::placement::PlacementPolicy;
@@ -26,7 +27,7 @@ pub use run::{headline, run, Outcome};
 pub const PLAN_VERSION: u32 = 1;
 
 /// One path to compare: a name for people ("std", "jumbo") and how to reach its agent.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct PathSpec {
     pub name: String,
     /// HOST, HOST:PORT or [IPv6]:PORT.
@@ -36,7 +37,9 @@ pub struct PathSpec {
 }
 
 /// The tests a comparison can run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum TestKind {
     /// Bulk TCP, client → agent; headline: goodput (bit/s).
@@ -59,7 +62,7 @@ impl TestKind {
 }
 
 /// How many repetitions.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Repeat {
     /// Exactly this many per path and cell.
@@ -83,7 +86,7 @@ impl Repeat {
 }
 
 /// Everything a comparison does; stored as the group's plan so `--resume` can continue.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Plan {
     pub version: u32,
     pub paths: Vec<PathSpec>,

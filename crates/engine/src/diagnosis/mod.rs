@@ -23,10 +23,11 @@ pub mod pair;
 use std::net::IpAddr;
 
 use ipnet::IpNet;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Where a fault is.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Location {
     /// A node, by its address on the network: its NIC, its route, its switch port, a
@@ -39,7 +40,11 @@ pub enum Location {
     /// but none answered).
     Router { addr: Option<IpAddr> },
     /// Every pair of a network: its switch, its VLAN, a device all of them cross.
-    Network { cidr: IpNet },
+    Network {
+        /// The network, as a CIDR ("192.168.1.0/24").
+        #[schemars(with = "String")]
+        cidr: IpNet,
+    },
 }
 
 impl Location {
@@ -63,7 +68,7 @@ impl Location {
 }
 
 /// What is wrong, with the numbers of its class.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "class", rename_all = "snake_case")]
 pub enum Fault {
     /// The node's NIC (`iface`, when known) is at `nic_mtu`, below the expected MTU.
@@ -138,7 +143,7 @@ impl Fault {
 
 /// One fault: its class and numbers, where it is, the MTU it limits paths to and the
 /// network's expected MTU (the fix's target).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Diagnosis {
     #[serde(flatten)]
     pub fault: Fault,

@@ -2,13 +2,14 @@
 //! (the network, the node, the directions it explains). The report words them.
 
 use mtuperf_proto::msg::mesh::StopKind;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::outcome::TestFailureAt;
 use crate::diagnosis::Diagnosis;
 
 /// One direction as the diagnosis read it: a finding's evidence.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Seen {
     pub from: usize,
     pub to: usize,
@@ -20,7 +21,7 @@ pub struct Seen {
 }
 
 /// What node `by` measured of a direction.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Claim {
     pub by: usize,
     pub mtu: u32,
@@ -28,7 +29,7 @@ pub struct Claim {
 }
 
 /// Two nodes' measurements of the direction `from` → `to` that disagree.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Contradiction {
     pub from: usize,
     pub to: usize,
@@ -37,7 +38,7 @@ pub struct Contradiction {
 
 /// A measurement no path can carry: node `by` said `from` → `to` carries `mtu`
 /// (largest packet `largest_ok`) where the smaller NIC MTU of the two ends is `limit`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Implausible {
     pub by: usize,
     pub from: usize,
@@ -48,7 +49,7 @@ pub struct Implausible {
 }
 
 /// How a node went silent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Silence {
     /// Its agent stopped answering (no welcome to a new connection).
@@ -58,7 +59,7 @@ pub enum Silence {
 }
 
 /// The step at which `mesh --ssh` could not start a node's agent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StartStep {
     /// Reaching the node (ssh itself, the login, the private directory).
@@ -74,7 +75,9 @@ pub enum StartStep {
 }
 
 /// An interface offload `--tests doctor` compares.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Offload {
     Tso,
@@ -84,7 +87,7 @@ pub enum Offload {
 }
 
 /// A setting `--tests doctor` compares across nodes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "name", rename_all = "snake_case")]
 pub enum Setting {
     /// The MTU of the node's interface on the network.
@@ -104,7 +107,7 @@ pub enum Setting {
 }
 
 /// Why a node has no address in an interconnect subnet of `--oifcfg`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum NicAbsence {
     /// The interface exists but is down.
@@ -116,7 +119,9 @@ pub enum NicAbsence {
 }
 
 /// A kernel counter the mesh reads on every node before and after its tests.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum KernelCounter {
     /// Ip ReasmFails: datagrams whose fragments could not be reassembled.
@@ -134,7 +139,7 @@ pub enum KernelCounter {
 }
 
 /// What a finding says, with its numbers.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Finding {
     /// A fault of the paths, class and location as `path` names them (a node, a
@@ -234,7 +239,7 @@ impl Finding {
 
 /// One finding: where (network, node, the failing directions it explains with what
 /// was seen of each) and what.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct MeshFinding {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub net: Option<usize>,

@@ -10,6 +10,7 @@ use mtuperf_proto::msg::mesh::{
     Discovery, PathSummary, RrLoad, RrSummary, StopKind, StreamSummary,
 };
 use mtuperf_proto::msg::rr::RrProto;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::client::ConnectOptions;
@@ -58,8 +59,10 @@ pub struct MeshConfig {
 }
 
 /// `--expect CIDR=MTU`: what every path of the networks inside `net` must carry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct NetExpect {
+    /// A CIDR ("192.168.1.0/24").
+    #[schemars(with = "String")]
     pub net: IpNet,
     pub mtu: u32,
 }
@@ -68,7 +71,7 @@ pub struct NetExpect {
 pub const LOST_BLOCK_AFTER: Duration = Duration::from_millis(500);
 
 /// The mesh's rr test: a request answered by a block, one in flight per pair.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct BlockTest {
     pub proto: RrProto,
     pub block: u32,
@@ -127,7 +130,7 @@ impl BlockTest {
 }
 
 /// One node as discovered.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct MeshNode {
     pub label: String,
     /// The agent's control address as given.
@@ -145,7 +148,7 @@ pub struct MeshNode {
 }
 
 /// A node's address on a network.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct NodeAddr {
     pub node: usize,
     pub addr: IpAddr,
@@ -155,10 +158,12 @@ pub struct NodeAddr {
 }
 
 /// A subnet shared by at least two nodes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct MeshNetwork {
     /// "A", "B", ... in address order.
     pub name: String,
+    /// The subnet, as a CIDR ("192.168.1.0/24").
+    #[schemars(with = "String")]
     pub cidr: IpNet,
     /// The MTU each path must carry: `--expect`, else the largest interface MTU here.
     pub expect: u32,
@@ -180,7 +185,7 @@ impl MeshNetwork {
 }
 
 /// One ordered pair's tests on one network: `from` asked to test toward `to`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct PairResult {
     pub net: usize,
     pub from: usize,
@@ -229,7 +234,7 @@ impl PairResult {
 }
 
 /// Why a direction's measurement was not used as evidence.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Doubt {
     /// A value no path between the two ends can carry (above the smaller NIC MTU).
@@ -239,7 +244,7 @@ pub enum Doubt {
 }
 
 /// One direction of a matrix cell, as the asked node measured it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct DirCell {
     pub mtu: u32,
     pub stop: StopKind,
@@ -255,7 +260,9 @@ pub struct DirCell {
 }
 
 /// What a matrix cell shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum CellVerdict {
     /// Both directions carry the network's expected MTU.
@@ -293,7 +300,7 @@ pub enum CellVerdict {
 }
 
 /// A matrix cell: the test `from` → `to` on `net`, both of its directions.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Cell {
     pub net: usize,
     pub from: usize,
@@ -308,7 +315,7 @@ pub struct Cell {
 }
 
 /// A whole mesh run.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct MeshResult {
     pub started_unix_ms: i64,
     pub elapsed_ms: u64,

@@ -2,10 +2,13 @@
 //! grouped by cause) or why it was not measured (never a finding).
 
 use mtuperf_proto::msg::Refusal;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Which tests a mesh runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum MeshTests {
     Path,
@@ -15,7 +18,7 @@ pub enum MeshTests {
 }
 
 /// Why a pair's test gave no result: an error, a finding.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "cause", rename_all = "snake_case")]
 pub enum PairError {
     /// The asked agent (node `node`) returned no result before the pair's deadline;
@@ -35,7 +38,7 @@ pub enum PairError {
 }
 
 /// Why a test of a pair was not measured: not an error, nothing to diagnose.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "cause", rename_all = "snake_case")]
 pub enum NotMeasured {
     /// Stopped by Ctrl-C (or SIGTERM) before or while it ran.
@@ -51,7 +54,7 @@ pub enum NotMeasured {
 }
 
 /// A test of a pair that failed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct TestFailure {
     pub test: MeshTests,
     pub error: PairError,
@@ -60,7 +63,7 @@ pub struct TestFailure {
 }
 
 /// A failed test with its pair: an example of a `tests_failed` finding.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct TestFailureAt {
     pub net: usize,
     pub from: usize,
@@ -70,7 +73,7 @@ pub struct TestFailureAt {
 }
 
 /// A test of a pair that was not measured.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct TestSkipped {
     pub test: MeshTests,
     pub why: NotMeasured,

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use mtuperf_proto::msg::path::MAX_PROBE_SIZE;
 use mtuperf_proto::msg::{AgentMsg, AgentPathInfo, ClientMsg, PathOpen, PathReady};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use local::LocalView;
@@ -40,7 +41,7 @@ pub fn base_size(v6: bool) -> u32 {
 }
 
 /// The TCP view from the control connection's TCP_INFO.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct TcpView {
     pub snd_mss: u32,
     pub rcv_mss: u32,
@@ -50,7 +51,7 @@ pub struct TcpView {
 }
 
 /// A full `path` run against an agent.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct PathResult {
     pub target: String,
     pub agent: String,

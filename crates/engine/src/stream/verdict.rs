@@ -4,6 +4,7 @@
 //! the fixes that apply to this setup ([`advice`](super::advice)). Typed: `report`
 //! words it.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::advice::{self, Fix, Setup};
@@ -36,7 +37,7 @@ pub const SENDER_BUSIER: f64 = 1.1;
 pub const CPU_SATURATED_PCT: f64 = 90.0;
 
 /// Which evidence named a receive window or send buffer cause.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum WindowEvidence {
     /// The kernel's clocks (tcpi_rwnd_limited + tcpi_sndbuf_limited) held at least
@@ -53,7 +54,7 @@ pub enum WindowEvidence {
 }
 
 /// The sender or the receiver of the direction.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     Sender,
@@ -61,7 +62,7 @@ pub enum Role {
 }
 
 /// Which CPU was saturated.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum CpuWhat {
     /// mtuperf's process on that end, at `pct` % of a core.
@@ -81,14 +82,14 @@ pub enum CpuWhat {
 }
 
 /// A saturated CPU: which, and how busy (% of a core).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct CpuLoad {
     pub what: CpuWhat,
     pub pct: f64,
 }
 
 /// What else the evidence showed behind a CPU verdict.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum CpuBecause {
     /// The receiver could not drain the receive window, which held the sender `share`
@@ -99,7 +100,7 @@ pub enum CpuBecause {
 }
 
 /// What the path needs a window to hold, and how that was reckoned.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "from", rename_all = "snake_case")]
 pub enum Needed {
     /// The sender's real link speed × min RTT: the bandwidth-delay product.
@@ -153,7 +154,7 @@ impl Needed {
 }
 
 /// What limited one direction, with the evidence behind it and the fixes that apply.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct LimitVerdict {
     /// The direction: who sent, who received.
     pub sender: End,

@@ -7,6 +7,7 @@
 
 use std::net::{IpAddr, SocketAddr};
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::host::{HostIdentity, HostSnapshot, IfaceCounters, IfaceInfo, SnmpCounters};
@@ -19,7 +20,7 @@ use crate::msg::rr::{RrCounts, RrProto, RrReverse, RrServed};
 pub struct DiscoverRequest {}
 
 /// One address configured on an interface.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct IfaceAddr {
     pub iface: String,
@@ -30,7 +31,7 @@ pub struct IfaceAddr {
 /// The agent's answer to a discovery: every up non-loopback interface's facts (MTU,
 /// offloads, bond members, VLAN parent, rp_filter) and the host's sysctls as `doctor`
 /// reads them, plus every address with its prefix length.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Discovery {
     pub facts: HostFacts,
@@ -149,7 +150,7 @@ pub struct ThirdPartyRequest {
 }
 
 /// How one direction's size search ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StopKind {
     /// Reached the sending interface's MTU.
@@ -163,7 +164,7 @@ pub enum StopKind {
 }
 
 /// One direction of a third-party path test.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DirSummary {
     /// Largest IP packet that passed (confirmed).
@@ -187,7 +188,7 @@ pub struct DirSummary {
 }
 
 /// What a third-party path test found (forward: from A to B; reverse: B to A).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PathSummary {
     pub forward: DirSummary,
@@ -209,7 +210,7 @@ pub struct PathSummary {
 }
 
 /// A hop of a path, by its TTL distance from the sender.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HopSummary {
     pub ttl: u32,
@@ -222,7 +223,7 @@ pub struct HopSummary {
 /// answered, never 0. Loss is counted per request at the request's timeout (the
 /// mesh's: 500 ms, when RAC declares a block lost), so `counts.lost` are the lost
 /// blocks, those still unanswered at the end included.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RrSummary {
     pub proto: RrProto,
@@ -254,7 +255,7 @@ pub struct RrSummary {
 
 /// What a third-party stream test measured on B (the receiver): application bytes
 /// received from A over B's measured phase (`wall_ns`), one TCP stream.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StreamSummary {
     pub bytes: u64,
@@ -266,7 +267,7 @@ pub struct StreamSummary {
 
 /// Everything a third-party rr load measured on A (the requester), with what the
 /// peer B said it served A's session.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RrLoadSummary {
     /// A's host.

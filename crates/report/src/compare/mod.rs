@@ -15,6 +15,7 @@ use mtuperf_engine::stream::limits::LimitShares;
 use mtuperf_engine::stream::metrics::PerlFigures;
 use mtuperf_engine::stream::verdict::LimitCause;
 use mtuperf_stats::Summary;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use build::{build, Rep};
@@ -72,7 +73,7 @@ pub fn check_reason(c: &PathCheck) -> String {
 }
 
 /// One repetition, flattened: the figures the comparison summarises.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct RepRow {
     /// History id of the stored run, when stored.
     pub run_id: Option<i64>,
@@ -116,7 +117,7 @@ pub struct RepRow {
 }
 
 /// A figure the comparison summarises, with its unit and which direction is better.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Figure {
     Goodput,
@@ -194,7 +195,7 @@ impl Figure {
 }
 
 /// Statistics of one figure over one path's repetitions of one cell.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct CellSummary {
     pub path: String,
     pub test: TestKind,
@@ -205,7 +206,7 @@ pub struct CellSummary {
 }
 
 /// One path against the first path, for one figure of one cell.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Diff {
     pub path: String,
     pub baseline: String,
@@ -230,7 +231,7 @@ pub struct Diff {
 /// Cumulative distribution of rr block latency: `[latency µs, fraction ≤ it]` points,
 /// thinned to at most one per 0.5% of the blocks, or per tenth of the blocks still
 /// above in the tail (so p99.9 and p99.99 keep their own points), plus the maximum.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct LatencyCdf {
     pub path: String,
     pub block: u32,
@@ -240,7 +241,7 @@ pub struct LatencyCdf {
 }
 
 /// The hosts and settings the comparison ran on.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Environment {
     /// One line per end and path: host, kernel, interface, MTU, offloads.
     pub ends: Vec<EndEnv>,
@@ -248,7 +249,7 @@ pub struct Environment {
     pub sysctls: BTreeMap<String, String>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct EndEnv {
     pub path: String,
     /// "client" or "agent".
@@ -261,8 +262,9 @@ pub struct EndEnv {
 }
 
 /// The `mtuperf.compare/1` document.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct CompareDoc {
+    #[schemars(extend("const" = SCHEMA))]
     pub schema: String,
     /// History group id, when stored.
     pub group_id: Option<i64>,

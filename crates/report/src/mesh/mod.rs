@@ -16,13 +16,15 @@ pub use text::text;
 pub use words::{Say, Words};
 
 use mtuperf_engine::mesh::{Answer, MeshResult, MeshTests, NotMeasured, PairResult};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub const SCHEMA: &str = "mtuperf.mesh/4";
 
 /// One mesh run: every node, network, pair, matrix cell and finding.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Document {
+    #[schemars(extend("const" = SCHEMA))]
     pub schema: String,
     pub run_id: Option<i64>,
     pub started: String,

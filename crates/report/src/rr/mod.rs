@@ -8,6 +8,7 @@ mod text_bidir;
 mod text_from;
 
 use mtuperf_engine::rr::RrResult;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use figures::figures;
@@ -21,7 +22,7 @@ pub const KNEE_RULE: &str = "knee = the load ending the last step that raised bl
 provided p99 rose after it; none if throughput still scaled at the last step or latency stayed flat";
 
 /// One load step: raw measurements of both ends plus the derived figures.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct StepDoc {
     /// History id, when stored.
     pub run_id: Option<i64>,
@@ -51,7 +52,7 @@ impl StepDoc {
 }
 
 /// One row of a sweep table.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SweepPoint {
     pub clients: u32,
     pub blocks_per_s: f64,
@@ -68,7 +69,7 @@ pub struct SweepPoint {
 }
 
 /// A load sweep's summary: the table, its knee and its maximum.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Sweep {
     pub points: Vec<SweepPoint>,
     /// Index into `points` of the knee (see `knee_rule`).
@@ -114,8 +115,9 @@ impl Sweep {
 
 /// The `mtuperf.rr/2` document: the steps of one command, and the sweep summary when
 /// more than one load was run.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Document {
+    #[schemars(extend("const" = SCHEMA))]
     pub schema: String,
     pub steps: Vec<StepDoc>,
     pub sweep: Option<Sweep>,
