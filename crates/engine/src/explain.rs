@@ -37,7 +37,10 @@ pub enum PacketKind {
     /// rr over UDP: one datagram per request.
     UdpRequest { request: u32 },
     /// `stream --udp`: datagrams of `datagram` bytes (mtuperf's header included).
-    UdpDatagram { datagram: u32 },
+    UdpDatagram {
+        /// The datagram's bytes (mtuperf's header included).
+        datagram: u32,
+    },
     /// TCP segments, data or control: the MSS follows the smaller interface MTU.
     TcpSegment,
 }
@@ -64,6 +67,7 @@ pub enum Test {
     /// `stream --udp` of `datagram`-byte datagrams, sent toward the agent, from it,
     /// or both.
     UdpStream {
+        /// The datagram's bytes (mtuperf's header included).
         datagram: u32,
         to_agent: bool,
         from_agent: bool,
@@ -144,6 +148,7 @@ pub struct PathCheck {
     pub peer_mtu: Option<u32>,
     /// This end's address on the path and the agent's (the faults name them).
     pub local_addr: IpAddr,
+    /// The agent's address.
     pub agent_addr: IpAddr,
     /// What keeps the path from carrying its expected MTU, class and location: the
     /// diagnosis `path` names.
@@ -184,7 +189,12 @@ impl PathCheck {
 pub enum Cause {
     /// The path carries at most `carries` (an MTU) `way`, less than the test's
     /// `packet`: those packets cannot pass.
-    PathMtu { carries: u32, packet: Packet },
+    PathMtu {
+        /// The MTU the path carries that way.
+        carries: u32,
+        /// The test's packet it does not carry.
+        packet: Packet,
+    },
     /// Blocks came back, every one after its request had timed out.
     AnsweredLate { late: u64, timeout_ns: u64 },
     /// The agent received none of the requests although the path check's probes

@@ -30,12 +30,15 @@ pub struct NetworkStatus {
     pub ifname: String,
     /// The host whose bridge is this network's switch (`sw1`).
     pub switch: String,
+    /// 198.19.K.0/24.
     pub v4_subnet: String,
+    /// fd6d:7475:19:K::/64.
     pub v6_subnet: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct NodeStatus {
+    /// The node's name: nI.
     pub name: String,
     pub netns: String,
     pub addresses: Vec<NodeAddr>,
@@ -44,10 +47,15 @@ pub struct NodeStatus {
 /// A node's address on one network, and its NIC's MTU as built.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct NodeAddr {
+    /// Network number, as `--fault` takes it.
     pub net: u8,
+    /// The node's NIC on that network (netK).
     pub ifname: String,
+    /// 198.19.K.I.
     pub v4: Ipv4Addr,
+    /// fd6d:7475:19:K::I.
     pub v6: Ipv6Addr,
+    /// The NIC's MTU as built (9000 unless a fault set it).
     pub mtu: u32,
 }
 

@@ -18,14 +18,20 @@ use crate::state::Lab;
 /// The `schema` of `lab status --json`.
 pub const SCHEMA: &str = "mtuperf.lab.status/1";
 
+/// What `mtuperf lab status --json` prints: a lab as built (from its state) and as it
+/// is now (namespaces present, live MTUs and offloads, agents). A cluster lab has no
+/// scenarios or targets and a `cluster` object instead.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct LabStatus {
     #[schemars(extend("const" = SCHEMA))]
     pub schema: String,
     pub name: String,
     pub scenarios: Vec<Scenario>,
+    /// TSO/GSO/GRO left on (`--offload on`).
     pub offload: bool,
+    /// tc tbf rate on every link (bit/s).
     pub rate_bps: Option<u64>,
+    /// `--loss` on every link, %.
     pub loss_pct: Option<f64>,
     pub hosts: Vec<HostStatus>,
     pub targets: Vec<TargetStatus>,

@@ -222,6 +222,7 @@ pub struct TcpInfo {
     /// tcpi_bytes_acked / tcpi_bytes_received over the connection's life.
     #[serde(default)]
     pub bytes_acked: Option<u64>,
+    /// tcpi_bytes_received.
     #[serde(default)]
     pub bytes_received: Option<u64>,
     /// tcpi_busy_time in µs: time with data in flight or queued to send (4.10+).
@@ -239,12 +240,14 @@ pub struct TcpInfo {
     /// that arrived with an ECN congestion mark (4.18+).
     #[serde(default)]
     pub delivered: Option<u32>,
+    /// tcpi_delivered_ce: segments delivered with an ECN CE mark.
     #[serde(default)]
     pub delivered_ce: Option<u32>,
     /// tcpi_bytes_sent / tcpi_bytes_retrans: bytes sent including retransmissions,
     /// and retransmitted bytes (4.19+).
     #[serde(default)]
     pub bytes_sent: Option<u64>,
+    /// tcpi_bytes_retrans: retransmitted bytes.
     #[serde(default)]
     pub bytes_retrans: Option<u64>,
     /// tcpi_snd_wnd: the receive window the peer last advertised, in bytes (5.4+).

@@ -40,6 +40,7 @@ pub struct Row {
     pub id: i64,
     pub kind: String,
     pub target: String,
+    /// RFC 3339, UTC, seconds.
     pub started: String,
     pub group_id: Option<i64>,
     pub label: Option<String>,
@@ -47,11 +48,17 @@ pub struct Row {
     pub headline: String,
     /// In the kind's base unit (stream: bit/s).
     pub headline_value: Option<f64>,
+    /// stream, rr: bytes per block.
     pub block: Option<u32>,
+    /// stream: goodput, bit/s.
     pub goodput_bps: Option<f64>,
+    /// stream: the receiver's CPU, µs per MiB moved.
     pub receiver_cpu_us_per_mib: Option<f64>,
+    /// stream: the receiver's interface frames per block.
     pub frames_per_block: Option<f64>,
+    /// stream: this end's interface MTU.
     pub client_mtu: Option<u32>,
+    /// stream: the agent's interface MTU.
     pub agent_mtu: Option<u32>,
     /// rr: request bytes per block.
     pub request: Option<u32>,
@@ -63,7 +70,9 @@ pub struct Row {
     pub rate: Option<f64>,
     /// rr: block latency percentiles at the client, ns.
     pub p50_ns: Option<f64>,
+    /// rr: 99th percentile block latency at the client, ns.
     pub p99_ns: Option<f64>,
+    /// rr: 99.9th percentile block latency at the client, ns.
     pub p999_ns: Option<f64>,
     /// rr: blocks answered per second.
     pub blocks_per_s: Option<f64>,

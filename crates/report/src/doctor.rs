@@ -61,6 +61,9 @@ impl Verdict {
     }
 }
 
+/// The `mtuperf.doctor/1` document, what `mtuperf doctor --json` prints and the history
+/// stores. Counters are since boot with their increase over `sample_ms`; sysctl values
+/// have whitespace collapsed to one space.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Document {
     #[schemars(extend("const" = SCHEMA))]

@@ -21,13 +21,19 @@ pub struct Row {
     #[schemars(extend("const" = SCHEMA))]
     pub schema: &'static str,
     pub id: i64,
+    /// RFC 3339, UTC, seconds.
     pub started: String,
     pub kind: String,
+    /// The peer as the user named it; for a comparison, its path names.
     pub target: String,
     pub label: Option<String>,
     pub group_id: Option<i64>,
+    /// The one-line result the history list shows.
     pub headline: String,
+    /// The number behind the headline in the kind's base unit (stream bit/s, rr blocks/s,
+    /// doctor FAIL count).
     pub headline_value: Option<f64>,
+    /// The run stopped early; for a comparison: not finished.
     pub interrupted: bool,
 }
 

@@ -26,7 +26,10 @@ pub enum Mode {
     Hops,
 }
 
-/// One `path` run in one of its three modes (exactly one of the results is set).
+/// One `mtuperf path` run in one of its three modes: exactly one of `agent`, `icmp`,
+/// `hops` is non-null, named by `mode`. Sizes are IP packet sizes in bytes (the UDP
+/// payload and 28 for IPv4, 48 for IPv6). The verdict is typed: `faults`, each a class and a
+/// location, the model `mesh` shares; the words are the report's.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Document {
     #[schemars(extend("const" = SCHEMA))]

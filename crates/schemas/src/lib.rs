@@ -52,28 +52,46 @@ fn doc<T: JsonSchema>(file: &'static str, title: &str) -> Generated {
     let mut schema = generator.into_root_schema_for::<T>().to_value();
     close::close_objects(&mut schema);
     if let Some(obj) = schema.as_object_mut() {
-        // `$schema`, `$id` and `title` first, as a reader looks for them.
-        let mut head = serde_json::Map::new();
-        if let Some(meta) = obj.remove("$schema") {
-            head.insert("$schema".into(), meta);
-        }
-        head.insert(
+        obj.insert(
             "$id".into(),
             format!("https://mtuperf.dev/schemas/{file}").into(),
         );
-        head.insert("title".into(), title.into());
-        obj.remove("title");
-        head.append(obj);
-        *obj = head;
+        obj.insert("title".into(), title.into());
     }
     Generated { file, schema }
 }
 
-/// The text of a schema file: pretty JSON and a final newline.
+/// The text of a schema file: pretty JSON, `$schema`, `$id`, `title` and
+/// `description` first and `$defs` last (a reader looks for them there), and a final
+/// newline.
 pub fn render(schema: &Value) -> String {
-    let mut text = serde_json::to_string_pretty(schema).unwrap_or_default();
-    text.push('\n');
-    text
+    const HEAD: [&str; 4] = ["$schema", "$id", "title", "description"];
+    let Some(obj) = schema.as_object() else {
+        return format!("{}\n", pretty(schema));
+    };
+    let rank = |k: &str| {
+        HEAD.iter()
+            .position(|h| *h == k)
+            .unwrap_or(if k == "$defs" {
+                HEAD.len() + 1
+            } else {
+                HEAD.len()
+            })
+    };
+    let mut keys: Vec<&String> = obj.keys().collect();
+    keys.sort_by_key(|k| rank(k));
+    let fields: Vec<String> = keys
+        .iter()
+        .map(|k| {
+            let value = pretty(&obj[k.as_str()]).replace('\n', "\n  ");
+            format!("  {}: {value}", Value::from(k.as_str()))
+        })
+        .collect();
+    format!("{{\n{}\n}}\n", fields.join(",\n"))
+}
+
+fn pretty(v: &Value) -> String {
+    serde_json::to_string_pretty(v).unwrap_or_default()
 }
 
 /// The repository's `schemas/` directory.

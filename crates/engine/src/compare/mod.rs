@@ -29,6 +29,7 @@ pub const PLAN_VERSION: u32 = 1;
 /// One path to compare: a name for people ("std", "jumbo") and how to reach its agent.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct PathSpec {
+    #[schemars(length(min = 1))]
     pub name: String,
     /// HOST, HOST:PORT or [IPv6]:PORT.
     pub target: String,
@@ -88,7 +89,9 @@ impl Repeat {
 /// Everything a comparison does; stored as the group's plan so `--resume` can continue.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Plan {
+    #[schemars(extend("const" = PLAN_VERSION))]
     pub version: u32,
+    #[schemars(length(min = 2))]
     pub paths: Vec<PathSpec>,
     pub tests: Vec<TestKind>,
     /// Block sizes (bytes per write/read; per request in rr).

@@ -155,6 +155,7 @@ pub enum Finding {
     Unreachable {
         agent: String,
         error: String,
+        /// `mesh --ssh`: the step at which its agent could not be started.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         ssh_step: Option<StartStep>,
     },
@@ -163,6 +164,7 @@ pub enum Finding {
     NodeSilent {
         silence: Silence,
         at_ms: u64,
+        /// How long the orchestrator waited on it, ms.
         waited_ms: u64,
         not_measured: usize,
     },
@@ -179,6 +181,7 @@ pub enum Finding {
         value: String,
         norm: String,
         holders: usize,
+        /// Nodes compared.
         of: usize,
     },
     /// `--oifcfg`: the node has no up interface `iface` with an address in the
@@ -191,14 +194,19 @@ pub enum Finding {
     },
     /// A block check of a network failed (block p99 over its limit, blocks lost):
     /// what RAC itself would suffer, whatever the cause the other findings name.
-    CheckFailed { check: super::doc::Check },
+    CheckFailed {
+        /// The check, as in `checks`, without its network and status.
+        check: super::doc::Check,
+    },
     /// A kernel counter of the node grew by `delta` during the run (`iface`: the
     /// interconnect NIC it was read on; `of`: that NIC's frames, for drops).
     Kernel {
         counter: KernelCounter,
         delta: u64,
+        /// The interconnect NIC the counter was read on.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         iface: Option<String>,
+        /// The NIC's frames over the run, for drops.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         of: Option<u64>,
     },
@@ -245,6 +253,7 @@ pub struct MeshFinding {
     pub net: Option<usize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node: Option<usize>,
+    /// The failing directions the finding explains, with what was seen of each.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub directions: Vec<Seen>,
     #[serde(flatten)]

@@ -150,6 +150,7 @@ pub struct MeshNode {
 /// A node's address on a network.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct NodeAddr {
+    /// The node (index into `nodes`).
     pub node: usize,
     pub addr: IpAddr,
     pub iface: String,
@@ -192,8 +193,11 @@ pub struct PairResult {
     pub to: usize,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<PathSummary>,
+    /// The block test measured on the `from` node (it asks, the `to` node serves) over
+    /// `wall_ns`; latencies null when no block was answered, never 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rr: Option<RrSummary>,
+    /// Application bytes the `to` node received over its `wall_ns`, one TCP stream.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream: Option<StreamSummary>,
     /// Tests of this pair that failed (the others may still have results).

@@ -23,14 +23,26 @@ pub enum MeshTests {
 pub enum PairError {
     /// The asked agent (node `node`) returned no result before the pair's deadline;
     /// `waited_ms` is the time that really passed since the request.
-    NoResult { node: usize, waited_ms: u64 },
+    NoResult {
+        node: usize,
+        /// The time that really passed since the request.
+        waited_ms: u64,
+    },
     /// Node `node`'s agent could not be reached or gave no welcome.
     Unreachable { node: usize, detail: String },
     /// Node `node`'s agent refused the test (a refusal of the peer's agent comes
     /// through it, as `peer_not_authenticated` or `busy`).
-    Refused { node: usize, refusal: Refusal },
+    Refused {
+        node: usize,
+        /// The agent's refusal as the protocol carries it.
+        refusal: Refusal,
+    },
     /// Node `node`'s agent ran the test and reported an error, in its own words.
-    Agent { node: usize, message: String },
+    Agent {
+        node: usize,
+        /// The agent's own words.
+        message: String,
+    },
     /// Node `node`'s answer broke the protocol.
     Protocol { node: usize, detail: String },
     /// An rr or stream test ended early, for the reason its agent gave.

@@ -67,6 +67,7 @@ pub struct PathResult {
     pub reverse_mtu: u32,
     /// This host's address on the path (the control connection's), and the agent's.
     pub local_addr: IpAddr,
+    /// The agent's address, as this host reached it.
     pub agent_addr: IpAddr,
     /// When a direction falls short: the first router this host's packets toward the
     /// agent reach (its gateway, or the one answering a TTL-1 probe; none on one
@@ -83,6 +84,7 @@ pub struct PathResult {
     /// larger of the two interfaces' MTUs.
     pub expect: u32,
     pub ok: bool,
+    /// Wall time of the whole check, connect excluded.
     pub elapsed_ms: u64,
     pub notes: Vec<String>,
 }

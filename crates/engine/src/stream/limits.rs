@@ -55,7 +55,9 @@ pub struct LimitShares {
     /// Shares of the busy time limited by the receiver's window, by the send
     /// buffer, and the rest (congestion window or pacing).
     pub rwnd_limited: Option<f64>,
+    /// Share of the busy time limited by the send buffer.
     pub sndbuf_limited: Option<f64>,
+    /// The rest of the busy time: congestion window or pacing.
     pub cwnd_limited: Option<f64>,
     /// Retransmitted bytes per byte sent (tcpi_bytes_retrans / tcpi_bytes_sent).
     pub retrans: Option<f64>,

@@ -58,6 +58,7 @@ pub struct DirectionMetrics {
     /// the receiving connections, and the longest time one of them spent waiting.
     #[serde(default)]
     pub receiver_waits: u64,
+    /// The longest time one receiving connection spent in those waits, s.
     #[serde(default)]
     pub receiver_wait_s: f64,
     /// TCP_INFO of the sending connections at their end.
@@ -101,7 +102,9 @@ pub struct Partial {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct StreamMetrics {
+    #[schemars(length(min = 1))]
     pub directions: Vec<DirectionMetrics>,
+    #[schemars(length(equal = 2))]
     pub ends: Vec<EndMetrics>,
     /// Sum of all directions' goodput (first→last byte; for a direction whose
     /// receiver never reported, what its sender saw acknowledged), the headline.

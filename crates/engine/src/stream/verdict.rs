@@ -85,6 +85,7 @@ pub enum CpuWhat {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct CpuLoad {
     pub what: CpuWhat,
+    /// % of a core.
     pub pct: f64,
 }
 
@@ -172,6 +173,7 @@ pub struct LimitVerdict {
     /// Receive buffer (SO_RCVBUF) the receiver ended with and send buffer (SO_SNDBUF)
     /// the sender ended with, bytes, the largest over the connections.
     pub receiver_buffer: Option<u32>,
+    /// SO_SNDBUF the sender ended with, bytes, the largest over the connections.
     pub sender_buffer: Option<u32>,
     /// Connections of the direction.
     pub conns: u32,
@@ -192,6 +194,7 @@ pub struct LimitVerdict {
     /// `--window`) below what the path needs: the sysctl whose maximum capped them,
     /// on the end named by `sysctl_end` (`doctor` quotes the run when it checks it).
     pub sysctl: Option<String>,
+    /// The end whose sysctl that is.
     pub sysctl_end: Option<End>,
     /// For a receive window or send buffer verdict: which evidence named it.
     pub evidence: Option<WindowEvidence>,

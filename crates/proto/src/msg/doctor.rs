@@ -45,13 +45,18 @@ impl Status {
 #[serde(deny_unknown_fields)]
 pub struct Finding {
     /// Stable identifier, e.g. "sysctl.net.core.rmem_max" or "iface.mtu".
+    #[schemars(pattern(r"^(iface|sysctl|counter|cross)\."))]
     pub id: String,
     /// What was checked: an interface, a sysctl, a counter.
     pub subject: String,
     pub status: Status,
+    /// What was found, as read (empty when the check could not run).
     pub measured: String,
+    /// What the check expects.
     pub expected: String,
+    /// One sentence on why it matters (for SKIP: why the check could not run).
     pub why: String,
+    /// Document or standard the expected value comes from.
     pub source: String,
     /// Exact command that fixes it (empty when nothing to fix).
     pub fix: String,

@@ -34,6 +34,7 @@ pub struct IfaceAddr {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Discovery {
+    /// The node's interface and sysctl facts as `doctor` reads them.
     pub facts: HostFacts,
     pub addrs: Vec<IfaceAddr>,
     /// Interfaces that exist but are not up (protocol 11): an interconnect NIC that
@@ -183,6 +184,8 @@ pub struct DirSummary {
     /// so a lost probe cost at most `wait_us`. Both absent before protocol 12.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rtt_us: Option<u64>,
+    /// The longest a probe waited for its answer, µs: max(4 x RTT + 2 ms, 20 ms), at most 1
+    /// s.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wait_us: Option<u64>,
 }
@@ -233,6 +236,8 @@ pub struct RrSummary {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<u64>,
     pub timeout_ms: u64,
+    /// The requester's counts, as rr reports them (lost: unanswered within `timeout_ms`,
+    /// those still unanswered at the end included).
     pub counts: RrCounts,
     /// Requests cut off unanswered by a stop before they had waited the timeout.
     pub unanswered: u64,

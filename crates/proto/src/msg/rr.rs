@@ -191,14 +191,21 @@ impl RrCounts {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Latency {
     /// Always "ns".
+    #[schemars(extend("const" = "ns"))]
     pub unit: String,
     pub count: u64,
+    #[schemars(range(min = 1))]
     pub min: Option<u64>,
     pub mean: Option<f64>,
+    #[schemars(range(min = 1))]
     pub p50: Option<u64>,
+    #[schemars(range(min = 1))]
     pub p90: Option<u64>,
+    #[schemars(range(min = 1))]
     pub p99: Option<u64>,
+    #[schemars(range(min = 1))]
     pub p999: Option<u64>,
+    #[schemars(range(min = 1))]
     pub max: Option<u64>,
     /// Non-empty buckets as `[highest value equivalent to the bucket (ns), count]`.
     pub buckets: Vec<[u64; 2]>,

@@ -127,6 +127,8 @@ pub struct ConnReport {
     /// (receive coalescing) before reading again, and the time spent waiting.
     #[serde(default)]
     pub waits: u64,
+    /// Receivers: total time spent in those waits, ns (outside read(), so not in
+    /// `in_call_ns`).
     #[serde(default)]
     pub wait_ns: u64,
     /// When the loop on this connection ended (EOF seen or last write done).

@@ -83,6 +83,7 @@ pub struct RepRow {
     /// Concurrent clients (rr; 1 for stream).
     pub clients: u32,
     pub round: u32,
+    /// When the repetition started (RFC 3339, UTC, seconds).
     pub started: String,
     pub interrupted: bool,
     /// Stream goodput, first→last byte, bit/s.
@@ -96,12 +97,16 @@ pub struct RepRow {
     /// rr: median and 99th percentile block latency (ns), blocks per second, the
     /// client's system-wide CPU per block (µs).
     pub p50_ns: Option<f64>,
+    /// rr: 99th percentile block latency, ns.
     pub p99_ns: Option<f64>,
+    /// rr: blocks answered per second.
     pub blocks_per_s: Option<f64>,
+    /// rr: the client's system-wide CPU per block, µs.
     pub cpu_us_per_block: Option<f64>,
     /// Stream: what limited the first direction (the verdict's cause), and its shares.
     #[serde(default)]
     pub limited_by: Option<LimitCause>,
+    /// Stream: the shares of the first direction's busy time by what limited it.
     #[serde(default)]
     pub limit_shares: Option<LimitShares>,
     /// Both ends' placement (absent in runs from before it was recorded).
@@ -201,6 +206,8 @@ pub struct CellSummary {
     pub test: TestKind,
     pub block: u32,
     pub clients: u32,
+    /// The figure summarised: stream goodput, cpu_per_mib, frames_per_block; rr p50 and p99
+    /// (ns), blocks_per_s, cpu_per_block (µs, client), frames_per_block.
     pub figure: Figure,
     pub summary: Summary,
 }
@@ -213,17 +220,24 @@ pub struct Diff {
     pub test: TestKind,
     pub block: u32,
     pub clients: u32,
+    /// The figure compared (as in `summaries`).
     pub figure: Figure,
     /// mean_path / mean_baseline − 1, and its 95% interval: of the ratio on a log
     /// scale (delta method, Welch df; never below −100%), or none with fewer than 3
     /// repetitions per path (`no_interval` says why).
+    #[schemars(range(min = -1.0))]
     pub rel: f64,
+    /// Lower end of the 95% interval of `rel`: of the ratio of means on a log scale (never
+    /// at or below -100%); null below 3 repetitions per path.
     pub low: Option<f64>,
+    /// Upper end of the 95% interval of `rel`; null as `low`.
     pub high: Option<f64>,
     pub significant: bool,
     /// "log-ratio-welch" or "none".
     #[serde(default)]
     pub method: String,
+    /// Why there is no interval (fewer than 3 repetitions per path); null when there is
+    /// one.
     #[serde(default)]
     pub no_interval: Option<String>,
 }
@@ -261,7 +275,9 @@ pub struct EndEnv {
     pub offloads: String,
 }
 
-/// The `mtuperf.compare/1` document.
+/// The `mtuperf.compare/1` document: the same tests over several paths, interleaved and
+/// repeated, with each figure's statistics per path and its difference to the first
+/// path.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct CompareDoc {
     #[schemars(extend("const" = SCHEMA))]

@@ -59,11 +59,15 @@ pub struct RepeatSummary {
     pub receiver_us_per_mib: Option<Summary>,
 }
 
-/// The `mtuperf.stream/2` document: one or more runs, and statistics when repeated.
+/// The `mtuperf.stream/2` document, what `mtuperf stream --json` prints and the history
+/// stores: one or more runs, and statistics when repeated. Byte counts are application
+/// bytes; `*_ns` are nanoseconds since that end's Go; rates are bits per second; CPU
+/// percentages are of one core.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Document {
     #[schemars(extend("const" = SCHEMA))]
     pub schema: String,
+    #[schemars(length(min = 1))]
     pub runs: Vec<RunDoc>,
     pub summary: Option<RepeatSummary>,
 }

@@ -21,8 +21,13 @@ const MIB: f64 = 1024.0 * 1024.0;
 /// net.ipv4.ipfrag_time, 30 s).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct LossCauses {
+    /// Datagrams the receiving sockets dropped (their own count, SO_MEMINFO; the receiving
+    /// namespace's Udp RcvbufErrors where a socket could not tell), capped at lost.
     pub socket_buffer: u64,
+    /// Datagrams lost to IP reassembly failures (ReasmFails), capped at lost.
     pub reassembly: u64,
+    /// The rest of the lost datagrams: dropped on the way, or fragments still waiting for
+    /// reassembly.
     pub never_arrived: u64,
     /// With UDP_GRO the kernel drops (and counts) a coalesced bundle of datagrams as
     /// one packet: each drop is then taken as this many datagrams (the most one
@@ -57,8 +62,13 @@ pub struct EndIo {
 /// net.core.wmem_max/rmem_max unless forced), the smallest over the sockets.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Buffers {
+    /// Bytes of send and receive buffer asked per socket: `--window`, or the default 4 MiB.
     pub asked: u32,
+    /// The sender's SO_SNDBUF as granted (twice the request, capped at net.core.wmem_max
+    /// unless forced), smallest over its sockets.
     pub sndbuf: Option<u32>,
+    /// The receiver's SO_RCVBUF as granted (twice the request, capped at net.core.rmem_max
+    /// unless forced), smallest over its sockets.
     pub rcvbuf: Option<u32>,
 }
 

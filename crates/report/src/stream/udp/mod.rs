@@ -111,11 +111,17 @@ impl Sweep {
     }
 }
 
-/// The `mtuperf.stream-udp/2` document.
+/// The `mtuperf.stream-udp/2` document, what `mtuperf stream --udp --json` prints and
+/// the history stores. Datagram counts are per direction: `sent` is the sender's count,
+/// `received` the receiver's distinct sequence numbers, lost = sent - received. Kernel
+/// counters (snmp, iface) are deltas in each end's own network namespace. `*_ns` are
+/// nanoseconds since that end's Go; rates are bits per second of UDP payload; CPU
+/// percentages are of one core.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Document {
     #[schemars(extend("const" = SCHEMA))]
     pub schema: String,
+    #[schemars(length(min = 1))]
     pub runs: Vec<RunDoc>,
     pub summary: Option<RepeatSummary>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
