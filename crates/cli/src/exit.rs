@@ -5,15 +5,9 @@ use std::sync::{Arc, OnceLock};
 
 /// The check ran and the answer is "no" (path verdict, doctor FAIL).
 /// The document a command asked for as JSON prints on stdout when it fails.
-pub const ERROR_SCHEMA: &str = "mtuperf.error/1";
+pub const ERROR_SCHEMA: &str = mtuperf_report::error::SCHEMA;
 
-/// A failure as a document (`--json` commands print it on stdout).
-#[derive(serde::Serialize)]
-struct ErrorDoc {
-    schema: &'static str,
-    error: String,
-    exit: u8,
-}
+use mtuperf_report::error::ErrorDoc;
 
 pub const CHECK_FAILED: u8 = 1;
 /// Bad command line: flag, value or combination (clap uses 2 as well).

@@ -18,6 +18,7 @@
 use std::time::Instant;
 
 use mtuperf_proto::host::ThreadsCpu;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The calling thread's own CPU over its life so far (`born`: when it started):
@@ -40,7 +41,7 @@ pub const TICK_NS: u64 = 10_000_000;
 pub const WARN_PCT: f64 = 5.0;
 
 /// What a system-wide CPU busy figure rests on.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CpuResolution {
     /// Busy ticks counted over the interval, all CPUs.

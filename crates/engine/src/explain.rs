@@ -10,6 +10,7 @@
 //! requests, or its answers never arrived); then an agent that is alive but went
 //! silent on this test's session.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::client::Session;
@@ -20,7 +21,7 @@ use crate::diagnosis::Diagnosis as Fault;
 use crate::path::{self, PathResult};
 
 /// One direction of the path, seen from the client.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Way {
     ToAgent,
@@ -28,7 +29,7 @@ pub enum Way {
 }
 
 /// The packets a test sends, by kind.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum PacketKind {
     /// rr over UDP: one datagram per block, `block` bytes after the 40-byte header.
@@ -36,13 +37,16 @@ pub enum PacketKind {
     /// rr over UDP: one datagram per request.
     UdpRequest { request: u32 },
     /// `stream --udp`: datagrams of `datagram` bytes (mtuperf's header included).
-    UdpDatagram { datagram: u32 },
+    UdpDatagram {
+        /// The datagram's bytes (mtuperf's header included).
+        datagram: u32,
+    },
     /// TCP segments, data or control: the MSS follows the smaller interface MTU.
     TcpSegment,
 }
 
 /// The largest IP packet of one kind a test sends one way.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Packet {
     pub way: Way,
     /// IP bytes on the wire: a datagram larger than its sender's interface MTU is cut
@@ -63,6 +67,7 @@ pub enum Test {
     /// `stream --udp` of `datagram`-byte datagrams, sent toward the agent, from it,
     /// or both.
     UdpStream {
+        /// The datagram's bytes (mtuperf's header included).
         datagram: u32,
         to_agent: bool,
         from_agent: bool,
@@ -130,7 +135,7 @@ impl Test {
 }
 
 /// What the path check found, in short.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct PathCheck {
     /// Largest IP packets that crossed each way (exact sizes).
     pub to_agent: u32,
@@ -143,6 +148,7 @@ pub struct PathCheck {
     pub peer_mtu: Option<u32>,
     /// This end's address on the path and the agent's (the faults name them).
     pub local_addr: IpAddr,
+    /// The agent's address.
     pub agent_addr: IpAddr,
     /// What keeps the path from carrying its expected MTU, class and location: the
     /// diagnosis `path` names.
@@ -178,12 +184,17 @@ impl PathCheck {
 }
 
 /// The likely cause, from the run's evidence and the path check.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "cause", rename_all = "snake_case")]
 pub enum Cause {
     /// The path carries at most `carries` (an MTU) `way`, less than the test's
     /// `packet`: those packets cannot pass.
-    PathMtu { carries: u32, packet: Packet },
+    PathMtu {
+        /// The MTU the path carries that way.
+        carries: u32,
+        /// The test's packet it does not carry.
+        packet: Packet,
+    },
     /// Blocks came back, every one after its request had timed out.
     AnsweredLate { late: u64, timeout_ns: u64 },
     /// The agent received none of the requests although the path check's probes
@@ -207,7 +218,7 @@ pub enum Cause {
 }
 
 /// A cause and the path check it rests on.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Diagnosis {
     pub cause: Cause,
     /// None when the path check could not run.

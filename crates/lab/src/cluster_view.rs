@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::cluster::topo::{v4, v6};
@@ -10,7 +11,7 @@ use crate::cluster::{Cluster, CLUSTER_MTU};
 use crate::state::Lab;
 
 /// The cluster part of `lab status --json` (`cluster`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ClusterStatus {
     pub nodes: u8,
     pub nets: u8,
@@ -21,7 +22,7 @@ pub struct ClusterStatus {
     pub faults: Vec<FaultStatus>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct NetworkStatus {
     /// 1-based network number, as `--fault` takes it.
     pub net: u8,
@@ -29,28 +30,36 @@ pub struct NetworkStatus {
     pub ifname: String,
     /// The host whose bridge is this network's switch (`sw1`).
     pub switch: String,
+    /// 198.19.K.0/24.
     pub v4_subnet: String,
+    /// fd6d:7475:19:K::/64.
     pub v6_subnet: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct NodeStatus {
+    /// The node's name: nI.
     pub name: String,
     pub netns: String,
     pub addresses: Vec<NodeAddr>,
 }
 
 /// A node's address on one network, and its NIC's MTU as built.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct NodeAddr {
+    /// Network number, as `--fault` takes it.
     pub net: u8,
+    /// The node's NIC on that network (netK).
     pub ifname: String,
+    /// 198.19.K.I.
     pub v4: Ipv4Addr,
+    /// fd6d:7475:19:K::I.
     pub v6: Ipv6Addr,
+    /// The NIC's MTU as built (9000 unless a fault set it).
     pub mtu: u32,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct FaultStatus {
     /// The `--fault` value that rebuilds it (`nic-mtu=n3:1:1500`).
     pub spec: String,

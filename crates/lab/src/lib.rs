@@ -49,7 +49,10 @@ pub use error::LabError;
 pub use guard::{unique_name, LabGuard};
 pub use options::{LabOptions, DEFAULT_NAME};
 pub use scenario::{Iface, Link, Role, Route, Scenario, Topology};
-pub use serve_report::{ServeReport, ServedAgent};
+pub use serve_report::{ServeReport, ServedAgent, SCHEMA as SERVE_SCHEMA};
 pub use sshd::{SshdNode, SshdReport, SSHD};
 pub use state::{Agent, Host, Lab, STATE_ROOT};
-pub use status::{AgentStatus, HostStatus, IfaceStatus, LabStatus, Offloads, TargetStatus};
+pub use status::{
+    AgentStatus, HostStatus, IfaceStatus, LabStatus, Offloads, TargetStatus,
+    SCHEMA as STATUS_SCHEMA,
+};

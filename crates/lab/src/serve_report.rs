@@ -4,31 +4,43 @@
 use std::fmt::Write as _;
 use std::net::IpAddr;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::cluster_view::NodeAddr;
 use crate::down::agent_alive;
 use crate::state::Lab;
 
-const SCHEMA: &str = "mtuperf.lab.serve/1";
+/// The `schema` of `lab serve --json`.
+pub const SCHEMA: &str = "mtuperf.lab.serve/1";
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// What `mtuperf lab serve --json` prints: the agents of a lab, one per scenario's
+/// server host or one per cluster node with its address on every network, and the key
+/// file every agent was started with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ServeReport {
+    #[schemars(extend("const" = SCHEMA))]
     pub schema: String,
+    /// The lab name (`--name`).
     pub name: String,
     /// The key every agent was started with (clients need it), once created.
     pub key_file: Option<String>,
     pub agents: Vec<ServedAgent>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ServedAgent {
+    /// Lab host (std, jumbo, ... or a cluster node n1, n2, ...).
     pub host: String,
+    /// Its network namespace (`ip netns exec NETNS ...`).
     pub netns: String,
     pub pid: u32,
     pub port: u16,
+    /// The process runs now.
     pub alive: bool,
+    /// Addresses the agent listens on.
     pub binds: Vec<IpAddr>,
+    /// The agent's stdout/stderr.
     pub log: String,
     /// A cluster node's address on each network (empty for other labs).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -4,6 +4,7 @@ use std::fmt::Write as _;
 use std::net::IpAddr;
 
 use mtuperf_proto::units::BitsPerSec;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use mtuperf_sys::{ethtool, netns, rtnl};
@@ -14,15 +15,23 @@ use crate::scenario::Scenario;
 use crate::scenario::{Iface, Role, BRIDGE};
 use crate::state::Lab;
 
-const SCHEMA: &str = "mtuperf.lab.status/1";
+/// The `schema` of `lab status --json`.
+pub const SCHEMA: &str = "mtuperf.lab.status/1";
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// What `mtuperf lab status --json` prints: a lab as built (from its state) and as it
+/// is now (namespaces present, live MTUs and offloads, agents). A cluster lab has no
+/// scenarios or targets and a `cluster` object instead.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct LabStatus {
+    #[schemars(extend("const" = SCHEMA))]
     pub schema: String,
     pub name: String,
     pub scenarios: Vec<Scenario>,
+    /// TSO/GSO/GRO left on (`--offload on`).
     pub offload: bool,
+    /// tc tbf rate on every link (bit/s).
     pub rate_bps: Option<u64>,
+    /// `--loss` on every link, %.
     pub loss_pct: Option<f64>,
     pub hosts: Vec<HostStatus>,
     pub targets: Vec<TargetStatus>,
@@ -31,7 +40,7 @@ pub struct LabStatus {
     pub cluster: Option<ClusterStatus>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct HostStatus {
     pub name: String,
     pub role: Role,
@@ -42,7 +51,7 @@ pub struct HostStatus {
     pub agent: Option<AgentStatus>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct IfaceStatus {
     pub name: String,
     /// `host:ifname` at the other end of the veth.
@@ -57,14 +66,14 @@ pub struct IfaceStatus {
     pub offload_live: Option<Offloads>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Offloads {
     pub tso: bool,
     pub gso: bool,
     pub gro: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct AgentStatus {
     pub pid: u32,
     pub port: u16,
@@ -72,7 +81,7 @@ pub struct AgentStatus {
     pub log: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TargetStatus {
     pub scenario: Scenario,
     pub v4: Option<IpAddr>,

@@ -5,11 +5,12 @@
 
 use std::net::IpAddr;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// System-wide CPU times from the `cpu` line of /proc/stat, in nanoseconds
 /// (converted from USER_HZ ticks), summed over all CPUs.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct SystemCpu {
     pub user_ns: u64,
     pub nice_ns: u64,
@@ -42,7 +43,7 @@ impl SystemCpu {
 }
 
 /// This process's CPU time from getrusage(RUSAGE_SELF), in nanoseconds.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ProcessCpu {
     pub user_ns: u64,
     pub system_ns: u64,
@@ -51,7 +52,7 @@ pub struct ProcessCpu {
 /// CPU time of the threads that carried a test's traffic on one end (the tool's own
 /// cost, as opposed to the whole host's), each measured over its own life with
 /// getrusage(RUSAGE_THREAD), in nanoseconds.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ThreadsCpu {
     /// Threads measured.
@@ -93,7 +94,7 @@ impl ThreadsCpu {
 }
 
 /// One reading of both CPU sources plus the number of online CPUs.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct CpuSample {
     pub system: SystemCpu,
     pub process: ProcessCpu,
@@ -101,7 +102,7 @@ pub struct CpuSample {
 }
 
 /// Counters of one interface from /sys/class/net/IF/statistics.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct IfaceCounters {
     pub rx_packets: u64,
     pub tx_packets: u64,
@@ -129,7 +130,7 @@ impl IfaceCounters {
 }
 
 /// Offload features of an interface (None: the kernel did not say).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Offloads {
     pub tso: Option<bool>,
     pub gso: Option<bool>,
@@ -148,7 +149,7 @@ impl Offloads {
 }
 
 /// Facts about one interface.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct IfaceInfo {
     pub name: String,
     pub index: u32,
@@ -181,7 +182,7 @@ impl IfaceInfo {
 }
 
 /// The kernel's route to a destination (`ip route get` equivalent).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct RouteInfo {
     pub destination: Option<IpAddr>,
     pub iface: String,
@@ -194,7 +195,7 @@ pub struct RouteInfo {
 }
 
 /// The TCP_INFO fields mtuperf reports, at the end of a data connection.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct TcpInfo {
     pub snd_mss: u32,
     pub rcv_mss: u32,
@@ -221,6 +222,7 @@ pub struct TcpInfo {
     /// tcpi_bytes_acked / tcpi_bytes_received over the connection's life.
     #[serde(default)]
     pub bytes_acked: Option<u64>,
+    /// tcpi_bytes_received.
     #[serde(default)]
     pub bytes_received: Option<u64>,
     /// tcpi_busy_time in µs: time with data in flight or queued to send (4.10+).
@@ -238,12 +240,14 @@ pub struct TcpInfo {
     /// that arrived with an ECN congestion mark (4.18+).
     #[serde(default)]
     pub delivered: Option<u32>,
+    /// tcpi_delivered_ce: segments delivered with an ECN CE mark.
     #[serde(default)]
     pub delivered_ce: Option<u32>,
     /// tcpi_bytes_sent / tcpi_bytes_retrans: bytes sent including retransmissions,
     /// and retransmitted bytes (4.19+).
     #[serde(default)]
     pub bytes_sent: Option<u64>,
+    /// tcpi_bytes_retrans: retransmitted bytes.
     #[serde(default)]
     pub bytes_retrans: Option<u64>,
     /// tcpi_snd_wnd: the receive window the peer last advertised, in bytes (5.4+).
@@ -256,7 +260,7 @@ pub struct TcpInfo {
 }
 
 /// Counters from /proc/net/snmp that reveal fragmentation and UDP/TCP trouble.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct SnmpCounters {
     pub ip_frag_creates: u64,
     pub ip_frag_oks: u64,
@@ -298,7 +302,7 @@ impl SnmpCounters {
 }
 
 /// Who a host is: shown in headers and reports.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct HostIdentity {
     pub hostname: String,
     pub kernel: String,
@@ -308,7 +312,7 @@ pub struct HostIdentity {
 
 /// Everything one end samples at the start and the end of a measurement on the
 /// interface that carries the traffic. `before`/`after` are taken by the same process.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct HostSnapshot {
     pub cpu: CpuSample,
     pub iface: Option<IfaceCounters>,

@@ -4,6 +4,7 @@
 
 use std::fmt;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Highest CPU number a list may name (the kernel's own limit is 8192 CPUs).
@@ -83,7 +84,7 @@ pub fn format_cpu_list(cpus: &[u32]) -> String {
 }
 
 /// What a test thread does; its JSON name is the word in lower case ("requester").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ThreadRole {
     /// Sends a stream's data.
@@ -134,7 +135,7 @@ impl std::str::FromStr for ThreadRole {
 }
 
 /// Where one test thread ran: the CPUs it was seen on while sampled, with how often.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ThreadPlacement {
     /// What the thread did.
@@ -150,7 +151,7 @@ pub struct ThreadPlacement {
 }
 
 /// The IRQ affinity of one of the test interface's queues.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct IrqAffinity {
     pub irq: u32,
@@ -163,7 +164,7 @@ pub struct IrqAffinity {
 /// Softirq time each CPU spent during a test (/proc/stat's per-CPU softirq column
 /// deltas, host-wide like `net_rx`), in USER_HZ ticks: coarse, so its resolution
 /// goes with it.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SoftirqTime {
     /// One tick in ns (1 / USER_HZ: 10 ms).
@@ -192,7 +193,7 @@ impl SoftirqTime {
 }
 
 /// Where one end's test threads and its receive processing ran during a test.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Placement {
     /// The CPUs the test threads were pinned to (absent: not pinned).

@@ -3,6 +3,7 @@
 //! come from each run's [`figures`](crate::record::RunRecord::figures), never from the
 //! engine's structures.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::record::{self, figure, Figure, RunKind};
@@ -23,12 +24,23 @@ pub struct RunIn<'a> {
     pub document: &'a str,
 }
 
+/// `mtuperf export --json`: one row per stored run, its figures flattened. A figure the
+/// run's kind does not have is null. The CSV export has the same columns in the same
+/// order.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ExportDoc {
+    #[schemars(extend("const" = EXPORT_SCHEMA))]
+    pub schema: &'static str,
+    pub runs: Vec<Row>,
+}
+
 /// One exported row. Figures a run's kind does not have are empty (null in JSON).
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct Row {
     pub id: i64,
     pub kind: String,
     pub target: String,
+    /// RFC 3339, UTC, seconds.
     pub started: String,
     pub group_id: Option<i64>,
     pub label: Option<String>,
@@ -36,11 +48,17 @@ pub struct Row {
     pub headline: String,
     /// In the kind's base unit (stream: bit/s).
     pub headline_value: Option<f64>,
+    /// stream, rr: bytes per block.
     pub block: Option<u32>,
+    /// stream: goodput, bit/s.
     pub goodput_bps: Option<f64>,
+    /// stream: the receiver's CPU, µs per MiB moved.
     pub receiver_cpu_us_per_mib: Option<f64>,
+    /// stream: the receiver's interface frames per block.
     pub frames_per_block: Option<f64>,
+    /// stream: this end's interface MTU.
     pub client_mtu: Option<u32>,
+    /// stream: the agent's interface MTU.
     pub agent_mtu: Option<u32>,
     /// rr: request bytes per block.
     pub request: Option<u32>,
@@ -52,7 +70,9 @@ pub struct Row {
     pub rate: Option<f64>,
     /// rr: block latency percentiles at the client, ns.
     pub p50_ns: Option<f64>,
+    /// rr: 99th percentile block latency at the client, ns.
     pub p99_ns: Option<f64>,
+    /// rr: 99.9th percentile block latency at the client, ns.
     pub p999_ns: Option<f64>,
     /// rr: blocks answered per second.
     pub blocks_per_s: Option<f64>,

@@ -6,12 +6,13 @@ use std::fmt::Write as _;
 use mtuperf_engine::doctor::run::Checked;
 use mtuperf_proto::msg::doctor::{Finding, HostFacts, Status};
 use mtuperf_proto::text::escape_control as esc;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub const SCHEMA: &str = "mtuperf.doctor/1";
 
 /// One host's facts and findings.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct HostReport {
     pub hostname: String,
     /// "local", or the agent address for the peer.
@@ -21,7 +22,7 @@ pub struct HostReport {
 }
 
 /// How many findings have each status, over every host and the cross checks.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Counts {
     pub pass: usize,
     pub warn: usize,
@@ -30,7 +31,7 @@ pub struct Counts {
 }
 
 /// A check's overall outcome: its worst finding's status (a skipped check passes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
     Pass,
@@ -60,8 +61,12 @@ impl Verdict {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The `mtuperf.doctor/1` document, what `mtuperf doctor --json` prints and the history
+/// stores. Counters are since boot with their increase over `sample_ms`; sysctl values
+/// have whitespace collapsed to one space.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Document {
+    #[schemars(extend("const" = SCHEMA))]
     pub schema: String,
     pub run_id: Option<i64>,
     pub started_unix_ms: i64,

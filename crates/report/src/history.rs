@@ -2,23 +2,38 @@
 //! JSON rows, each row carrying its `schema` (`mtuperf.history/1`).
 use std::fmt::Write;
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 pub const SCHEMA: &str = "mtuperf.history/1";
 
+/// `mtuperf history --json`: an array of stored runs, newest first, without their
+/// documents. Each row names its schema. With `--kind compare` the rows are comparison
+/// groups: `id` is the group id (for `report --compare` and `compare --resume`).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(transparent)]
+pub struct Rows(pub Vec<Row>);
+
 /// One line of the history: a stored run, or (kind "compare") a comparison group,
 /// whose `id` is then the group id that `report --compare` and `compare --resume` take.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Row {
+    #[schemars(extend("const" = SCHEMA))]
     pub schema: &'static str,
     pub id: i64,
+    /// RFC 3339, UTC, seconds.
     pub started: String,
     pub kind: String,
+    /// The peer as the user named it; for a comparison, its path names.
     pub target: String,
     pub label: Option<String>,
     pub group_id: Option<i64>,
+    /// The one-line result the history list shows.
     pub headline: String,
+    /// The number behind the headline in the kind's base unit (stream bit/s, rr blocks/s,
+    /// doctor FAIL count).
     pub headline_value: Option<f64>,
+    /// The run stopped early; for a comparison: not finished.
     pub interrupted: bool,
 }
 

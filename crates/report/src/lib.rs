@@ -8,6 +8,7 @@ pub mod csv;
 pub mod demo;
 pub mod diagnosis;
 pub mod doctor;
+pub mod error;
 pub mod explain;
 pub mod figure;
 pub mod fmt;

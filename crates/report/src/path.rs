@@ -9,6 +9,7 @@ use mtuperf_engine::path::hops::HopsResult;
 use mtuperf_engine::path::icmp::IcmpResult;
 use mtuperf_engine::path::reading::udp_overhead;
 use mtuperf_engine::path::{DirResult, Limit, LocalView, PathResult};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::diagnosis::{self as words, Names, Scope};
@@ -17,7 +18,7 @@ use crate::figure::Figure;
 pub const SCHEMA: &str = "mtuperf.path/2";
 
 /// The run's mode.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
     Agent,
@@ -25,9 +26,13 @@ pub enum Mode {
     Hops,
 }
 
-/// One `path` run in one of its three modes (exactly one of the results is set).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// One `mtuperf path` run in one of its three modes: exactly one of `agent`, `icmp`,
+/// `hops` is non-null, named by `mode`. Sizes are IP packet sizes in bytes (the UDP
+/// payload and 28 for IPv4, 48 for IPv6). The verdict is typed: `faults`, each a class and a
+/// location, the model `mesh` shares; the words are the report's.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Document {
+    #[schemars(extend("const" = SCHEMA))]
     pub schema: String,
     pub run_id: Option<i64>,
     pub started: String,

@@ -5,10 +5,11 @@ use std::fmt::Write as _;
 
 use mtuperf_proto::host::HostIdentity;
 use mtuperf_proto::placement::{format_cpu_list, Placement, SoftirqTime};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Both ends' placement in one run, as compare and the text line use it.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PlacementSummary {
     /// CPUs the client's test threads were seen on (sampled during the run).

@@ -1,12 +1,13 @@
 //! Summary of repeated runs: centre, spread and the 95% interval of the mean.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::tdist::t_quantile;
 
 /// Summary statistics of a sample, with a 95% confidence interval of its centre when
 /// the sample allows one (see [`summarize`] for the method).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Summary {
     pub n: usize,
     pub mean: f64,
@@ -31,7 +32,7 @@ pub struct Summary {
 }
 
 /// How a 95% interval was computed (its JSON names are "student-t", "log-t", "none").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum CiMethod {
     /// Student t interval of the mean.

@@ -89,7 +89,10 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
         })
         .collect();
     if format == Format::Json {
-        crate::out::json(&serde_json::json!({ "schema": rcsv::EXPORT_SCHEMA, "runs": rows }));
+        crate::out::json(&rcsv::ExportDoc {
+            schema: rcsv::EXPORT_SCHEMA,
+            runs: rows,
+        });
     } else {
         out!("{}", rcsv::csv(&rows));
     }

@@ -10,6 +10,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::probe::{self, Answer};
@@ -25,7 +26,7 @@ pub const PROBE_MS: u64 = 1000;
 pub const MIN_PROBE_BYTES: u64 = 256 * 1024;
 
 /// The check's conclusion.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     Ok,
@@ -34,7 +35,7 @@ pub enum Verdict {
 }
 
 /// What the check found on one path.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct PathCheck {
     pub name: String,
     pub target: String,

@@ -14,6 +14,7 @@ mod run;
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::placement::PlacementPolicy;
@@ -26,8 +27,9 @@ pub use run::{headline, run, Outcome};
 pub const PLAN_VERSION: u32 = 1;
 
 /// One path to compare: a name for people ("std", "jumbo") and how to reach its agent.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct PathSpec {
+    #[schemars(length(min = 1))]
     pub name: String,
     /// HOST, HOST:PORT or [IPv6]:PORT.
     pub target: String,
@@ -36,7 +38,9 @@ pub struct PathSpec {
 }
 
 /// The tests a comparison can run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum TestKind {
     /// Bulk TCP, client → agent; headline: goodput (bit/s).
@@ -59,7 +63,7 @@ impl TestKind {
 }
 
 /// How many repetitions.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Repeat {
     /// Exactly this many per path and cell.
@@ -83,9 +87,11 @@ impl Repeat {
 }
 
 /// Everything a comparison does; stored as the group's plan so `--resume` can continue.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Plan {
+    #[schemars(extend("const" = PLAN_VERSION))]
     pub version: u32,
+    #[schemars(length(min = 2))]
     pub paths: Vec<PathSpec>,
     pub tests: Vec<TestKind>,
     /// Block sizes (bytes per write/read; per request in rr).

@@ -23,23 +23,39 @@ pub mod pair;
 use std::net::IpAddr;
 
 use ipnet::IpNet;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Where a fault is.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Location {
     /// A node, by its address on the network: its NIC, its route, its switch port, a
     /// filter on it (the class says which).
-    Node { addr: IpAddr },
+    Node {
+        /// The node's address on the network.
+        addr: IpAddr,
+    },
     /// The L2 segment between two nodes, with no router between them (addresses in
     /// order): one pair cannot tell which port or device of the segment it is.
-    Segment { a: IpAddr, b: IpAddr },
+    Segment {
+        /// One end of the segment (the lower address).
+        a: IpAddr,
+        /// The other end (the higher address).
+        b: IpAddr,
+    },
     /// A router, by the address it answered from (None: a router stands in the way
     /// but none answered).
-    Router { addr: Option<IpAddr> },
+    Router {
+        /// The address the router answered from (null: none answered).
+        addr: Option<IpAddr>,
+    },
     /// Every pair of a network: its switch, its VLAN, a device all of them cross.
-    Network { cidr: IpNet },
+    Network {
+        /// The network, as a CIDR ("192.168.1.0/24").
+        #[schemars(with = "String")]
+        cidr: IpNet,
+    },
 }
 
 impl Location {
@@ -63,19 +79,30 @@ impl Location {
 }
 
 /// What is wrong, with the numbers of its class.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "class", rename_all = "snake_case")]
 pub enum Fault {
     /// The node's NIC (`iface`, when known) is at `nic_mtu`, below the expected MTU.
-    NicMtu { iface: Option<String>, nic_mtu: u32 },
+    NicMtu {
+        /// The NIC, when known.
+        iface: Option<String>,
+        /// The NIC's MTU.
+        nic_mtu: u32,
+    },
     /// The node's own route toward its peer refuses larger packets (EMSGSIZE from its
     /// route, e.g. `ip route … mtu`) while its NIC says `nic_mtu`.
-    RouteMtu { nic_mtu: u32 },
+    RouteMtu {
+        /// The node's NIC MTU.
+        nic_mtu: u32,
+    },
     /// Both ways stop silently while the NICs say `nic_mtu` (the smaller of them): an
     /// L2 device passes less. At a node: its switch port (or a bond, VLAN or bridge in
     /// front of it); on a segment: somewhere between the two; on a network: its
     /// switch or VLAN.
-    SwitchPort { nic_mtu: u32 },
+    SwitchPort {
+        /// The smaller NIC MTU of the ends.
+        nic_mtu: u32,
+    },
     /// Frames from `from` to `to` above the MTU vanish silently on the segment
     /// between them while the other way carries; both NICs say at least `nic_mtu`
     /// (the smaller of them). One pair cannot tell `from`'s outbound side (its switch
@@ -83,26 +110,42 @@ pub enum Fault {
     /// egress, a filter on it): the mesh, which sees every direction into and out of
     /// a node, refines it to an [`Fault::InboundDrop`] or [`Fault::OutboundDrop`].
     OneWayDrop {
+        /// The sender of the direction that stops (its outbound side, or the receiver's
+        /// inbound side, drops the larger frames).
         from: IpAddr,
+        /// The receiver of that direction.
         to: IpAddr,
+        /// The smaller NIC MTU of the ends.
         nic_mtu: u32,
     },
     /// Frames into the node above the MTU vanish silently, frames out of it carry;
     /// its NIC says `nic_mtu`: its switch port's egress, or a filter on the node.
-    InboundDrop { nic_mtu: u32 },
+    InboundDrop {
+        /// The node's NIC MTU.
+        nic_mtu: u32,
+    },
     /// Frames out of the node above the MTU vanish silently, frames into it carry;
     /// its NIC says `nic_mtu`: its switch port's ingress, or a filter on the node.
-    OutboundDrop { nic_mtu: u32 },
+    OutboundDrop {
+        /// The node's NIC MTU.
+        nic_mtu: u32,
+    },
     /// Frames above the MTU vanish silently on a segment with no router, into a node
     /// whose NIC MTU is not known (no agent answered there): its NIC, its switch port
     /// or a filter on it.
     SilentDrop,
     /// Packets above the MTU vanish past a router, with no ICMP error; `hop`: that
     /// router's distance (TTL) from the sender whose probes located it.
-    BlackHole { hop: Option<u32> },
+    BlackHole {
+        /// The router's TTL distance from the sender that located it.
+        hop: Option<u32>,
+    },
     /// A router answers frag-needed / packet too big at the MTU (path MTU discovery
     /// works; the path carries less than expected).
-    RouterMtu { hop: Option<u32> },
+    RouterMtu {
+        /// The router's TTL distance from the sender that located it.
+        hop: Option<u32>,
+    },
 }
 
 /// The class of a fault, without its numbers.
@@ -138,7 +181,7 @@ impl Fault {
 
 /// One fault: its class and numbers, where it is, the MTU it limits paths to and the
 /// network's expected MTU (the fix's target).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Diagnosis {
     #[serde(flatten)]
     pub fault: Fault,

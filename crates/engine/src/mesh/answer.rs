@@ -1,20 +1,21 @@
 //! The mesh's plain answer: is the interconnect ready, and if not, the first thing
 //! to fix. Typed here; the report words it as the first line of the text.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::finding::{Finding, MeshFinding};
 use super::model::MeshResult;
 
 /// A network and the MTU its every path carried both ways.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct NetMtu {
     pub net: usize,
     pub mtu: u32,
 }
 
 /// Why there is no answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Unanswered {
     /// Stopped (Ctrl-C) before every pair was measured.
@@ -26,7 +27,7 @@ pub enum Unanswered {
 }
 
 /// The answer a DBA can paste.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "answer", rename_all = "snake_case")]
 pub enum Answer {
     /// Every path of every network carries its expected MTU both ways.

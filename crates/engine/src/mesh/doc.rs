@@ -7,10 +7,11 @@
 use std::net::IpAddr;
 
 use mtuperf_proto::host::{IfaceCounters, SnmpCounters};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Whether a check passed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CheckStatus {
     Passed,
@@ -20,7 +21,7 @@ pub enum CheckStatus {
 }
 
 /// What one check found, with its numbers.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "check", rename_all = "snake_case")]
 pub enum Check {
     /// Every measured direction carries the network's MTU.
@@ -64,7 +65,7 @@ pub enum Check {
 }
 
 /// One check of one network.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct NetCheck {
     pub net: usize,
     pub status: CheckStatus,
@@ -73,14 +74,14 @@ pub struct NetCheck {
 }
 
 /// One interconnect NIC's counters over the run.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct NicDelta {
     pub iface: String,
     pub delta: IfaceCounters,
 }
 
 /// One node's kernel counters over the run (deltas between the two reads).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct NodeKernel {
     pub node: usize,
     /// IP, UDP and TCP counter deltas (None: a read failed or gave none).
@@ -96,7 +97,7 @@ pub struct NodeKernel {
 }
 
 /// One figure over the node pairs compared.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Paired {
     /// Median over the pairs on the standard network, and on the jumbo one.
     pub standard: f64,
@@ -113,7 +114,7 @@ pub struct Paired {
 }
 
 /// Two networks of different MTUs compared over the node pairs measured on both.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct MtuComparison {
     /// The network of the smaller expected MTU, and of the larger (indexes).
     pub standard: usize,
@@ -138,7 +139,7 @@ pub struct MtuComparison {
 }
 
 /// Where a network comes from.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum NetSource {
     /// A subnet shared by two nodes (inside `--net`, when given).

@@ -2,13 +2,14 @@
 //! (the network, the node, the directions it explains). The report words them.
 
 use mtuperf_proto::msg::mesh::StopKind;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::outcome::TestFailureAt;
 use crate::diagnosis::Diagnosis;
 
 /// One direction as the diagnosis read it: a finding's evidence.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Seen {
     pub from: usize,
     pub to: usize,
@@ -20,7 +21,7 @@ pub struct Seen {
 }
 
 /// What node `by` measured of a direction.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Claim {
     pub by: usize,
     pub mtu: u32,
@@ -28,7 +29,7 @@ pub struct Claim {
 }
 
 /// Two nodes' measurements of the direction `from` → `to` that disagree.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Contradiction {
     pub from: usize,
     pub to: usize,
@@ -37,7 +38,7 @@ pub struct Contradiction {
 
 /// A measurement no path can carry: node `by` said `from` → `to` carries `mtu`
 /// (largest packet `largest_ok`) where the smaller NIC MTU of the two ends is `limit`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Implausible {
     pub by: usize,
     pub from: usize,
@@ -48,7 +49,7 @@ pub struct Implausible {
 }
 
 /// How a node went silent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Silence {
     /// Its agent stopped answering (no welcome to a new connection).
@@ -58,7 +59,7 @@ pub enum Silence {
 }
 
 /// The step at which `mesh --ssh` could not start a node's agent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StartStep {
     /// Reaching the node (ssh itself, the login, the private directory).
@@ -74,7 +75,9 @@ pub enum StartStep {
 }
 
 /// An interface offload `--tests doctor` compares.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Offload {
     Tso,
@@ -84,7 +87,7 @@ pub enum Offload {
 }
 
 /// A setting `--tests doctor` compares across nodes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "name", rename_all = "snake_case")]
 pub enum Setting {
     /// The MTU of the node's interface on the network.
@@ -104,7 +107,7 @@ pub enum Setting {
 }
 
 /// Why a node has no address in an interconnect subnet of `--oifcfg`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum NicAbsence {
     /// The interface exists but is down.
@@ -116,7 +119,9 @@ pub enum NicAbsence {
 }
 
 /// A kernel counter the mesh reads on every node before and after its tests.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum KernelCounter {
     /// Ip ReasmFails: datagrams whose fragments could not be reassembled.
@@ -134,7 +139,7 @@ pub enum KernelCounter {
 }
 
 /// What a finding says, with its numbers.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Finding {
     /// A fault of the paths, class and location as `path` names them (a node, a
@@ -150,6 +155,7 @@ pub enum Finding {
     Unreachable {
         agent: String,
         error: String,
+        /// `mesh --ssh`: the step at which its agent could not be started.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         ssh_step: Option<StartStep>,
     },
@@ -158,6 +164,7 @@ pub enum Finding {
     NodeSilent {
         silence: Silence,
         at_ms: u64,
+        /// How long the orchestrator waited on it, ms.
         waited_ms: u64,
         not_measured: usize,
     },
@@ -174,6 +181,7 @@ pub enum Finding {
         value: String,
         norm: String,
         holders: usize,
+        /// Nodes compared.
         of: usize,
     },
     /// `--oifcfg`: the node has no up interface `iface` with an address in the
@@ -186,14 +194,19 @@ pub enum Finding {
     },
     /// A block check of a network failed (block p99 over its limit, blocks lost):
     /// what RAC itself would suffer, whatever the cause the other findings name.
-    CheckFailed { check: super::doc::Check },
+    CheckFailed {
+        /// The check, as in `checks`, without its network and status.
+        check: super::doc::Check,
+    },
     /// A kernel counter of the node grew by `delta` during the run (`iface`: the
     /// interconnect NIC it was read on; `of`: that NIC's frames, for drops).
     Kernel {
         counter: KernelCounter,
         delta: u64,
+        /// The interconnect NIC the counter was read on.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         iface: Option<String>,
+        /// The NIC's frames over the run, for drops.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         of: Option<u64>,
     },
@@ -234,12 +247,13 @@ impl Finding {
 
 /// One finding: where (network, node, the failing directions it explains with what
 /// was seen of each) and what.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct MeshFinding {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub net: Option<usize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node: Option<usize>,
+    /// The failing directions the finding explains, with what was seen of each.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub directions: Vec<Seen>,
     #[serde(flatten)]

@@ -10,6 +10,7 @@ use mtuperf_proto::msg::mesh::{
     Discovery, PathSummary, RrLoad, RrSummary, StopKind, StreamSummary,
 };
 use mtuperf_proto::msg::rr::RrProto;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::client::ConnectOptions;
@@ -58,8 +59,10 @@ pub struct MeshConfig {
 }
 
 /// `--expect CIDR=MTU`: what every path of the networks inside `net` must carry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct NetExpect {
+    /// A CIDR ("192.168.1.0/24").
+    #[schemars(with = "String")]
     pub net: IpNet,
     pub mtu: u32,
 }
@@ -68,7 +71,7 @@ pub struct NetExpect {
 pub const LOST_BLOCK_AFTER: Duration = Duration::from_millis(500);
 
 /// The mesh's rr test: a request answered by a block, one in flight per pair.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct BlockTest {
     pub proto: RrProto,
     pub block: u32,
@@ -127,7 +130,7 @@ impl BlockTest {
 }
 
 /// One node as discovered.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct MeshNode {
     pub label: String,
     /// The agent's control address as given.
@@ -145,8 +148,9 @@ pub struct MeshNode {
 }
 
 /// A node's address on a network.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct NodeAddr {
+    /// The node (index into `nodes`).
     pub node: usize,
     pub addr: IpAddr,
     pub iface: String,
@@ -155,10 +159,12 @@ pub struct NodeAddr {
 }
 
 /// A subnet shared by at least two nodes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct MeshNetwork {
     /// "A", "B", ... in address order.
     pub name: String,
+    /// The subnet, as a CIDR ("192.168.1.0/24").
+    #[schemars(with = "String")]
     pub cidr: IpNet,
     /// The MTU each path must carry: `--expect`, else the largest interface MTU here.
     pub expect: u32,
@@ -180,15 +186,18 @@ impl MeshNetwork {
 }
 
 /// One ordered pair's tests on one network: `from` asked to test toward `to`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct PairResult {
     pub net: usize,
     pub from: usize,
     pub to: usize,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<PathSummary>,
+    /// The block test measured on the `from` node (it asks, the `to` node serves) over
+    /// `wall_ns`; latencies null when no block was answered, never 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rr: Option<RrSummary>,
+    /// Application bytes the `to` node received over its `wall_ns`, one TCP stream.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream: Option<StreamSummary>,
     /// Tests of this pair that failed (the others may still have results).
@@ -229,7 +238,7 @@ impl PairResult {
 }
 
 /// Why a direction's measurement was not used as evidence.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Doubt {
     /// A value no path between the two ends can carry (above the smaller NIC MTU).
@@ -239,7 +248,7 @@ pub enum Doubt {
 }
 
 /// One direction of a matrix cell, as the asked node measured it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct DirCell {
     pub mtu: u32,
     pub stop: StopKind,
@@ -255,7 +264,9 @@ pub struct DirCell {
 }
 
 /// What a matrix cell shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum CellVerdict {
     /// Both directions carry the network's expected MTU.
@@ -293,7 +304,7 @@ pub enum CellVerdict {
 }
 
 /// A matrix cell: the test `from` → `to` on `net`, both of its directions.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Cell {
     pub net: usize,
     pub from: usize,
@@ -308,7 +319,7 @@ pub struct Cell {
 }
 
 /// A whole mesh run.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct MeshResult {
     pub started_unix_ms: i64,
     pub elapsed_ms: u64,

@@ -10,6 +10,7 @@ use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
 use mtuperf_sys::sockopt::{self, ErrQueueEntry, Origin, PmtuMode};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{LocalView, PathResult};
@@ -19,7 +20,7 @@ use crate::diagnosis::pair::{self, End, Pair, Way};
 use crate::diagnosis::Diagnosis;
 use crate::EngineError;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Hop {
     pub ttl: u32,
     /// None when the hop did not answer.
@@ -32,7 +33,7 @@ pub struct Hop {
 }
 
 /// Large probes vanish, without ICMP, past a hop that still answers them.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct BlackHoleHop {
     /// TTL of the last hop that answered probes of `vanishes` bytes (0: none did,
     /// they vanish on this host's first link).
@@ -47,7 +48,7 @@ pub struct BlackHoleHop {
     pub vanishes: u32,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct HopsResult {
     pub target: IpAddr,
     pub v6: bool,

@@ -6,6 +6,7 @@ use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
 
 use mtuperf_sys::sockopt::{self, PmtuMode};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use socket2::{Domain, Protocol, Socket, Type};
 
@@ -14,7 +15,7 @@ use super::search::{self, DirResult, Outcome, Prober};
 use super::{base_size, LocalView};
 use crate::EngineError;
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct IcmpResult {
     pub target: IpAddr,
     pub v6: bool,

@@ -4,11 +4,12 @@
 use std::net::IpAddr;
 
 use mtuperf_proto::host::{IfaceInfo, RouteInfo};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::EngineError;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct LocalView {
     pub route: RouteInfo,
     pub iface: Option<IfaceInfo>,

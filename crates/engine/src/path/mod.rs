@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use mtuperf_proto::msg::path::MAX_PROBE_SIZE;
 use mtuperf_proto::msg::{AgentMsg, AgentPathInfo, ClientMsg, PathOpen, PathReady};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use local::LocalView;
@@ -40,7 +41,7 @@ pub fn base_size(v6: bool) -> u32 {
 }
 
 /// The TCP view from the control connection's TCP_INFO.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct TcpView {
     pub snd_mss: u32,
     pub rcv_mss: u32,
@@ -50,7 +51,7 @@ pub struct TcpView {
 }
 
 /// A full `path` run against an agent.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct PathResult {
     pub target: String,
     pub agent: String,
@@ -66,6 +67,7 @@ pub struct PathResult {
     pub reverse_mtu: u32,
     /// This host's address on the path (the control connection's), and the agent's.
     pub local_addr: IpAddr,
+    /// The agent's address, as this host reached it.
     pub agent_addr: IpAddr,
     /// When a direction falls short: the first router this host's packets toward the
     /// agent reach (its gateway, or the one answering a TTL-1 probe; none on one
@@ -82,6 +84,7 @@ pub struct PathResult {
     /// larger of the two interfaces' MTUs.
     pub expect: u32,
     pub ok: bool,
+    /// Wall time of the whole check, connect excluded.
     pub elapsed_ms: u64,
     pub notes: Vec<String>,
 }

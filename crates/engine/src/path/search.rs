@@ -5,6 +5,7 @@
 
 use std::net::IpAddr;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::wait::Waited;
@@ -27,7 +28,7 @@ pub trait Prober {
 }
 
 /// Why the largest size that passed is the largest.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Limit {
     /// The search reached its upper bound (the sending interface's MTU).
@@ -41,7 +42,7 @@ pub enum Limit {
 }
 
 /// Result of one direction's search. Sizes are IP packet sizes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct DirResult {
     /// Largest size that passed (confirmed).
     pub largest_ok: u32,

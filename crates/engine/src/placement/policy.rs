@@ -1,10 +1,11 @@
 //! `compare --placement`: one CPU placement for every repetition of every path, so
 //! that a path's difference is not scheduling luck.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Where a comparison pins the two ends of every repetition (rr, stream, UDP stream).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PlacementPolicy {
     /// Not pinned: the kernel places the threads (placement is still recorded).

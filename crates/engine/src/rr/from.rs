@@ -27,6 +27,7 @@ use mtuperf_proto::msg::mesh::{
 };
 use mtuperf_proto::msg::rr::RrCounts;
 use mtuperf_proto::msg::{ClientMsg, RrRequest, RrServed};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{hist, RrClientEnd, RrResult};
@@ -37,7 +38,7 @@ use crate::stamp::unix_ms;
 use crate::EngineError;
 
 /// One client host's part of an `rr --from` step.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RrFromHost {
     /// The host's agent, as given.
     pub agent: String,
@@ -55,7 +56,7 @@ pub struct RrFromHost {
 
 /// A client host of an `rr --from` step that measured nothing: it failed after every
 /// host's session had opened. Its share is in none of the step's totals.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct RrFromFailed {
     /// The host's agent, as given.
     pub agent: String,

@@ -23,6 +23,7 @@ pub(crate) mod wire;
 use mtuperf_proto::host::{HostIdentity, HostSnapshot, IfaceInfo, ThreadsCpu};
 use mtuperf_proto::msg::{RrRequest, RrServed};
 use mtuperf_proto::placement::Placement;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use client::{run, Rr};
@@ -46,7 +47,7 @@ pub(crate) fn no_time_wait(s: &socket2::Socket) {
 }
 
 /// One interval of the client's side, as sampled live.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RrInterval {
     pub start_ns: u64,
     pub end_ns: u64,
@@ -65,7 +66,7 @@ pub struct RrInterval {
 }
 
 /// The client's side of one rr run.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct RrClientEnd {
     pub counts: RrCounts,
     /// Requests cut off unanswered by a stop (Ctrl-C, the agent gone) before they had
@@ -95,7 +96,7 @@ pub struct RrClientEnd {
 }
 
 /// Everything both ends measured in one rr run (one load step).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct RrResult {
     pub request: RrRequest,
     /// Serving threads the agent granted.
@@ -132,7 +133,7 @@ pub struct RrResult {
 }
 
 /// The reverse direction of a `--bidir` run: the agent requested, the client served.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct RrBidirResult {
     /// The agent's requester (counts and latency measured on the agent's clock, its
     /// `wall_ns` from the agent's Go to its last requester thread done).
@@ -143,7 +144,7 @@ pub struct RrBidirResult {
 }
 
 /// What a responder served.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct RrResponded {
     /// Valid requests received (right source, token, size).
     pub requests: u64,

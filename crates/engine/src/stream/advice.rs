@@ -8,6 +8,7 @@
 //! holds what the path needs (link speed × min RTT: the window then filled because the
 //! receiver did not empty it in time); no link-speed figure from a virtual link.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::cause::LimitCause;
@@ -19,7 +20,7 @@ pub const JUMBO_MTU: u32 = 9000;
 pub const LARGE_BLOCK: u32 = 64 * 1024;
 
 /// One fix, with what it changes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "fix", rename_all = "snake_case")]
 pub enum Fix {
     /// Spread a CPU-bound end over more connections (threads): `streams` of them.
@@ -126,7 +127,7 @@ pub fn fixes(cause: LimitCause, s: &Setup, b: &Buffers) -> Vec<Fix> {
 }
 
 /// Run-wide advice of a stream, next to the per-direction verdicts.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "advice", rename_all = "snake_case")]
 pub enum Advice {
     /// The agent's report never came: its side (bytes it read or wrote, its CPU and

@@ -1,9 +1,10 @@
 //! What limited one direction of a stream, as a name (the verdict carries its
 //! evidence, `advice` its fixes; both read it from here).
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LimitCause {
     Cpu,

@@ -3,11 +3,12 @@
 //! importing its caller.
 
 use mtuperf_proto::host::Offloads;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::End;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct IfaceMetrics {
     pub name: String,
     pub mtu: u32,
@@ -25,7 +26,7 @@ pub struct IfaceMetrics {
     pub counts_super_packets: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct EndMetrics {
     pub end: End,
     pub wall_s: f64,

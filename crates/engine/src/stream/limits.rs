@@ -5,6 +5,7 @@
 //! rest of the busy time the congestion window (or pacing) governed the sender.
 
 use mtuperf_proto::host::TcpInfo;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Running totals of the sending connections' limit clocks, for per-interval deltas.
@@ -46,7 +47,7 @@ impl LimitClock {
 
 /// The sender's limit accounting over a whole run, as fractions. Every field is
 /// `None` when the kernel did not report what it needs.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct LimitShares {
     /// Busy time over the sending connections' lifetime: below 1 the sender had
     /// nothing queued (the application did not supply data) for the rest.
@@ -54,7 +55,9 @@ pub struct LimitShares {
     /// Shares of the busy time limited by the receiver's window, by the send
     /// buffer, and the rest (congestion window or pacing).
     pub rwnd_limited: Option<f64>,
+    /// Share of the busy time limited by the send buffer.
     pub sndbuf_limited: Option<f64>,
+    /// The rest of the busy time: congestion window or pacing.
     pub cwnd_limited: Option<f64>,
     /// Retransmitted bytes per byte sent (tcpi_bytes_retrans / tcpi_bytes_sent).
     pub retrans: Option<f64>,

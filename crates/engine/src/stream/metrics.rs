@@ -14,6 +14,7 @@
 
 use mtuperf_proto::host::{HostSnapshot, IfaceInfo, TcpInfo};
 use mtuperf_proto::msg::{ConnReport, EndReport, IntervalSample, StreamLimit};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::advice::{cpu_fixes, Setup};
@@ -25,7 +26,7 @@ use super::{End, StreamResult};
 
 const MIB: f64 = 1_048_576.0;
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct PerlFigures {
     pub packets_received: u64,
     pub bytes_received: u64,
@@ -37,7 +38,7 @@ pub struct PerlFigures {
     pub avg_mib_per_s: f64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct DirectionMetrics {
     pub sender: End,
     pub receiver: End,
@@ -57,6 +58,7 @@ pub struct DirectionMetrics {
     /// the receiving connections, and the longest time one of them spent waiting.
     #[serde(default)]
     pub receiver_waits: u64,
+    /// The longest time one receiving connection spent in those waits, s.
     #[serde(default)]
     pub receiver_wait_s: f64,
     /// TCP_INFO of the sending connections at their end.
@@ -71,7 +73,7 @@ pub struct DirectionMetrics {
 }
 
 /// A direction measured by its sender alone (the receiver's report never came).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Acked {
     /// tcpi_bytes_acked of the sending connections, summed.
     pub bytes: u64,
@@ -81,7 +83,7 @@ pub struct Acked {
 }
 
 /// Which count a partial headline rests on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CountedBy {
     /// The receivers' reads (first → last byte).
@@ -91,16 +93,18 @@ pub enum CountedBy {
 }
 
 /// The headline of an interrupted run: computed over the part that was measured.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Partial {
     /// Seconds the headline covers (the longest direction's).
     pub over_s: f64,
     pub counted_by: CountedBy,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct StreamMetrics {
+    #[schemars(length(min = 1))]
     pub directions: Vec<DirectionMetrics>,
+    #[schemars(length(equal = 2))]
     pub ends: Vec<EndMetrics>,
     /// Sum of all directions' goodput (first→last byte; for a direction whose
     /// receiver never reported, what its sender saw acknowledged), the headline.

@@ -19,13 +19,14 @@ pub mod window_eq;
 
 use mtuperf_proto::host::HostIdentity;
 use mtuperf_proto::msg::{EndReport, StreamRequest};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use crate::config::StreamParams;
 pub use client::{run, Stream, StreamObserver};
 
 /// Which end a figure belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum End {
     Client,
@@ -33,7 +34,7 @@ pub enum End {
 }
 
 /// Everything both ends measured in one stream run.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct StreamResult {
     pub request: StreamRequest,
     pub target: String,

@@ -4,6 +4,7 @@
 //! the fixes that apply to this setup ([`advice`](super::advice)). Typed: `report`
 //! words it.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::advice::{self, Fix, Setup};
@@ -36,7 +37,7 @@ pub const SENDER_BUSIER: f64 = 1.1;
 pub const CPU_SATURATED_PCT: f64 = 90.0;
 
 /// Which evidence named a receive window or send buffer cause.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum WindowEvidence {
     /// The kernel's clocks (tcpi_rwnd_limited + tcpi_sndbuf_limited) held at least
@@ -53,7 +54,7 @@ pub enum WindowEvidence {
 }
 
 /// The sender or the receiver of the direction.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     Sender,
@@ -61,7 +62,7 @@ pub enum Role {
 }
 
 /// Which CPU was saturated.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum CpuWhat {
     /// mtuperf's process on that end, at `pct` % of a core.
@@ -81,14 +82,15 @@ pub enum CpuWhat {
 }
 
 /// A saturated CPU: which, and how busy (% of a core).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct CpuLoad {
     pub what: CpuWhat,
+    /// % of a core.
     pub pct: f64,
 }
 
 /// What else the evidence showed behind a CPU verdict.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum CpuBecause {
     /// The receiver could not drain the receive window, which held the sender `share`
@@ -99,7 +101,7 @@ pub enum CpuBecause {
 }
 
 /// What the path needs a window to hold, and how that was reckoned.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "from", rename_all = "snake_case")]
 pub enum Needed {
     /// The sender's real link speed × min RTT: the bandwidth-delay product.
@@ -153,7 +155,7 @@ impl Needed {
 }
 
 /// What limited one direction, with the evidence behind it and the fixes that apply.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct LimitVerdict {
     /// The direction: who sent, who received.
     pub sender: End,
@@ -171,6 +173,7 @@ pub struct LimitVerdict {
     /// Receive buffer (SO_RCVBUF) the receiver ended with and send buffer (SO_SNDBUF)
     /// the sender ended with, bytes, the largest over the connections.
     pub receiver_buffer: Option<u32>,
+    /// SO_SNDBUF the sender ended with, bytes, the largest over the connections.
     pub sender_buffer: Option<u32>,
     /// Connections of the direction.
     pub conns: u32,
@@ -191,6 +194,7 @@ pub struct LimitVerdict {
     /// `--window`) below what the path needs: the sysctl whose maximum capped them,
     /// on the end named by `sysctl_end` (`doctor` quotes the run when it checks it).
     pub sysctl: Option<String>,
+    /// The end whose sysctl that is.
     pub sysctl_end: Option<End>,
     /// For a receive window or send buffer verdict: which evidence named it.
     pub evidence: Option<WindowEvidence>,

@@ -25,6 +25,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{Cluster, CLUSTER_MTU};
@@ -78,7 +79,7 @@ pub enum Fault {
 }
 
 /// What a fault does, by the name `--fault` gives it (`nic-mtu`, `reasm`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum FaultKind {
     NicMtu,

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::host::{IfaceCounters, IfaceInfo, SnmpCounters};
@@ -17,7 +18,9 @@ pub struct DoctorRequest {
     pub sample_ms: u64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum Status {
     Pass,
@@ -38,24 +41,29 @@ impl Status {
 }
 
 /// One check's outcome.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Finding {
     /// Stable identifier, e.g. "sysctl.net.core.rmem_max" or "iface.mtu".
+    #[schemars(pattern(r"^(iface|sysctl|counter|cross)\."))]
     pub id: String,
     /// What was checked: an interface, a sysctl, a counter.
     pub subject: String,
     pub status: Status,
+    /// What was found, as read (empty when the check could not run).
     pub measured: String,
+    /// What the check expects.
     pub expected: String,
+    /// One sentence on why it matters (for SKIP: why the check could not run).
     pub why: String,
+    /// Document or standard the expected value comes from.
     pub source: String,
     /// Exact command that fixes it (empty when nothing to fix).
     pub fix: String,
 }
 
 /// ETHTOOL_GPAUSEPARAM of one interface.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Pause {
     pub autoneg: bool,
@@ -64,7 +72,7 @@ pub struct Pause {
 }
 
 /// What the reader found about one interface.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct IfaceFacts {
     pub info: IfaceInfo,
@@ -85,7 +93,7 @@ pub struct IfaceFacts {
 }
 
 /// Interrupt and receive-packet steering of one interface.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Steering {
     /// The interface's queue IRQs and their smp_affinity_list (empty: none, as veth).
@@ -97,7 +105,7 @@ pub struct Steering {
 }
 
 /// Everything the checks look at on one host (one network namespace).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HostFacts {
     pub hostname: String,

@@ -7,6 +7,7 @@
 
 use std::net::{IpAddr, SocketAddr};
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::host::{HostIdentity, HostSnapshot, IfaceCounters, IfaceInfo, SnmpCounters};
@@ -19,7 +20,7 @@ use crate::msg::rr::{RrCounts, RrProto, RrReverse, RrServed};
 pub struct DiscoverRequest {}
 
 /// One address configured on an interface.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct IfaceAddr {
     pub iface: String,
@@ -30,9 +31,10 @@ pub struct IfaceAddr {
 /// The agent's answer to a discovery: every up non-loopback interface's facts (MTU,
 /// offloads, bond members, VLAN parent, rp_filter) and the host's sysctls as `doctor`
 /// reads them, plus every address with its prefix length.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Discovery {
+    /// The node's interface and sysctl facts as `doctor` reads them.
     pub facts: HostFacts,
     pub addrs: Vec<IfaceAddr>,
     /// Interfaces that exist but are not up (protocol 11): an interconnect NIC that
@@ -149,7 +151,7 @@ pub struct ThirdPartyRequest {
 }
 
 /// How one direction's size search ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StopKind {
     /// Reached the sending interface's MTU.
@@ -163,7 +165,7 @@ pub enum StopKind {
 }
 
 /// One direction of a third-party path test.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DirSummary {
     /// Largest IP packet that passed (confirmed).
@@ -182,12 +184,14 @@ pub struct DirSummary {
     /// so a lost probe cost at most `wait_us`. Both absent before protocol 12.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rtt_us: Option<u64>,
+    /// The longest a probe waited for its answer, µs: max(4 x RTT + 2 ms, 20 ms), at most 1
+    /// s.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wait_us: Option<u64>,
 }
 
 /// What a third-party path test found (forward: from A to B; reverse: B to A).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PathSummary {
     pub forward: DirSummary,
@@ -209,7 +213,7 @@ pub struct PathSummary {
 }
 
 /// A hop of a path, by its TTL distance from the sender.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HopSummary {
     pub ttl: u32,
@@ -222,7 +226,7 @@ pub struct HopSummary {
 /// answered, never 0. Loss is counted per request at the request's timeout (the
 /// mesh's: 500 ms, when RAC declares a block lost), so `counts.lost` are the lost
 /// blocks, those still unanswered at the end included.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RrSummary {
     pub proto: RrProto,
@@ -232,6 +236,8 @@ pub struct RrSummary {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<u64>,
     pub timeout_ms: u64,
+    /// The requester's counts, as rr reports them (lost: unanswered within `timeout_ms`,
+    /// those still unanswered at the end included).
     pub counts: RrCounts,
     /// Requests cut off unanswered by a stop before they had waited the timeout.
     pub unanswered: u64,
@@ -254,7 +260,7 @@ pub struct RrSummary {
 
 /// What a third-party stream test measured on B (the receiver): application bytes
 /// received from A over B's measured phase (`wall_ns`), one TCP stream.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StreamSummary {
     pub bytes: u64,
@@ -266,7 +272,7 @@ pub struct StreamSummary {
 
 /// Everything a third-party rr load measured on A (the requester), with what the
 /// peer B said it served A's session.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RrLoadSummary {
     /// A's host.

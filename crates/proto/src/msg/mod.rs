@@ -10,6 +10,7 @@ pub mod rr;
 pub mod stream;
 pub mod udp;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::host::{HostIdentity, IfaceInfo};
@@ -124,7 +125,7 @@ pub struct AgentInfo {
 }
 
 /// What a busy agent has no room for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Full {
     /// Every session slot (`serve --max-sessions`).
@@ -136,7 +137,7 @@ pub enum Full {
 }
 
 /// Why the agent will not do what was asked. Each says which limit or rule applies.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "reason", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Refusal {
     /// The agent is full: `full` says of what. The counts (of sessions) are given only
@@ -378,7 +379,7 @@ pub enum AgentMsg {
 }
 
 /// The agent's view of its own side of a test's traffic.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AgentPathInfo {
     /// Interface the agent's route back to the client leaves through.

@@ -1,12 +1,13 @@
 //! Messages of the `rr` test (block request/response, the Cache Fusion test).
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::AgentPathInfo;
 use crate::host::{HostSnapshot, IfaceInfo, ThreadsCpu};
 use crate::placement::Placement;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RrProto {
     Udp,
@@ -15,7 +16,7 @@ pub enum RrProto {
 
 /// Fault injection for tests of the measurement itself; an agent honours these only
 /// when started with the hidden `--test-hooks` flag.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RrHooks {
     /// Stall every worker once for this long, `stall_after_ms` into the test.
@@ -25,7 +26,7 @@ pub struct RrHooks {
     pub corrupt_response: u64,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RrRequest {
     pub proto: RrProto,
@@ -55,7 +56,7 @@ pub struct RrRequest {
 
 /// The reverse direction of a `--bidir` run: the agent requests blocks of the same
 /// sizes, with the same clients and load shape, from the client's responder.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RrBidir {
     /// The client's responder: its UDP port (udp), or the port of the listener the
@@ -86,7 +87,7 @@ pub struct RrReady {
 }
 
 /// The agent's account of an rr test.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RrServed {
     pub requests: u64,
@@ -110,7 +111,7 @@ pub struct RrServed {
 }
 
 /// A requester's side of one direction (the agent's, in a `--bidir` run).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RrReverse {
     pub counts: RrCounts,
@@ -133,7 +134,7 @@ pub struct RrReverse {
 /// What went wrong with individual transactions on a requester's side (counted, not
 /// fatal). Loss is counted per request: a request whose block did not arrive within
 /// the timeout, whatever datagram of the transaction was dropped.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct RrCounts {
     /// Request datagrams or messages sent, re-sends included.
     pub requests_sent: u64,
@@ -187,17 +188,24 @@ impl RrCounts {
 /// summarised from an HDR histogram (3 significant digits, 1 ns to 100 s). With no
 /// block answered (`count` 0) there is no latency: every figure is None (`null`),
 /// never 0.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Latency {
     /// Always "ns".
+    #[schemars(extend("const" = "ns"))]
     pub unit: String,
     pub count: u64,
+    #[schemars(range(min = 1))]
     pub min: Option<u64>,
     pub mean: Option<f64>,
+    #[schemars(range(min = 1))]
     pub p50: Option<u64>,
+    #[schemars(range(min = 1))]
     pub p90: Option<u64>,
+    #[schemars(range(min = 1))]
     pub p99: Option<u64>,
+    #[schemars(range(min = 1))]
     pub p999: Option<u64>,
+    #[schemars(range(min = 1))]
     pub max: Option<u64>,
     /// Non-empty buckets as `[highest value equivalent to the bucket (ns), count]`.
     pub buckets: Vec<[u64; 2]>,

@@ -1,5 +1,6 @@
 //! Messages of the `stream` test (bulk TCP throughput).
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::AgentPathInfo;
@@ -7,7 +8,7 @@ use crate::host::{HostSnapshot, IfaceInfo, TcpInfo};
 use crate::placement::Placement;
 
 /// Who sends the bulk data.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Direction {
     /// The client sends, the agent receives (the default, like perl-sockets' client.pl).
@@ -19,7 +20,7 @@ pub enum Direction {
 }
 
 /// When senders stop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum StreamLimit {
     Time {
@@ -31,7 +32,7 @@ pub enum StreamLimit {
     },
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StreamRequest {
     pub streams: u32,
@@ -105,7 +106,7 @@ pub struct StreamReady {
 }
 
 /// One end's account of one data connection. Times are ns since that end's `Go`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ConnReport {
     pub index: u32,
@@ -126,6 +127,8 @@ pub struct ConnReport {
     /// (receive coalescing) before reading again, and the time spent waiting.
     #[serde(default)]
     pub waits: u64,
+    /// Receivers: total time spent in those waits, ns (outside read(), so not in
+    /// `in_call_ns`).
     #[serde(default)]
     pub wait_ns: u64,
     /// When the loop on this connection ended (EOF seen or last write done).
@@ -138,7 +141,7 @@ pub struct ConnReport {
 }
 
 /// One interval of one end, summed over its connections.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct IntervalSample {
     pub start_ns: u64,
@@ -159,7 +162,7 @@ pub struct IntervalSample {
 }
 
 /// One end's whole report of a stream test.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EndReport {
     pub conns: Vec<ConnReport>,

@@ -6,6 +6,7 @@
 //! control, how many datagrams it sent on each index (`UdpSent`): the receiver drains
 //! until it has them all or a deadline passes, so sent = received + lost is exact.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::stream::{Direction, StreamLimit};
@@ -18,7 +19,7 @@ pub const MIN_UDP_BLOCK: u32 = 40;
 /// The largest UDP payload over IPv4 (65535 - 20 - 8).
 pub const MAX_UDP_BLOCK: u32 = 65_507;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UdpStreamRequest {
     /// Sockets per direction.
@@ -47,7 +48,7 @@ pub struct UdpStreamRequest {
 
 /// `--udp-io`: the most a UDP stream's ends may use to move datagrams. Each socket
 /// uses the best of it that its kernel and path allow ([`IoMode`], [`IoFallback`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum UdpIo {
     /// One send or receive call per datagram.
@@ -61,7 +62,9 @@ pub enum UdpIo {
 }
 
 /// How one socket moved its datagrams.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum IoMode {
     /// A send or recv call per datagram.
@@ -75,7 +78,7 @@ pub enum IoMode {
 }
 
 /// A socket option a socket needed and the kernel refused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum IoOption {
     UdpSegment,
@@ -84,7 +87,7 @@ pub enum IoOption {
 }
 
 /// Why a socket used less than `--udp-io` allowed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "reason", rename_all = "snake_case")]
 pub enum IoFallback {
     /// Datagrams of `block` bytes with their IP and UDP headers exceed the path MTU:
@@ -137,7 +140,7 @@ pub struct UdpSent {
 }
 
 /// One end's account of one index. Times are ns since that end's `Go`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UdpConnReport {
     pub index: u32,
@@ -196,7 +199,7 @@ pub struct UdpConnReport {
 
 /// One interval of one end, summed over its indexes, with the kernel counters of the
 /// end's own network namespace over the same interval.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UdpInterval {
     pub start_ns: u64,
@@ -217,7 +220,7 @@ pub struct UdpInterval {
 }
 
 /// One end's whole report of a UDP stream test.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UdpEndReport {
     pub conns: Vec<UdpConnReport>,

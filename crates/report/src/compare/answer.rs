@@ -4,6 +4,7 @@
 //! ([`Answer`], kept in the document); [`line`] words it.
 
 use mtuperf_engine::compare::{PathCheck, Plan, TestKind, Verdict};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{block_label, Diff, Figure};
@@ -12,7 +13,7 @@ use super::{block_label, Diff, Figure};
 const JUMBO: u32 = 9000;
 
 /// One headline figure of the compared path against the baseline.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Change {
     pub test: TestKind,
     pub block: u32,
@@ -27,7 +28,7 @@ pub struct Change {
 }
 
 /// Whether the compared path is worth it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Worth {
     /// At least one headline figure better beyond its interval, none worse.
@@ -41,7 +42,7 @@ pub enum Worth {
 }
 
 /// The comparison's answer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Answer {
     /// A path failed its check: fix it before its figures mean anything.

@@ -15,6 +15,7 @@ use mtuperf_engine::stream::limits::LimitShares;
 use mtuperf_engine::stream::metrics::PerlFigures;
 use mtuperf_engine::stream::verdict::LimitCause;
 use mtuperf_stats::Summary;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use build::{build, Rep};
@@ -72,7 +73,7 @@ pub fn check_reason(c: &PathCheck) -> String {
 }
 
 /// One repetition, flattened: the figures the comparison summarises.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct RepRow {
     /// History id of the stored run, when stored.
     pub run_id: Option<i64>,
@@ -82,6 +83,7 @@ pub struct RepRow {
     /// Concurrent clients (rr; 1 for stream).
     pub clients: u32,
     pub round: u32,
+    /// When the repetition started (RFC 3339, UTC, seconds).
     pub started: String,
     pub interrupted: bool,
     /// Stream goodput, first→last byte, bit/s.
@@ -95,12 +97,16 @@ pub struct RepRow {
     /// rr: median and 99th percentile block latency (ns), blocks per second, the
     /// client's system-wide CPU per block (µs).
     pub p50_ns: Option<f64>,
+    /// rr: 99th percentile block latency, ns.
     pub p99_ns: Option<f64>,
+    /// rr: blocks answered per second.
     pub blocks_per_s: Option<f64>,
+    /// rr: the client's system-wide CPU per block, µs.
     pub cpu_us_per_block: Option<f64>,
     /// Stream: what limited the first direction (the verdict's cause), and its shares.
     #[serde(default)]
     pub limited_by: Option<LimitCause>,
+    /// Stream: the shares of the first direction's busy time by what limited it.
     #[serde(default)]
     pub limit_shares: Option<LimitShares>,
     /// Both ends' placement (absent in runs from before it was recorded).
@@ -116,7 +122,7 @@ pub struct RepRow {
 }
 
 /// A figure the comparison summarises, with its unit and which direction is better.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Figure {
     Goodput,
@@ -194,35 +200,44 @@ impl Figure {
 }
 
 /// Statistics of one figure over one path's repetitions of one cell.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct CellSummary {
     pub path: String,
     pub test: TestKind,
     pub block: u32,
     pub clients: u32,
+    /// The figure summarised: stream goodput, cpu_per_mib, frames_per_block; rr p50 and p99
+    /// (ns), blocks_per_s, cpu_per_block (µs, client), frames_per_block.
     pub figure: Figure,
     pub summary: Summary,
 }
 
 /// One path against the first path, for one figure of one cell.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Diff {
     pub path: String,
     pub baseline: String,
     pub test: TestKind,
     pub block: u32,
     pub clients: u32,
+    /// The figure compared (as in `summaries`).
     pub figure: Figure,
     /// mean_path / mean_baseline − 1, and its 95% interval: of the ratio on a log
     /// scale (delta method, Welch df; never below −100%), or none with fewer than 3
     /// repetitions per path (`no_interval` says why).
+    #[schemars(range(min = -1.0))]
     pub rel: f64,
+    /// Lower end of the 95% interval of `rel`: of the ratio of means on a log scale (never
+    /// at or below -100%); null below 3 repetitions per path.
     pub low: Option<f64>,
+    /// Upper end of the 95% interval of `rel`; null as `low`.
     pub high: Option<f64>,
     pub significant: bool,
     /// "log-ratio-welch" or "none".
     #[serde(default)]
     pub method: String,
+    /// Why there is no interval (fewer than 3 repetitions per path); null when there is
+    /// one.
     #[serde(default)]
     pub no_interval: Option<String>,
 }
@@ -230,7 +245,7 @@ pub struct Diff {
 /// Cumulative distribution of rr block latency: `[latency µs, fraction ≤ it]` points,
 /// thinned to at most one per 0.5% of the blocks, or per tenth of the blocks still
 /// above in the tail (so p99.9 and p99.99 keep their own points), plus the maximum.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct LatencyCdf {
     pub path: String,
     pub block: u32,
@@ -240,7 +255,7 @@ pub struct LatencyCdf {
 }
 
 /// The hosts and settings the comparison ran on.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Environment {
     /// One line per end and path: host, kernel, interface, MTU, offloads.
     pub ends: Vec<EndEnv>,
@@ -248,7 +263,7 @@ pub struct Environment {
     pub sysctls: BTreeMap<String, String>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct EndEnv {
     pub path: String,
     /// "client" or "agent".
@@ -260,9 +275,12 @@ pub struct EndEnv {
     pub offloads: String,
 }
 
-/// The `mtuperf.compare/1` document.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// The `mtuperf.compare/1` document: the same tests over several paths, interleaved and
+/// repeated, with each figure's statistics per path and its difference to the first
+/// path.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct CompareDoc {
+    #[schemars(extend("const" = SCHEMA))]
     pub schema: String,
     /// History group id, when stored.
     pub group_id: Option<i64>,

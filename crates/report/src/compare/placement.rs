@@ -3,13 +3,14 @@
 //! with both ends on one CPU or across CPUs, and a warning when the paths differ
 //! (a latency difference may then come from placement, not from the path).
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::RepRow;
 use mtuperf_engine::compare::Plan;
 
 /// One path's repetitions by placement.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct PathPlacement {
     pub path: String,
     /// Repetitions with a recorded placement (every test).

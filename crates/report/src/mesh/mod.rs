@@ -16,15 +16,20 @@ pub use text::text;
 pub use words::{Say, Words};
 
 use mtuperf_engine::mesh::{Answer, MeshResult, MeshTests, NotMeasured, PairResult};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub const SCHEMA: &str = "mtuperf.mesh/4";
 
-/// One mesh run: every node, network, pair, matrix cell and finding.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// One `mtuperf mesh` run: every node pair of every interconnect network, both
+/// directions, each node, network, pair, matrix cell, and the findings that explain the
+/// failures.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Document {
+    #[schemars(extend("const" = SCHEMA))]
     pub schema: String,
     pub run_id: Option<i64>,
+    /// RFC 3339, UTC, seconds.
     pub started: String,
     /// Every tested direction carries its network's expected MTU and nothing was found.
     pub ok: bool,

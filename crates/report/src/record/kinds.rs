@@ -6,10 +6,8 @@ use crate::{compare, doctor, mesh, path, rr, stream};
 /// string keys, which always serialize; the error arm keeps a failure visible as a
 /// document that says what went wrong rather than as an empty string.
 fn json<T: serde::Serialize>(doc: &T) -> String {
-    serde_json::to_string(doc).unwrap_or_else(|e| {
-        serde_json::json!({ "schema": "mtuperf.error/1", "error": e.to_string(), "exit": 1 })
-            .to_string()
-    })
+    serde_json::to_string(doc)
+        .unwrap_or_else(|e| crate::error::ErrorDoc::new(e.to_string(), 1).json())
 }
 
 /// Reads a stored document back as the record of its kind.

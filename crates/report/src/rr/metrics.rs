@@ -3,10 +3,11 @@
 
 use mtuperf_engine::rr::{RrCounts, RrResult};
 use mtuperf_proto::host::{HostSnapshot, IfaceInfo, SnmpCounters, ThreadsCpu};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// One end's host figures over its measured interval (its own before/after snapshots).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct EndFigures {
     /// Interface that carried the route to the peer.
     pub iface: Option<String>,
@@ -48,7 +49,7 @@ pub struct EndFigures {
 }
 
 /// Derived figures of one rr run.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RrMetrics {
     /// Client's measured interval (Go → last client thread done), s.
     pub wall_s: f64,
@@ -75,7 +76,7 @@ pub struct RrMetrics {
 pub const TOOL_BUSY_WARN_PCT: f64 = 90.0;
 
 /// One direction's throughput and loss, over its requester's measured interval.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Direction {
     pub wall_s: f64,
     /// Blocks received by the requester per second.

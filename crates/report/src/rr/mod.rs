@@ -8,6 +8,7 @@ mod text_bidir;
 mod text_from;
 
 use mtuperf_engine::rr::RrResult;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use figures::figures;
@@ -21,7 +22,7 @@ pub const KNEE_RULE: &str = "knee = the load ending the last step that raised bl
 provided p99 rose after it; none if throughput still scaled at the last step or latency stayed flat";
 
 /// One load step: raw measurements of both ends plus the derived figures.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct StepDoc {
     /// History id, when stored.
     pub run_id: Option<i64>,
@@ -51,12 +52,14 @@ impl StepDoc {
 }
 
 /// One row of a sweep table.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SweepPoint {
     pub clients: u32,
     pub blocks_per_s: f64,
     /// None: no block answered at this load (no latency, not 0).
+    #[schemars(range(min = 1))]
     pub p50_ns: Option<u64>,
+    #[schemars(range(min = 1))]
     pub p99_ns: Option<u64>,
     /// Agent-side µs of CPU per block served (system-wide).
     pub agent_cpu_us_per_block: Option<f64>,
@@ -68,8 +71,9 @@ pub struct SweepPoint {
 }
 
 /// A load sweep's summary: the table, its knee and its maximum.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Sweep {
+    #[schemars(length(min = 2))]
     pub points: Vec<SweepPoint>,
     /// Index into `points` of the knee (see `knee_rule`).
     pub knee: Option<usize>,
@@ -112,11 +116,18 @@ impl Sweep {
     }
 }
 
-/// The `mtuperf.rr/2` document: the steps of one command, and the sweep summary when
-/// more than one load was run.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// The `mtuperf.rr/2` document, what `mtuperf rr --json` prints (the history stores one
+/// step each): the steps of one command, and the sweep summary when more than one load
+/// was run. Block and request sizes are bytes after mtuperf's 40-byte header; latency
+/// is request sent (open loop: due) to last byte of the block received, in ns (null,
+/// never 0, when no block was answered); `*_ns` in intervals are ns since the client's
+/// Go; CPU is system-wide from /proc/stat; counters are deltas over each end's own
+/// measured interval.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Document {
+    #[schemars(extend("const" = SCHEMA))]
     pub schema: String,
+    #[schemars(length(min = 1))]
     pub steps: Vec<StepDoc>,
     pub sweep: Option<Sweep>,
 }

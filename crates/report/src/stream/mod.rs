@@ -9,6 +9,7 @@ use mtuperf_engine::stream::metrics::{self, CountedBy, Partial, StreamMetrics};
 use mtuperf_engine::stream::verdict::{LimitCause, LimitVerdict};
 use mtuperf_engine::stream::StreamResult;
 use mtuperf_stats::Summary;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use figures::figures;
@@ -18,7 +19,7 @@ pub use verdict::{advice_line, fix, limit_line};
 pub const SCHEMA: &str = "mtuperf.stream/2";
 
 /// One run: raw measurements of both ends plus the derived figures.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct RunDoc {
     /// History id, when stored.
     pub run_id: Option<i64>,
@@ -49,7 +50,7 @@ impl RunDoc {
 }
 
 /// Statistics over repeated runs of the headline figures.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct RepeatSummary {
     pub runs: usize,
     /// Goodput, first→last byte, summed over directions (bit/s).
@@ -58,10 +59,15 @@ pub struct RepeatSummary {
     pub receiver_us_per_mib: Option<Summary>,
 }
 
-/// The `mtuperf.stream/2` document: one or more runs, and statistics when repeated.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// The `mtuperf.stream/2` document, what `mtuperf stream --json` prints and the history
+/// stores: one or more runs, and statistics when repeated. Byte counts are application
+/// bytes; `*_ns` are nanoseconds since that end's Go; rates are bits per second; CPU
+/// percentages are of one core.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Document {
+    #[schemars(extend("const" = SCHEMA))]
     pub schema: String,
+    #[schemars(length(min = 1))]
     pub runs: Vec<RunDoc>,
     pub summary: Option<RepeatSummary>,
 }

@@ -4,6 +4,7 @@
 
 use mtuperf_proto::host::{IfaceCounters, SnmpCounters};
 use mtuperf_proto::msg::udp::{IoFallback, IoMode, UdpConnReport, UdpEndReport};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::UdpStreamResult;
@@ -18,10 +19,15 @@ const MIB: f64 = 1024.0 * 1024.0;
 /// the rest: dropped on the way (a link, a queue, a firewall), or fragments still
 /// waiting for reassembly (the kernel counts those as ReasmTimeout only after
 /// net.ipv4.ipfrag_time, 30 s).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct LossCauses {
+    /// Datagrams the receiving sockets dropped (their own count, SO_MEMINFO; the receiving
+    /// namespace's Udp RcvbufErrors where a socket could not tell), capped at lost.
     pub socket_buffer: u64,
+    /// Datagrams lost to IP reassembly failures (ReasmFails), capped at lost.
     pub reassembly: u64,
+    /// The rest of the lost datagrams: dropped on the way, or fragments still waiting for
+    /// reassembly.
     pub never_arrived: u64,
     /// With UDP_GRO the kernel drops (and counts) a coalesced bundle of datagrams as
     /// one packet: each drop is then taken as this many datagrams (the most one
@@ -32,7 +38,7 @@ pub struct LossCauses {
 }
 
 /// How one end of a direction moved its datagrams (summed over its sockets).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct EndIo {
     /// plain, batch, gso (senders) or gro (receivers); the least any socket used.
     /// Absent in runs stored before it existed.
@@ -54,15 +60,20 @@ pub struct EndIo {
 /// Socket buffers of one direction: asked (`--window`, or the default) and what the
 /// kernel granted (SO_SNDBUF/SO_RCVBUF: twice the request, capped at
 /// net.core.wmem_max/rmem_max unless forced), the smallest over the sockets.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Buffers {
+    /// Bytes of send and receive buffer asked per socket: `--window`, or the default 4 MiB.
     pub asked: u32,
+    /// The sender's SO_SNDBUF as granted (twice the request, capped at net.core.wmem_max
+    /// unless forced), smallest over its sockets.
     pub sndbuf: Option<u32>,
+    /// The receiver's SO_RCVBUF as granted (twice the request, capped at net.core.rmem_max
+    /// unless forced), smallest over its sockets.
     pub rcvbuf: Option<u32>,
 }
 
 /// The sender's and the receiver's I/O of one direction.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct DirectionIo {
     pub sender: EndIo,
     pub receiver: EndIo,
@@ -82,7 +93,7 @@ fn end_io(conns: &[&UdpConnReport], datagrams: u64) -> EndIo {
 }
 
 /// One direction's figures.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct UdpDirection {
     pub sender: End,
     pub receiver: End,
@@ -138,7 +149,7 @@ pub struct UdpDirection {
 }
 
 /// One end's CPU over its run (as for TCP streams).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct UdpEndCpu {
     pub end: End,
     pub wall_s: f64,
@@ -155,7 +166,7 @@ pub struct UdpEndCpu {
     pub process_ms_per_gib_received: Option<f64>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct UdpMetrics {
     pub directions: Vec<UdpDirection>,
     pub ends: Vec<UdpEndCpu>,

@@ -24,6 +24,7 @@ use std::time::Duration;
 use mtuperf_proto::host::HostIdentity;
 use mtuperf_proto::msg::udp::{UdpEndReport, UdpStreamRequest};
 use mtuperf_proto::msg::StreamLimit;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use client::{run, UdpObserver, UdpStream};
@@ -47,7 +48,7 @@ fn datagrams_per_index(req: &UdpStreamRequest) -> Option<u64> {
 }
 
 /// Everything both ends measured in one UDP stream run.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct UdpStreamResult {
     pub request: UdpStreamRequest,
     /// The rate each direction was paced at (bit/s of UDP payload).

@@ -4,13 +4,14 @@
 //! by its own host (a full socket buffer or a shaping qdisc on its interface) did
 //! not test that rate.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The share of the asked rate a step's sender must have offered.
 pub const OFFERED_SHARE: f64 = 0.95;
 
 /// One rate of a sweep.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SweepStep {
     /// The asked rate (0: as fast as possible).
     pub asked_bps: u64,

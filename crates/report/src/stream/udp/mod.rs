@@ -7,6 +7,7 @@ use mtuperf_engine::stream::udp::metrics::{self, UdpMetrics};
 use mtuperf_engine::stream::udp::sweep::{self, SweepStep};
 use mtuperf_engine::stream::udp::UdpStreamResult;
 use mtuperf_stats::Summary;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::record::{Figure, RunKind, RunRecord};
@@ -16,7 +17,7 @@ pub use text::{header, interval_header, interval_line, run_line, summary_text, s
 pub const SCHEMA: &str = "mtuperf.stream-udp/2";
 
 /// One run: raw measurements of both ends plus the derived figures.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct RunDoc {
     pub run_id: Option<i64>,
     pub started: String,
@@ -72,7 +73,7 @@ impl RunDoc {
 }
 
 /// Statistics over repeated runs.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct RepeatSummary {
     pub runs: usize,
     pub goodput_bps: Summary,
@@ -81,7 +82,7 @@ pub struct RepeatSummary {
 
 /// A `--rate` sweep: one step per rate (each step one run of `runs`, in order), and
 /// the knee (highest rate with loss at or below `max_loss_pct`).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Sweep {
     pub max_loss_pct: f64,
     pub steps: Vec<SweepStep>,
@@ -110,10 +111,17 @@ impl Sweep {
     }
 }
 
-/// The `mtuperf.stream-udp/2` document.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// The `mtuperf.stream-udp/2` document, what `mtuperf stream --udp --json` prints and
+/// the history stores. Datagram counts are per direction: `sent` is the sender's count,
+/// `received` the receiver's distinct sequence numbers, lost = sent - received. Kernel
+/// counters (snmp, iface) are deltas in each end's own network namespace. `*_ns` are
+/// nanoseconds since that end's Go; rates are bits per second of UDP payload; CPU
+/// percentages are of one core.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Document {
+    #[schemars(extend("const" = SCHEMA))]
     pub schema: String,
+    #[schemars(length(min = 1))]
     pub runs: Vec<RunDoc>,
     pub summary: Option<RepeatSummary>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -152,10 +160,8 @@ pub fn headline(run: &RunDoc) -> String {
 }
 
 fn json<T: Serialize>(doc: &T) -> String {
-    serde_json::to_string(doc).unwrap_or_else(|e| {
-        serde_json::json!({ "schema": "mtuperf.error/1", "error": e.to_string(), "exit": 1 })
-            .to_string()
-    })
+    serde_json::to_string(doc)
+        .unwrap_or_else(|e| crate::error::ErrorDoc::new(e.to_string(), 1).json())
 }
 
 /// A stored UDP stream is a one-run document.
