@@ -3,15 +3,23 @@
 //! boundary is under test; the agents, signals, closed pipes, the environment and
 //! `--ssh` use the real binary (`support/agent_support.rs`).
 //!
-//! One test binary for these files (each a module): one link instead of one per file,
-//! and their tests run side by side in one process.
+//! One test binary for these files (each a module), the hostile ones (`hostile::`) and
+//! the lab's (`lab::`): one link, and one pool of test threads, so the lab tests that
+//! wait on real deadlines overlap the CPU-bound ones instead of running after them.
+//! Only `calm` (tests that need the machine to themselves) is a binary of its own.
 
 #[path = "../support/lab_support/mod.rs"]
 #[allow(dead_code)]
 #[macro_use]
 mod lab_support;
+#[path = "../support/adversarial_lab_support/mod.rs"]
+mod adversarial_lab_support;
+#[path = "../support/adversarial_support/mod.rs"]
+mod adversarial_support;
 #[path = "../support/agent_support.rs"]
 mod agent_support;
+#[path = "../support/deadline_lab_support/mod.rs"]
+mod deadline_lab_support;
 #[path = "../support/inproc.rs"]
 mod inproc;
 #[path = "../support/watch_support/mod.rs"]
@@ -45,3 +53,8 @@ mod stream;
 mod stream_udp;
 mod watch;
 mod watch_names;
+
+#[path = "../hostile/mod.rs"]
+mod hostile;
+#[path = "../lab/mod.rs"]
+mod lab;

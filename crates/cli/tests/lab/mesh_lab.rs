@@ -98,7 +98,7 @@ fn mesh_names_a_low_nic_and_a_bad_switch_port_on_two_networks() {
     assert!(pairs.iter().all(|p| p.get("error").is_none()), "{pairs:#?}");
     // 8 silent directions through n2's NIC, 16 through n4's switch port, each within
     // its round-trip bound.
-    assert_eq!(crate::mesh_silent_lab::assert_searches_bounded(&doc), 24);
+    assert_eq!(super::mesh_silent_lab::assert_searches_bounded(&doc), 24);
     // Exactly the pairs through the two faults are flagged, with their kind.
     let flagged = |net: u64| -> BTreeSet<(usize, usize)> {
         doc["cells"]
