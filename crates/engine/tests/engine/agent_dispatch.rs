@@ -3,9 +3,9 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::thread;
 
-use mtuperf_engine::agent::{Agent, AgentConfig, LogLine};
+use crate::test_agent;
+use mtuperf_engine::agent::LogLine;
 use mtuperf_engine::client::{ConnectOptions, Session};
 use mtuperf_engine::{EngineError, Shutdown};
 use mtuperf_proto::msg::doctor::DoctorRequest;
@@ -14,13 +14,9 @@ use mtuperf_proto::msg::path::PathReverseProbe;
 use mtuperf_proto::msg::{AgentMsg, ClientMsg, Refusal};
 
 fn agent(log: Arc<std::sync::Mutex<Vec<LogLine>>>) -> (SocketAddr, Shutdown) {
-    let mut config = AgentConfig::new(vec!["127.0.0.1:0".parse().unwrap()]);
+    let mut config = test_agent::config();
     config.log = Arc::new(move |l: &LogLine| log.lock().unwrap().push(l.clone()));
-    let agent = Agent::bind(config).unwrap();
-    let addr = agent.local_addrs()[0];
-    let stop = Shutdown::new();
-    let s = stop.clone();
-    thread::spawn(move || agent.run(&s));
+    let (addr, stop) = test_agent::start(config);
     (addr, stop)
 }
 

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use mtuperf_engine::agent::{Agent, AgentConfig};
+use crate::test_agent;
 use mtuperf_engine::client::{ConnectOptions, Session};
 use mtuperf_engine::EngineError;
 use mtuperf_proto::codec::Codec;
@@ -21,12 +21,9 @@ use mtuperf_proto::msg::{
 const IDLE: Duration = Duration::from_secs(2);
 
 fn agent() -> SocketAddr {
-    let mut config = AgentConfig::new(vec!["127.0.0.1:0".parse().unwrap()]);
+    let mut config = test_agent::config();
     config.idle_timeout = IDLE;
-    let agent = Agent::bind(config).unwrap();
-    let addr = agent.local_addrs()[0];
-    let stop = mtuperf_engine::Shutdown::new();
-    thread::spawn(move || agent.run(&stop));
+    let (addr, _stop) = test_agent::start(config);
     addr
 }
 

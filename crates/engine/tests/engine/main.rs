@@ -6,6 +6,8 @@
 #[path = "../support/fake_agent/mod.rs"]
 #[allow(dead_code)]
 mod fake_agent;
+#[path = "../support/test_agent/mod.rs"]
+mod test_agent;
 
 mod agent_dispatch;
 mod deadlines;

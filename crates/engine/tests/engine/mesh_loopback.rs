@@ -6,10 +6,10 @@
 use std::net::SocketAddr;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
-use std::thread;
 use std::time::Duration;
 
-use mtuperf_engine::agent::{Agent, AgentConfig, LogLine};
+use crate::test_agent;
+use mtuperf_engine::agent::LogLine;
 use mtuperf_engine::client::{ConnectOptions, Session};
 use mtuperf_engine::mesh::{self, BlockTest, MeshConfig, MeshTests, QuietMesh};
 use mtuperf_engine::EngineError;
@@ -23,7 +23,7 @@ use mtuperf_proto::msg::{ClientMsg, Refusal};
 const KEY: Key = Key([7u8; 32]);
 
 fn agent(key: Option<Key>) -> (SocketAddr, Arc<Mutex<Vec<String>>>) {
-    let mut config = AgentConfig::new(vec!["127.0.0.1:0".parse().unwrap()]);
+    let mut config = test_agent::config();
     config.key = key;
     let lines = Arc::new(Mutex::new(Vec::new()));
     let sink = lines.clone();
@@ -32,10 +32,7 @@ fn agent(key: Option<Key>) -> (SocketAddr, Arc<Mutex<Vec<String>>>) {
             .unwrap()
             .push(format!("{} {}", l.event, l.message));
     });
-    let agent = Agent::bind(config).unwrap();
-    let addr = agent.local_addrs()[0];
-    let stop = mtuperf_engine::Shutdown::new();
-    thread::spawn(move || agent.run(&stop));
+    let (addr, _stop) = test_agent::start(config);
     (addr, lines)
 }
 

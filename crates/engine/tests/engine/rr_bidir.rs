@@ -6,10 +6,9 @@
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
-use std::thread;
 use std::time::Duration;
 
-use mtuperf_engine::agent::{Agent, AgentConfig};
+use crate::test_agent;
 use mtuperf_engine::client::{ConnectOptions, Session};
 use mtuperf_engine::config::RrConfig;
 use mtuperf_engine::rr::{self, Quiet, RrObserver, RrResult};
@@ -18,13 +17,10 @@ use mtuperf_proto::msg::rr::{RrHooks, RrProto};
 use mtuperf_proto::msg::Limits;
 
 fn agent(hooks: bool) -> SocketAddr {
-    let mut cfg = AgentConfig::new(vec!["127.0.0.1:0".parse().unwrap()]);
+    let mut cfg = test_agent::config();
     cfg.limits = Limits::default();
     cfg.test_hooks = hooks;
-    let agent = Agent::bind(cfg).unwrap();
-    let addr = agent.local_addrs()[0];
-    let stop = mtuperf_engine::Shutdown::new();
-    thread::spawn(move || agent.run(&stop));
+    let (addr, _stop) = test_agent::start(cfg);
     addr
 }
 

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use mtuperf_engine::agent::{Agent, AgentConfig};
+use crate::test_agent;
 use mtuperf_engine::client::ConnectOptions;
 use mtuperf_engine::config::RrConfig;
 use mtuperf_engine::rr;
@@ -26,7 +26,7 @@ fn agent(max_clients: Option<u32>) -> SocketAddr {
 }
 
 fn agent_with(max_clients: Option<u32>, max_sessions: Option<u32>) -> SocketAddr {
-    let mut config = AgentConfig::new(vec!["127.0.0.1:0".parse().unwrap()]);
+    let mut config = test_agent::config();
     config.key = Some(KEY);
     if let Some(m) = max_clients {
         config.limits.max_clients = m;
@@ -34,10 +34,7 @@ fn agent_with(max_clients: Option<u32>, max_sessions: Option<u32>) -> SocketAddr
     if let Some(m) = max_sessions {
         config.limits.max_sessions = m;
     }
-    let agent = Agent::bind(config).unwrap();
-    let addr = agent.local_addrs()[0];
-    let stop = mtuperf_engine::Shutdown::new();
-    thread::spawn(move || agent.run(&stop));
+    let (addr, _stop) = test_agent::start(config);
     addr
 }
 

@@ -4,9 +4,8 @@
 use std::net::SocketAddr;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::thread;
 
-use mtuperf_engine::agent::{Agent, AgentConfig};
+use crate::test_agent;
 use mtuperf_engine::client::{ConnectOptions, Session};
 use mtuperf_engine::stream::client::Quiet;
 use mtuperf_engine::stream::{self, metrics, StreamParams};
@@ -14,11 +13,7 @@ use mtuperf_engine::Shutdown;
 use mtuperf_proto::msg::{Direction, StreamLimit, StreamRequest};
 
 fn agent() -> (SocketAddr, Shutdown) {
-    let agent = Agent::bind(AgentConfig::new(vec!["127.0.0.1:0".parse().unwrap()])).unwrap();
-    let addr = agent.local_addrs()[0];
-    let stop = Shutdown::new();
-    let s = stop.clone();
-    thread::spawn(move || agent.run(&s));
+    let (addr, stop) = test_agent::start(test_agent::config());
     (addr, stop)
 }
 
@@ -121,14 +116,10 @@ fn four_streams_and_byte_limit_are_exact() {
 
 #[test]
 fn agent_refuses_beyond_its_limits_and_stays_up() {
-    let mut cfg = AgentConfig::new(vec!["127.0.0.1:0".parse().unwrap()]);
+    let mut cfg = test_agent::config();
     cfg.limits.max_streams = 2;
     cfg.limits.max_duration_ms = 1000;
-    let agent = Agent::bind(cfg).unwrap();
-    let addr = agent.local_addrs()[0];
-    let stop = Shutdown::new();
-    let s = stop.clone();
-    thread::spawn(move || agent.run(&s));
+    let (addr, _stop) = test_agent::start(cfg);
     let session = Session::connect(&addr.to_string(), &ConnectOptions::default()).unwrap();
     let flag = Arc::new(AtomicBool::new(false));
     let too_many = StreamParams {

@@ -7,10 +7,10 @@
 use std::net::SocketAddr;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::thread;
 use std::time::Duration;
 
-use mtuperf_engine::agent::{Agent, AgentConfig};
+use crate::test_agent;
+use mtuperf_engine::agent::AgentConfig;
 use mtuperf_engine::client::{ConnectOptions, Session};
 use mtuperf_engine::config::UdpStreamConfig;
 use mtuperf_engine::stream::udp::client::Quiet;
@@ -23,10 +23,7 @@ fn agent() -> SocketAddr {
 }
 
 fn agent_on(bind: &str) -> SocketAddr {
-    let agent = Agent::bind(AgentConfig::new(vec![bind.parse().unwrap()])).unwrap();
-    let addr = agent.local_addrs()[0];
-    let stop = mtuperf_engine::Shutdown::new();
-    thread::spawn(move || agent.run(&stop));
+    let (addr, _stop) = test_agent::start(AgentConfig::new(vec![bind.parse().unwrap()]));
     addr
 }
 

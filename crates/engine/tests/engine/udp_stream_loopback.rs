@@ -5,10 +5,9 @@
 use std::net::SocketAddr;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::thread;
 use std::time::Duration;
 
-use mtuperf_engine::agent::{Agent, AgentConfig};
+use crate::test_agent;
 use mtuperf_engine::client::{ConnectOptions, Session};
 use mtuperf_engine::config::UdpStreamConfig;
 use mtuperf_engine::stream::udp::client::Quiet;
@@ -18,15 +17,11 @@ use mtuperf_engine::Shutdown;
 use mtuperf_proto::msg::{Direction, Refusal, StreamLimit};
 
 fn agent(max_rate_bps: Option<u64>) -> (SocketAddr, Shutdown) {
-    let mut config = AgentConfig::new(vec!["127.0.0.1:0".parse().unwrap()]);
+    let mut config = test_agent::config();
     if let Some(r) = max_rate_bps {
         config.limits.max_rate_bps = r;
     }
-    let agent = Agent::bind(config).unwrap();
-    let addr = agent.local_addrs()[0];
-    let stop = Shutdown::new();
-    let s = stop.clone();
-    thread::spawn(move || agent.run(&s));
+    let (addr, stop) = test_agent::start(config);
     (addr, stop)
 }
 

@@ -9,7 +9,8 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use mtuperf_engine::agent::{Agent, AgentConfig};
+use crate::test_agent;
+use mtuperf_engine::agent::AgentConfig;
 use mtuperf_engine::metrics::WatchMetrics;
 use mtuperf_engine::watch::{
     self, cycle_deadline, CpuPressure, Event, PressureKind, PressureSource, WatchConfig,
@@ -20,13 +21,9 @@ use mtuperf_proto::auth::Key;
 const KEY: Key = Key([7u8; 32]);
 
 fn agent() -> (SocketAddr, Shutdown) {
-    let mut config = AgentConfig::new(vec!["127.0.0.1:0".parse().unwrap()]);
+    let mut config = test_agent::config();
     config.key = Some(KEY);
-    let agent = Agent::bind(config).unwrap();
-    let addr = agent.local_addrs()[0];
-    let stop = Shutdown::new();
-    let s = stop.clone();
-    thread::spawn(move || agent.run(&s));
+    let (addr, stop) = test_agent::start(config);
     (addr, stop)
 }
 

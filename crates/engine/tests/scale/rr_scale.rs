@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use mtuperf_engine::agent::{Agent, AgentConfig};
+use crate::test_agent;
 use mtuperf_engine::client::{ConnectOptions, Session};
 use mtuperf_engine::config::RrConfig;
 use mtuperf_engine::rr::{self, Quiet, RrResult};
@@ -113,12 +113,9 @@ fn assert_every_request_accounted(r: &RrResult, proto: RrProto) {
 
 #[test]
 fn four_thousand_clients_udp_and_tcp_account_for_every_request_and_leave_nothing_behind() {
-    let mut cfg = AgentConfig::new(vec!["127.0.0.1:0".parse().unwrap()]);
+    let mut cfg = test_agent::config();
     cfg.limits.max_clients = CLIENTS;
-    let agent = Agent::bind(cfg).unwrap();
-    let addr = agent.local_addrs()[0];
-    let stop = mtuperf_engine::Shutdown::new();
-    thread::spawn(move || agent.run(&stop));
+    let (addr, _stop) = test_agent::start(cfg);
     // Let the agent's accept threads start before the baseline.
     thread::sleep(Duration::from_millis(200));
     let base = usage();
