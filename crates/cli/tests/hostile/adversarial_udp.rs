@@ -164,6 +164,7 @@ fn path_responder_answers_the_client_only_and_counts_what_it_ignored() {
     let src = Sources::bind();
     s.send(&ClientMsg::PathOpen(PathOpen {
         client_port: src.port(),
+        reverse_port: None,
     }));
     let ready = match s.recv() {
         Some(AgentMsg::PathReady(r)) => r,

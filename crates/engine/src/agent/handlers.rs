@@ -42,7 +42,13 @@ mod tests {
                 ClientMsg::Rr(RrConfig::default().wire(Vec::new(), None)),
                 true,
             ),
-            (ClientMsg::PathOpen(PathOpen { client_port: 1 }), true),
+            (
+                ClientMsg::PathOpen(PathOpen {
+                    client_port: 1,
+                    reverse_port: None,
+                }),
+                true,
+            ),
             (
                 ClientMsg::Doctor(DoctorRequest {
                     profile: "rac".into(),

@@ -1,5 +1,7 @@
 //! The agent's side of `path`: a UDP responder that acknowledges forward probes from
-//! the registered client address only, and reverse probes sent on request.
+//! the registered client address only, and reverse probes sent on request (to the
+//! client's second port when it registered one, so that its two searches run at
+//! once: the responder answers forward probes while a reverse one is out).
 
 use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -44,6 +46,21 @@ impl Tally {
     }
 }
 
+/// The client's two UDP addresses: where forward probes come from (their acks go
+/// there), and where reverse probes go (their acks come from there). The same
+/// address when the client registered one port.
+#[derive(Debug, Clone, Copy)]
+struct Client {
+    forward: SocketAddr,
+    reverse: SocketAddr,
+}
+
+impl Client {
+    fn is(&self, from: SocketAddr) -> bool {
+        from == self.forward || from == self.reverse
+    }
+}
+
 enum Event {
     Ack(u64),
     Err(ErrQueueEntry),
@@ -67,7 +84,13 @@ pub fn serve(ctx: &dyn ServeCtx, open: &PathOpen) -> Result<(), EngineError> {
         .local()
         .ok_or_else(|| EngineError::Protocol("control socket has no local address".into()))?;
     let v6 = local.is_ipv6();
-    let client = SocketAddr::new(ctx.peer().ip(), open.client_port);
+    let client = Client {
+        forward: SocketAddr::new(ctx.peer().ip(), open.client_port),
+        reverse: SocketAddr::new(
+            ctx.peer().ip(),
+            open.reverse_port.unwrap_or(open.client_port),
+        ),
+    };
     let sock = UdpSocket::bind(SocketAddr::new(local.ip(), 0))
         .map_err(|e| EngineError::io("binding the path probe socket", e))?;
     sockopt::set_pmtu_discover(&sock, v6, PmtuMode::Probe)
@@ -92,8 +115,8 @@ pub fn serve(ctx: &dyn ServeCtx, open: &PathOpen) -> Result<(), EngineError> {
     });
     ctx.log_fields(
         "path",
-        format!("path probing for {client} on UDP port {port}"),
-        serde_json::json!({ "client": client.to_string(), "udp_port": port }),
+        format!("path probing for {} on UDP port {port}", client.forward),
+        serde_json::json!({ "client": client.forward.to_string(), "udp_port": port }),
     );
     ctx.control().send(&AgentMsg::PathReady(PathReady {
         port,
@@ -104,6 +127,7 @@ pub fn serve(ctx: &dyn ServeCtx, open: &PathOpen) -> Result<(), EngineError> {
     stop.store(true, Ordering::Relaxed);
     let _ = responder.join();
     let t = tally.served();
+    let client = client.forward;
     ctx.log_fields(
         "path",
         format!(
@@ -121,7 +145,7 @@ pub fn serve(ctx: &dyn ServeCtx, open: &PathOpen) -> Result<(), EngineError> {
 fn control_loop(
     ctx: &dyn ServeCtx,
     sock: &UdpSocket,
-    client: SocketAddr,
+    client: Client,
     token: u64,
     rx: &Receiver<Event>,
     tally: &Tally,
@@ -146,7 +170,7 @@ fn control_loop(
                     )?;
                     continue;
                 }
-                let r = reverse(sock, client, token, &req, rx);
+                let r = reverse(sock, client.reverse, token, &req, rx);
                 ctx.control().send(&AgentMsg::PathProbeResult(r))?;
             }
             ClientMsg::Stop => return ctx.control().send(&AgentMsg::PathServed(tally.served())),
@@ -220,7 +244,7 @@ fn reverse(
 /// passes the client's acks of reverse probes and error-queue entries to `tx`.
 fn respond(
     sock: &UdpSocket,
-    client: SocketAddr,
+    client: Client,
     token: u64,
     v6: bool,
     tx: &Sender<Event>,
@@ -231,7 +255,7 @@ fn respond(
     while !stop.load(Ordering::Relaxed) {
         match sock.recv_from(&mut buf) {
             Ok((n, from)) => {
-                if from != client {
+                if !client.is(from) {
                     Tally::bump(&tally.other_source);
                     continue;
                 }
@@ -246,7 +270,7 @@ fn respond(
                 match h.kind {
                     Kind::PathProbe => {
                         let ack = dgram(Kind::PathAck, token, h.seq, 0);
-                        if ack.len() <= n && sock.send_to(&ack, client).is_ok() {
+                        if ack.len() <= n && sock.send_to(&ack, from).is_ok() {
                             Tally::bump(&tally.answered);
                         }
                     }

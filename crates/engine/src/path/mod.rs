@@ -3,6 +3,7 @@
 //! against an agent, the TCP view, and the agent-less modes (`icmp`, `hops`).
 
 pub mod agent;
+mod both;
 pub mod hops;
 pub mod icmp;
 pub mod local;
@@ -262,7 +263,8 @@ pub fn run_observed(
     Ok(r)
 }
 
-/// Opens the probing session and runs both directions' searches.
+/// Opens the probing session (a socket per direction) and runs both directions'
+/// searches at once.
 fn search_both(session: &Session, observer: &mut dyn FnMut(Step)) -> Result<Searched, EngineError> {
     let agent = session.agent;
     let local = LocalView::toward(agent.ip())?;
@@ -270,57 +272,62 @@ fn search_both(session: &Session, observer: &mut dyn FnMut(Step)) -> Result<Sear
         .control
         .local()
         .ok_or_else(|| EngineError::Protocol("control socket has no local address".into()))?;
-    let sock = probe::open_socket(laddr, agent)?;
-    let client_port = sock
-        .local_addr()
-        .map_err(|e| EngineError::io("probe socket", e))?
-        .port();
-    let ready: PathReady =
-        session.ask(&ClientMsg::PathOpen(PathOpen { client_port }), "path ready")?;
-    sock.connect((agent.ip(), ready.port))
-        .map_err(|e| EngineError::io("connecting the probe socket", e))?;
+    let fsock = probe::open_socket(laddr, agent)?;
+    let rsock = probe::open_socket(laddr, agent)?;
+    let port = |s: &std::net::UdpSocket| {
+        s.local_addr()
+            .map(|a| a.port())
+            .map_err(|e| EngineError::io("probe socket", e))
+    };
+    let open = PathOpen {
+        client_port: port(&fsock)?,
+        reverse_port: Some(port(&rsock)?),
+    };
+    let ready: PathReady = session.ask(&ClientMsg::PathOpen(open), "path ready")?;
+    for s in [&fsock, &rsock] {
+        s.connect((agent.ip(), ready.port))
+            .map_err(|e| EngineError::io("connecting the probe socket", e))?;
+    }
     let base = base_size(agent.is_ipv6());
     // Each probe's wait starts from the control connection's round trip.
     let tcp_rtt = mtuperf_sys::sockopt::tcp_info(session.control.socket())
         .ok()
         .map(|t| t.rtt_us.saturating_add(t.rttvar_us));
-    let mut fwd = Observed {
-        inner: probe::Forward {
-            sock: &sock,
+    let peer_mtu = ready.path.iface.as_ref().map(|i| i.mtu);
+    let forward = both::Way {
+        prober: probe::Forward {
+            sock: &fsock,
             token: ready.token,
             seq: 0,
             wait: ProbeWait::from_tcp(tcp_rtt),
             sent: std::collections::VecDeque::new(),
         },
-        direction: Direction::Forward,
-        observer: &mut *observer,
+        base,
+        top: local.max_packet(),
     };
-    let mut forward = search::search(&mut fwd, base, local.max_packet())
-        .map_err(|e| EngineError::Agent(format!("forward: {e}")))?;
-    forward.waited = Waited::from(&fwd.inner.wait);
-    let peer_mtu = ready.path.iface.as_ref().map(|i| i.mtu);
-    let mut rev = Observed {
-        inner: probe::Reverse {
+    let reverse = both::Way {
+        prober: probe::Reverse {
             session,
-            sock: &sock,
+            sock: &rsock,
             token: ready.token,
             seq: 1 << 32,
-            wait: fwd.inner.wait.again(),
+            wait: ProbeWait::from_tcp(tcp_rtt),
             failure: None,
         },
-        direction: Direction::Reverse,
-        observer,
-    };
-    let reverse = search::search(
-        &mut rev,
         base,
-        peer_mtu.unwrap_or(local.mtu).min(MAX_PROBE_SIZE),
-    );
-    if let Some(e) = rev.inner.failure.take() {
+        top: peer_mtu.unwrap_or(local.mtu).min(MAX_PROBE_SIZE),
+    };
+    let (fwd, (reverse, mut rev)) = both::search_both(forward, reverse, observer);
+    let (forward, fwd) = fwd.ok_or_else(|| {
+        EngineError::Protocol("the forward search's thread ended without its result".into())
+    })?;
+    let mut forward = forward.map_err(|e| EngineError::Agent(format!("forward: {e}")))?;
+    forward.waited = Waited::from(&fwd.wait);
+    if let Some(e) = rev.failure.take() {
         return Err(e);
     }
     let mut reverse = reverse.map_err(|e| EngineError::Agent(format!("reverse: {e}")))?;
-    reverse.waited = Waited::from(&rev.inner.wait);
+    reverse.waited = Waited::from(&rev.wait);
     let served = match session.request(&ClientMsg::Stop, "end of path probing") {
         Ok(AgentMsg::PathServed(s)) => Some(s),
         _ => None,

@@ -399,7 +399,10 @@ mod tests {
         for msg in [
             ClientMsg::Hello(Hello::new([0; 16], Role::Control)),
             ClientMsg::Auth { proof: "00".into() },
-            ClientMsg::PathOpen(super::path::PathOpen { client_port: 1 }),
+            ClientMsg::PathOpen(super::path::PathOpen {
+                client_port: 1,
+                reverse_port: None,
+            }),
             ClientMsg::PathReverseProbe(super::path::PathReverseProbe {
                 seq: 1,
                 size: 1500,

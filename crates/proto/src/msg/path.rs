@@ -4,12 +4,16 @@ use serde::{Deserialize, Serialize};
 
 use super::AgentPathInfo;
 
-/// Opens a probing session: the agent registers the client's UDP port at the control
+/// Opens a probing session: the agent registers the client's UDP ports at the control
 /// connection's address and answers only there.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PathOpen {
+    /// The port forward probes come from (and their acks go to).
     pub client_port: u16,
+    /// The port reverse probes go to (and their acks come from), so that the two
+    /// directions' searches run at once on sockets of their own (None: `client_port`).
+    pub reverse_port: Option<u16>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -116,7 +116,10 @@ pub fn rr_finish(raw: &mut Raw) -> (u64, u64, u64) {
 
 /// Opens a path probing session on `raw` for `client_port`.
 pub fn path_session(raw: &mut Raw, client_port: u16) -> PathReady {
-    raw.send(&ClientMsg::PathOpen(PathOpen { client_port }));
+    raw.send(&ClientMsg::PathOpen(PathOpen {
+        client_port,
+        reverse_port: None,
+    }));
     match raw.recv() {
         Some(AgentMsg::PathReady(r)) => r,
         other => panic!("expected path_ready, got {other:?}"),
