@@ -294,6 +294,9 @@ fn search_both(session: &Session, observer: &mut dyn FnMut(Step)) -> Result<Sear
         .ok()
         .map(|t| t.rtt_us.saturating_add(t.rttvar_us));
     let peer_mtu = ready.path.iface.as_ref().map(|i| i.mtu);
+    // The session failing ends both searches, not only the reverse one.
+    let gone = std::sync::atomic::AtomicBool::new(false);
+    let rtt = probe::PairRtt::default();
     let forward = both::Way {
         prober: probe::Forward {
             sock: &fsock,
@@ -301,6 +304,8 @@ fn search_both(session: &Session, observer: &mut dyn FnMut(Step)) -> Result<Sear
             seq: 0,
             wait: ProbeWait::from_tcp(tcp_rtt),
             sent: std::collections::VecDeque::new(),
+            gone: &gone,
+            rtt: &rtt,
         },
         base,
         top: local.max_packet(),
@@ -313,6 +318,8 @@ fn search_both(session: &Session, observer: &mut dyn FnMut(Step)) -> Result<Sear
             seq: 1 << 32,
             wait: ProbeWait::from_tcp(tcp_rtt),
             failure: None,
+            gone: &gone,
+            rtt: &rtt,
         },
         base,
         top: peer_mtu.unwrap_or(local.mtu).min(MAX_PROBE_SIZE),
