@@ -60,6 +60,9 @@ pub mod units;
 /// 12: a third-party path summary's directions carry the slowest probe answer timed
 /// (`rtt_us`) and the longest wait a probe was given (`wait_us`), each probe's wait
 /// being bounded by the pair's round trip instead of a fixed 100 ms.
-pub const PROTOCOL_VERSION: u16 = 12;
+/// 13: every field of every message is written, null where it has no value (nothing
+/// is left out), and nothing is read as a default where it is missing: the fields
+/// earlier versions added with a default for older peers are required.
+pub const PROTOCOL_VERSION: u16 = 13;
 /// Default TCP port of the agent (control and TCP data connections).
 pub const DEFAULT_PORT: u16 = 7878;
