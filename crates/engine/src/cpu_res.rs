@@ -49,8 +49,7 @@ pub struct CpuResolution {
     pub tick_ms: f64,
     /// ± this many ticks (one per CPU).
     pub plus_minus_ticks: u64,
-    /// That uncertainty as ± % of the busy time (absent when nothing was counted).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// That uncertainty as ± % of the busy time (null when nothing was counted).
     pub uncertainty_pct: Option<f64>,
 }
 

@@ -1,6 +1,6 @@
 //! What `lab serve` prints: every agent (host, pid, port, log, the addresses it
 //! binds; for a cluster node its address on each network) and the lab's key file,
-//! as text or as `mtuperf.lab.serve/1` JSON (schemas/lab-serve.schema.json).
+//! as text or as `mtuperf.lab.serve/2` JSON (schemas/lab-serve.schema.json).
 use std::fmt::Write as _;
 use std::net::IpAddr;
 
@@ -12,7 +12,7 @@ use crate::down::agent_alive;
 use crate::state::Lab;
 
 /// The `schema` of `lab serve --json`.
-pub const SCHEMA: &str = "mtuperf.lab.serve/1";
+pub const SCHEMA: &str = "mtuperf.lab.serve/2";
 
 /// What `mtuperf lab serve --json` prints: the agents of a lab, one per scenario's
 /// server host or one per cluster node with its address on every network, and the key
@@ -43,7 +43,6 @@ pub struct ServedAgent {
     /// The agent's stdout/stderr.
     pub log: String,
     /// A cluster node's address on each network (empty for other labs).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nets: Vec<NodeAddr>,
 }
 

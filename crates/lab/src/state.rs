@@ -12,7 +12,7 @@ use crate::scenario::{Iface, Link, Role, Route, Scenario, CLIENT};
 
 /// Where lab state lives (tmpfs: gone after a reboot, as the namespaces are).
 pub const STATE_ROOT: &str = "/run/mtuperf/lab";
-const SCHEMA: &str = "mtuperf.lab/1";
+const SCHEMA: &str = "mtuperf.lab/2";
 
 /// One namespace of the lab.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -44,10 +44,8 @@ pub struct Lab {
     pub hosts: Vec<Host>,
     pub links: Vec<Link>,
     pub routes: Vec<Route>,
-    #[serde(default)]
     pub agents: Vec<Agent>,
     /// The cluster scenario's sizes and faults (its `scenarios` is empty).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster: Option<Cluster>,
 }
 

@@ -16,7 +16,7 @@ use crate::scenario::{Iface, Role, BRIDGE};
 use crate::state::Lab;
 
 /// The `schema` of `lab status --json`.
-pub const SCHEMA: &str = "mtuperf.lab.status/1";
+pub const SCHEMA: &str = "mtuperf.lab.status/2";
 
 /// What `mtuperf lab status --json` prints: a lab as built (from its state) and as it
 /// is now (namespaces present, live MTUs and offloads, agents). A cluster lab has no
@@ -36,7 +36,6 @@ pub struct LabStatus {
     pub hosts: Vec<HostStatus>,
     pub targets: Vec<TargetStatus>,
     /// The cluster scenario: networks, nodes' addresses, faults.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster: Option<ClusterStatus>,
 }
 

@@ -62,9 +62,8 @@ pub struct ThreadsCpu {
     /// Sum of those threads' lifetimes (start → end): the CPU they could have used.
     pub life_ns: u64,
     /// The same threads' time on CPU from /proc/thread-self/schedstat, in ns (the
-    /// scheduler's runtime, finer than getrusage's µs); absent when a thread could
-    /// not read it, or from an agent before protocol 6.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// scheduler's runtime, finer than getrusage's µs); null when a thread could
+    /// not read it.
     pub sched_ns: Option<u64>,
 }
 
@@ -211,51 +210,37 @@ pub struct TcpInfo {
     /// not report the field (too old) or the document predates it, never zero.
     /// tcpi_delivery_rate_app_limited: the last delivery-rate sample was taken while
     /// the application, not the network, limited the sender.
-    #[serde(default)]
     pub delivery_rate_app_limited: Option<bool>,
     /// tcpi_min_rtt in µs: the smallest RTT seen (4.6+).
-    #[serde(default)]
     pub min_rtt_us: Option<u32>,
     /// tcpi_notsent_bytes: written by the application, not yet sent.
-    #[serde(default)]
     pub notsent_bytes: Option<u32>,
     /// tcpi_bytes_acked / tcpi_bytes_received over the connection's life.
-    #[serde(default)]
     pub bytes_acked: Option<u64>,
     /// tcpi_bytes_received.
-    #[serde(default)]
     pub bytes_received: Option<u64>,
     /// tcpi_busy_time in µs: time with data in flight or queued to send (4.10+).
-    #[serde(default)]
     pub busy_time_us: Option<u64>,
     /// tcpi_rwnd_limited in µs: part of the busy time the peer's receive window
     /// stopped the sender (4.10+).
-    #[serde(default)]
     pub rwnd_limited_us: Option<u64>,
     /// tcpi_sndbuf_limited in µs: part of the busy time the sender ran out of data
     /// to send because its own send buffer was full (4.10+).
-    #[serde(default)]
     pub sndbuf_limited_us: Option<u64>,
     /// tcpi_delivered / tcpi_delivered_ce: segments delivered, and of them those
     /// that arrived with an ECN congestion mark (4.18+).
-    #[serde(default)]
     pub delivered: Option<u32>,
     /// tcpi_delivered_ce: segments delivered with an ECN CE mark.
-    #[serde(default)]
     pub delivered_ce: Option<u32>,
     /// tcpi_bytes_sent / tcpi_bytes_retrans: bytes sent including retransmissions,
     /// and retransmitted bytes (4.19+).
-    #[serde(default)]
     pub bytes_sent: Option<u64>,
     /// tcpi_bytes_retrans: retransmitted bytes.
-    #[serde(default)]
     pub bytes_retrans: Option<u64>,
     /// tcpi_snd_wnd: the receive window the peer last advertised, in bytes (5.4+).
-    #[serde(default)]
     pub snd_wnd: Option<u32>,
     /// tcpi_rcv_space: the receive buffer autotuning's estimate of what the peer
     /// sends per RTT, in bytes.
-    #[serde(default)]
     pub rcv_space: Option<u32>,
 }
 

@@ -62,6 +62,9 @@ pub mod units;
 /// being bounded by the pair's round trip instead of a fixed 100 ms.
 /// 13: a path session's `PathOpen` may name a second client port for reverse probes
 /// (`reverse_port`), so that the forward and reverse searches run at once.
-pub const PROTOCOL_VERSION: u16 = 13;
+/// 14: every field of every message is written, null where it has no value (nothing
+/// is left out), and nothing is read as a default where it is missing: the fields
+/// earlier versions added with a default for older peers are required.
+pub const PROTOCOL_VERSION: u16 = 14;
 /// Default TCP port of the agent (control and TCP data connections).
 pub const DEFAULT_PORT: u16 = 7878;

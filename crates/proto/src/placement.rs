@@ -145,8 +145,7 @@ pub struct ThreadPlacement {
     pub cpus: Vec<[u32; 2]>,
     /// The one CPU the tool itself pinned this thread to when the end had no
     /// `--cpu`/`--agent-cpu` (rr over TCP: one thread per CPU, connections steered to
-    /// the CPU that receives them). Absent: the thread was not pinned by the tool.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// the CPU that receives them). Null: the thread was not pinned by the tool.
     pub pinned: Option<u32>,
 }
 
@@ -196,8 +195,7 @@ impl SoftirqTime {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Placement {
-    /// The CPUs the test threads were pinned to (absent: not pinned).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The CPUs the test threads were pinned to (null: not pinned).
     pub pinned: Option<Vec<u32>>,
     /// The host's online CPUs.
     pub online: Vec<u32>,
@@ -211,11 +209,8 @@ pub struct Placement {
     /// none, as veth and loopback).
     pub irqs: Vec<IrqAffinity>,
     /// Pinning or sampling failures (pinning that failed leaves the thread unpinned).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<String>,
-    /// Softirq time per CPU over the run (absent when /proc/stat could not be read,
-    /// and from an agent before protocol 6).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Softirq time per CPU over the run (null when /proc/stat could not be read).
     pub softirq: Option<SoftirqTime>,
 }
 

@@ -102,8 +102,8 @@ pub fn from_peer_json<T: DeserializeOwned>(json: &[u8]) -> Result<T, serde_json:
 }
 
 /// JSON text with every string in it escaped, borrowed when plainly clean: for
-/// documents read back from the history (stored before this boundary existed, or
-/// brought from another machine).
+/// documents read back from the history (which may have been brought from another
+/// machine, or written by hand).
 pub fn escape_json_text(json: &str) -> Result<Cow<'_, str>, serde_json::Error> {
     if plainly_clean(json.as_bytes()) {
         return Ok(Cow::Borrowed(json));

@@ -1,4 +1,4 @@
-//! `doctor` documents: the JSON document (schema mtuperf.doctor/1), the text report
+//! `doctor` documents: the JSON document (schema mtuperf.doctor/2), the text report
 //! and the reviewable fix script.
 
 use std::fmt::Write as _;
@@ -9,7 +9,7 @@ use mtuperf_proto::text::escape_control as esc;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub const SCHEMA: &str = "mtuperf.doctor/1";
+pub const SCHEMA: &str = "mtuperf.doctor/2";
 
 /// One host's facts and findings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -61,7 +61,7 @@ impl Verdict {
     }
 }
 
-/// The `mtuperf.doctor/1` document, what `mtuperf doctor --json` prints and the history
+/// The `mtuperf.doctor/2` document, what `mtuperf doctor --json` prints and the history
 /// stores. Counters are since boot with their increase over `sample_ms`; sysctl values
 /// have whitespace collapsed to one space.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -53,7 +53,7 @@ pub fn render(runs: &[StoredWatch<'_>]) -> String {
 mod tests {
     use super::*;
 
-    const PATH: &str = include_str!("../tests/fixtures/path_agent_v2_mismatch.json");
+    const PATH: &str = include_str!("../tests/fixtures/path_agent_mismatch.json");
     const RR: &str = include_str!("../tests/fixtures/rr_step_loopback.json");
 
     /// The stored rr fixture as a probe that got no block back: every request lost,

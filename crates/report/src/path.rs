@@ -1,4 +1,4 @@
-//! Path MTU results: the `mtuperf.path/2` JSON document (the engine's typed results,
+//! Path MTU results: the `mtuperf.path/3` JSON document (the engine's typed results,
 //! the diagnosis among them) and the human text.
 
 use std::fmt::Write as _;
@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::diagnosis::{self as words, Names, Scope};
 use crate::figure::Figure;
 
-pub const SCHEMA: &str = "mtuperf.path/2";
+pub const SCHEMA: &str = "mtuperf.path/3";
 
 /// The run's mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -49,11 +49,11 @@ pub struct Document {
 }
 
 /// Reads a stored path document. A document of another schema version (path/1 stored
-/// its verdict as a sentence where path/2 stores the typed diagnosis) is refused by
-/// name.
+/// its verdict as a sentence where path/2 stores the typed diagnosis; path/3 writes
+/// every field, null where there is no value) is refused by name.
 ///
 /// # Errors
-/// The document is not a `mtuperf.path/2` document.
+/// The document is not a `mtuperf.path/3` document.
 pub fn decode(document: &str) -> Result<Document, serde_json::Error> {
     #[derive(Deserialize)]
     struct Head {
@@ -62,7 +62,7 @@ pub fn decode(document: &str) -> Result<Document, serde_json::Error> {
     let head: Head = serde_json::from_str(document)?;
     if head.schema != SCHEMA {
         return Err(serde::de::Error::custom(format!(
-            "schema {} is not read by this version, which reads {SCHEMA} (typed diagnoses); run the path check again",
+            "schema {} is not read by this version, which reads {SCHEMA}; run the path check again",
             head.schema
         )));
     }
@@ -482,10 +482,7 @@ mod tests {
 
     /// A real run on the lab's mismatch link (the client at 9000, the server at 1500).
     fn mismatch() -> Document {
-        decode(include_str!(
-            "../tests/fixtures/path_agent_v2_mismatch.json"
-        ))
-        .unwrap()
+        decode(include_str!("../tests/fixtures/path_agent_mismatch.json")).unwrap()
     }
 
     /// The verdict is the shared diagnosis in words, with its fix toward the

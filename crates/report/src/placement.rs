@@ -20,13 +20,10 @@ pub struct PlacementSummary {
     /// the lab's namespaces), so that their CPUs are the same CPUs.
     pub same_host: bool,
     /// On one host: whether the CPU each end's threads were seen on most is the
-    /// same one. Absent when the ends are different hosts or a side was not sampled.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// same one. Null when the ends are different hosts or a side was not sampled.
     pub shared_cpu: Option<bool>,
     /// The CPU that handled most NET_RX softirqs on the client's host during the run.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_rx_cpu: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_rx_cpu: Option<u32>,
 }
 

@@ -2,12 +2,14 @@
 //! serialise them (`schemars`), so a schema never drifts from what the tool prints.
 //!
 //! `cargo run -p mtuperf-schemas` writes them into the repository's `schemas/`
-//! directory; the test `up_to_date` fails when a committed file differs from what the
-//! types generate. Each schema describes what mtuperf *writes* (the serialize
+//! directory; the test `committed_schemas_are_generated_from_the_types` fails when a
+//! committed file differs from what the types generate. Each schema describes what mtuperf *writes* (the serialize
 //! contract): every field it prints is required, an absent value is `null`, and an
 //! object has no properties beyond its type's fields.
 
 mod close;
+#[cfg(test)]
+mod tests;
 
 use std::path::{Path, PathBuf};
 

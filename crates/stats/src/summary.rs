@@ -27,7 +27,6 @@ pub struct Summary {
     /// How the interval was computed.
     pub ci95_method: CiMethod,
     /// Why there is no interval, or why log-t was used.
-    #[serde(default)]
     pub ci95_note: Option<String>,
 }
 

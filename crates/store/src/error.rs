@@ -38,6 +38,18 @@ pub enum StoreError {
         found: i64,
         supported: i64,
     },
+    /// The database holds runs of an older mtuperf, whose documents this one does not
+    /// read (before 1.0 the documents change without compatibility defaults).
+    #[error(
+        "history database {path} has schema version {found}, written by an older mtuperf \
+         whose run documents this one does not read (it reads version {reads}); move the \
+         file aside (a new history is created in its place) or pass --db PATH for a new one"
+    )]
+    TooOld {
+        path: PathBuf,
+        found: i64,
+        reads: i64,
+    },
     /// A run refers to a group that does not exist, or a group id is unknown.
     #[error("no comparison group with id {id} in {path}")]
     NoSuchGroup { path: PathBuf, id: i64 },

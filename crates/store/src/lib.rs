@@ -28,5 +28,5 @@ mod store;
 
 pub use error::StoreError;
 pub use model::{Filter, Group, NewRun, StoredRun};
-pub use schema::SCHEMA_VERSION;
+pub use schema::{READS_FROM, SCHEMA_VERSION};
 pub use store::{Store, BUSY_TIMEOUT};

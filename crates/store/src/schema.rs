@@ -3,6 +3,11 @@
 //! `MIGRATIONS[i]` takes the database from version `i` to `i + 1`. A new schema change is
 //! a new entry at the end; existing entries are never edited, since databases in the field
 //! have already run them.
+//!
+//! A version also says which run documents the history holds. A history older than
+//! [`READS_FROM`] holds documents of schemas this build does not read (before 1.0 the
+//! documents change without compatibility defaults): it is refused by name, unless it
+//! holds nothing, when it is simply brought up to date.
 
 use std::path::Path;
 
@@ -34,7 +39,15 @@ const MIGRATIONS: &[&str] = &[
      );
      CREATE INDEX runs_by_start ON runs(started_unix_ms, id);
      CREATE INDEX runs_by_group ON runs(group_id, id);",
+    // 1 -> 2: the same tables; the documents are of the schemas written since
+    // (mtuperf.stream/3, stream-udp/3, rr/3, path/3, doctor/2, mesh/5, compare/2:
+    // every field written, none read as a default), so a version-1 history with runs
+    // is refused rather than read.
+    "",
 ];
+
+/// The oldest history version whose documents this build reads.
+pub const READS_FROM: i64 = 2;
 
 /// The schema version this build writes and understands.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -59,6 +72,13 @@ pub(crate) fn migrate(conn: &Connection, path: &Path) -> Result<(), StoreError> 
             path: path.to_path_buf(),
         });
     }
+    if (1..READS_FROM).contains(&version) && !is_empty(&tx).map_err(err("counting the runs"))? {
+        return Err(StoreError::TooOld {
+            path: path.to_path_buf(),
+            found: version,
+            reads: SCHEMA_VERSION,
+        });
+    }
     let start = usize::try_from(version).unwrap_or(0);
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(start) {
         tx.execute_batch(sql).map_err(err("migrating the schema"))?;
@@ -76,6 +96,15 @@ fn user_version(conn: &Connection) -> rusqlite::Result<i64> {
 fn has_tables(conn: &Connection) -> rusqlite::Result<bool> {
     conn.query_row(
         "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE name NOT LIKE 'sqlite_%')",
+        [],
+        |row| row.get(0),
+    )
+}
+
+/// A history with no run and no comparison group.
+fn is_empty(conn: &Connection) -> rusqlite::Result<bool> {
+    conn.query_row(
+        "SELECT NOT EXISTS (SELECT 1 FROM runs) AND NOT EXISTS (SELECT 1 FROM groups)",
         [],
         |row| row.get(0),
     )

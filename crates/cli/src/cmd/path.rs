@@ -26,7 +26,7 @@ pub struct Formats;
 
 impl output::Formats for Formats {
     const HAS: &'static [Format] = &[Format::Text, Format::Json];
-    const HELP: &'static str = "text (the default), or json: one document of schema mtuperf.path/2";
+    const HELP: &'static str = "text (the default), or json: one document of schema mtuperf.path/3";
     const HINT: &'static str =
         "path prints its verdict as text or as its JSON document; as HTML: `mtuperf report ID`";
 }

@@ -14,9 +14,9 @@ fn format_json_is_the_json_document_of_stream_rr_and_path() {
     let db = dir.path().join("h.db");
     let target = agent.target();
     for (cmd, schema, extra) in [
-        ("stream", "mtuperf.stream/2", &["--time", "1s"][..]),
-        ("rr", "mtuperf.rr/2", &["--time", "1s"][..]),
-        ("path", "mtuperf.path/2", &[][..]),
+        ("stream", "mtuperf.stream/3", &["--time", "1s"][..]),
+        ("rr", "mtuperf.rr/3", &["--time", "1s"][..]),
+        ("path", "mtuperf.path/3", &[][..]),
     ] {
         let doc = json_in(
             mtuperf_in(&db)

@@ -55,9 +55,7 @@ pub struct PathCheck {
     pub df_probe: Option<String>,
     /// The `path` method: the MTU the path carries both ways, and what keeps it from
     /// carrying the expected one (the report words them; `reason` is then empty).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub carries: Option<u32>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub faults: Vec<Diagnosis>,
 }
 

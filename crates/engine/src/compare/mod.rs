@@ -106,8 +106,7 @@ pub struct Plan {
     /// This host's relevant sysctls when the comparison was planned.
     pub sysctls: BTreeMap<String, String>,
     /// `--placement`: where both ends' test threads run in every repetition (rr,
-    /// stream, UDP stream); absent in plans stored before it existed: free.
-    #[serde(default, skip_serializing_if = "PlacementPolicy::is_free")]
+    /// stream, UDP stream).
     pub placement: PlacementPolicy,
 }
 
@@ -117,12 +116,7 @@ pub struct Cell {
     pub test: TestKind,
     pub block: u32,
     /// Concurrent closed-loop clients (rr); 1 for stream.
-    #[serde(default = "one")]
     pub clients: u32,
-}
-
-fn one() -> u32 {
-    1
 }
 
 impl Plan {
@@ -161,10 +155,8 @@ pub struct Repetition {
     pub round: u32,
     pub stream: Option<StreamResult>,
     /// UDP request/response, closed loop (rr cells).
-    #[serde(default)]
     pub rr: Option<crate::rr::RrResult>,
     /// UDP datagram stream (udp cells).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub udp: Option<crate::stream::udp::UdpStreamResult>,
 }
 

@@ -65,7 +65,7 @@ fn describe(s: &Steering, facts: &HostFacts) -> String {
 }
 
 /// One finding per interface whose steering was read: PASS with the facts (none for
-/// interfaces of an agent before protocol 5, which did not read them).
+/// interfaces whose steering could not be read).
 pub fn check(facts: &HostFacts) -> Vec<Finding> {
     facts
         .ifaces

@@ -38,12 +38,9 @@ pub enum Check {
     },
     /// Every pair's block p99 under the limit (a pair with no block answered is over).
     BlockP99 {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         limit_ns: Option<u64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         worst_ns: Option<u64>,
         /// The worst pair (from, to); with `worst_ns` None, a pair with no block.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         worst: Option<(usize, usize)>,
         over: usize,
         measured: usize,
@@ -85,14 +82,11 @@ pub struct NicDelta {
 pub struct NodeKernel {
     pub node: usize,
     /// IP, UDP and TCP counter deltas (None: a read failed or gave none).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snmp: Option<SnmpCounters>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nics: Vec<NicDelta>,
     /// Time between the two reads.
     pub span_ms: u64,
     /// Why there are no deltas (a read failed).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
 
@@ -107,9 +101,7 @@ pub struct Paired {
     pub rel: f64,
     /// Its 95% interval (Student t of the pairs' log ratios, mapped back); none
     /// below 3 pairs.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub low: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub high: Option<f64>,
 }
 
@@ -123,18 +115,14 @@ pub struct MtuComparison {
     pub pairs: usize,
     /// Of those, the pairs (from, to) that answered no block on one network or both:
     /// left out of the figures (a ratio to nothing), their lost blocks counted below.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unanswered: Vec<(usize, usize)>,
     /// Lost blocks over the `pairs` on each network.
     pub lost_standard: u64,
     pub lost_jumbo: u64,
     /// Block latency p50 and p99 (ns) and blocks/s, over the pairs that answered
     /// blocks on both (None: no such pair).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub p50_ns: Option<Paired>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub p99_ns: Option<Paired>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blocks_per_s: Option<Paired>,
 }
 

@@ -16,7 +16,6 @@ pub struct Seen {
     pub mtu: u32,
     pub stop: StopKind,
     /// Who answered frag-needed, for `icmp`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub icmp_from: Option<String>,
 }
 
@@ -156,7 +155,6 @@ pub enum Finding {
         agent: String,
         error: String,
         /// `mesh --ssh`: the step at which its agent could not be started.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         ssh_step: Option<StartStep>,
     },
     /// The node went silent `at_ms` into the run, after the orchestrator waited
@@ -204,10 +202,8 @@ pub enum Finding {
         counter: KernelCounter,
         delta: u64,
         /// The interconnect NIC the counter was read on.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         iface: Option<String>,
         /// The NIC's frames over the run, for drops.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         of: Option<u64>,
     },
 }
@@ -249,12 +245,9 @@ impl Finding {
 /// was seen of each) and what.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct MeshFinding {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub net: Option<usize>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node: Option<usize>,
     /// The failing directions the finding explains, with what was seen of each.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub directions: Vec<Seen>,
     #[serde(flatten)]
     pub what: Finding,
@@ -316,7 +309,7 @@ mod tests {
             v,
             serde_json::json!({
                 "kind": "fault", "net": 1, "node": 3,
-                "directions": [{"from": 3, "to": 0, "mtu": 1500, "stop": "silent"}],
+                "directions": [{"from": 3, "to": 0, "mtu": 1500, "stop": "silent", "icmp_from": null}],
                 "diagnosis": {
                     "class": "switch_port", "nic_mtu": 9000,
                     "at": {"kind": "node", "addr": "198.19.2.4"},

@@ -78,7 +78,6 @@ pub struct BlockTest {
     pub request: u32,
     /// Open loop: requests per second per pair (None: the next request as soon as
     /// the block arrives).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<u64>,
 }
 
@@ -135,15 +134,11 @@ pub struct MeshNode {
     pub label: String,
     /// The agent's control address as given.
     pub agent: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hostname: Option<String>,
     /// Why the node could not be discovered.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// The agent's session limit (`--max-sessions`): the most tests it takes part in at once.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_sessions: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub discovery: Option<Discovery>,
 }
 
@@ -170,7 +165,6 @@ pub struct MeshNetwork {
     pub expect: u32,
     pub members: Vec<NodeAddr>,
     /// Where it comes from (a shared subnet, an `oifcfg getif` line, HAIP).
-    #[serde(default)]
     pub source: NetSource,
 }
 
@@ -191,24 +185,18 @@ pub struct PairResult {
     pub net: usize,
     pub from: usize,
     pub to: usize,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<PathSummary>,
     /// The block test measured on the `from` node (it asks, the `to` node serves) over
     /// `wall_ns`; latencies null when no block was answered, never 0.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rr: Option<RrSummary>,
     /// Application bytes the `to` node received over its `wall_ns`, one TCP stream.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream: Option<StreamSummary>,
     /// Tests of this pair that failed (the others may still have results).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failed: Vec<TestFailure>,
     /// Tests of this pair that were not measured, and why.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_measured: Vec<TestSkipped>,
     /// The path test failed once and was tried again within the pair's deadline:
     /// the first failure.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retried: Option<TestFailure>,
     pub elapsed_ms: u64,
 }
@@ -256,10 +244,8 @@ pub struct DirCell {
     pub ok: bool,
     /// The finding that explains a failing direction, or says why this measurement
     /// was doubted (index into `findings`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finding: Option<usize>,
     /// Left out of the diagnosis, and why.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub doubt: Option<Doubt>,
 }
 
@@ -311,10 +297,8 @@ pub struct Cell {
     pub to: usize,
     pub verdict: CellVerdict,
     /// `from` → `to`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forward: Option<DirCell>,
     /// `to` → `from`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reverse: Option<DirCell>,
 }
 
@@ -327,10 +311,8 @@ pub struct MeshResult {
     /// whole deadline); nothing runs past it.
     pub deadline_ms: u64,
     pub tests: Vec<MeshTests>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expect: Option<u32>,
     /// `--expect CIDR=MTU`, as given.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub expect_nets: Vec<NetExpect>,
     pub nodes: Vec<MeshNode>,
     pub networks: Vec<MeshNetwork>,
@@ -339,17 +321,13 @@ pub struct MeshResult {
     pub cells: Vec<Cell>,
     pub findings: Vec<MeshFinding>,
     /// What the rr test sent (when it ran).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub block: Option<BlockTest>,
     /// Each node's kernel counters over the run.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub kernel: Vec<NodeKernel>,
     /// Per network, the cluvfy-style checks.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub checks: Vec<NetCheck>,
     /// Jumbo vs standard: every two networks of different MTUs, the same node pairs'
     /// block test compared.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub jumbo: Vec<MtuComparison>,
     /// Stopped early (Ctrl-C): tests not yet run are not measured.
     pub interrupted: bool,

@@ -35,7 +35,6 @@ pub struct OifcfgEntry {
     /// that interface applies).
     pub subnet: IpAddr,
     /// The node the line is for, when it is not `global`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node: Option<String>,
     pub roles: Vec<OifcfgRole>,
 }

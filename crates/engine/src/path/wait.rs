@@ -92,19 +92,16 @@ impl ProbeWait {
 /// What a direction's probes waited, for the result (µs): the largest round trip a
 /// probe's wait was derived from (TCP's before the first answer, then the slowest
 /// probe answer), and that wait, `max(4 × rtt + FLOOR, MIN_WAIT)` within `MAX_WAIT`:
-/// a lost probe cost at most `wait_us`. Absent in documents stored before they were
-/// recorded.
+/// a lost probe cost at most `wait_us`. Null where no probe was sent.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize, JsonSchema,
 )]
 pub struct Waited {
     /// The largest round trip a probe's wait was derived from, µs: the control connection's
     /// before the first answer, then the slowest probe answer.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rtt_us: Option<u64>,
     /// The longest a probe waited for its answer, µs: max(4 x RTT + 2 ms, 20 ms), at most 1
     /// s.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wait_us: Option<u64>,
 }
 

@@ -44,7 +44,6 @@ pub struct RrFromHost {
     pub agent: String,
     /// Its share of the clients and of an open loop's rate.
     pub clients: u32,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<u64>,
     /// Blocks received per second of this host's measured phase.
     pub blocks_per_s: f64,
@@ -62,7 +61,6 @@ pub struct RrFromFailed {
     pub agent: String,
     /// Its share of the clients and of an open loop's rate.
     pub clients: u32,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<u64>,
     /// What went wrong, with its causes (the host is `agent`).
     pub error: String,

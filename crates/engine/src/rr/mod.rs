@@ -57,7 +57,6 @@ pub struct RrInterval {
     pub lost: u64,
     /// Blocks that arrived in the interval for a request already counted lost: the
     /// agent answered, later than the timeout (a queue past the knee, not a stall).
-    #[serde(default)]
     pub late: u64,
     /// Mean and maximum block latency of the blocks received in the interval (ns);
     /// None when none was.
@@ -79,7 +78,6 @@ pub struct RrClientEnd {
     /// Threads that multiplexed the clients.
     pub threads: u32,
     /// CPU of those threads, each over its life (getrusage RUSAGE_THREAD).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu: Option<ThreadsCpu>,
     pub timeout_ns: u64,
     pub verify: bool,
@@ -89,9 +87,7 @@ pub struct RrClientEnd {
     /// Measured phase: Go → the last thread finished (ns).
     pub wall_ns: u64,
     pub intervals: Vec<RrInterval>,
-    /// Where this end's requester threads and receive softirqs ran (absent in runs
-    /// stored before it existed).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Where this end's requester threads and receive softirqs ran.
     pub placement: Option<Placement>,
 }
 
@@ -108,27 +104,21 @@ pub struct RrResult {
     pub agent_host: HostIdentity,
     pub client: RrClientEnd,
     pub agent: RrServed,
-    /// `--bidir`: the agent → client direction (absent in one-way runs).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `--bidir`: the agent → client direction (null in one-way runs).
     pub reverse: Option<RrBidirResult>,
     /// Ended early or abnormally (Ctrl-C, the agent gone, a stall, no report, an
     /// `rr --from` host that failed: the figures then cover only the others).
     pub interrupted: bool,
-    /// Why, when interrupted: each cause, "; "-separated. Absent in runs stored
-    /// before it existed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Why, when interrupted: each cause, "; "-separated; null when the run was whole.
     pub interrupt_reason: Option<String>,
     /// `rr --from`: each client host's own result; `client` is then their union
     /// (counts summed, histograms merged) and `agent` the target's accounts summed.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub from: Vec<RrFromHost>,
     /// `rr --from`: the hosts that failed once every session was open, with their
     /// share and error; no figure of the step includes them.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub from_failed: Vec<RrFromFailed>,
     /// A step that got no block back, stalled or lost the agent's report: the likely
     /// cause, from a path check toward the same agent (`explain`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diagnosis: Option<crate::explain::Diagnosis>,
 }
 
@@ -154,7 +144,6 @@ pub struct RrResponded {
     /// malformed header; none of them answered.
     pub rejected: u64,
     /// CPU of the responder's serving threads.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu: Option<ThreadsCpu>,
 }
 

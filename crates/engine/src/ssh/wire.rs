@@ -35,14 +35,11 @@ pub struct Hello {
     /// Interfaces and addresses, as `mesh` discovery reports them (up, non-loopback).
     pub discovery: Discovery,
     /// Every address of the node, loopback included (what `--bind` is matched with).
-    #[serde(default)]
     pub addrs: Vec<mtuperf_proto::msg::mesh::IfaceAddr>,
     /// The node's end of the SSH connection (from `SSH_CONNECTION`): an address the
     /// coordinator (or its jump host) reached.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ssh_server: Option<IpAddr>,
     /// The coordinator's end as the node saw it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ssh_client: Option<IpAddr>,
 }
 

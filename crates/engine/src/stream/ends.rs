@@ -45,7 +45,6 @@ pub struct EndMetrics {
     pub service_demand_us_per_mib: Option<f64>,
     /// What the system-wide figures (`system_*_pct`, `service_demand_us_per_mib`)
     /// rest on: /proc/stat ticks counted, ± one tick per CPU.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_resolution: Option<crate::cpu_res::CpuResolution>,
     pub process_us_per_mib: Option<f64>,
     pub iface: Option<IfaceMetrics>,

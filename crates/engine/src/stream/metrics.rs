@@ -56,16 +56,13 @@ pub struct DirectionMetrics {
     pub perl: PerlFigures,
     /// Receive coalescing: waits after a read that drained the socket, summed over
     /// the receiving connections, and the longest time one of them spent waiting.
-    #[serde(default)]
     pub receiver_waits: u64,
     /// The longest time one receiving connection spent in those waits, s.
-    #[serde(default)]
     pub receiver_wait_s: f64,
     /// TCP_INFO of the sending connections at their end.
     pub sender_tcp: Vec<TcpInfo>,
     /// When the receiver's report never came: the bytes the sender's kernel saw
     /// acknowledged, and the rate over the part of the run that moved them.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub acked: Option<Acked>,
     /// What limited this direction (see `verdict`); None when the receiver's report
     /// never came (the sender's clocks then describe a dead path, not a limit).

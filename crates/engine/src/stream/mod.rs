@@ -49,17 +49,14 @@ pub struct StreamResult {
     /// figures cover what was measured.
     pub interrupted: bool,
     /// Why, when interrupted: each cause, "; "-separated (e.g. "no data from the
-    /// agent for 10 s after 4.0 s"). Absent in runs stored before it existed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// agent for 10 s after 4.0 s"); null when the run was whole.
     pub interrupt_reason: Option<String>,
     /// Where the payload came from: "generated" or the file's path.
     pub source: String,
-    /// Where the client's data threads and receive softirqs ran (absent in runs
-    /// stored before it existed; the agent's is `agent.placement`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Where the client's data threads and receive softirqs ran (the agent's is
+    /// `agent.placement`).
     pub client_placement: Option<mtuperf_proto::placement::Placement>,
     /// A run that moved nothing, stalled or lost the agent's report: the likely
     /// cause, from a path check toward the same agent (`explain`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diagnosis: Option<crate::explain::Diagnosis>,
 }

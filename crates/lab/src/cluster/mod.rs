@@ -31,13 +31,10 @@ pub const CLUSTER_MTU: u32 = 9000;
 pub struct Cluster {
     pub nodes: u8,
     pub nets: u8,
-    #[serde(default)]
     pub faults: Vec<Fault>,
     /// HAIP-style link-local addresses (169.254.0.0/18 per network) on the private NICs.
-    #[serde(default)]
     pub haip: bool,
     /// A public network at 1500 (`pub0` on every node, switch `swpub`, 198.19.100.0/24).
-    #[serde(default)]
     pub public: bool,
 }
 

@@ -14,7 +14,6 @@ pub struct DoctorRequest {
     /// "rac" or "generic".
     pub profile: String,
     /// Length of the counter sample on the agent, in ms (0: since-boot values only).
-    #[serde(default)]
     pub sample_ms: u64,
 }
 
@@ -86,9 +85,8 @@ pub struct IfaceFacts {
     pub counters_delta: Option<IfaceCounters>,
     /// net.ipv4.conf.IF.rp_filter.
     pub rp_filter: Option<u32>,
-    /// Where the interface's receive work runs: queue IRQs and RPS/RFS (absent from
-    /// agents before protocol 5).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Where the interface's receive work runs: queue IRQs and RPS/RFS (null when it
+    /// could not be read).
     pub steering: Option<Steering>,
 }
 
@@ -123,11 +121,9 @@ pub struct HostFacts {
     pub snmp_delta: Option<SnmpCounters>,
     /// Length of the counter sample in ms (0: none taken).
     pub sample_ms: u64,
-    /// Whether irqbalance runs (absent: unknown, or an agent before protocol 5).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Whether irqbalance runs (null: unknown).
     pub irqbalance: Option<bool>,
     /// net.core.rps_sock_flow_entries (0: RFS off host-wide).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rps_sock_flow_entries: Option<u64>,
 }
 

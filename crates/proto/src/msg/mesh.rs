@@ -39,7 +39,6 @@ pub struct Discovery {
     pub addrs: Vec<IfaceAddr>,
     /// Interfaces that exist but are not up (protocol 11): an interconnect NIC that
     /// is down is named as such, not as missing.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub down: Vec<String>,
 }
 
@@ -61,7 +60,6 @@ pub const MAX_COUNTER_IFACES: usize = 64;
 #[serde(deny_unknown_fields)]
 pub struct NicCounters {
     pub iface: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counters: Option<IfaceCounters>,
 }
 
@@ -70,7 +68,6 @@ pub struct NicCounters {
 #[serde(deny_unknown_fields)]
 pub struct NodeCounters {
     /// IP, UDP and TCP counters (None: /proc/net/snmp could not be read).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snmp: Option<SnmpCounters>,
     pub nics: Vec<NicCounters>,
 }
@@ -146,7 +143,6 @@ pub struct ThirdPartyRequest {
     /// Clamp the session's TCP MSS to this (TCP_MAXSEG before connect): the pair's
     /// path was measured short of its network's MTU, and larger segments of the
     /// control connection (the agent's report) would vanish with the blocks.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mss: Option<u32>,
 }
 
@@ -174,19 +170,16 @@ pub struct DirSummary {
     pub mtu: u32,
     pub stop: StopKind,
     /// Who answered frag-needed, for `Icmp`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub icmp_from: Option<String>,
     pub probes: u32,
     pub lost: u32,
     /// The largest round trip a probe's wait was derived from, µs (the control
     /// connection's before the first answer, then the slowest probe answer), and
     /// that wait: `max(4 × rtt + 2 ms, 20 ms)`, at most 1 s (`engine::path::wait`),
-    /// so a lost probe cost at most `wait_us`. Both absent before protocol 12.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// so a lost probe cost at most `wait_us`.
     pub rtt_us: Option<u64>,
     /// The longest a probe waited for its answer, µs: max(4 x RTT + 2 ms, 20 ms), at most 1
     /// s.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wait_us: Option<u64>,
 }
 
@@ -202,12 +195,10 @@ pub struct PathSummary {
     pub same_segment: bool,
     /// When a direction fell short: the first router A's packets toward B reach (A's
     /// gateway, or the router answering a TTL-1 probe), if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_router: Option<String>,
     /// When the forward direction fell short silently: the last hop that still
     /// answered its larger packets (TTL-limited probes); TTL 0: they vanish on A's
     /// first link.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vanish_after: Option<HopSummary>,
     pub elapsed_ms: u64,
 }
@@ -217,7 +208,6 @@ pub struct PathSummary {
 #[serde(deny_unknown_fields)]
 pub struct HopSummary {
     pub ttl: u32,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub addr: Option<String>,
 }
 
@@ -233,7 +223,6 @@ pub struct RrSummary {
     pub block: u32,
     pub request: u32,
     /// Open loop: the requests per second asked (None: one in flight, closed loop).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<u64>,
     pub timeout_ms: u64,
     /// The requester's counts, as rr reports them (lost: unanswered within `timeout_ms`,
@@ -251,10 +240,8 @@ pub struct RrSummary {
     /// IP fragments B's host created over A's session (its FragCreates delta; None
     /// when B could not read its counters): per block served, the fragments one
     /// block costs on this path.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fragments: Option<u64>,
     /// Why the test ended early (a stall, the peer gone), when it did.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interrupted: Option<String>,
 }
 
@@ -266,7 +253,6 @@ pub struct StreamSummary {
     pub bytes: u64,
     pub wall_ns: u64,
     /// Why the test ended early (a stall, the peer gone), when it did.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interrupted: Option<String>,
 }
 
@@ -289,7 +275,6 @@ pub struct RrLoadSummary {
     /// B's account of A's session (its counts are B's, summed over its workers).
     pub served: RrServed,
     /// Why A's run ended early, when it did.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interrupted: Option<String>,
     /// A's interface toward B, and A's host before and after its run (system-wide
     /// CPU, interface and IP counters), for A's own figures.

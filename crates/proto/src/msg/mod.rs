@@ -144,9 +144,7 @@ pub enum Refusal {
     /// to an authenticated client (or by an open agent): before authentication a keyed
     /// agent tells nothing.
     Busy {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         active: Option<u32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         max: Option<u32>,
         full: Full,
     },

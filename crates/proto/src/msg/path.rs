@@ -33,7 +33,6 @@ pub struct PathReverseProbe {
     pub seq: u64,
     pub size: u32,
     /// How long the agent waits for the client's ack or an error before answering.
-    #[serde(default)]
     pub wait_ms: u32,
 }
 
@@ -56,7 +55,6 @@ pub struct PathProbeResult {
     pub icmp_from: Option<String>,
     pub icmp_mtu: Option<u32>,
     /// The client acknowledged the probe over UDP.
-    #[serde(default)]
     pub acked: bool,
 }
 

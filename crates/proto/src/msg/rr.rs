@@ -45,12 +45,10 @@ pub struct RrRequest {
     /// connection's address.
     pub udp_ports: Vec<u16>,
     pub hooks: Option<RrHooks>,
-    /// `--bidir`: the agent also requests blocks from the client (absent: one way).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `--bidir`: the agent also requests blocks from the client (null: one way).
     pub bidir: Option<RrBidir>,
     /// `--agent-cpu`: pin the agent's serving threads to these CPUs (each thread may
     /// run on any of them); the agent refuses CPUs outside its `serve --cpus`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpus: Option<Vec<u32>>,
 }
 
@@ -82,7 +80,6 @@ pub struct RrReady {
     pub path: AgentPathInfo,
     /// `--bidir` over udp: the agent's requester source ports, the only ports the
     /// client's responder answers.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reverse_ports: Vec<u16>,
 }
 
@@ -100,13 +97,10 @@ pub struct RrServed {
     pub iface: Option<IfaceInfo>,
     pub wall_ns: u64,
     /// `--bidir`: the agent's own requester, toward the client's responder.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reverse: Option<RrReverse>,
     /// CPU of the agent's threads that served (and, under `--bidir`, requested).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu: Option<ThreadsCpu>,
     /// Where the agent's serving threads and receive softirqs ran (protocol 5).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub placement: Option<Placement>,
 }
 
@@ -126,8 +120,7 @@ pub struct RrReverse {
     pub threads: u32,
     /// The requester's measured phase: its Go → its last thread finished (ns).
     pub wall_ns: u64,
-    /// CPU of the requester's threads (absent from agents before protocol 4).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// CPU of the requester's threads (null when they could not be read).
     pub cpu: Option<ThreadsCpu>,
 }
 
@@ -144,9 +137,7 @@ pub struct RrCounts {
     /// while the run lasts, and those still unanswered when the drain after the end
     /// ran out (they waited at least the timeout too).
     pub lost: u64,
-    /// Of `lost`, the requests still unanswered when the drain after the end ran out
-    /// (0 in documents stored before it existed, whose `unanswered` held them).
-    #[serde(default)]
+    /// Of `lost`, the requests still unanswered when the drain after the end ran out.
     pub lost_at_end: u64,
     /// Blocks that arrived after their request had been counted lost.
     pub late: u64,

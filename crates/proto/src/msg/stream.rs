@@ -53,13 +53,10 @@ pub struct StreamRequest {
     /// the socket drained waits up to this long before its next read, so it reads
     /// whole blocks and wakes and acknowledges once per batch rather than once per
     /// arriving packet: the user-space analogue of a NIC's rx-usecs. Never waits
-    /// while data is queued. At most [`MAX_RX_COALESCE_US`]. Documents stored before
-    /// this field existed read as 0, which is what those runs did.
-    #[serde(default)]
+    /// while data is queued. At most [`MAX_RX_COALESCE_US`].
     pub rx_coalesce_us: u32,
     /// `--agent-cpu`: pin the agent's data threads to these CPUs (each thread may run
     /// on any of them); the agent refuses CPUs outside its `serve --cpus` (protocol 6).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpus: Option<Vec<u32>>,
 }
 
@@ -125,11 +122,9 @@ pub struct ConnReport {
     pub first_read_bytes: u64,
     /// Receivers: times a read found the socket drained and the receiver waited
     /// (receive coalescing) before reading again, and the time spent waiting.
-    #[serde(default)]
     pub waits: u64,
     /// Receivers: total time spent in those waits, ns (outside read(), so not in
     /// `in_call_ns`).
-    #[serde(default)]
     pub wait_ns: u64,
     /// When the loop on this connection ended (EOF seen or last write done).
     pub end_ns: u64,
@@ -153,11 +148,8 @@ pub struct IntervalSample {
     /// The sending connections' tcpi_busy_time, tcpi_rwnd_limited and
     /// tcpi_sndbuf_limited accrued during the interval, in µs summed over the
     /// connections (`None`: the kernel does not report them, or no connection sends).
-    #[serde(default)]
     pub busy_us: Option<u64>,
-    #[serde(default)]
     pub rwnd_limited_us: Option<u64>,
-    #[serde(default)]
     pub sndbuf_limited_us: Option<u64>,
 }
 
@@ -175,6 +167,5 @@ pub struct EndReport {
     pub interrupted: bool,
     /// The agent's end: where its data threads and receive softirqs ran (protocol 6;
     /// the client's end is `StreamResult::client_placement`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub placement: Option<Placement>,
 }

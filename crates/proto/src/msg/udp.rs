@@ -39,10 +39,8 @@ pub struct UdpStreamRequest {
     pub ports: Vec<u16>,
     /// `--agent-cpu`: pin the agent's data threads to these CPUs; the agent refuses
     /// CPUs outside its `serve --cpus` (protocol 6).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpus: Option<Vec<u32>>,
     /// `--udp-io`: the most both ends may use to move datagrams (protocol 8).
-    #[serde(default)]
     pub io: UdpIo,
 }
 
@@ -170,30 +168,23 @@ pub struct UdpConnReport {
     /// Receivers: the sender's count came (`UdpSent`) and the drain ended with it.
     pub expected: Option<u64>,
     pub error: Option<String>,
-    /// How this socket sent or received (protocol 8; absent in runs stored before).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// How this socket sent or received (null: it did not get to move any).
     pub io: Option<IoMode>,
     /// The most datagrams one call may move (1: plain).
-    #[serde(default)]
     pub batch: u32,
     /// Senders with GSO: datagrams per message at most; receivers with GRO: the
     /// most one receive held (1 otherwise).
-    #[serde(default)]
     pub segments: u32,
     /// System calls that moved data (send, sendmmsg, recv, recvmmsg).
-    #[serde(default)]
     pub calls: u64,
     /// Messages as the kernel counts them: sends (Udp OutDatagrams counts a GSO
     /// send once) or receives, this test's or not (Udp InDatagrams counts a GRO
     /// receive once).
-    #[serde(default)]
     pub messages: u64,
     /// Receivers: packets the socket's receive queue dropped (SO_MEMINFO; a GRO
     /// bundle counts once).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drops: Option<u64>,
     /// Why this socket used less than `--udp-io` allowed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fallback: Option<IoFallback>,
 }
 
@@ -232,6 +223,5 @@ pub struct UdpEndReport {
     pub interrupted: bool,
     /// The agent's end: where its data threads and receive softirqs ran (protocol 6;
     /// the client's end is the result's `client_placement`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub placement: Option<Placement>,
 }

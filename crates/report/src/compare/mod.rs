@@ -1,4 +1,4 @@
-//! Comparisons: the `mtuperf.compare/1` document (per-path summaries, each path against
+//! Comparisons: the `mtuperf.compare/2` document (per-path summaries, each path against
 //! the first with a 95% interval, a plain verdict) and its text, legacy, HTML and
 //! Markdown renderings.
 
@@ -22,7 +22,7 @@ pub use build::{build, Rep};
 pub use text::{legacy, text};
 pub use verdict::{fmt_rel, verdict_line};
 
-pub const SCHEMA: &str = "mtuperf.compare/1";
+pub const SCHEMA: &str = "mtuperf.compare/2";
 
 /// Why a comparison was refused: each broken path and why, in one line.
 pub fn refusal(checks: &[PathCheck]) -> String {
@@ -104,20 +104,15 @@ pub struct RepRow {
     /// rr: the client's system-wide CPU per block, µs.
     pub cpu_us_per_block: Option<f64>,
     /// Stream: what limited the first direction (the verdict's cause), and its shares.
-    #[serde(default)]
     pub limited_by: Option<LimitCause>,
     /// Stream: the shares of the first direction's busy time by what limited it.
-    #[serde(default)]
     pub limit_shares: Option<LimitShares>,
-    /// Both ends' placement (absent in runs from before it was recorded).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Both ends' placement (null when neither end was sampled).
     pub placement: Option<crate::placement::PlacementSummary>,
     /// udp: datagrams lost as % of sent (`goodput_bps` is then the received goodput,
     /// `frames_per_block` the receiver's frames per datagram).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loss_pct: Option<f64>,
     /// udp: the sender's IP fragments created per datagram.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fragments_per_datagram: Option<f64>,
 }
 
@@ -234,11 +229,9 @@ pub struct Diff {
     pub high: Option<f64>,
     pub significant: bool,
     /// "log-ratio-welch" or "none".
-    #[serde(default)]
     pub method: String,
     /// Why there is no interval (fewer than 3 repetitions per path); null when there is
     /// one.
-    #[serde(default)]
     pub no_interval: Option<String>,
 }
 
@@ -275,7 +268,7 @@ pub struct EndEnv {
     pub offloads: String,
 }
 
-/// The `mtuperf.compare/1` document: the same tests over several paths, interleaved and
+/// The `mtuperf.compare/2` document: the same tests over several paths, interleaved and
 /// repeated, with each figure's statistics per path and its difference to the first
 /// path.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -293,21 +286,17 @@ pub struct CompareDoc {
     pub summaries: Vec<CellSummary>,
     pub diffs: Vec<Diff>,
     /// The plain answer the text starts with (typed; `answer::line` words it).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer: Option<answer::Answer>,
     /// One plain sentence per compared path.
     pub verdicts: Vec<String>,
     /// Paths measured although their check failed (`--force`).
     pub flagged: Vec<String>,
     /// rr: block latency distribution per path and cell, all repetitions merged.
-    #[serde(default)]
     pub latency: Vec<LatencyCdf>,
     pub environment: Environment,
-    /// Placement per path (absent when no repetition recorded one).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// Placement per path (empty when no repetition recorded one).
     pub placement: Vec<placement::PathPlacement>,
     /// Set when the paths' repetitions differ in placement.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub placement_warning: Option<String>,
 }
 

@@ -1,4 +1,4 @@
-//! Mesh results: the `mtuperf.mesh/4` JSON document (the engine's typed outcomes),
+//! Mesh results: the `mtuperf.mesh/5` JSON document (the engine's typed outcomes),
 //! the text matrix and the HTML grid, and the words for both (`words`).
 
 mod grid;
@@ -19,7 +19,7 @@ use mtuperf_engine::mesh::{Answer, MeshResult, MeshTests, NotMeasured, PairResul
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub const SCHEMA: &str = "mtuperf.mesh/4";
+pub const SCHEMA: &str = "mtuperf.mesh/5";
 
 /// One `mtuperf mesh` run: every node pair of every interconnect network, both
 /// directions, each node, network, pair, matrix cell, and the findings that explain the
@@ -62,12 +62,12 @@ impl Document {
 }
 
 /// Reads a stored mesh document. A document of another schema version (mesh/1 stored
-/// sentences, mesh/2 findings of its own classes where mesh/3 stores the diagnosis
-/// `path` shares, mesh/3 64-byte TCP transactions where mesh/4 stores the block
-/// test, the kernel counters and the checks) is refused by name.
+/// sentences, mesh/2 findings of its own classes, mesh/3 no block test, kernel
+/// counters or checks, mesh/4 left out the fields it had no value for) is refused
+/// by name.
 ///
 /// # Errors
-/// The document is not a `mtuperf.mesh/4` document.
+/// The document is not a `mtuperf.mesh/5` document.
 pub fn decode(document: &str) -> Result<Document, serde_json::Error> {
     #[derive(Deserialize)]
     struct Head {
@@ -76,7 +76,7 @@ pub fn decode(document: &str) -> Result<Document, serde_json::Error> {
     let head: Head = serde_json::from_str(document)?;
     if head.schema != SCHEMA {
         return Err(serde::de::Error::custom(format!(
-            "schema {} is not read by this version, which reads {SCHEMA} (the block test, kernel counters and checks); run the mesh again",
+            "schema {} is not read by this version, which reads {SCHEMA}; run the mesh again",
             head.schema
         )));
     }

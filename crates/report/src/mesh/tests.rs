@@ -358,18 +358,18 @@ fn peer_text_is_escaped() {
 }
 
 #[test]
-fn a_mesh_1_or_3_document_is_refused_by_name() {
+fn a_mesh_1_or_4_document_is_refused_by_name() {
     let old = r#"{"schema":"mtuperf.mesh/1","run_id":1,"findings":[{"kind":"test_failed","summary":"x","evidence":"y","next":"z"}]}"#;
     let e = super::decode(old).unwrap_err().to_string();
     assert!(
-        e.contains("schema mtuperf.mesh/1 is not read by this version, which reads mtuperf.mesh/4"),
+        e.contains("schema mtuperf.mesh/1 is not read by this version, which reads mtuperf.mesh/5"),
         "{e}"
     );
-    let e = super::decode(r#"{"schema":"mtuperf.mesh/3"}"#)
+    let e = super::decode(r#"{"schema":"mtuperf.mesh/4"}"#)
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("(the block test, kernel counters and checks)"),
+        e.contains("which reads mtuperf.mesh/5; run the mesh again"),
         "{e}"
     );
     let d = doc(

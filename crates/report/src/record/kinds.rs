@@ -15,10 +15,13 @@ fn json<T: serde::Serialize>(doc: &T) -> String {
 /// # Errors
 /// The document does not parse as its kind's schema.
 pub fn decode(kind: RunKind, document: &str) -> Result<Box<dyn RunRecord>, serde_json::Error> {
-    // What peers said, escaped as it came in; a document stored before that (or
-    // brought from elsewhere) is escaped here, so `show` and `report` never print it raw.
+    // What peers said, escaped as it came in; a document brought from elsewhere is
+    // escaped here, so `show` and `report` never print it raw.
     let escaped = mtuperf_proto::text::escape_json_text(document)?;
     let document: &str = &escaped;
+    if let Some(want) = schema_of(kind) {
+        same_schema(document, want)?;
+    }
     Ok(match kind {
         RunKind::Stream => Box::new(Stored(serde_json::from_str::<stream::Document>(document)?)),
         RunKind::Rr => Box::new(Stored(serde_json::from_str::<rr::Document>(document)?)),
@@ -30,7 +33,36 @@ pub fn decode(kind: RunKind, document: &str) -> Result<Box<dyn RunRecord>, serde
     })
 }
 
-// --- stream: one run, stored as a one-run mtuperf.stream/2 document.
+/// The schema a kind's stored documents carry (path and mesh check their own, with
+/// what changed in words).
+fn schema_of(kind: RunKind) -> Option<&'static str> {
+    match kind {
+        RunKind::Stream => Some(stream::SCHEMA),
+        RunKind::Rr => Some(rr::SCHEMA),
+        RunKind::Doctor => Some(doctor::SCHEMA),
+        RunKind::Compare => Some(compare::SCHEMA),
+        RunKind::Udp => Some(stream::udp::SCHEMA),
+        RunKind::Path | RunKind::Mesh => None,
+    }
+}
+
+/// Refuses a document of another schema version by name, before its fields do.
+fn same_schema(document: &str, want: &str) -> Result<(), serde_json::Error> {
+    #[derive(serde::Deserialize)]
+    struct Head {
+        schema: String,
+    }
+    let head: Head = serde_json::from_str(document)?;
+    if head.schema == want {
+        return Ok(());
+    }
+    Err(serde::de::Error::custom(format!(
+        "schema {} is not read by this version, which reads {want}; run the test again",
+        head.schema
+    )))
+}
+
+// --- stream: one run, stored as a one-run mtuperf.stream/3 document.
 
 impl RunRecord for stream::RunDoc {
     fn kind(&self) -> RunKind {
@@ -59,7 +91,7 @@ impl RunRecord for stream::RunDoc {
     }
 }
 
-// --- rr: one load step, stored as a one-step mtuperf.rr/2 document.
+// --- rr: one load step, stored as a one-step mtuperf.rr/3 document.
 
 impl RunRecord for rr::StepDoc {
     fn kind(&self) -> RunKind {
@@ -306,6 +338,22 @@ impl RunRecord for mesh::Document {
 mod tests {
     use super::decode;
     use crate::record::RunKind;
+
+    #[test]
+    fn a_document_of_another_schema_version_is_refused_by_name() {
+        let old = include_str!("../../tests/fixtures/rr_step_loopback.json")
+            .replace("mtuperf.rr/3", "mtuperf.rr/2");
+        let e = decode(RunKind::Rr, &old).err().unwrap().to_string();
+        assert!(
+            e.contains("schema mtuperf.rr/2 is not read by this version, which reads mtuperf.rr/3"),
+            "{e}"
+        );
+        assert!(decode(
+            RunKind::Rr,
+            include_str!("../../tests/fixtures/rr_step_loopback.json")
+        )
+        .is_ok());
+    }
 
     #[test]
     fn a_stored_document_with_raw_peer_text_reads_back_escaped() {

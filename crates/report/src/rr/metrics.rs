@@ -19,21 +19,17 @@ pub struct EndFigures {
     pub cpu_us_per_block: Option<f64>,
     /// What `cpu_pct` and `cpu_us_per_block` rest on: /proc/stat ticks counted and
     /// their uncertainty (± one tick per CPU).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_resolution: Option<mtuperf_engine::cpu_res::CpuResolution>,
     /// The tool's own CPU per block: time on CPU of the mtuperf threads that carried
     /// the traffic on this end (client: requester threads; agent: serving threads;
     /// plus the other role's threads under `--bidir`), each over its life, in ns from
     /// /proc/thread-self/schedstat (getrusage RUSAGE_THREAD's user + system when a
     /// thread could not read it), µs per block (same blocks as `cpu_us_per_block`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_cpu_us_per_block: Option<f64>,
     /// Those threads' CPU as % of their lifetimes summed (100: every thread busy all
     /// its life, the tool itself is the bottleneck).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_cpu_pct: Option<f64>,
     /// How many threads those are.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_threads: Option<u32>,
     pub rx_frames: Option<u64>,
     pub tx_frames: Option<u64>,
@@ -65,10 +61,8 @@ pub struct RrMetrics {
     pub agent: EndFigures,
     /// `--bidir`: the agent → client direction, over the agent requester's measured
     /// interval (its Go → its last requester thread done); blocks received by the agent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reverse: Option<Direction>,
     /// When an end's own threads were (nearly) saturated: the knee may be the tool's.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
 }
 

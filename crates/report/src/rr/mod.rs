@@ -1,4 +1,4 @@
-//! rr results: the `mtuperf.rr/2` JSON document (one step or a load sweep) and the
+//! rr results: the `mtuperf.rr/3` JSON document (one step or a load sweep) and the
 //! human text.
 
 mod figures;
@@ -15,7 +15,7 @@ pub use figures::figures;
 pub use metrics::{compute, Direction, EndFigures, RrMetrics};
 pub use text::{header, headline, interval_header, interval_line, step_text, sweep_text, text};
 
-pub const SCHEMA: &str = "mtuperf.rr/2";
+pub const SCHEMA: &str = "mtuperf.rr/3";
 
 /// The knee rule, as printed in the sweep legend (`mtuperf_stats::knee`).
 pub const KNEE_RULE: &str = "knee = the load ending the last step that raised blocks/s by at least 10%, \
@@ -29,8 +29,7 @@ pub struct StepDoc {
     pub started: String,
     pub result: RrResult,
     pub metrics: RrMetrics,
-    /// Both ends' placement summarised (absent in runs stored before it existed).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Both ends' placement summarised (null when neither end was sampled).
     pub placement: Option<crate::placement::PlacementSummary>,
 }
 
@@ -64,9 +63,7 @@ pub struct SweepPoint {
     /// Agent-side µs of CPU per block served (system-wide).
     pub agent_cpu_us_per_block: Option<f64>,
     /// The tool's own µs of CPU per block on each end (its threads only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_tool_cpu_us_per_block: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_tool_cpu_us_per_block: Option<f64>,
 }
 
@@ -116,7 +113,7 @@ impl Sweep {
     }
 }
 
-/// The `mtuperf.rr/2` document, what `mtuperf rr --json` prints (the history stores one
+/// The `mtuperf.rr/3` document, what `mtuperf rr --json` prints (the history stores one
 /// step each): the steps of one command, and the sweep summary when more than one load
 /// was run. Block and request sizes are bytes after mtuperf's 40-byte header; latency
 /// is request sent (open loop: due) to last byte of the block received, in ns (null,

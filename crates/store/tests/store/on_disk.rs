@@ -117,3 +117,91 @@ fn a_newer_schema_is_refused() {
         "{err:?}"
     );
 }
+
+/// A history written by the build before the documents lost their compatibility
+/// defaults (schema version 1, made here with that build's own SQL), holding a run.
+fn version_1_history(path: &std::path::Path, with_run: bool) {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.execute_batch(
+        "CREATE TABLE groups (
+             id              INTEGER PRIMARY KEY AUTOINCREMENT,
+             kind            TEXT    NOT NULL,
+             created_unix_ms INTEGER NOT NULL,
+             plan_json       TEXT    NOT NULL,
+             summary_json    TEXT,
+             finished        INTEGER NOT NULL DEFAULT 0
+         );
+         CREATE TABLE runs (
+             id              INTEGER PRIMARY KEY AUTOINCREMENT,
+             kind            TEXT    NOT NULL,
+             target          TEXT    NOT NULL,
+             started_unix_ms INTEGER NOT NULL,
+             headline        TEXT    NOT NULL,
+             headline_value  REAL,
+             interrupted     INTEGER NOT NULL,
+             document        TEXT    NOT NULL,
+             group_id        INTEGER REFERENCES groups(id),
+             label           TEXT
+         );
+         CREATE INDEX runs_by_start ON runs(started_unix_ms, id);
+         CREATE INDEX runs_by_group ON runs(group_id, id);
+         PRAGMA user_version = 1;",
+    )
+    .unwrap();
+    if with_run {
+        conn.execute(
+            "INSERT INTO runs (kind, target, started_unix_ms, headline, headline_value,
+                 interrupted, document) VALUES ('rr', 'node4', 1, '38003 blocks/s', 38003.0, 0,
+                 '{\"schema\":\"mtuperf.rr/2\",\"steps\":[]}')",
+            [],
+        )
+        .unwrap();
+    }
+}
+
+#[test]
+fn a_history_of_runs_from_before_the_documents_changed_is_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("history.db");
+    version_1_history(&path, true);
+    let err = Store::open(&path).unwrap_err();
+    assert!(
+        matches!(err, StoreError::TooOld { found: 1, reads, .. } if reads == SCHEMA_VERSION),
+        "{err:?}"
+    );
+    let text = err.to_string();
+    for want in [
+        path.display().to_string().as_str(),
+        "schema version 1",
+        &format!("reads version {SCHEMA_VERSION}"),
+        "move the file aside",
+        "--db",
+    ] {
+        assert!(text.contains(want), "{want:?} missing from: {text}");
+    }
+    // Refused, not changed: the file is still version 1 with its run.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let version: i64 = conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .unwrap();
+    let runs: i64 = conn
+        .query_row("SELECT count(*) FROM runs", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!((version, runs), (1, 1));
+}
+
+#[test]
+fn an_empty_history_of_the_old_version_is_brought_up_to_date() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("history.db");
+    version_1_history(&path, false);
+    let store = Store::open(&path).unwrap();
+    let id = store.insert(&run("stream", "node4", 42)).unwrap();
+    assert_eq!(store.get(id).unwrap().unwrap().target, "node4");
+    drop(store);
+    let version: i64 = rusqlite::Connection::open(&path)
+        .unwrap()
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, SCHEMA_VERSION);
+}

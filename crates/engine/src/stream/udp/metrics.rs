@@ -32,16 +32,15 @@ pub struct LossCauses {
     /// With UDP_GRO the kernel drops (and counts) a coalesced bundle of datagrams as
     /// one packet: each drop is then taken as this many datagrams (the most one
     /// bundle held), so `socket_buffer` is an upper bound and `never_arrived` a
-    /// lower one. Absent when every drop is one datagram.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// lower one. Null when every drop is one datagram.
     pub datagrams_per_drop: Option<u32>,
 }
 
 /// How one end of a direction moved its datagrams (summed over its sockets).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct EndIo {
-    /// plain, batch, gso (senders) or gro (receivers); the least any socket used.
-    /// Absent in runs stored before it existed.
+    /// plain, batch, gso (senders) or gro (receivers); the least any socket used
+    /// (null: no socket reported one).
     pub mode: Option<IoMode>,
     /// The most datagrams one call could move.
     pub batch: u32,
@@ -137,14 +136,11 @@ pub struct UdpDirection {
     /// receiving host (received, or dropped at its full socket buffer).
     pub rx_frames_per_datagram: Option<f64>,
     /// Packets the receiving sockets' queues dropped, by their own count
-    /// (SO_MEMINFO; a GRO bundle counts once). Absent where a socket could not tell.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// (SO_MEMINFO; a GRO bundle counts once). Null where a socket could not tell.
     pub socket_drops: Option<u64>,
     /// How each end moved the datagrams (`--udp-io`).
-    #[serde(default)]
     pub io: DirectionIo,
     /// The sender's send and the receiver's receive buffers.
-    #[serde(default)]
     pub buffers: Buffers,
 }
 

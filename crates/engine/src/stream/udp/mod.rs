@@ -62,14 +62,11 @@ pub struct UdpStreamResult {
     pub client: UdpEndReport,
     pub agent: UdpEndReport,
     pub interrupted: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interrupt_reason: Option<String>,
-    /// Where the client's data threads and receive softirqs ran (absent in runs
-    /// stored before it existed; the agent's is `agent.placement`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Where the client's data threads and receive softirqs ran (the agent's is
+    /// `agent.placement`).
     pub client_placement: Option<mtuperf_proto::placement::Placement>,
     /// Why a run lost every datagram of a direction or the agent's report: the path
     /// checked again on a fresh session (None when nothing failed).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diagnosis: Option<crate::explain::Diagnosis>,
 }

@@ -1,4 +1,4 @@
-//! UDP stream results (`stream --udp`): the `mtuperf.stream-udp/2` JSON document,
+//! UDP stream results (`stream --udp`): the `mtuperf.stream-udp/3` JSON document,
 //! its history record, and (in `text`) the human text.
 
 mod text;
@@ -14,7 +14,7 @@ use crate::record::{Figure, RunKind, RunRecord};
 
 pub use text::{header, interval_header, interval_line, run_line, summary_text, sweep_text, text};
 
-pub const SCHEMA: &str = "mtuperf.stream-udp/2";
+pub const SCHEMA: &str = "mtuperf.stream-udp/3";
 
 /// One run: raw measurements of both ends plus the derived figures.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -23,8 +23,7 @@ pub struct RunDoc {
     pub started: String,
     pub result: UdpStreamResult,
     pub metrics: UdpMetrics,
-    /// Both ends' placement summarised (absent in runs stored before it existed).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Both ends' placement summarised (null when neither end was sampled).
     pub placement: Option<crate::placement::PlacementSummary>,
 }
 
@@ -111,7 +110,7 @@ impl Sweep {
     }
 }
 
-/// The `mtuperf.stream-udp/2` document, what `mtuperf stream --udp --json` prints and
+/// The `mtuperf.stream-udp/3` document, what `mtuperf stream --udp --json` prints and
 /// the history stores. Datagram counts are per direction: `sent` is the sender's count,
 /// `received` the receiver's distinct sequence numbers, lost = sent - received. Kernel
 /// counters (snmp, iface) are deltas in each end's own network namespace. `*_ns` are
@@ -124,7 +123,6 @@ pub struct Document {
     #[schemars(length(min = 1))]
     pub runs: Vec<RunDoc>,
     pub summary: Option<RepeatSummary>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sweep: Option<Sweep>,
 }
 
