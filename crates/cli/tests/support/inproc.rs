@@ -60,11 +60,20 @@ impl Cli {
         self
     }
 
-    /// Runs it; never fails (the `Result` reads like `Command::output`).
+    /// Runs it; never fails (the `Result` reads like `Command::output`). An
+    /// invocation that names no history (`--db`, `--no-store`) gets an empty one of
+    /// its own: a test never reads or writes the user's real history.
     #[allow(clippy::unnecessary_wraps)]
     pub fn output(&mut self) -> std::io::Result<Output> {
         clean_env();
-        let c = mtuperf::run_captured(self.args.clone());
+        let mut args = self.args.clone();
+        let own = !args.iter().any(|a| a == "--db" || a == "--no-store");
+        let dir = own.then(tempfile::tempdir).transpose()?;
+        if let Some(d) = &dir {
+            let db = d.path().join("history.db").into_os_string();
+            args.splice(0..0, [OsString::from("--db"), db]);
+        }
+        let c = mtuperf::run_captured(args);
         Ok(Output {
             status: Status(c.code),
             stdout: c.stdout,
