@@ -132,7 +132,7 @@ fn compare_fixes_one_placement_for_every_path_and_reports_it_per_path() {
         assert_eq!(p["client_cpus"], serde_json::json!([0]), "{p}");
         assert_eq!(p["agent_cpus"], serde_json::json!([0]), "{p}");
     }
-    assert!(doc.get("placement_warning").is_none());
+    assert!(doc["placement_warning"].is_null(), "{doc}");
     // The report states the policy and shows each path's placement.
     let gid = doc["group_id"].as_i64().unwrap().to_string();
     let out = mtuperf(&db)

@@ -163,10 +163,10 @@ fn a_stopped_agent_is_named_and_the_rest_of_the_mesh_completes() {
         let with_n3 = p["from"] == 2 || p["to"] == 2;
         if with_n3 {
             assert!(
-                p.get("failed").is_none(),
+                p["failed"].as_array().is_none_or(Vec::is_empty),
                 "no test with n3 is called failed: {p}"
             );
-            if p.get("path").is_none() {
+            if p["path"].is_null() {
                 assert_eq!(p["not_measured"][0]["why"]["cause"], "node_silent", "{p}");
             }
         } else {
