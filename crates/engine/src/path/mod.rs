@@ -13,7 +13,7 @@ mod recv;
 pub mod search;
 pub mod wait;
 
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant};
 
 use mtuperf_proto::msg::path::MAX_PROBE_SIZE;
@@ -263,15 +263,13 @@ pub fn run_observed(
     Ok(r)
 }
 
-/// Opens the probing session (a socket per direction) and runs both directions'
-/// searches at once.
-fn search_both(session: &Session, observer: &mut dyn FnMut(Step)) -> Result<Searched, EngineError> {
+/// One probe socket per direction, both named to the agent in `PathOpen`, then
+/// connected to the port its `PathReady` gives.
+fn open_probes(
+    session: &Session,
+    laddr: SocketAddr,
+) -> Result<(std::net::UdpSocket, std::net::UdpSocket, PathReady), EngineError> {
     let agent = session.agent;
-    let local = LocalView::toward(agent.ip())?;
-    let laddr = session
-        .control
-        .local()
-        .ok_or_else(|| EngineError::Protocol("control socket has no local address".into()))?;
     let fsock = probe::open_socket(laddr, agent)?;
     let rsock = probe::open_socket(laddr, agent)?;
     let port = |s: &std::net::UdpSocket| {
@@ -288,6 +286,19 @@ fn search_both(session: &Session, observer: &mut dyn FnMut(Step)) -> Result<Sear
         s.connect((agent.ip(), ready.port))
             .map_err(|e| EngineError::io("connecting the probe socket", e))?;
     }
+    Ok((fsock, rsock, ready))
+}
+
+/// Opens the probing session (a socket per direction) and runs both directions'
+/// searches at once.
+fn search_both(session: &Session, observer: &mut dyn FnMut(Step)) -> Result<Searched, EngineError> {
+    let agent = session.agent;
+    let local = LocalView::toward(agent.ip())?;
+    let laddr = session
+        .control
+        .local()
+        .ok_or_else(|| EngineError::Protocol("control socket has no local address".into()))?;
+    let (fsock, rsock, ready) = open_probes(session, laddr)?;
     let base = base_size(agent.is_ipv6());
     // Each probe's wait starts from the control connection's round trip.
     let tcp_rtt = mtuperf_sys::sockopt::tcp_info(session.control.socket())
