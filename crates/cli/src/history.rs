@@ -44,6 +44,26 @@ pub fn open_history(g: &Global) -> Result<Store, Failure> {
 
 /// A stored run's kind, read at the edge of the history (which keeps it as text): a
 /// name this build does not know is an error naming the run and the kinds it knows.
+/// The watch's own results among `runs` (labelled "watch", in no comparison group),
+/// as the trend page and the OpenMetrics export read them.
+pub fn watch_runs(
+    runs: &[StoredRun],
+) -> anyhow::Result<Vec<mtuperf_report::watch::StoredWatch<'_>>> {
+    runs.iter()
+        .filter(|r| {
+            r.label.as_deref() == Some(crate::args::watch::WATCH_LABEL) && r.group_id.is_none()
+        })
+        .map(|r| {
+            Ok(mtuperf_report::watch::StoredWatch {
+                target: &r.target,
+                kind: run_kind(r)?,
+                started_unix_ms: r.started_unix_ms,
+                document: &r.document,
+            })
+        })
+        .collect()
+}
+
 pub fn run_kind(run: &StoredRun) -> anyhow::Result<RunKind> {
     run.kind
         .parse()

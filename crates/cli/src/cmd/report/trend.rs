@@ -3,10 +3,9 @@
 use std::time::Duration;
 
 use anyhow::Context;
-use mtuperf_report::watch::{StoredWatch, Trend};
+use mtuperf_report::watch::Trend;
 use mtuperf_store::{Filter, Store};
 
-use crate::args::watch::WATCH_LABEL;
 use crate::exit::Failure;
 use crate::history;
 
@@ -18,18 +17,7 @@ pub fn html(store: &Store, since: Duration) -> Result<String, Failure> {
         ..Filter::default()
     };
     let runs = store.list(&filter).context("reading the history")?;
-    let watch: Vec<StoredWatch<'_>> = runs
-        .iter()
-        .filter(|r| r.label.as_deref() == Some(WATCH_LABEL) && r.group_id.is_none())
-        .map(|r| {
-            Ok(StoredWatch {
-                target: &r.target,
-                kind: history::run_kind(r)?,
-                started_unix_ms: r.started_unix_ms,
-                document: &r.document,
-            })
-        })
-        .collect::<anyhow::Result<_>>()?;
+    let watch = history::watch_runs(&runs)?;
     Ok(mtuperf_report::html::trend::html(&Trend::of(
         &watch, from, until,
     )))
