@@ -6,11 +6,14 @@
  * pre-allocated array, sorted at the end), no sequence checks, no timeouts beyond a
  * 1 s receive deadline that ends the run if the server is gone.
  *
- * The server and the client are two threads of this process; both are pinned to
- * CPU (the layout of `rr --cpu C --agent-cpu C`), or left to the scheduler with -1.
+ * The server and the client are two threads of this process (MODE "thread", the
+ * default) or two processes (MODE "process": the server is a forked child, as
+ * mtuperf's agent is a process of its own, so each round trip switches address
+ * spaces twice); both are pinned to CPU (the layout of `rr --cpu C --agent-cpu C`),
+ * or left to the scheduler with -1.
  *
  *   cc -O2 -o /tmp/udp_rr_ref bench/udp_rr_ref.c -lpthread
- *   /tmp/udp_rr_ref SECONDS CPU [REQUEST [BLOCK [PORT]]]
+ *   /tmp/udp_rr_ref SECONDS CPU [REQUEST [BLOCK [PORT [MODE]]]]
  *   # prints: round_trips p50_ns p99_ns mean_ns
  *
  * REQUEST and BLOCK are datagram payloads, so they match mtuperf's sizes plus its
@@ -26,7 +29,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -85,7 +91,8 @@ static int cmp(const void *a, const void *b) {
 
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: %s SECONDS CPU [REQUEST [BLOCK [PORT]]]\n", argv[0]);
+        fprintf(stderr, "usage: %s SECONDS CPU [REQUEST [BLOCK [PORT [thread|process]]]]\n",
+                argv[0]);
         return 2;
     }
     double secs = atof(argv[1]);
@@ -93,6 +100,7 @@ int main(int argc, char **argv) {
     if (argc > 3) request = (size_t)atol(argv[3]);
     if (argc > 4) block = (size_t)atol(argv[4]);
     if (argc > 5) port = atoi(argv[5]);
+    int forked = argc > 6 && strcmp(argv[6], "process") == 0;
 
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -102,7 +110,22 @@ int main(int argc, char **argv) {
         return 1;
     }
     pthread_t t;
-    pthread_create(&t, NULL, server, &srv);
+    pid_t child = -1;
+    if (forked) {
+        child = fork();
+        if (child < 0) {
+            perror("fork");
+            return 1;
+        }
+        if (child == 0) {
+            prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive a parent that failed */
+            server(&srv);                     /* until the parent kills it */
+            _exit(0);
+        }
+        close(srv);
+    } else {
+        pthread_create(&t, NULL, server, &srv);
+    }
 
     pin();
     int cli = udp_socket();
@@ -128,7 +151,12 @@ int main(int argc, char **argv) {
         rtt[n++] = now_ns() - t0;
     }
     done = 1;
-    pthread_join(t, NULL);
+    if (forked) {
+        kill(child, SIGTERM);
+        waitpid(child, NULL, 0);
+    } else {
+        pthread_join(t, NULL);
+    }
     if (n == 0) return 1;
     uint64_t sum = 0;
     for (size_t i = 0; i < n; i++) sum += rtt[i];
