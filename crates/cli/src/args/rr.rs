@@ -38,7 +38,8 @@ pub struct RrArgs {
     /// request's due time. Without it, each client asks again as soon as its block arrives.
     #[arg(long, value_parser = parse_rate, help_heading = heading::LOAD)]
     rate: Option<u64>,
-    /// Agent serving threads (the "LMS processes"); default: the agent's core count.
+    /// Agent serving threads (the "LMS processes"); default: the agent's core count (one for a
+    /// single UDP client, which has one request in flight).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=i64::from(bounds::MAX_WORKERS)), help_heading = heading::LOAD)]
     workers: Option<u32>,
     /// Client threads, each owning its share of the clients; default: one per core. Add

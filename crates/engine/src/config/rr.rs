@@ -18,7 +18,7 @@ pub struct RrConfig {
     pub block: u32,
     /// Request size in bytes (after the header).
     pub request: u32,
-    /// Agent serving threads (None: the agent's core count).
+    /// Agent serving threads (None: the agent's core count, one for a single UDP client).
     pub workers: Option<u32>,
     pub clients: u32,
     pub time: Duration,

@@ -79,13 +79,20 @@ fn connections(req: &RrRequest) -> u32 {
 }
 
 /// Serving threads: the request's, else one per core within the agent's
-/// `--max-workers`.
+/// `--max-workers`; one for a single UDP client, which has one request in flight at
+/// a time: a second thread would only wait beside the first on the same socket, each
+/// answer waking the one that slept longest (the two threads take turns, and each
+/// turn starts on a cold stack).
 fn workers(ctx: &dyn ServeCtx, req: &RrRequest) -> u32 {
     let cores = thread::available_parallelism().map_or(1, |n| n.get() as u32);
-    if req.workers == 0 {
-        cores.min(ctx.limits().max_workers).max(1)
-    } else {
-        req.workers
+    serving_threads(req, cores, ctx.limits().max_workers)
+}
+
+fn serving_threads(req: &RrRequest, cores: u32, max_workers: u32) -> u32 {
+    match (req.workers, req.proto, req.clients) {
+        (0, RrProto::Udp, 1) => 1,
+        (0, _, _) => cores.min(max_workers).max(1),
+        (asked, _, _) => asked,
     }
 }
 
@@ -313,5 +320,40 @@ impl AgentHandler for RrHandler {
 
     fn serve(&self, ctx: &dyn ServeCtx, req: &RrRequest) -> Result<(), EngineError> {
         serve(ctx, req)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use mtuperf_proto::msg::rr::RrProto;
+    use mtuperf_proto::msg::RrRequest;
+
+    use super::serving_threads;
+
+    fn req(proto: RrProto, clients: u32, workers: u32) -> RrRequest {
+        RrRequest {
+            proto,
+            block: 8192,
+            request: 128,
+            workers,
+            clients,
+            duration_ms: 1000,
+            rate: None,
+            udp_ports: vec![40_000],
+            hooks: None,
+            bidir: None,
+            cpus: None,
+        }
+    }
+
+    /// One UDP client is served by one thread; more clients, or TCP, by one per core
+    /// within `--max-workers`; a count the client asked for is kept.
+    #[test]
+    fn a_single_udp_client_gets_one_serving_thread_unless_it_asks_for_more() {
+        assert_eq!(serving_threads(&req(RrProto::Udp, 1, 0), 8, 4), 1);
+        assert_eq!(serving_threads(&req(RrProto::Udp, 2, 0), 8, 4), 4);
+        assert_eq!(serving_threads(&req(RrProto::Udp, 64, 0), 2, 4), 2);
+        assert_eq!(serving_threads(&req(RrProto::Tcp, 1, 0), 2, 4), 2);
+        assert_eq!(serving_threads(&req(RrProto::Udp, 1, 3), 2, 4), 3);
     }
 }
