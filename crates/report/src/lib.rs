@@ -15,7 +15,6 @@ pub mod fmt;
 pub mod history;
 pub mod html;
 pub mod live;
-pub mod md;
 pub mod mesh;
 pub mod openmetrics;
 pub mod path;

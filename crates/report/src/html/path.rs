@@ -7,8 +7,9 @@ use std::fmt::Write as _;
 use mtuperf_engine::path::{DirResult, Limit};
 use plotters::prelude::*;
 
+use super::axis::color;
 use super::axis::{legend, tick, Unit, FONT_DESC, FONT_TICK, FONT_TITLE, LEGEND_W, PALETTE};
-use super::charts::{color, wrap, SIZE};
+use super::chart::{wrap, SIZE};
 use super::{esc, head, table, when, CSS};
 use crate::figure::Figure;
 use crate::path::{Dir, Document};
@@ -57,7 +58,7 @@ fn chart(ds: &[Dir<'_>], expect: u32) -> String {
             .configure_mesh()
             .disable_x_mesh()
             .x_labels(n * 2 + 1)
-            .x_label_formatter(&|x| super::charts::category_at(&names, *x))
+            .x_label_formatter(&|x| super::chart::category_at(&names, *x))
             .y_desc("IP packet size, bytes")
             .label_style(("sans-serif", FONT_TICK))
             .axis_desc_style(("sans-serif", FONT_DESC))

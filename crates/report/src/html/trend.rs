@@ -7,7 +7,7 @@
 use std::fmt::Write as _;
 
 use super::axis::Unit;
-use super::charts::{lines_svg, wrap, Frame, Line};
+use super::chart::{lines_svg, wrap, Frame, Line};
 use super::{head, table, when, CSS};
 use crate::watch::{steps, Trend};
 
