@@ -16,7 +16,6 @@ pub mod history;
 pub mod html;
 pub mod live;
 pub mod mesh;
-pub mod openmetrics;
 pub mod path;
 pub mod placement;
 pub mod record;

@@ -6,7 +6,6 @@
 
 pub(crate) mod axis;
 pub(crate) mod chart;
-pub mod trend;
 
 use std::fmt::Write as _;
 
