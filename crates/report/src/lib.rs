@@ -1,6 +1,8 @@
 //! Renderers. The engine produces typed results; this crate turns them into what
 //! people and programs read: text tables, JSON documents with a versioned `schema`
-//! field, and (for comparisons) HTML and Markdown. One module per output kind.
+//! field, CSV, Markdown and HTML. One folder per kind (`stream`, `rr`, `path`,
+//! `compare`, `mesh`, `watch`, ...): its model, its text and its HTML side by side;
+//! `html` holds what every page shares.
 
 pub mod adhoc;
 pub mod compare;
@@ -15,9 +17,7 @@ pub mod fmt;
 pub mod history;
 pub mod html;
 pub mod live;
-pub mod md;
 pub mod mesh;
-pub mod openmetrics;
 pub mod path;
 pub mod placement;
 pub mod record;

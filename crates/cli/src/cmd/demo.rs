@@ -89,7 +89,7 @@ fn lab_demo(g: &Global, a: &Args) -> CmdResult {
     let doc = orchestrate::lab(g, a.repeat, a.time, &mut Printer)?;
     // Starts with the plain answer ("Jumbo frames: worth it on this path — …").
     out!("{}", mtuperf_report::compare::text(&doc));
-    std::fs::write(&a.output, mtuperf_report::html::html(&doc))
+    std::fs::write(&a.output, mtuperf_report::compare::html::html(&doc))
         .with_context(|| format!("writing {}", a.output.display()))?;
     outln!(
         "demo: report written to {} (open it in a browser); lab removed. Reproduce by hand: README, \"Reproduce the documents' experiments on one machine\".",

@@ -2,7 +2,7 @@
 //! families of `serve --metrics`, for node_exporter's textfile collector, e.g. from
 //! cron: `mtuperf export --format openmetrics > DIR/mtuperf.prom.$$ && mv ... DIR/mtuperf.prom`.
 use anyhow::Context;
-use mtuperf_report::openmetrics;
+use mtuperf_report::watch::openmetrics;
 use mtuperf_store::Filter;
 
 use crate::exit::CmdResult;

@@ -101,9 +101,9 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
     }
     .map_err(|e| Failure::new(exit::USAGE, e))?;
     let out = if md {
-        mtuperf_report::md::markdown(&doc)
+        mtuperf_report::compare::md::markdown(&doc)
     } else {
-        mtuperf_report::html::html(&doc)
+        mtuperf_report::compare::html::html(&doc)
     };
     write(&a, &out)
 }

@@ -4,6 +4,8 @@
 
 pub mod answer;
 mod build;
+pub mod html;
+pub mod md;
 pub mod placement;
 pub(crate) mod text;
 mod verdict;

@@ -7,7 +7,7 @@ use plotters::prelude::*;
 
 /// What an axis counts, for its tick labels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Unit {
+pub(crate) enum Unit {
     /// A plain count or rate: 950, 20k, 1.5M.
     Count,
     /// Microseconds shown as µs, ms or s: 850 µs, 1.5 ms.
@@ -44,7 +44,7 @@ fn sig(v: f64) -> String {
 }
 
 /// One tick label.
-pub(super) fn tick(unit: Unit, v: f64) -> String {
+pub(crate) fn tick(unit: Unit, v: f64) -> String {
     match unit {
         Unit::Count => {
             let a = v.abs();
@@ -92,16 +92,16 @@ pub(super) fn tick(unit: Unit, v: f64) -> String {
 /// Type sizes as plotters takes them; its SVG backend writes `font-size` as the size
 /// / 1.24 px, so 16 is a 12.9 px label (the SVGs are shown at their natural size):
 /// nothing under 11 px. Titles (16.1 px):
-pub(super) const FONT_TITLE: u32 = 20;
+pub(crate) const FONT_TITLE: u32 = 20;
 /// Axis descriptions ("p99 block latency", 13.7 px).
-pub(super) const FONT_DESC: u32 = 17;
+pub(crate) const FONT_DESC: u32 = 17;
 /// Tick labels, legend names and point labels (12.9 px).
-pub(super) const FONT_TICK: u32 = 16;
+pub(crate) const FONT_TICK: u32 = 16;
 
 /// The Okabe–Ito palette (Okabe & Ito, "Color Universal Design", 2008): eight colours
 /// told apart with every common colour-vision deficiency, in the order series take
 /// them (yellow last: it is faint on white).
-pub(super) const PALETTE: [RGBColor; 8] = [
+pub(crate) const PALETTE: [RGBColor; 8] = [
     RGBColor(0, 114, 178),   // blue
     RGBColor(230, 159, 0),   // orange
     RGBColor(0, 158, 115),   // bluish green
@@ -113,22 +113,22 @@ pub(super) const PALETTE: [RGBColor; 8] = [
 ];
 
 /// The colour of series `i` (the palette again after eight).
-pub(super) fn color(i: usize) -> RGBColor {
+pub(crate) fn color(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
 
 /// The legend border's colour: the report test finds legend boxes by it.
-pub(super) const LEGEND_STROKE: RGBColor = RGBColor(90, 90, 90);
+pub(crate) const LEGEND_STROKE: RGBColor = RGBColor(90, 90, 90);
 /// Width of the legend pane to the right of the plot.
-pub(super) const LEGEND_W: u32 = 170;
+pub(crate) const LEGEND_W: u32 = 170;
 
 /// One legend entry: its colour, its name, and whether its line is dashed.
-pub(super) type Entry = (RGBColor, String, bool);
+pub(crate) type Entry = (RGBColor, String, bool);
 
 /// Draws one entry per (colour, name, dashed) in `area` (the pane right of the plot):
 /// a bordered box with a square swatch (two dashes for a dashed line) and the name.
 /// Nothing when there is nothing to name.
-pub(super) fn legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, entries: &[Entry]) {
+pub(crate) fn legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, entries: &[Entry]) {
     if entries.is_empty() {
         return;
     }

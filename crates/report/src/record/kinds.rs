@@ -28,7 +28,7 @@ pub fn decode(kind: RunKind, document: &str) -> Result<Box<dyn RunRecord>, serde
         RunKind::Path => Box::new(path::decode(document)?),
         RunKind::Doctor => Box::new(serde_json::from_str::<doctor::Document>(document)?),
         RunKind::Compare => Box::new(serde_json::from_str::<compare::CompareDoc>(document)?),
-        RunKind::Udp => stream::udp::decode(document)?,
+        RunKind::Udp => decode_udp(document)?,
         RunKind::Mesh => Box::new(mesh::decode(document)?),
     })
 }
@@ -89,6 +89,52 @@ impl RunRecord for stream::RunDoc {
     fn text(&self) -> String {
         stream::text(&stream::Document::new(vec![self.clone()]))
     }
+}
+
+// --- UDP stream: one run, stored as a one-run mtuperf.stream-udp/3 document.
+
+impl RunRecord for stream::udp::RunDoc {
+    fn kind(&self) -> RunKind {
+        RunKind::Udp
+    }
+    fn started_unix_ms(&self) -> i64 {
+        self.result.started_unix_ms
+    }
+    fn headline(&self) -> String {
+        stream::udp::headline(self)
+    }
+    fn headline_value(&self) -> Option<f64> {
+        Some(self.metrics.goodput_bps)
+    }
+    fn interrupted(&self) -> bool {
+        self.result.interrupted
+    }
+    fn document(&self) -> String {
+        json(&stream::udp::Document::new(vec![self.clone()], None))
+    }
+    fn figures(&self) -> Vec<Figure> {
+        stream::udp::figures(self)
+    }
+    fn text(&self) -> String {
+        format!(
+            "{}{}",
+            stream::udp::header(&self.result),
+            stream::udp::summary_text(self)
+        )
+    }
+}
+
+/// Reads a stored UDP stream document back as its first run's record.
+///
+/// # Errors
+/// The document does not parse, or holds no run.
+fn decode_udp(document: &str) -> Result<Box<dyn RunRecord>, serde_json::Error> {
+    let doc: stream::udp::Document = serde_json::from_str(document)?;
+    doc.runs
+        .into_iter()
+        .next()
+        .map(|r| Box::new(r) as Box<dyn RunRecord>)
+        .ok_or_else(|| serde::de::Error::custom("a stream-udp document without runs"))
 }
 
 // --- rr: one load step, stored as a one-step mtuperf.rr/3 document.

@@ -141,7 +141,7 @@ pub fn path_report(store: &Store, ids: &[i64], md: bool) -> anyhow::Result<Optio
             mtuperf_report::path::text(&doc)
         )
     } else {
-        mtuperf_report::html::path::html(&doc)
+        mtuperf_report::path::html::html(&doc)
     }))
 }
 

@@ -18,7 +18,7 @@ pub fn html(store: &Store, since: Duration) -> Result<String, Failure> {
     };
     let runs = store.list(&filter).context("reading the history")?;
     let watch = history::watch_runs(&runs)?;
-    Ok(mtuperf_report::html::trend::html(&Trend::of(
+    Ok(mtuperf_report::watch::html::html(&Trend::of(
         &watch, from, until,
     )))
 }

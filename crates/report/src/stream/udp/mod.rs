@@ -1,6 +1,8 @@
 //! UDP stream results (`stream --udp`): the `mtuperf.stream-udp/3` JSON document,
-//! its history record, and (in `text`) the human text.
+//! its figures (`figures`) and (in `text`) the human text; its history record is in
+//! `record::kinds`, beside the other kinds'.
 
+mod figures;
 mod text;
 
 use mtuperf_engine::stream::udp::metrics::{self, UdpMetrics};
@@ -10,8 +12,7 @@ use mtuperf_stats::Summary;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::record::{Figure, RunKind, RunRecord};
-
+pub use figures::figures;
 pub use text::{header, interval_header, interval_line, run_line, summary_text, sweep_text, text};
 
 pub const SCHEMA: &str = "mtuperf.stream-udp/3";
@@ -155,67 +156,4 @@ pub fn headline(run: &RunDoc) -> String {
         crate::fmt::rate(run.metrics.goodput_bps),
         run.loss_pct()
     )
-}
-
-fn json<T: Serialize>(doc: &T) -> String {
-    serde_json::to_string(doc)
-        .unwrap_or_else(|e| crate::error::ErrorDoc::new(e.to_string(), 1).json())
-}
-
-/// A stored UDP stream is a one-run document.
-impl RunRecord for RunDoc {
-    fn kind(&self) -> RunKind {
-        RunKind::Udp
-    }
-    fn started_unix_ms(&self) -> i64 {
-        self.result.started_unix_ms
-    }
-    fn headline(&self) -> String {
-        headline(self)
-    }
-    fn headline_value(&self) -> Option<f64> {
-        Some(self.metrics.goodput_bps)
-    }
-    fn interrupted(&self) -> bool {
-        self.result.interrupted
-    }
-    fn document(&self) -> String {
-        json(&Document::new(vec![self.clone()], None))
-    }
-    fn figures(&self) -> Vec<Figure> {
-        let mut f = vec![
-            Figure::new("block", "bytes", f64::from(self.result.request.block)),
-            Figure::new("goodput", "bit/s", self.metrics.goodput_bps),
-            Figure::new("loss", "%", self.loss_pct()),
-        ];
-        if let Some(v) = self.receiver_ms_per_gib() {
-            f.push(Figure::new("receiver_cpu", "ms/GiB", v));
-        }
-        if let Some(d) = self.metrics.directions.first() {
-            f.push(Figure::new("jitter", "us", d.jitter_us));
-            if let Some(v) = d.fragments_per_datagram {
-                f.push(Figure::new("fragments_per_datagram", "fragments", v));
-            }
-            if let Some(v) = d.tx_frames_per_datagram {
-                f.push(Figure::new("frames_per_datagram", "frames", v));
-            }
-        }
-        f
-    }
-    fn text(&self) -> String {
-        format!("{}{}", header(&self.result), summary_text(self))
-    }
-}
-
-/// Reads a stored document back as its first run's record.
-///
-/// # Errors
-/// The document does not parse, or holds no run.
-pub fn decode(document: &str) -> Result<Box<dyn RunRecord>, serde_json::Error> {
-    let doc: Document = serde_json::from_str(document)?;
-    doc.runs
-        .into_iter()
-        .next()
-        .map(|r| Box::new(r) as Box<dyn RunRecord>)
-        .ok_or_else(|| serde::de::Error::custom("a stream-udp document without runs"))
 }

@@ -7,11 +7,13 @@ use std::fmt::Write as _;
 use mtuperf_engine::path::{DirResult, Limit};
 use plotters::prelude::*;
 
-use super::axis::{legend, tick, Unit, FONT_DESC, FONT_TICK, FONT_TITLE, LEGEND_W, PALETTE};
-use super::charts::{color, wrap, SIZE};
-use super::{esc, head, table, when, CSS};
+use super::{Dir, Document};
 use crate::figure::Figure;
-use crate::path::{Dir, Document};
+use crate::html::axis::{
+    color, legend, tick, Unit, FONT_DESC, FONT_TICK, FONT_TITLE, LEGEND_W, PALETTE,
+};
+use crate::html::chart::{category_at, wrap, SIZE};
+use crate::html::{esc, head, table, when, CSS};
 
 /// The expected MTU's line (vermillion, dashed: it shows over the interface MTU's when
 /// they are equal) and the interface MTU's (grey).
@@ -57,7 +59,7 @@ fn chart(ds: &[Dir<'_>], expect: u32) -> String {
             .configure_mesh()
             .disable_x_mesh()
             .x_labels(n * 2 + 1)
-            .x_label_formatter(&|x| super::charts::category_at(&names, *x))
+            .x_label_formatter(&|x| category_at(&names, *x))
             .y_desc("IP packet size, bytes")
             .label_style(("sans-serif", FONT_TICK))
             .axis_desc_style(("sans-serif", FONT_DESC))
@@ -133,7 +135,7 @@ pub fn html(doc: &Document) -> String {
     let _ = writeln!(o, "<p class=\"run\">{} mode</p>", esc(doc.mode_name()));
     let class = if doc.ok { "verdict" } else { "flag" };
     o.push_str("<h2>Verdict</h2>\n");
-    for (v, fix) in crate::path::verdicts(doc) {
+    for (v, fix) in super::verdicts(doc) {
         let _ = writeln!(o, "<p class=\"{class}\">{}</p>", esc(&v));
         if let Some(f) = fix {
             let _ = writeln!(o, "<p>Fix: {}</p>", esc(&f));
@@ -143,7 +145,7 @@ pub fn html(doc: &Document) -> String {
     if !ds.is_empty() {
         o.push_str("<h2>Searches</h2>\n");
         // The numbers are the run's figures; "stopped by" is the search's own words.
-        let figs = crate::path::figures(doc);
+        let figs = super::figures(doc);
         let rows: Vec<Vec<String>> = ds
             .iter()
             .map(|(name, d, _)| {
@@ -183,7 +185,7 @@ pub fn html(doc: &Document) -> String {
         o.push_str(&chart(&ds, expect));
     }
     o.push_str("<h2>Details</h2>\n<pre>");
-    o.push_str(&esc(&crate::path::text(doc)));
+    o.push_str(&esc(&super::text(doc)));
     o.push_str("</pre>\n</body></html>\n");
     o
 }

@@ -21,7 +21,7 @@ pub fn markdown(d: &CompareDoc) -> String {
     };
     let _ = writeln!(o, "## mtuperf {what}: {}\n", names.join(" vs "));
     let line = if d.group_id.is_none() && d.plan.time_ms == 0 {
-        crate::html::stored_line(d)
+        super::html::stored_line(d)
     } else {
         crate::compare::text::plan_line(d)
     };
@@ -36,7 +36,7 @@ pub fn markdown(d: &CompareDoc) -> String {
     if let Some(a) = &d.answer {
         let _ = writeln!(o, "**{}**\n", cell(&crate::compare::answer::line(a)));
     }
-    for v in d.verdicts.iter().chain(&crate::html::knee_lines(d)) {
+    for v in d.verdicts.iter().chain(&super::html::knee_lines(d)) {
         let _ = writeln!(o, "- {}", cell(v));
     }
     summary_and_checks(&mut o, d);

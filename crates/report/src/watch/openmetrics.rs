@@ -10,9 +10,9 @@
 use mtuperf_engine::metrics::Metrics;
 use mtuperf_engine::watch::RrProbe;
 
+pub use super::StoredWatch;
+use super::{path_of, rr_of};
 use crate::record::RunKind;
-pub use crate::watch::StoredWatch;
-use crate::watch::{path_of, rr_of};
 
 /// The text exposition of `runs` (any order). An rr probe takes the address and
 /// network of its peer's path check (stored with it in the same cycle).
@@ -53,8 +53,8 @@ pub fn render(runs: &[StoredWatch<'_>]) -> String {
 mod tests {
     use super::*;
 
-    const PATH: &str = include_str!("../tests/fixtures/path_agent_mismatch.json");
-    const RR: &str = include_str!("../tests/fixtures/rr_step_loopback.json");
+    const PATH: &str = include_str!("../../tests/fixtures/path_agent_mismatch.json");
+    const RR: &str = include_str!("../../tests/fixtures/rr_step_loopback.json");
 
     /// The stored rr fixture as a probe that got no block back: every request lost,
     /// no latency.

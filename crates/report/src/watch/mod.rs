@@ -1,5 +1,9 @@
 //! Watch results as the history keeps them (runs labelled "watch": one path run per
-//! check, one rr run per probe), read back for the trend report and the metrics export.
+//! check, one rr run per probe), read back as a trend; drawn as the trend page
+//! (`html`) and exported as OpenMetrics (`openmetrics`).
+
+pub mod html;
+pub mod openmetrics;
 
 use std::collections::BTreeMap;
 

@@ -6,9 +6,9 @@
 
 use mtuperf_engine::compare::TestKind;
 
-use super::axis::Unit;
-use super::charts::{lines_svg, plain_lines, wrap, Frame, Line, Named};
 use crate::compare::{block_label, CompareDoc, Figure};
+use crate::html::axis::Unit;
+use crate::html::chart::{lines_svg, plain_lines, wrap, Frame, Line, Named};
 
 fn mean(d: &CompareDoc, path: &str, block: u32, clients: u32, f: Figure) -> Option<f64> {
     d.summaries

@@ -5,8 +5,8 @@ use std::fmt::Write as _;
 
 use mtuperf_proto::placement::format_cpu_list;
 
-use super::{esc, table};
 use crate::compare::CompareDoc;
+use crate::html::{esc, table};
 
 pub fn section(d: &CompareDoc) -> String {
     let mut o = String::new();

@@ -6,10 +6,10 @@
 
 use std::fmt::Write as _;
 
-use super::axis::Unit;
-use super::charts::{lines_svg, wrap, Frame, Line};
-use super::{head, table, when, CSS};
-use crate::watch::{steps, Trend};
+use super::{steps, Trend};
+use crate::html::axis::Unit;
+use crate::html::chart::{lines_svg, wrap, Frame, Line};
+use crate::html::{head, table, when, CSS};
 
 /// The x axis starts at the first stored point of the window (a week asked for, an
 /// hour of data: the hour fills the chart).
