@@ -40,11 +40,5 @@ fn stream_evidence(
         .into_iter()
         .next()?;
     let verdicts = mtuperf_report::stream::stored_verdicts(&run.document);
-    let refs: Vec<_> = verdicts.iter().collect();
-    StreamEvidence::of(
-        &format!("stream run {} to {}", run.id, run.target),
-        end,
-        &refs,
-        mtuperf_report::stream::limit_line,
-    )
+    StreamEvidence::of(run.id, &run.target, end, &verdicts)
 }

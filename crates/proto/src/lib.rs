@@ -65,6 +65,8 @@ pub mod units;
 /// 14: every field of every message is written, null where it has no value (nothing
 /// is left out), and nothing is read as a default where it is missing: the fields
 /// earlier versions added with a default for older peers are required.
-pub const PROTOCOL_VERSION: u16 = 14;
+/// 15: a doctor reply carries the agent's host facts only (`findings` is gone: the
+/// client applies the rules to the facts).
+pub const PROTOCOL_VERSION: u16 = 15;
 /// Default TCP port of the agent (control and TCP data connections).
 pub const DEFAULT_PORT: u16 = 7878;

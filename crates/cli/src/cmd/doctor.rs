@@ -23,7 +23,7 @@ pub struct Formats;
 
 impl output::Formats for Formats {
     const HAS: &'static [Format] = &[Format::Text, Format::Json];
-    const HELP: &'static str = "text (the default), or json: one document of schema mtuperf.doctor/2 (--fix-script prints a shell script instead)";
+    const HELP: &'static str = "text (the default), or json: one document of schema mtuperf.doctor/3 (--fix-script prints a shell script instead)";
     const HINT: &'static str = "doctor prints its checks as text or as its JSON document, or a shell script with --fix-script";
 }
 
@@ -142,7 +142,7 @@ fn check(g: &Global, a: Args) -> CmdResult {
         },
     )?;
     if json {
-        crate::out::json(&doc);
+        crate::out::json(&doc.worded());
     } else if a.fix_script {
         out!("{}", rd::fix_script(&doc));
     } else {

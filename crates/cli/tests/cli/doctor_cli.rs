@@ -79,6 +79,19 @@ fn exit_code_and_counts_follow_the_findings_and_the_run_is_stored() {
     let text = String::from_utf8_lossy(&show.stdout);
     assert!(text.starts_with("mtuperf doctor,"), "{text}");
     assert!(text.contains("iface.mtu"), "{text}");
+    // Printed: the typed check and its words; stored: the typed check alone, worded
+    // again by `show` above.
+    assert_eq!(mtu["check"]["kind"], "mtu", "{mtu}");
+    assert_eq!(mtu["expected"], ">= 9000 (jumbo frames)", "{mtu}");
+    let show = mtuperf_in(&db)
+        .args(["show", &id.to_string(), "--json"])
+        .output()
+        .unwrap();
+    let stored: Value = serde_json::from_slice(&show.stdout).unwrap();
+    validate(&stored);
+    let first = &stored["local"]["findings"][0];
+    assert_eq!(first["check"]["kind"], "mtu", "{first}");
+    assert!(first.get("why").is_none(), "{first}");
 }
 
 #[test]

@@ -1,12 +1,12 @@
-//! The agent's side of `doctor --peer`: the same checks on this host, on the interface
-//! the route back to the client leaves through.
+//! The agent's side of `doctor --peer`: this host's facts, read on the interface the
+//! route back to the client leaves through. The client applies the rules to them.
 
 use std::time::Duration;
 
 use mtuperf_proto::msg::doctor::{DoctorReply, DoctorRequest};
 use mtuperf_proto::msg::{AgentMsg, ClientMsg, Refusal};
 
-use super::{check_host, facts, Options, Profile};
+use super::{facts, Profile};
 use crate::serve::{AgentHandler, ServeCtx};
 use crate::EngineError;
 
@@ -44,18 +44,9 @@ pub fn serve(ctx: &dyn ServeCtx, req: &DoctorRequest) -> Result<(), EngineError>
         serde_json::json!({ "interfaces": ifaces, "profile": profile.to_string() }),
     );
     let facts = facts::gather(&ifaces, &selection, Duration::from_millis(req.sample_ms));
-    let findings = check_host(
-        &facts,
-        &Options {
-            profile,
-            bdp: None,
-            evidence: None,
-        },
-    );
     ctx.control()
         .send(&AgentMsg::DoctorReply(Box::new(DoctorReply {
             hostname: facts.hostname.clone(),
-            findings,
             facts,
         })))
 }

@@ -1,4 +1,4 @@
-//! The client's side of `doctor --peer`: ask the agent for its facts and findings, and
+//! The client's side of `doctor --peer`: ask the agent for its facts (the findings are computed here), and
 //! measure the round trip of the control connection for the bandwidth-delay product.
 
 use std::time::{Duration, Instant};
@@ -10,7 +10,7 @@ use super::Profile;
 use crate::client::Session;
 use crate::EngineError;
 
-/// Runs the checks on the agent's host. The reply wait covers the agent's sample.
+/// Reads the agent's host. The reply wait covers the agent's sample.
 pub fn ask_peer(
     session: &Session,
     profile: Profile,

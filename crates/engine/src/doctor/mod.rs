@@ -2,7 +2,8 @@
 //! operators to tune. The reader ([`facts`]) gathers a [`HostFacts`] from /proc, /sys,
 //! ethtool and rtnetlink; the rules ([`check_host`], [`cross::compare`]) are pure
 //! functions over it, so each rule is unit-tested on hand-made facts. Nothing here
-//! changes the host: each finding carries the command that would fix it.
+//! changes the host: each finding carries what would fix it ([`Fix`]), which
+//! `crates/report` words, with the finding, and spells as a shell command.
 
 pub mod agent;
 pub mod client;
@@ -19,14 +20,20 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
 use crate::stream::verdict::LimitVerdict;
 use crate::stream::End;
 
-pub use finding::FindingBuilder;
-pub use mtuperf_proto::msg::doctor::{Finding, HostFacts, IfaceFacts, Status};
+pub use finding::{
+    Check, Counter, Finding, Fix, MinimumOf, MtuScope, SkipReason, Status, SysctlSet, TcpBuffer,
+};
+pub use mtuperf_proto::msg::doctor::{HostFacts, IfaceFacts};
 
 /// Which documents the thresholds come from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
 pub enum Profile {
     /// Oracle RAC interconnect: values below the Grid Infrastructure minimums FAIL.
     Rac,
@@ -68,14 +75,53 @@ impl FromStr for Profile {
     }
 }
 
+/// Where a bandwidth-delay product's rate came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "from", rename_all = "snake_case")]
+pub enum RateFrom {
+    /// The `bandwidth` the user gave.
+    Given,
+    /// The link speed of `iface`, the slowest real link checked.
+    LinkSpeed { iface: String },
+}
+
+/// Where a bandwidth-delay product's round trip came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RttFrom {
+    /// The `rtt` the user gave.
+    Given,
+    /// The control connection's round trip to the agent.
+    ControlRoundTrip,
+}
+
 /// The bandwidth-delay product the TCP buffer maxima are checked against.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Bdp {
     pub bits_per_sec: f64,
+    /// The round trip, µs.
+    #[serde(rename = "rtt_us", with = "micros")]
+    #[schemars(with = "f64")]
     pub rtt: Duration,
-    /// Where the figures come from ("--rtt and --bandwidth", "TCP_INFO rtt of the
-    /// control connection, link speed of IF").
-    pub source: String,
+    pub rate_from: RateFrom,
+    pub rtt_from: RttFrom,
+}
+
+/// A duration as µs (a float, to keep the kernel's sub-ms round trips exact).
+mod micros {
+    use std::time::Duration;
+
+    use serde::{de::Error, Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(d.as_secs_f64() * 1e6)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let us = f64::deserialize(d)?;
+        Duration::try_from_secs_f64(us / 1e6)
+            .map_err(|e| D::Error::custom(format!("rtt_us {us}: {e}")))
+    }
 }
 
 impl Bdp {
@@ -89,31 +135,33 @@ impl Bdp {
 /// sender was held back by an autotuned receive window (this host received) or send
 /// buffer (this host sent), capped by `sysctl`'s maximum. Runs with `--window` are
 /// no evidence about the sysctls.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct StreamEvidence {
-    /// "stream run 12 to 198.18.1.2:7878".
-    pub source: String,
+    /// The stored run: its id and target.
+    pub run_id: i64,
+    pub target: String,
     /// "net.ipv4.tcp_rmem" or "net.ipv4.tcp_wmem".
     pub sysctl: String,
-    /// The verdict, in words (`line` of [`StreamEvidence::of`]: report words it).
-    pub line: String,
+    /// The run's verdict on that direction (report words it).
+    pub verdict: LimitVerdict,
 }
 
 impl StreamEvidence {
-    /// The evidence of `verdicts` about the buffer sysctls of `end`, `line` putting
-    /// the verdict into words.
+    /// The evidence of `verdicts`, from stored run `run_id` to `target`, about the
+    /// buffer sysctls of `end`.
     pub fn of(
-        source: &str,
+        run_id: i64,
+        target: &str,
         end: End,
-        verdicts: &[&LimitVerdict],
-        line: impl Fn(&LimitVerdict) -> String,
+        verdicts: &[LimitVerdict],
     ) -> Option<StreamEvidence> {
         verdicts.iter().find_map(|v| {
             (v.sysctl_end == Some(end)).then_some(())?;
             Some(StreamEvidence {
-                source: source.to_string(),
+                run_id,
+                target: target.to_string(),
                 sysctl: v.sysctl.clone()?,
-                line: line(v),
+                verdict: v.clone(),
             })
         })
     }

@@ -4,9 +4,10 @@
 //! hosts compared.
 use std::time::Duration;
 
-use mtuperf_proto::msg::doctor::DoctorReply;
-
-use super::{client, cross, facts, Bdp, Finding, HostFacts, Options, Profile, StreamEvidence};
+use super::{
+    client, cross, facts, Bdp, Finding, HostFacts, Options, Profile, RateFrom, RttFrom,
+    StreamEvidence,
+};
 use crate::client::Session;
 use crate::stream::End;
 use crate::EngineError;
@@ -20,9 +21,10 @@ pub struct Check {
     /// The interfaces to check, and how they were chosen.
     pub ifaces: Vec<String>,
     pub selection: String,
-    /// `--bandwidth`, bit/s (default: the slowest link speed of the checked interfaces).
+    /// The path rate given, bit/s (default: the slowest link speed of the checked
+    /// interfaces).
     pub bandwidth: Option<f64>,
-    /// `--rtt` (default with a peer: the control connection's round trip).
+    /// The round trip given (default with a peer: the control connection's).
     pub rtt: Option<Duration>,
 }
 
@@ -32,13 +34,22 @@ pub trait EvidenceSource {
     fn evidence(&self, end: End) -> Option<StreamEvidence>;
 }
 
+/// The agent's host: what it read, and the findings computed here from it.
+#[derive(Debug, Clone)]
+pub struct Peer {
+    pub hostname: String,
+    pub facts: HostFacts,
+    pub findings: Vec<Finding>,
+}
+
 /// Both hosts' facts and findings, and their comparison.
 #[derive(Debug, Clone)]
 pub struct Checked {
     pub local: HostFacts,
     pub findings: Vec<Finding>,
-    /// The agent's host, with findings recomputed here.
-    pub peer: Option<DoctorReply>,
+    /// The agent's host (its facts sent, its findings computed here with the same
+    /// rules and profile).
+    pub peer: Option<Peer>,
     /// Cross-node comparisons, empty without a peer.
     pub cross: Vec<Finding>,
 }
@@ -47,8 +58,8 @@ pub struct Checked {
 /// a veth's or a bridge's) and the measured round trip; none without a rate or a
 /// round trip.
 pub fn choose_bdp(c: &Check, host: &HostFacts, measured_rtt: Option<Duration>) -> Option<Bdp> {
-    let (bw, bw_src) = if let Some(b) = c.bandwidth {
-        (b, "--bandwidth".to_string())
+    let (bw, rate_from) = if let Some(b) = c.bandwidth {
+        (b, RateFrom::Given)
     } else {
         let f = host
             .ifaces
@@ -56,17 +67,21 @@ pub fn choose_bdp(c: &Check, host: &HostFacts, measured_rtt: Option<Duration>) -
             // A virtual link's speed (veth says 10 Gbit/s) is no rate to size buffers by.
             .filter_map(|f| f.info.real_speed_mbps().map(|s| (s, &f.info.name)))
             .min()?;
-        (f64::from(f.0) * 1e6, format!("link speed of {}", f.1))
+        (
+            f64::from(f.0) * 1e6,
+            RateFrom::LinkSpeed { iface: f.1.clone() },
+        )
     };
-    let (rtt, rtt_src) = match (c.rtt, measured_rtt) {
-        (Some(r), _) => (r, "--rtt".to_string()),
-        (None, Some(r)) => (r, "control round trip to the agent".to_string()),
+    let (rtt, rtt_from) = match (c.rtt, measured_rtt) {
+        (Some(r), _) => (r, RttFrom::Given),
+        (None, Some(r)) => (r, RttFrom::ControlRoundTrip),
         (None, None) => return None,
     };
     Some(Bdp {
         bits_per_sec: bw,
         rtt,
-        source: format!("{bw_src}, {rtt_src}"),
+        rate_from,
+        rtt_from,
     })
 }
 
@@ -99,14 +114,17 @@ pub fn run(
             evidence: stored.evidence(End::Client),
         },
     );
-    let peer = peer.map(|mut p| {
+    let peer = peer.map(|p| {
         let opts = Options {
             profile: c.profile,
             bdp: choose_bdp(c, &p.facts, rtt),
             evidence: stored.evidence(End::Agent),
         };
-        p.findings = super::check_host(&p.facts, &opts);
-        p
+        Peer {
+            findings: super::check_host(&p.facts, &opts),
+            hostname: p.hostname,
+            facts: p.facts,
+        }
     });
     let cross = peer
         .as_ref()

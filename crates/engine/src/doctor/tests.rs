@@ -77,7 +77,14 @@ fn missing_files_become_skips_with_the_reason() {
     let out = check_host(&f, &rac());
     let s = find(&out, "sysctl.net.core.rmem_max", "net.core.rmem_max");
     assert_eq!(s.status, Status::Skip);
-    assert!(s.why.contains("not present"), "{}", s.why);
+    let Check::Skipped {
+        why: SkipReason::SysctlUnreadable { error },
+        ..
+    } = &s.check
+    else {
+        panic!("{s:?}")
+    };
+    assert!(error.contains("not present"), "{error}");
     assert_eq!(
         find(&out, "iface.rp_filter", "net.ipv4.conf.all.rp_filter").status,
         Status::Skip
@@ -106,22 +113,31 @@ fn rac_profile_flags_exactly_the_planted_problems() {
         "sysctl.net.core.wmem_default",
         "net.core.wmem_default",
     );
-    assert_eq!(w.measured, "131072");
-    assert!(
-        w.fix
-            .starts_with("sysctl -w 'net.core.wmem_default=262144' && echo"),
-        "{}",
-        w.fix
+    assert_eq!(
+        w.check,
+        Check::Minimum {
+            of: MinimumOf::WmemDefault,
+            value: 131_072,
+            min: 262_144
+        }
     );
     assert_eq!(
-        find(&out, "iface.bond_member_mtu", "bond0/eth1").fix,
-        "ip link set dev eth1 mtu 9000"
+        w.remedy,
+        Some(Fix::sysctl("net.core.wmem_default", "262144"))
     );
-    // Passing findings carry no fix.
+    assert_eq!(
+        find(&out, "iface.bond_member_mtu", "bond0/eth1").remedy,
+        Some(Fix::SetMtu {
+            iface: "eth1".into(),
+            mtu: 9000,
+            scope: MtuScope::Iface
+        })
+    );
+    // Passing and skipped findings carry no fix.
     assert!(out
         .iter()
-        .filter(|f| f.status == Status::Pass)
-        .all(|f| f.fix.is_empty()));
+        .filter(|f| matches!(f.status, Status::Pass | Status::Skip))
+        .all(|f| f.remedy.is_none()));
 }
 
 #[test]
@@ -159,10 +175,26 @@ fn rp_filter_strict_is_warn_with_one_nic_and_fail_with_two() {
     let out = check_host(&two, &rac());
     let f = find(&out, "iface.rp_filter", "eth1");
     assert_eq!(f.status, Status::Fail);
-    assert!(
-        f.measured.starts_with("1 (max of all=1, eth1=0)"),
-        "{}",
-        f.measured
+    assert_eq!(
+        f.check,
+        Check::RpFilter {
+            effective: 1,
+            all: 1,
+            own: 0,
+            interfaces: 2
+        }
+    );
+    // Loose mode on `all` first (it wins over the interface's), then the interface.
+    let Some(Fix::Sysctl { set }) = &f.remedy else {
+        panic!("{f:?}")
+    };
+    let names: Vec<&str> = set.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "net.ipv4.conf.all.rp_filter",
+            "net.ipv4.conf.eth1.rp_filter"
+        ]
     );
     // Loose mode (2) is what MOS 1286796.1 asks for.
     two.sysctls
@@ -181,7 +213,8 @@ fn tcp_buffer_maximum_is_compared_with_the_bdp() {
         bdp: Some(Bdp {
             bits_per_sec: bps,
             rtt: Duration::from_millis(ms),
-            source: "test".into(),
+            rate_from: RateFrom::Given,
+            rtt_from: RttFrom::Given,
         }),
         evidence: None,
     };
@@ -199,16 +232,28 @@ fn tcp_buffer_maximum_is_compared_with_the_bdp() {
     );
     let w = find(&out, "sysctl.net.ipv4.tcp_wmem", "net.ipv4.tcp_wmem");
     assert_eq!(w.status, Status::Fail);
-    assert!(
-        w.fix.contains("'net.ipv4.tcp_wmem=4096 16384 5000000'"),
-        "{}",
-        w.fix
+    assert_eq!(
+        w.remedy,
+        Some(Fix::sysctl("net.ipv4.tcp_wmem", "4096 16384 5000000"))
+    );
+    let Check::TcpMax { values, need, .. } = &w.check else {
+        panic!("{w:?}")
+    };
+    assert_eq!(
+        (*values, *need),
+        ([4096, 16384, 4_194_304], Some(5_000_000))
     );
     // Without figures the check says what it needs.
     let out = check_host(&f, &rac());
     let s = find(&out, "sysctl.net.ipv4.tcp_rmem", "net.ipv4.tcp_rmem");
     assert_eq!(s.status, Status::Skip);
-    assert!(s.why.contains("--rtt"), "{}", s.why);
+    assert_eq!(
+        s.check,
+        Check::Skipped {
+            read: Some("4096 87380 6291456".into()),
+            why: SkipReason::NoBdp { max: 6_291_456 }
+        }
+    );
 }
 
 #[test]
@@ -217,7 +262,7 @@ fn counters_warn_only_when_they_grow_during_the_sample() {
     let out = check_host(&f, &rac());
     let r = find(&out, "counter.ip.reasmfails", "Ip ReasmFails");
     assert_eq!(r.status, Status::Pass);
-    assert!(r.measured.starts_with("14 since boot"), "{}", r.measured);
+    assert!(matches!(r.check, Check::Counter { total: 14, .. }), "{r:?}");
     f.snmp_delta = Some(mtuperf_proto::host::SnmpCounters {
         udp_rcvbuf_errors: 5,
         ..Default::default()
@@ -226,11 +271,16 @@ fn counters_warn_only_when_they_grow_during_the_sample() {
     let out = check_host(&f, &rac());
     let r = find(&out, "counter.udp.rcvbuferrors", "Udp RcvbufErrors");
     assert_eq!(r.status, Status::Warn);
-    assert!(
-        r.measured.contains("+5 in 500 ms (10.0/s)"),
-        "{}",
-        r.measured
+    assert_eq!(
+        r.check,
+        Check::Counter {
+            counter: Counter::UdpRcvbufErrors,
+            total: 24,
+            delta: Some(5),
+            sample_ms: 500
+        }
     );
+    assert_eq!(r.remedy, Some(Fix::Investigate));
     assert_eq!(
         find(&out, "counter.ip.reasmfails", "Ip ReasmFails").status,
         Status::Pass
@@ -247,12 +297,24 @@ fn cross_check_flags_mtu_mismatch_and_differing_buffers() {
     let out = cross::compare(&a, &b, Profile::Rac);
     let m = find(&out, "cross.mtu", "eth0 <-> node2:eth1");
     assert_eq!(m.status, Status::Fail);
-    assert_eq!(m.measured, "local 9000, peer 1500");
+    assert_eq!(
+        m.check,
+        Check::CrossMtu {
+            local: 9000,
+            peer: 1500
+        }
+    );
     // Toward the expected 9000, as the peer's own iface.mtu finding says: raise the
     // peer, never lower this host (issue 29: doctor said both).
     assert_eq!(
-        m.fix,
-        "ip link set dev eth1 mtu 9000  # on the peer (node2), and every switch port between them"
+        m.remedy,
+        Some(Fix::SetMtu {
+            iface: "eth1".into(),
+            mtu: 9000,
+            scope: MtuScope::Peer {
+                peer: "node2".into()
+            }
+        })
     );
     assert_eq!(
         find(&out, "cross.net.core.rmem_max", "net.core.rmem_max").status,
@@ -288,16 +350,12 @@ fn mtu_fixes_all_point_toward_the_expected_mtu() {
     let own = find(&own, "iface.mtu", "eth1");
     let cross = super::cross::compare(&a, &b, Profile::Rac);
     let cross = find(&cross, "cross.mtu", "eth0 <-> node2:eth1");
-    assert!(
-        own.fix.starts_with("ip link set dev eth1 mtu 9000"),
-        "{}",
-        own.fix
-    );
-    assert!(
-        cross.fix.starts_with("ip link set dev eth1 mtu 9000"),
-        "{}",
-        cross.fix
-    );
+    let sets = |f: &Finding| match &f.remedy {
+        Some(Fix::SetMtu { iface, mtu, .. }) => Some((iface.clone(), *mtu)),
+        _ => None,
+    };
+    assert_eq!(sets(own), Some(("eth1".into(), 9000)), "{own:?}");
+    assert_eq!(sets(cross), Some(("eth1".into(), 9000)), "{cross:?}");
     // Equal MTUs below 9000 pass here: each end's own iface.mtu finding raises it.
     let mut c = host(&["eth1"]);
     c.hostname = "node3".into();
@@ -308,11 +366,38 @@ fn mtu_fixes_all_point_toward_the_expected_mtu() {
     );
     let generic = super::cross::compare(&a, &b, Profile::Generic);
     let g = find(&generic, "cross.mtu", "eth0 <-> node2:eth1");
-    assert!(
-        g.fix.starts_with("ip link set dev eth1 mtu 9000"),
-        "{}",
-        g.fix
-    );
+    assert_eq!(sets(g), Some(("eth1".into(), 9000)), "{g:?}");
+}
+
+/// A stored run's verdict: the agent's receive window held the client back 71% of
+/// the time, capped by its tcp_rmem.
+pub(crate) fn window_verdict() -> crate::stream::verdict::LimitVerdict {
+    use crate::stream::verdict::{LimitCause, LimitVerdict};
+    use crate::stream::End;
+    LimitVerdict {
+        sender: End::Client,
+        receiver: End::Agent,
+        cause: LimitCause::ReceiveWindow,
+        share: Some(0.71),
+        cpu: None,
+        cpu_because: None,
+        shares: crate::stream::limits::LimitShares::default(),
+        min_rtt_us: Some(100),
+        receiver_buffer: Some(131_072),
+        sender_buffer: Some(131_072),
+        conns: 1,
+        link_bps: None,
+        link_bdp_bytes: None,
+        needed: None,
+        delivery_rate_bps: None,
+        goodput_bps: None,
+        sysctl: Some("net.ipv4.tcp_rmem".into()),
+        sysctl_end: Some(End::Agent),
+        evidence: None,
+        window_allows_bps: None,
+        nominal_link_bps: None,
+        fixes: Vec::new(),
+    }
 }
 
 #[test]
@@ -325,13 +410,14 @@ fn a_stream_run_held_back_by_the_window_is_evidence() {
     }
     let f = host(&["eth0"]);
     let ev = |cause| StreamEvidence {
-        source: "stream run 12 to 198.18.1.2:7878".into(),
+        run_id: 12,
+        target: "198.18.1.2:7878".into(),
         sysctl: match cause {
             LimitCause::ReceiveWindow => "net.ipv4.tcp_rmem",
             LimitCause::SendBuffer => "net.ipv4.tcp_wmem",
         }
         .into(),
-        line: "agent→client: receive window limited the sender 71% of the time".into(),
+        verdict: window_verdict(),
     };
     // (bdp in ms at 10 Gbit/s, evidence, rmem status, wmem status)
     let cases = [
@@ -368,7 +454,8 @@ fn a_stream_run_held_back_by_the_window_is_evidence() {
             bdp: ms.map(|ms| Bdp {
                 bits_per_sec: 10e9,
                 rtt: Duration::from_millis(ms),
-                source: "test".into(),
+                rate_from: RateFrom::Given,
+                rtt_from: RttFrom::Given,
             }),
             evidence: cause.map(ev),
         };
@@ -376,12 +463,15 @@ fn a_stream_run_held_back_by_the_window_is_evidence() {
         let r = find(&out, "sysctl.net.ipv4.tcp_rmem", "net.ipv4.tcp_rmem");
         let w = find(&out, "sysctl.net.ipv4.tcp_wmem", "net.ipv4.tcp_wmem");
         assert_eq!((r.status, w.status), (rmem, wmem), "{ms:?} {cause:?}");
-        if cause == Some(LimitCause::ReceiveWindow) {
-            assert!(
-                format!("{} {}", r.why, r.expected).contains("stream run 12"),
-                "{r:?}"
-            );
-        }
+        let evidence = match &r.check {
+            Check::TcpMax { evidence, .. } => evidence.as_ref(),
+            _ => None,
+        };
+        assert_eq!(
+            evidence.map(|e| e.run_id),
+            (cause == Some(LimitCause::ReceiveWindow)).then_some(12),
+            "{r:?}"
+        );
     }
 }
 
@@ -404,12 +494,12 @@ fn link(name: &str, kind: &str, mbps: u32) -> IfaceFacts {
     }
 }
 
-/// (what, interfaces, --bandwidth, the BDP's rate and source)
+/// (what, interfaces, --bandwidth, the BDP's rate and where it came from)
 type BdpCase = (
     &'static str,
     Vec<IfaceFacts>,
     Option<f64>,
-    Option<(f64, &'static str)>,
+    Option<(f64, RateFrom)>,
 );
 
 /// Issue 29: a veth's "10000 Mb/s" is no rate to size buffers by (nor to take a
@@ -431,12 +521,15 @@ fn the_bdp_is_sized_by_real_links_only() {
         ..HostFacts::default()
     };
     let rtt = Some(Duration::from_millis(1));
+    let link_speed = |iface: &str| RateFrom::LinkSpeed {
+        iface: iface.into(),
+    };
     let cases: Vec<BdpCase> = vec![
         (
             "a veth at 10000 beside a real 1000 NIC: the NIC",
             vec![link("veth0", "veth", 10_000), link("eth1", "ether", 1_000)],
             None,
-            Some((1e9, "link speed of eth1, control round trip to the agent")),
+            Some((1e9, link_speed("eth1"))),
         ),
         (
             "a veth alone: no BDP",
@@ -457,19 +550,19 @@ fn the_bdp_is_sized_by_real_links_only() {
             "--bandwidth on a veth: the flag's figure",
             vec![link("veth0", "veth", 10_000)],
             Some(25e9),
-            Some((25e9, "--bandwidth, control round trip to the agent")),
+            Some((25e9, RateFrom::Given)),
         ),
         (
             "the slowest of two real links",
             vec![link("bond0", "bond", 20_000), link("eth1", "ether", 10_000)],
             None,
-            Some((10e9, "link speed of eth1, control round trip to the agent")),
+            Some((10e9, link_speed("eth1"))),
         ),
     ];
     for (what, ifaces, bw, want) in cases {
-        let got =
-            run::choose_bdp(&check(bw), &host(ifaces), rtt).map(|b| (b.bits_per_sec, b.source));
-        let want = want.map(|(b, s)| (b, s.to_string()));
+        let got = run::choose_bdp(&check(bw), &host(ifaces), rtt)
+            .map(|b| (b.bits_per_sec, b.rate_from, b.rtt_from));
+        let want = want.map(|(b, from)| (b, from, RttFrom::ControlRoundTrip));
         assert_eq!(got, want, "{what}");
     }
     // No round trip, no BDP, whatever the link.

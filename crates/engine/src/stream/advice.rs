@@ -193,13 +193,15 @@ mod tests {
     #[derive(Debug, PartialEq)]
     enum Said {
         Fixes(Vec<Fix>),
-        Doctor(Status, String),
+        Doctor(Status, Option<doctor::Fix>),
         Status(Status),
         RaiseTo(u32),
         Speed(Option<u32>),
     }
 
-    use crate::doctor::{self, Bdp, HostFacts, IfaceFacts, Options, Profile, Status};
+    use crate::doctor::{
+        self, Bdp, HostFacts, IfaceFacts, MtuScope, Options, Profile, RateFrom, RttFrom, Status,
+    };
     use mtuperf_proto::host::IfaceInfo;
 
     fn iface(name: &str, kind: &str, mtu: u32, mbps: u32) -> IfaceFacts {
@@ -240,8 +242,8 @@ mod tests {
     /// Doctor's finding `id`: its status and fix.
     fn doctor_said(findings: &[doctor::Finding], id: &str) -> Said {
         findings.iter().find(|f| f.id == id).map_or_else(
-            || Said::Doctor(Status::Skip, format!("no finding {id}")),
-            |f| Said::Doctor(f.status, f.fix.clone()),
+            || Said::Fixes(Vec::new()),
+            |f| Said::Doctor(f.status, f.remedy.clone()),
         )
     }
 
@@ -253,26 +255,13 @@ mod tests {
         }
     }
 
-    /// Doctor's finding `id` with its fix cut to the value it sets ("tcp_wmem=…").
-    fn sets(findings: &[doctor::Finding], id: &str) -> Said {
-        match doctor_said(findings, id) {
-            Said::Doctor(s, fix) => {
-                let set = fix.split('\'').find(|w| w.starts_with("net.ipv4."));
-                Said::Doctor(
-                    s,
-                    set.unwrap_or(&fix).trim_start_matches("net.ipv4.").into(),
-                )
-            }
-            other => other,
-        }
-    }
-
     /// Doctor's single-host check of `h` with a BDP of 10 Gbit/s × `rtt_ms`.
     fn doctor_host(h: &HostFacts, rtt_ms: u64) -> Vec<doctor::Finding> {
         let bdp = Bdp {
             bits_per_sec: 10e9,
             rtt: std::time::Duration::from_millis(rtt_ms),
-            source: "test".into(),
+            rate_from: RateFrom::Given,
+            rtt_from: RttFrom::Given,
         };
         doctor::check_host(
             h,
@@ -327,6 +316,11 @@ mod tests {
             end: End::Agent,
         };
         let (low, high) = (host("node1", 1500), host("node2", 9000));
+        let set_mtu = |scope| doctor::Fix::SetMtu {
+            iface: "net1".into(),
+            mtu: 9000,
+            scope,
+        };
         let speed = |kind: &str| Said::Speed(iface("x", kind, 9000, 10_000).info.real_speed_mbps());
         let bdp_of = |ifaces: Vec<IfaceFacts>| {
             let check = doctor::run::Check {
@@ -424,17 +418,17 @@ mod tests {
             (
                 Buffer,
                 "doctor: tcp_wmem's 4 MiB maximum below a 5 MB BDP: raise it to the BDP",
-                sets(&doctor_host(&high, 4), "sysctl.net.ipv4.tcp_wmem"),
-                Said::Doctor(Status::Fail, "tcp_wmem=4096 16384 5000000".into()),
+                doctor_said(&doctor_host(&high, 4), "sysctl.net.ipv4.tcp_wmem"),
+                Said::Doctor(
+                    Status::Fail,
+                    Some(doctor::Fix::sysctl("net.ipv4.tcp_wmem", "4096 16384 5000000")),
+                ),
             ),
             (
                 Direction,
                 "doctor --peer from the 1500 host: the cross-node fix raises this host",
                 doctor_said(&doctor::cross::compare(&low, &high, Profile::Rac), "cross.mtu"),
-                Said::Doctor(
-                    Status::Fail,
-                    "ip link set dev net1 mtu 9000  # on this host, and every switch port between them".into(),
-                ),
+                Said::Doctor(Status::Fail, Some(set_mtu(MtuScope::Here))),
             ),
             (
                 Direction,
@@ -442,17 +436,16 @@ mod tests {
                 doctor_said(&doctor::cross::compare(&high, &low, Profile::Rac), "cross.mtu"),
                 Said::Doctor(
                     Status::Fail,
-                    "ip link set dev net1 mtu 9000  # on the peer (node1), and every switch port between them".into(),
+                    Some(set_mtu(MtuScope::Peer {
+                        peer: "node1".into(),
+                    })),
                 ),
             ),
             (
                 Direction,
                 "doctor on the 1500 host itself: the same change as the cross-node fix",
                 doctor_said(&doctor_host(&low, 1), "iface.mtu"),
-                Said::Doctor(
-                    Status::Fail,
-                    "ip link set dev net1 mtu 9000  # and every switch port and the peer".into(),
-                ),
+                Said::Doctor(Status::Fail, Some(set_mtu(MtuScope::Interconnect))),
             ),
             (
                 Direction,

@@ -1,5 +1,6 @@
-//! Messages of `doctor --peer` (host checks run on the agent's host), and the host
-//! facts the checks are computed from, so both ends can be compared field by field.
+//! Messages of `doctor --peer` (the agent reads its host), and the host facts the
+//! checks are computed from (on the client, for both ends), so both ends can be
+//! compared field by field.
 
 use std::collections::BTreeMap;
 
@@ -15,50 +16,6 @@ pub struct DoctorRequest {
     pub profile: String,
     /// Length of the counter sample on the agent, in ms (0: since-boot values only).
     pub sample_ms: u64,
-}
-
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
-)]
-#[serde(rename_all = "UPPERCASE")]
-pub enum Status {
-    Pass,
-    Skip,
-    Warn,
-    Fail,
-}
-
-impl Status {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Pass => "PASS",
-            Status::Skip => "SKIP",
-            Status::Warn => "WARN",
-            Status::Fail => "FAIL",
-        }
-    }
-}
-
-/// One check's outcome.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Finding {
-    /// Stable identifier, e.g. "sysctl.net.core.rmem_max" or "iface.mtu".
-    #[schemars(pattern(r"^(iface|sysctl|counter|cross)\."))]
-    pub id: String,
-    /// What was checked: an interface, a sysctl, a counter.
-    pub subject: String,
-    pub status: Status,
-    /// What was found, as read (empty when the check could not run).
-    pub measured: String,
-    /// What the check expects.
-    pub expected: String,
-    /// One sentence on why it matters (for SKIP: why the check could not run).
-    pub why: String,
-    /// Document or standard the expected value comes from.
-    pub source: String,
-    /// Exact command that fixes it (empty when nothing to fix).
-    pub fix: String,
 }
 
 /// ETHTOOL_GPAUSEPARAM of one interface.
@@ -131,6 +88,7 @@ pub struct HostFacts {
 #[serde(deny_unknown_fields)]
 pub struct DoctorReply {
     pub hostname: String,
-    pub findings: Vec<Finding>,
+    /// What the agent read; the client applies the rules (with its own profile, the
+    /// round trip and the history's evidence).
     pub facts: HostFacts,
 }

@@ -268,7 +268,8 @@ impl RunRecord for doctor::Document {
         Some(self.counts.fail as f64)
     }
     fn document(&self) -> String {
-        json(self)
+        // The typed findings: their words are made when shown.
+        json(&self.typed())
     }
     fn figures(&self) -> Vec<Figure> {
         let c = &self.counts;
@@ -399,6 +400,23 @@ mod tests {
             include_str!("../../tests/fixtures/rr_step_loopback.json")
         )
         .is_ok());
+    }
+
+    /// A doctor run stored before the findings were typed (mtuperf.doctor/2: words
+    /// only) is refused by name, not by a missing field.
+    #[test]
+    fn an_older_doctor_document_is_refused_by_name() {
+        let old = r#"{"schema":"mtuperf.doctor/2","run_id":1,"started_unix_ms":0,"profile":"rac","local":{"hostname":"h","role":"local","facts":{},"findings":[{"id":"iface.mtu","subject":"eth0","status":"PASS","measured":"9000","expected":">= 9000 (jumbo frames)","why":"","source":"","fix":""}]},"peer":null,"cross":[],"counts":{"pass":1,"warn":0,"fail":0,"skip":0},"verdict":"pass"}"#;
+        let e = decode(RunKind::Doctor, old).err().unwrap().to_string();
+        assert!(
+            e.contains(
+                "schema mtuperf.doctor/2 is not read by this version, which reads mtuperf.doctor/3"
+            ),
+            "{e}"
+        );
+        let current = old.replace("mtuperf.doctor/2", "mtuperf.doctor/3");
+        let e = decode(RunKind::Doctor, &current).err().unwrap().to_string();
+        assert!(e.contains("missing field"), "{e}");
     }
 
     #[test]

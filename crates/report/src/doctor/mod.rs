@@ -1,15 +1,47 @@
-//! `doctor` documents: the JSON document (schema mtuperf.doctor/2), the text report
-//! and the reviewable fix script.
+//! `doctor` documents: the JSON document (schema mtuperf.doctor/3), the text report
+//! and the reviewable fix script. The findings are the engine's typed outcomes; their
+//! words ([`words`]) and fix commands ([`shell`]) are made here when shown.
+
+pub mod shell;
+pub mod words;
 
 use std::fmt::Write as _;
 
 use mtuperf_engine::doctor::run::Checked;
-use mtuperf_proto::msg::doctor::{Finding, HostFacts, Status};
+use mtuperf_engine::doctor::{Finding, HostFacts, Status};
 use mtuperf_proto::text::escape_control as esc;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub const SCHEMA: &str = "mtuperf.doctor/2";
+pub use words::Words;
+
+pub const SCHEMA: &str = "mtuperf.doctor/3";
+
+/// One finding: the engine's typed outcome, and (in what `doctor --json` prints, not
+/// in the stored run) its words.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FindingDoc {
+    #[serde(flatten)]
+    pub finding: Finding,
+    /// measured, expected, why, source and fix, derived from the finding when shown.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub words: Option<Words>,
+}
+
+impl FindingDoc {
+    /// A finding without its words (as stored).
+    pub fn typed(finding: Finding) -> FindingDoc {
+        FindingDoc {
+            finding,
+            words: None,
+        }
+    }
+
+    /// The finding's words (made now: the stored ones are not trusted).
+    pub fn words(&self) -> Words {
+        words::of(&self.finding)
+    }
+}
 
 /// One host's facts and findings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -18,7 +50,7 @@ pub struct HostReport {
     /// "local", or the agent address for the peer.
     pub role: String,
     pub facts: HostFacts,
-    pub findings: Vec<Finding>,
+    pub findings: Vec<FindingDoc>,
 }
 
 /// How many findings have each status, over every host and the cross checks.
@@ -61,9 +93,10 @@ impl Verdict {
     }
 }
 
-/// The `mtuperf.doctor/2` document, what `mtuperf doctor --json` prints and the history
-/// stores. Counters are since boot with their increase over `sample_ms`; sysctl values
-/// have whitespace collapsed to one space.
+/// The `mtuperf.doctor/3` document, what `mtuperf doctor --json` prints (with each
+/// finding's words) and the history stores (the typed findings alone). Counters are
+/// since boot with their increase over `sample_ms`; sysctl values have whitespace
+/// collapsed to one space.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Document {
     #[schemars(extend("const" = SCHEMA))]
@@ -74,7 +107,7 @@ pub struct Document {
     pub local: HostReport,
     pub peer: Option<HostReport>,
     /// Cross-node comparisons (ids "cross.*"), empty without --peer.
-    pub cross: Vec<Finding>,
+    pub cross: Vec<FindingDoc>,
     pub counts: Counts,
     /// "fail" when any finding is FAIL, "warn" when any is WARN, else "pass".
     pub verdict: Verdict,
@@ -84,19 +117,50 @@ impl Document {
     /// The document of one check: this host, the agent's host named `peer` (when the
     /// check had one) and their comparison.
     pub fn of(started_unix_ms: i64, profile: &str, peer: &str, c: Checked) -> Document {
+        let typed = |v: Vec<Finding>| v.into_iter().map(FindingDoc::typed).collect();
         let peer_report = c.peer.map(|p| HostReport {
             hostname: p.hostname,
             role: format!("peer {peer}"),
             facts: p.facts,
-            findings: p.findings,
+            findings: typed(p.findings),
         });
         let local = HostReport {
             hostname: c.local.hostname.clone(),
             role: "local".into(),
             facts: c.local,
-            findings: c.findings,
+            findings: typed(c.findings),
         };
-        Document::new(started_unix_ms, profile, local, peer_report, c.cross)
+        Document::new(started_unix_ms, profile, local, peer_report, typed(c.cross))
+    }
+
+    /// The document with every finding's words, as `doctor --json` prints it.
+    #[must_use]
+    pub fn worded(&self) -> Document {
+        let mut doc = self.clone();
+        let word = |v: &mut Vec<FindingDoc>| {
+            for f in v {
+                f.words = Some(f.words());
+            }
+        };
+        word(&mut doc.local.findings);
+        if let Some(p) = &mut doc.peer {
+            word(&mut p.findings);
+        }
+        word(&mut doc.cross);
+        doc
+    }
+
+    /// The document as the history stores it: the typed findings, no words.
+    #[must_use]
+    pub fn typed(&self) -> Document {
+        let mut doc = self.clone();
+        let strip = |v: &mut Vec<FindingDoc>| v.iter_mut().for_each(|f| f.words = None);
+        strip(&mut doc.local.findings);
+        if let Some(p) = &mut doc.peer {
+            strip(&mut p.findings);
+        }
+        strip(&mut doc.cross);
+        doc
     }
 
     pub fn new(
@@ -104,7 +168,7 @@ impl Document {
         profile: &str,
         local: HostReport,
         peer: Option<HostReport>,
-        cross: Vec<Finding>,
+        cross: Vec<FindingDoc>,
     ) -> Document {
         let mut doc = Document {
             schema: SCHEMA.into(),
@@ -118,7 +182,7 @@ impl Document {
             verdict: Verdict::Pass,
         };
         for f in doc.all() {
-            match f.status {
+            match f.finding.status {
                 Status::Pass => doc.counts.pass += 1,
                 Status::Warn => doc.counts.warn += 1,
                 Status::Fail => doc.counts.fail += 1,
@@ -130,7 +194,7 @@ impl Document {
     }
 
     /// Every finding: local, peer, cross.
-    pub fn all(&self) -> Vec<Finding> {
+    pub fn all(&self) -> Vec<FindingDoc> {
         let mut v = self.local.findings.clone();
         if let Some(p) = &self.peer {
             v.extend(p.findings.iter().cloned());
@@ -153,26 +217,28 @@ pub fn headline(doc: &Document) -> String {
     )
 }
 
-fn section(out: &mut String, title: &str, findings: &[Finding]) {
+fn section(out: &mut String, title: &str, findings: &[FindingDoc]) {
     let _ = writeln!(out, "\n{title}");
-    for f in findings {
+    for doc in findings {
+        let f = &doc.finding;
+        let w = doc.words();
         let _ = writeln!(
             out,
             "  {:<4}  {:<36} {:<28} {}",
             f.status.as_str(),
             f.id,
             f.subject,
-            f.measured
+            w.measured
         );
         if matches!(f.status, Status::Warn | Status::Fail) {
-            let _ = writeln!(out, "        expected: {}", f.expected);
-            let _ = writeln!(out, "        why: {}", f.why);
-            let _ = writeln!(out, "        source: {}", f.source);
-            if !f.fix.is_empty() {
-                let _ = writeln!(out, "        fix: {}", f.fix);
+            let _ = writeln!(out, "        expected: {}", w.expected);
+            let _ = writeln!(out, "        why: {}", w.why);
+            let _ = writeln!(out, "        source: {}", w.source);
+            if !w.fix.is_empty() {
+                let _ = writeln!(out, "        fix: {}", w.fix);
             }
         } else if f.status == Status::Skip {
-            let _ = writeln!(out, "        skipped: {}", f.why);
+            let _ = writeln!(out, "        skipped: {}", w.why);
         }
     }
 }
@@ -227,10 +293,11 @@ pub fn fix_script(doc: &Document) -> String {
     );
     // Everything interpolated into a comment is escaped (a peer's hostname or finding may
     // hold a newline that would end the comment); only this host's own fixes, whose
-    // values the engine shell-quoted, are emitted as commands, and only when they are one
-    // clean line. A peer's fixes are untrusted: comments only.
-    let mut emit = |f: &Finding, remote: Option<&str>| {
-        if !matches!(f.status, Status::Warn | Status::Fail) || f.fix.is_empty() {
+    // values `shell` quoted, are emitted as commands, and only when they are one clean
+    // line. A peer's fixes are untrusted: comments only.
+    let mut emit = |doc: &FindingDoc, remote: Option<&str>| {
+        let (f, w) = (&doc.finding, doc.words());
+        if !matches!(f.status, Status::Warn | Status::Fail) || w.fix.is_empty() {
             return;
         }
         let _ = writeln!(
@@ -239,24 +306,24 @@ pub fn fix_script(doc: &Document) -> String {
             esc(f.status.as_str()),
             esc(&f.id),
             esc(&f.subject),
-            esc(&f.why)
+            esc(&w.why)
         );
         let _ = writeln!(
             out,
             "# measured {}; expected {}; source: {}",
-            esc(&f.measured),
-            esc(&f.expected),
-            esc(&f.source)
+            esc(&w.measured),
+            esc(&w.expected),
+            esc(&w.source)
         );
         match remote {
-            None if !f.fix.chars().any(char::is_control) => {
-                let _ = writeln!(out, "{}", f.fix);
+            None if !w.fix.chars().any(char::is_control) => {
+                let _ = writeln!(out, "{}", w.fix);
             }
             None => {
-                let _ = writeln!(out, "# not emitted (control characters): {}", esc(&f.fix));
+                let _ = writeln!(out, "# not emitted (control characters): {}", esc(&w.fix));
             }
             Some(h) => {
-                let _ = writeln!(out, "# on {}: {}", esc(h), esc(&f.fix));
+                let _ = writeln!(out, "# on {}: {}", esc(h), esc(&w.fix));
             }
         }
     };
@@ -277,8 +344,8 @@ pub fn fix_script(doc: &Document) -> String {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    use super::{fix_script, Counts, Document, HostReport, Verdict};
-    use mtuperf_proto::msg::doctor::{Finding, HostFacts, Status};
+    use super::{fix_script, Counts, Document, FindingDoc, HostReport, Verdict};
+    use mtuperf_engine::doctor::{Check, Finding, Fix, HostFacts, MtuScope, Status};
 
     #[test]
     fn the_verdict_is_the_worst_status_and_keeps_its_json_word() {
@@ -304,20 +371,22 @@ mod tests {
         assert!(e.to_string().contains("unknown variant `PASS`"), "{e}");
     }
 
-    fn finding(subject: &str, fix: &str) -> Finding {
-        Finding {
-            id: "iface.mtu".into(),
+    /// A FAIL finding whose values (read from a host) and fix carry injected lines.
+    fn finding(subject: &str, fix: Fix) -> FindingDoc {
+        FindingDoc::typed(Finding {
+            id: "cross.net.core.rmem_max".into(),
             subject: subject.into(),
             status: Status::Fail,
-            measured: "1500\nmeasured-injected".into(),
-            expected: "9000".into(),
-            why: "why\r\nwhy-injected".into(),
-            source: "src".into(),
-            fix: fix.into(),
-        }
+            check: Check::CrossSysctl {
+                sysctl: "net.core.rmem_max".into(),
+                local: "1500\nmeasured-injected".into(),
+                peer: "9000".into(),
+            },
+            remedy: Some(fix),
+        })
     }
 
-    fn host(name: &str, findings: Vec<Finding>) -> HostReport {
+    fn host(name: &str, findings: Vec<FindingDoc>) -> HostReport {
         HostReport {
             hostname: name.into(),
             role: "local".into(),
@@ -328,19 +397,30 @@ mod tests {
 
     #[test]
     fn peer_text_stays_inside_comments() {
+        let mtu = |iface: &str| Fix::SetMtu {
+            iface: iface.into(),
+            mtu: 9000,
+            scope: MtuScope::Iface,
+        };
+        let same = |sysctl: &str| Fix::SameOnBothNodes {
+            sysctl: sysctl.into(),
+        };
         let local = host(
             "here",
             vec![
-                finding("eth0", "ip link set dev eth0 mtu 9000"),
-                finding("x\ny", "ip link set dev x\nid mtu 9000"),
+                finding("eth0", mtu("eth0")),
+                // An interface name no quoting makes safe: no command at all.
+                finding("x\ny", mtu("x\nid")),
+                // A fix whose words hold a line break: shown, never run.
+                finding("z", same("a\nid")),
             ],
         );
         let peer = host(
             "evil\nrm -rf /tmp/peer-host",
-            vec![finding(
-                "eth1\ntouch /tmp/peer-subject",
-                "ip link set dev eth1 mtu 9000\ntouch /tmp/peer-fix",
-            )],
+            vec![
+                finding("eth1\ntouch /tmp/peer-subject", mtu("eth1")),
+                finding("eth2", same("x\ntouch /tmp/peer-fix")),
+            ],
         );
         let doc = Document::new(0, "rac", local, Some(peer), Vec::new());
         let script = fix_script(&doc);
@@ -354,10 +434,52 @@ mod tests {
             ["set -eu", "ip link set dev eth0 mtu 9000"],
             "{script}"
         );
-        assert!(script.contains("# on evil\\nrm -rf /tmp/peer-host: ip link set dev eth1 mtu 9000\\ntouch /tmp/peer-fix"), "{script}");
         assert!(
-            script.contains("# not emitted (control characters): ip link set dev x\\nid mtu 9000"),
+            script.contains("# on evil\\nrm -rf /tmp/peer-host: ip link set dev eth1 mtu 9000"),
             "{script}"
         );
+        assert!(
+            script.contains("# on evil\\nrm -rf /tmp/peer-host: # set x\\ntouch /tmp/peer-fix to"),
+            "{script}"
+        );
+        assert!(
+            script.contains("# not emitted (control characters): # set a\\nid to"),
+            "{script}"
+        );
+        assert!(
+            script.contains("# measured local 1500\\nmeasured-injected, peer 9000;"),
+            "{script}"
+        );
+    }
+
+    /// The stored run holds the typed findings; `doctor --json` adds the words, and
+    /// both read back.
+    #[test]
+    fn the_stored_document_is_typed_and_the_printed_one_worded() {
+        let doc = Document::new(
+            0,
+            "rac",
+            host("here", vec![finding("eth0", Fix::Investigate)]),
+            None,
+            Vec::new(),
+        );
+        let stored = serde_json::to_value(doc.typed()).unwrap();
+        let f = &stored["local"]["findings"][0];
+        assert_eq!(f["check"]["kind"], "cross_sysctl", "{f}");
+        assert_eq!(f["remedy"]["kind"], "investigate", "{f}");
+        assert!(f.get("why").is_none() && f.get("fix").is_none(), "{f}");
+        let printed = serde_json::to_value(doc.worded()).unwrap();
+        let f = &printed["local"]["findings"][0];
+        assert_eq!(f["measured"], "local 1500\nmeasured-injected, peer 9000");
+        assert_eq!(f["expected"], "equal on both ends");
+        assert!(
+            f["fix"].as_str().unwrap().starts_with("# investigate"),
+            "{f}"
+        );
+        assert_eq!(f["check"]["kind"], "cross_sysctl", "{f}");
+        for v in [stored, printed] {
+            let back: Document = serde_json::from_value(v).unwrap();
+            assert_eq!(back.typed(), doc);
+        }
     }
 }

@@ -1,0 +1,636 @@
+//! Each doctor finding in words: what was measured, what the check expects, why it
+//! matters (for a SKIP: why it could not run), the document the expected value comes
+//! from, and the fix as a shell command. The engine's [`Check`] carries the values; the
+//! sentences and the flags they suggest live here.
+
+use mtuperf_engine::doctor::{
+    Bdp, Check, Counter, Finding, MinimumOf, Profile, RateFrom, RttFrom, SkipReason, StreamEvidence,
+};
+use mtuperf_proto::msg::doctor::Steering;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::shell;
+
+/// The documents the expected values come from.
+pub mod source {
+    pub const GI_NETWORK: &str = "Oracle Grid Infrastructure Installation Guide for Linux, network requirements (jumbo frames); MOS 1054902.1";
+    pub const GI_KERNEL: &str =
+        "Oracle Grid Infrastructure Installation Guide for Linux, kernel parameters";
+    pub const GI_SAME_MTU: &str = "Oracle Grid Infrastructure Installation Guide for Linux (identical interconnect MTU on all nodes); MOS 1054902.1";
+    pub const GI_SAME_PARAMETERS: &str =
+        "Oracle Grid Infrastructure Installation Guide for Linux (same kernel parameters on all nodes)";
+    pub const CLUVFY_BOND: &str = "Oracle cluvfy PRVE-00468 (bond members with different MTU)";
+    pub const MOS_RP_FILTER: &str = "MOS 1286796.1 (rp_filter with multiple private interconnects)";
+    pub const MOS_REASSEMBLY: &str = "MOS 2008933.1 (node evictions, IP reassembly thresholds)";
+    pub const IEEE_8023: &str = "IEEE 802.3 (half duplex means collisions and late retransmits)";
+    pub const IEEE_8023X: &str = "IEEE 802.3x";
+    pub const KERNEL_OFFLOADS: &str = "Linux kernel documentation, segmentation offloads (LRO must be off when forwarding or bridging)";
+    pub const KERNEL_SCALING: &str =
+        "Linux kernel documentation, networking/scaling and sysctl/net";
+    pub const KERNEL_METRICS: &str = "Linux kernel documentation, ip-sysctl (tcp_no_metrics_save)";
+    pub const TCP_INFO: &str = "tcp_info tcpi_rwnd_limited / tcpi_sndbuf_limited (Linux 4.10+)";
+    pub const RFC_7323: &str = "RFC 7323 section 1 (window size and the bandwidth-delay product)";
+    pub const RFC_4821: &str = "RFC 4821";
+    pub const SNMP: &str = "/proc/net/snmp (netstat -s); MOS 2008933.1";
+    pub const IFACE_STATISTICS: &str = "/sys/class/net/IF/statistics (ip -s link)";
+    pub const SEED_004: &str =
+        "seed 004 (RAC Cache Fusion on T5440); kernel Documentation/networking/scaling.rst";
+}
+
+/// One finding in words, as the text report prints it and `doctor --json` carries it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Words {
+    /// What was found, as read ("unknown" when the check could not run).
+    pub measured: String,
+    /// What the check expects.
+    pub expected: String,
+    /// One sentence on why it matters (for SKIP: why the check could not run).
+    pub why: String,
+    /// Document or standard the expected value comes from.
+    pub source: String,
+    /// Exact command that fixes it (empty when nothing to fix).
+    pub fix: String,
+}
+
+/// The seed-004 advice, as the steering finding's reason.
+const STEERING_ADVICE: &str = "where the NIC's interrupts and the receive softirq run decides which CPUs the block-serving threads share with them; placing the block-serving (LMS) processes in a processor set fenced from interrupts gave up to 40% more throughput at 10 GbE in seed 004 (information, not a requirement: measure with rr --agent-cpu and compare --placement)";
+
+const TCP_MAX_WHY: &str = "A TCP connection cannot keep more than its buffer maximum in flight, so below the bandwidth-delay product it cannot fill the path.";
+
+/// The words of `f`.
+pub fn of(f: &Finding) -> Words {
+    let mut w = check(&f.check, &f.subject);
+    w.fix = f.remedy.as_ref().map(shell::command).unwrap_or_default();
+    w
+}
+
+/// measured, expected, why and source of one check (`subject`: what it looked at).
+fn check(c: &Check, subject: &str) -> Words {
+    let w = |measured: String, expected: &str, why: &str, source: &str| Words {
+        measured,
+        expected: expected.into(),
+        why: why.into(),
+        source: source.into(),
+        fix: String::new(),
+    };
+    match c {
+        Check::Skipped { read, why } => Words {
+            measured: read.clone().unwrap_or_else(|| "unknown".into()),
+            why: skipped(why),
+            ..Words::default()
+        },
+        Check::Mtu { mtu, profile } => match profile {
+            Profile::Rac => w(
+                mtu.to_string(),
+                &format!(">= {} (jumbo frames)", mtuperf_engine::doctor::iface::RAC_MTU),
+                "An 8 KiB database block in one unfragmented frame needs MTU 9000; at 1500 every block is reassembled from 6 fragments and one lost fragment loses the block.",
+                source::GI_NETWORK,
+            ),
+            Profile::Generic => w(
+                mtu.to_string(),
+                "the same on every node and switch (compared with --peer)",
+                "Reported so the ends can be compared; a mismatch drops large frames silently.",
+                source::GI_NETWORK,
+            ),
+        },
+        Check::BondMemberMtu { member_mtu, bond_mtu } => w(
+            member_mtu.to_string(),
+            &bond_mtu.to_string(),
+            "A bond member with a different MTU drops or fragments frames whenever traffic fails over to it.",
+            source::CLUVFY_BOND,
+        ),
+        Check::VlanParentMtu { parent_mtu, vlan_mtu } => w(
+            parent_mtu.to_string(),
+            &format!(">= {vlan_mtu}"),
+            "A VLAN cannot send frames larger than its parent carries.",
+            source::CLUVFY_BOND,
+        ),
+        Check::Link { speed_mbps, duplex, up } => link(*speed_mbps, duplex.as_deref(), *up),
+        Check::Offloads { offloads: o } => {
+            let show = |n: &str, v: Option<bool>| format!("{n} {}", v.map_or("?", on));
+            let measured = [
+                show("tso", o.tso),
+                show("gso", o.gso),
+                show("gro", o.gro),
+                show("lro", o.lro),
+                show("rx-csum", o.rx_csum),
+                show("tx-csum", o.tx_csum),
+            ]
+            .join(", ");
+            let why = if o.lro == Some(true) {
+                "LRO merges received frames irreversibly; on a bridged or forwarded interconnect the merged packets exceed the MTU and are dropped."
+            } else {
+                "Reported because with TSO/GSO/GRO on, interface counters count super-packets, not frames."
+            };
+            w(measured, "lro off", why, source::KERNEL_OFFLOADS)
+        }
+        Check::Pause { pause: p } => w(
+            format!("autoneg {}, rx {}, tx {}", on(p.autoneg), on(p.rx), on(p.tx)),
+            "reported; match the switch port",
+            "Flow control trades drops for head-of-line stalls; it must agree with the switch port.",
+            source::IEEE_8023X,
+        ),
+        Check::RpFilter { effective, all, own, interfaces } => w(
+            format!("{effective} (max of all={all}, {subject}={own}) with {interfaces} interconnect interface(s)"),
+            "0 or 2",
+            "Strict reverse-path filtering drops packets that arrive on a private NIC other than the one the route back uses, which splits a multi-NIC interconnect.",
+            source::MOS_RP_FILTER,
+        ),
+        Check::Minimum { of, value, min } => {
+            let (why, source) = minimum(*of);
+            w(value.to_string(), &format!(">= {min}"), why, source)
+        }
+        Check::TcpMax { values: [lo, def, max], bdp, need, evidence, .. } => {
+            tcp_max(format!("{lo} {def} {max}"), bdp.as_ref(), *need, evidence.as_deref())
+        }
+        Check::MtuProbing { value } => w(
+            value.clone(),
+            "1 (probe after an ICMP black hole is detected)",
+            "Without packetization-layer PMTU discovery a path that drops ICMP \"fragmentation needed\" stalls TCP connections sending full-size segments.",
+            source::RFC_4821,
+        ),
+        Check::IpfragTime { value } => w(
+            format!("{value} s"),
+            "1 to 30 s (kernel default 30)",
+            "Incomplete datagrams hold reassembly memory this long; longer times let a burst of losses fill ipfrag_high_thresh.",
+            source::MOS_REASSEMBLY,
+        ),
+        Check::NoMetricsSave { value } => w(
+            value.clone(),
+            "reported (1 for repeatable benchmarks)",
+            if value == "0" {
+                "TCP caches ssthresh and RTT per destination, so a benchmark run starts from what the previous one learned; set 1 while measuring."
+            } else {
+                "Metrics are not cached: each connection starts fresh."
+            },
+            source::KERNEL_METRICS,
+        ),
+        Check::Counter { counter, total, delta, sample_ms } => {
+            let measured = match delta {
+                Some(d) if *sample_ms > 0 => {
+                    let rate = *d as f64 * 1000.0 / *sample_ms as f64;
+                    format!("{total} since boot, +{d} in {sample_ms} ms ({rate:.1}/s)")
+                }
+                _ => format!("{total} since boot (no sample taken)"),
+            };
+            let (why, source) = counter_why(*counter);
+            w(measured, "no increase during the sample", why, source)
+        }
+        Check::IrqSteering { steering, rps_queues_on, rps_sock_flow_entries, irqbalance } => w(
+            steering_facts(steering, *rps_queues_on, *rps_sock_flow_entries, *irqbalance),
+            "known placement; no fixed target",
+            STEERING_ADVICE,
+            source::SEED_004,
+        ),
+        Check::CrossMtu { local, peer } => w(
+            format!("local {local}, peer {peer}"),
+            "equal MTU on both ends",
+            "The end with the larger MTU sends frames the other end (or its switch port) drops; small packets pass, so the fault shows only under load or with big blocks.",
+            source::GI_SAME_MTU,
+        ),
+        Check::CrossSysctl { local, peer, .. } => w(
+            format!("local {local}, peer {peer}"),
+            "equal on both ends",
+            "Nodes with different buffer or reassembly settings behave differently under the same load, which hides the cause of one-sided drops.",
+            source::GI_SAME_PARAMETERS,
+        ),
+    }
+}
+
+/// Why a check could not run.
+fn skipped(why: &SkipReason) -> String {
+    match why {
+        SkipReason::IfaceUnreadable { error } => format!("cannot read the interface: {error}"),
+        SkipReason::NoPauseParameters => "the driver reports no pause parameters (ETHTOOL_GPAUSEPARAM unsupported, usual on virtual links)".into(),
+        SkipReason::SysctlUnreadable { error } => error.clone(),
+        SkipReason::SysctlNotRead => "not read".into(),
+        SkipReason::Unparsable { value } => format!("unparsable value {value:?}"),
+        SkipReason::NoBdp { max } => format!("maximum {max} not compared: give --rtt and --bandwidth (or --peer and --bandwidth, or an interface with a known link speed), or run `mtuperf stream` to this peer first"),
+        SkipReason::NoSnmp => "cannot read /proc/net/snmp".into(),
+        SkipReason::NoIfaceStats => "cannot read /sys/class/net statistics".into(),
+    }
+}
+
+fn on(b: bool) -> &'static str {
+    if b {
+        "on"
+    } else {
+        "off"
+    }
+}
+
+fn link(speed_mbps: Option<u32>, duplex: Option<&str>, up: bool) -> Words {
+    let speed = speed_mbps.map_or("unknown".into(), |s| format!("{s} Mb/s"));
+    let why = if !up {
+        "The interconnect interface is administratively down."
+    } else if duplex == Some("half") {
+        "Half duplex on a switched link is a negotiation failure: collisions cost throughput and latency."
+    } else {
+        "Speed and duplex bound what the interconnect can carry; unknown on virtual links."
+    };
+    Words {
+        measured: format!(
+            "{speed}, {} duplex, {}",
+            duplex.unwrap_or("unknown"),
+            if up { "up" } else { "down" }
+        ),
+        expected: "up, full duplex".into(),
+        why: why.into(),
+        source: source::IEEE_8023.into(),
+        fix: String::new(),
+    }
+}
+
+/// Why each minimum matters, and where it is documented.
+fn minimum(of: MinimumOf) -> (&'static str, &'static str) {
+    match of {
+        MinimumOf::RmemDefault => ("Cache Fusion sockets start with this receive buffer; too small and bursts of blocks overflow it (Udp RcvbufErrors).", source::GI_KERNEL),
+        MinimumOf::RmemMax => ("Caps the receive buffer a process may ask for; below it Oracle's request is silently clipped.", source::GI_KERNEL),
+        MinimumOf::WmemDefault => ("Default send buffer; too small and senders block on bursts of blocks.", source::GI_KERNEL),
+        MinimumOf::WmemMax => ("Caps the send buffer a process may ask for.", source::GI_KERNEL),
+        MinimumOf::NetdevMaxBacklog => ("Packets queued per CPU between the driver and the stack; at 10G+ rates a small queue drops bursts.", source::KERNEL_SCALING),
+        MinimumOf::IpfragHighThresh => ("Memory for IP fragments awaiting reassembly; when full the kernel drops fragments, and 8 KiB blocks at MTU 1500 are lost (Ip ReasmFails), a cause of node evictions.", source::MOS_REASSEMBLY),
+        MinimumOf::IpfragLowThresh => ("Reassembly memory is pruned down to this level once the high threshold is hit; too low a value throws away most queued fragments at once.", source::MOS_REASSEMBLY),
+    }
+}
+
+/// Where the bandwidth-delay product's figures come from.
+fn bdp_source(b: &Bdp) -> String {
+    let rate = match &b.rate_from {
+        RateFrom::Given => "--bandwidth".to_string(),
+        RateFrom::LinkSpeed { iface } => format!("link speed of {iface}"),
+    };
+    let rtt = match b.rtt_from {
+        RttFrom::Given => "--rtt",
+        RttFrom::ControlRoundTrip => "control round trip to the agent",
+    };
+    format!("{rate}, {rtt}")
+}
+
+/// The stored run a piece of evidence comes from, and its verdict in words.
+fn evidence_words(e: &StreamEvidence) -> (String, String) {
+    (
+        format!("stream run {} to {}", e.run_id, e.target),
+        crate::stream::limit_line(&e.verdict),
+    )
+}
+
+fn tcp_max(
+    measured: String,
+    bdp: Option<&Bdp>,
+    need: Option<u64>,
+    evidence: Option<&StreamEvidence>,
+) -> Words {
+    let evidence = evidence.map(evidence_words);
+    let (Some(bdp), Some(need)) = (bdp, need) else {
+        let (run, line) = evidence.unwrap_or_default();
+        return Words {
+            measured,
+            expected: format!("a maximum that does not limit TCP ({run}: {line})"),
+            why: "A TCP connection cannot keep more than its buffer maximum in flight; the kernel's tcp_info of a stored stream run says this buffer held the sender back.".into(),
+            source: source::TCP_INFO.into(),
+            fix: String::new(),
+        };
+    };
+    Words {
+        measured,
+        expected: format!(
+            "maximum >= {need} (bandwidth-delay product of {:.0} Mbit/s x {:.3} ms; {})",
+            bdp.bits_per_sec / 1e6,
+            bdp.rtt.as_secs_f64() * 1e3,
+            bdp_source(bdp)
+        ),
+        why: match evidence {
+            Some((run, line)) => format!("{TCP_MAX_WHY} Measured by {run}: {line}"),
+            None => TCP_MAX_WHY.into(),
+        },
+        source: source::RFC_7323.into(),
+        fix: String::new(),
+    }
+}
+
+/// Why a counter matters, and where it is read.
+fn counter_why(c: Counter) -> (&'static str, &'static str) {
+    match c {
+        Counter::IpReasmFails => ("Datagrams lost because reassembly failed (fragment lost or reassembly memory full).", source::SNMP),
+        Counter::IpReasmTimeout => ("Datagrams lost because a fragment did not arrive within ipfrag_time.", source::SNMP),
+        Counter::UdpInErrors => ("UDP datagrams received but not delivered (buffer full, checksum).", source::SNMP),
+        Counter::UdpRcvbufErrors => ("UDP datagrams dropped because the socket receive buffer was full (raise rmem_default/rmem_max).", source::SNMP),
+        Counter::TcpRetransSegs => ("TCP segments sent again: loss or reordering on some path.", source::SNMP),
+        Counter::RxErrors | Counter::RxDropped | Counter::TxErrors | Counter::TxDropped => (
+            "Frames the interface or driver lost: CRC errors, ring overruns, or frames larger than the MTU.",
+            source::IFACE_STATISTICS,
+        ),
+    }
+}
+
+/// Where an interface's receive work runs, in one line.
+fn steering_facts(
+    s: &Steering,
+    rps_on: usize,
+    rps_sock_flow_entries: Option<u64>,
+    irqbalance: Option<bool>,
+) -> String {
+    let irqs = if s.irqs.is_empty() {
+        "no queue IRQs found (veth, loopback and bridges have none: receive work runs where the sender's softirq does)"
+            .to_string()
+    } else {
+        let v: Vec<String> = s
+            .irqs
+            .iter()
+            .map(|i| format!("{} ({}) → CPU {}", i.irq, i.name, i.cpus))
+            .collect();
+        format!("queue IRQs {}", v.join(", "))
+    };
+    let rps = if s.rps_cpus.is_empty() {
+        "RPS unknown (no rx queues listed)".to_string()
+    } else if rps_on == 0 {
+        format!("RPS off on all {} rx queues", s.rps_cpus.len())
+    } else {
+        format!(
+            "RPS on {rps_on} of {} rx queues (masks {})",
+            s.rps_cpus.len(),
+            s.rps_cpus.join(" ")
+        )
+    };
+    let rfs_queues = s.rps_flow_cnt.iter().filter(|&&c| c > 0).count();
+    let rfs = match rps_sock_flow_entries {
+        Some(0) | None if rfs_queues == 0 => "RFS off".to_string(),
+        Some(n) => format!("RFS {n} socket flow entries, {rfs_queues} queues with flow counts"),
+        None => format!("RFS table unknown, {rfs_queues} queues with flow counts"),
+    };
+    let irqbalance = match irqbalance {
+        Some(true) => "irqbalance running (it may move the IRQs during a test)",
+        Some(false) => "irqbalance not running",
+        None => "irqbalance unknown",
+    };
+    format!("{irqs}; {rps}; {rfs}; {irqbalance}")
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::time::Duration;
+
+    use mtuperf_engine::doctor::{
+        Bdp, Check, Counter, Finding, Fix, MinimumOf, MtuScope, Profile, RateFrom, RttFrom,
+        SkipReason, Status, StreamEvidence, TcpBuffer,
+    };
+    use mtuperf_engine::stream::verdict::{LimitCause, LimitVerdict};
+    use mtuperf_engine::stream::End;
+    use mtuperf_proto::host::Offloads;
+    use mtuperf_proto::msg::doctor::{Pause, Steering};
+    use mtuperf_proto::placement::IrqAffinity;
+
+    fn verdict() -> LimitVerdict {
+        LimitVerdict {
+            sender: End::Client,
+            receiver: End::Agent,
+            cause: LimitCause::ReceiveWindow,
+            share: Some(0.71),
+            cpu: None,
+            cpu_because: None,
+            shares: mtuperf_engine::stream::limits::LimitShares::default(),
+            min_rtt_us: Some(100),
+            receiver_buffer: Some(131_072),
+            sender_buffer: Some(131_072),
+            conns: 1,
+            link_bps: None,
+            link_bdp_bytes: None,
+            needed: None,
+            delivery_rate_bps: None,
+            goodput_bps: None,
+            sysctl: Some("net.ipv4.tcp_rmem".into()),
+            sysctl_end: Some(End::Agent),
+            evidence: None,
+            window_allows_bps: None,
+            nominal_link_bps: None,
+            fixes: Vec::new(),
+        }
+    }
+
+    fn evidence() -> StreamEvidence {
+        StreamEvidence {
+            run_id: 12,
+            target: "198.18.1.2:7878".into(),
+            sysctl: "net.ipv4.tcp_rmem".into(),
+            verdict: verdict(),
+        }
+    }
+
+    fn bdp(rate_from: RateFrom, rtt_from: RttFrom) -> Bdp {
+        Bdp {
+            bits_per_sec: 10e9,
+            rtt: Duration::from_millis(4),
+            rate_from,
+            rtt_from,
+        }
+    }
+
+    /// (subject, check, fix, measured, expected, the start of why, source, fix)
+    type Case = (
+        &'static str,
+        Check,
+        Option<Fix>,
+        &'static str,
+        &'static str,
+        &'static str,
+        &'static str,
+        &'static str,
+    );
+
+    /// Every kind of check (and every reason for a SKIP) in words: the sentences the
+    /// text report and `doctor --json` show, as they were when the engine wrote them.
+    #[test]
+    fn every_kind_of_finding_is_worded() {
+        let skipped = |read: Option<&str>, why| Check::Skipped {
+            read: read.map(str::to_string),
+            why,
+        };
+        let set = |iface: &str, scope| {
+            Some(Fix::SetMtu {
+                iface: iface.into(),
+                mtu: 9000,
+                scope,
+            })
+        };
+        let counter = |counter, delta, sample_ms| Check::Counter {
+            counter,
+            total: 14,
+            delta,
+            sample_ms,
+        };
+        let cases: Vec<Case> = vec![
+            ("eth0", Check::Mtu { mtu: 1500, profile: Profile::Rac }, set("eth0", MtuScope::Interconnect),
+             "1500", ">= 9000 (jumbo frames)", "An 8 KiB database block in one unfragmented frame needs MTU 9000",
+             super::source::GI_NETWORK, "ip link set dev eth0 mtu 9000  # and every switch port and the peer"),
+            ("eth0", Check::Mtu { mtu: 1500, profile: Profile::Generic }, None,
+             "1500", "the same on every node and switch (compared with --peer)", "Reported so the ends can be compared",
+             super::source::GI_NETWORK, ""),
+            ("bond0/eth1", Check::BondMemberMtu { member_mtu: 1500, bond_mtu: 9000 }, set("eth1", MtuScope::Iface),
+             "1500", "9000", "A bond member with a different MTU drops or fragments frames",
+             super::source::CLUVFY_BOND, "ip link set dev eth1 mtu 9000"),
+            ("eth2.100/eth2", Check::VlanParentMtu { parent_mtu: 1500, vlan_mtu: 9000 }, set("eth2", MtuScope::Iface),
+             "1500", ">= 9000", "A VLAN cannot send frames larger than its parent carries.",
+             super::source::CLUVFY_BOND, "ip link set dev eth2 mtu 9000"),
+            ("eth0", Check::Link { speed_mbps: Some(10_000), duplex: Some("full".into()), up: false }, Some(Fix::LinkUp { iface: "eth0".into() }),
+             "10000 Mb/s, full duplex, down", "up, full duplex", "The interconnect interface is administratively down.",
+             super::source::IEEE_8023, "ip link set dev eth0 up"),
+            ("eth0", Check::Link { speed_mbps: Some(1000), duplex: Some("half".into()), up: true }, Some(Fix::Autoneg { iface: "eth0".into() }),
+             "1000 Mb/s, half duplex, up", "up, full duplex", "Half duplex on a switched link is a negotiation failure",
+             super::source::IEEE_8023, "ethtool -s eth0 autoneg on  # then check the switch port"),
+            ("veth0", Check::Link { speed_mbps: None, duplex: None, up: true }, None,
+             "unknown, unknown duplex, up", "up, full duplex", "Speed and duplex bound what the interconnect can carry",
+             super::source::IEEE_8023, ""),
+            ("eth0", Check::Offloads { offloads: Offloads { tso: Some(true), gso: Some(true), gro: Some(false), lro: Some(true), rx_csum: None, tx_csum: Some(true) } },
+             Some(Fix::LroOff { iface: "eth0".into() }),
+             "tso on, gso on, gro off, lro on, rx-csum ?, tx-csum on", "lro off", "LRO merges received frames irreversibly",
+             super::source::KERNEL_OFFLOADS, "ethtool -K eth0 lro off"),
+            ("eth0", Check::Pause { pause: Pause { autoneg: true, rx: false, tx: true } }, None,
+             "autoneg on, rx off, tx on", "reported; match the switch port", "Flow control trades drops for head-of-line stalls",
+             super::source::IEEE_8023X, ""),
+            ("eth1", Check::RpFilter { effective: 1, all: 1, own: 0, interfaces: 2 },
+             Some(Fix::Sysctl { set: vec![
+                 mtuperf_engine::doctor::SysctlSet { name: "net.ipv4.conf.all.rp_filter".into(), value: "2".into() },
+                 mtuperf_engine::doctor::SysctlSet { name: "net.ipv4.conf.eth1.rp_filter".into(), value: "2".into() },
+             ] }),
+             "1 (max of all=1, eth1=0) with 2 interconnect interface(s)", "0 or 2", "Strict reverse-path filtering drops packets",
+             super::source::MOS_RP_FILTER,
+             "sysctl -w 'net.ipv4.conf.all.rp_filter=2' && echo 'net.ipv4.conf.all.rp_filter = 2' > /etc/sysctl.d/90-mtuperf-net.ipv4.conf.all.rp_filter.conf && sysctl -w 'net.ipv4.conf.eth1.rp_filter=2' && echo 'net.ipv4.conf.eth1.rp_filter = 2' > /etc/sysctl.d/90-mtuperf-net.ipv4.conf.eth1.rp_filter.conf"),
+            ("net.core.rmem_default", Check::Minimum { of: MinimumOf::RmemDefault, value: 212_992, min: 262_144 },
+             Some(Fix::sysctl("net.core.rmem_default", "262144")),
+             "212992", ">= 262144", "Cache Fusion sockets start with this receive buffer",
+             super::source::GI_KERNEL,
+             "sysctl -w 'net.core.rmem_default=262144' && echo 'net.core.rmem_default = 262144' > /etc/sysctl.d/90-mtuperf-net.core.rmem_default.conf"),
+            ("net.core.netdev_max_backlog", Check::Minimum { of: MinimumOf::NetdevMaxBacklog, value: 300, min: 1000 }, None,
+             "300", ">= 1000", "Packets queued per CPU between the driver and the stack",
+             super::source::KERNEL_SCALING, ""),
+            ("net.ipv4.ipfrag_low_thresh", Check::Minimum { of: MinimumOf::IpfragLowThresh, value: 3_145_728, min: 15_728_640 }, None,
+             "3145728", ">= 15728640", "Reassembly memory is pruned down to this level",
+             super::source::MOS_REASSEMBLY, ""),
+            ("net.ipv4.tcp_wmem", Check::TcpMax { buffer: TcpBuffer::Wmem, values: [4096, 16384, 4_194_304], bdp: Some(bdp(RateFrom::Given, RttFrom::Given)), need: Some(5_000_000), evidence: None },
+             Some(Fix::sysctl("net.ipv4.tcp_wmem", "4096 16384 5000000")),
+             "4096 16384 4194304", "maximum >= 5000000 (bandwidth-delay product of 10000 Mbit/s x 4.000 ms; --bandwidth, --rtt)",
+             "A TCP connection cannot keep more than its buffer maximum in flight, so below",
+             super::source::RFC_7323,
+             "sysctl -w 'net.ipv4.tcp_wmem=4096 16384 5000000' && echo 'net.ipv4.tcp_wmem = 4096 16384 5000000' > /etc/sysctl.d/90-mtuperf-net.ipv4.tcp_wmem.conf"),
+            ("net.ipv4.tcp_rmem", Check::TcpMax { buffer: TcpBuffer::Rmem, values: [4096, 87380, 6_291_456], bdp: Some(bdp(RateFrom::LinkSpeed { iface: "eth1".into() }, RttFrom::ControlRoundTrip)), need: Some(5_000_000), evidence: Some(Box::new(evidence())) },
+             None,
+             "4096 87380 6291456", "maximum >= 5000000 (bandwidth-delay product of 10000 Mbit/s x 4.000 ms; link speed of eth1, control round trip to the agent)",
+             "A TCP connection cannot keep more than its buffer maximum in flight, so below the bandwidth-delay product it cannot fill the path. Measured by stream run 12 to 198.18.1.2:7878: ",
+             super::source::RFC_7323, ""),
+            ("net.ipv4.tcp_rmem", Check::TcpMax { buffer: TcpBuffer::Rmem, values: [4096, 87380, 6_291_456], bdp: None, need: None, evidence: Some(Box::new(evidence())) },
+             None,
+             "4096 87380 6291456", "a maximum that does not limit TCP (stream run 12 to 198.18.1.2:7878: ",
+             "A TCP connection cannot keep more than its buffer maximum in flight; the kernel's tcp_info of a stored stream run says",
+             super::source::TCP_INFO, ""),
+            ("net.ipv4.tcp_mtu_probing", Check::MtuProbing { value: "0".into() }, Some(Fix::sysctl("net.ipv4.tcp_mtu_probing", "1")),
+             "0", "1 (probe after an ICMP black hole is detected)", "Without packetization-layer PMTU discovery",
+             super::source::RFC_4821,
+             "sysctl -w 'net.ipv4.tcp_mtu_probing=1' && echo 'net.ipv4.tcp_mtu_probing = 1' > /etc/sysctl.d/90-mtuperf-net.ipv4.tcp_mtu_probing.conf"),
+            ("net.ipv4.ipfrag_time", Check::IpfragTime { value: "30".into() }, None,
+             "30 s", "1 to 30 s (kernel default 30)", "Incomplete datagrams hold reassembly memory this long",
+             super::source::MOS_REASSEMBLY, ""),
+            ("net.ipv4.tcp_no_metrics_save", Check::NoMetricsSave { value: "0".into() }, None,
+             "0", "reported (1 for repeatable benchmarks)", "TCP caches ssthresh and RTT per destination",
+             super::source::KERNEL_METRICS, ""),
+            ("net.ipv4.tcp_no_metrics_save", Check::NoMetricsSave { value: "1".into() }, None,
+             "1", "reported (1 for repeatable benchmarks)", "Metrics are not cached: each connection starts fresh.",
+             super::source::KERNEL_METRICS, ""),
+            ("Udp RcvbufErrors", counter(Counter::UdpRcvbufErrors, Some(5), 500), Some(Fix::Investigate),
+             "14 since boot, +5 in 500 ms (10.0/s)", "no increase during the sample", "UDP datagrams dropped because the socket receive buffer was full",
+             super::source::SNMP, "# investigate: watch -d 'nstat -az' / ip -s link; see the related buffer and MTU findings"),
+            ("eth0 rx_dropped", counter(Counter::RxDropped, Some(0), 0), None,
+             "14 since boot (no sample taken)", "no increase during the sample", "Frames the interface or driver lost",
+             super::source::IFACE_STATISTICS, ""),
+            ("eth0", Check::IrqSteering {
+                steering: Steering {
+                    irqs: vec![IrqAffinity { irq: 24, name: "eth0-TxRx-0".into(), cpus: "0-1".into() }],
+                    rps_cpus: vec!["00000000".into(), "00000003".into()],
+                    rps_flow_cnt: vec![0, 0],
+                },
+                rps_queues_on: 1,
+                rps_sock_flow_entries: Some(0),
+                irqbalance: Some(true),
+             }, None,
+             "queue IRQs 24 (eth0-TxRx-0) → CPU 0-1; RPS on 1 of 2 rx queues (masks 00000000 00000003); RFS off; irqbalance running (it may move the IRQs during a test)",
+             "known placement; no fixed target", "where the NIC's interrupts and the receive softirq run",
+             super::source::SEED_004, ""),
+            ("veth0", Check::IrqSteering { steering: Steering::default(), rps_queues_on: 0, rps_sock_flow_entries: None, irqbalance: Some(false) }, None,
+             "no queue IRQs found (veth, loopback and bridges have none: receive work runs where the sender's softirq does); RPS unknown (no rx queues listed); RFS off; irqbalance not running",
+             "known placement; no fixed target", "where the NIC's interrupts", super::source::SEED_004, ""),
+            ("eth0 <-> node2:eth1", Check::CrossMtu { local: 9000, peer: 1500 }, set("eth1", MtuScope::Peer { peer: "node2".into() }),
+             "local 9000, peer 1500", "equal MTU on both ends", "The end with the larger MTU sends frames the other end",
+             super::source::GI_SAME_MTU, "ip link set dev eth1 mtu 9000  # on the peer (node2), and every switch port between them"),
+            ("eth0 <-> node2:eth1", Check::CrossMtu { local: 1500, peer: 1500 }, set("eth0", MtuScope::HereAndPeer { peer: "node2".into(), peer_iface: "eth1".into() }),
+             "local 1500, peer 1500", "equal MTU on both ends", "The end with the larger MTU",
+             super::source::GI_SAME_MTU, "ip link set dev eth0 mtu 9000  # on this host, the same on the peer (node2) for eth1, and every switch port between them"),
+            ("eth0 <-> node2:eth1", Check::CrossMtu { local: 1500, peer: 9000 }, set("eth0", MtuScope::Here),
+             "local 1500, peer 9000", "equal MTU on both ends", "The end with the larger MTU",
+             super::source::GI_SAME_MTU, "ip link set dev eth0 mtu 9000  # on this host, and every switch port between them"),
+            ("net.core.rmem_max", Check::CrossSysctl { sysctl: "net.core.rmem_max".into(), local: "4194304".into(), peer: "8388608".into() },
+             Some(Fix::SameOnBothNodes { sysctl: "net.core.rmem_max".into() }),
+             "local 4194304, peer 8388608", "equal on both ends", "Nodes with different buffer or reassembly settings",
+             super::source::GI_SAME_PARAMETERS, "# set net.core.rmem_max to the same value on both nodes (see the sysctl findings)"),
+            // Skips: what was read ("unknown" when nothing), why, no expectation or fix.
+            ("eth9", skipped(None, SkipReason::IfaceUnreadable { error: "no such device".into() }), None,
+             "unknown", "", "cannot read the interface: no such device", "", ""),
+            ("eth0", skipped(None, SkipReason::NoPauseParameters), None,
+             "unknown", "", "the driver reports no pause parameters (ETHTOOL_GPAUSEPARAM unsupported, usual on virtual links)", "", ""),
+            ("net.core.netdev_max_backlog", skipped(None, SkipReason::SysctlUnreadable { error: "cannot read /proc/sys/net/core/netdev_max_backlog: not present".into() }), None,
+             "unknown", "", "cannot read /proc/sys/net/core/netdev_max_backlog: not present", "", ""),
+            ("net.core.rmem_max", skipped(None, SkipReason::SysctlNotRead), None, "unknown", "", "not read", "", ""),
+            ("net.core.rmem_max", skipped(None, SkipReason::Unparsable { value: "x y".into() }), None, "unknown", "", "unparsable value \"x y\"", "", ""),
+            ("net.ipv4.tcp_rmem", skipped(Some("4096 131072 33554432"), SkipReason::NoBdp { max: 33_554_432 }), None,
+             "4096 131072 33554432", "",
+             "maximum 33554432 not compared: give --rtt and --bandwidth (or --peer and --bandwidth, or an interface with a known link speed), or run `mtuperf stream` to this peer first",
+             "", ""),
+            ("/proc/net/snmp", skipped(None, SkipReason::NoSnmp), None, "unknown", "", "cannot read /proc/net/snmp", "", ""),
+            ("eth0", skipped(None, SkipReason::NoIfaceStats), None, "unknown", "", "cannot read /sys/class/net statistics", "", ""),
+        ];
+        for (subject, check, remedy, measured, expected, why, source, fix) in cases {
+            let f = Finding {
+                id: "any".into(),
+                subject: subject.into(),
+                status: Status::Fail,
+                check,
+                remedy,
+            };
+            let w = super::of(&f);
+            let what = format!("{:?}", f.check);
+            assert_eq!(w.measured, measured, "{what}");
+            if expected.ends_with(": ") {
+                assert!(w.expected.starts_with(expected), "{what}: {}", w.expected);
+            } else {
+                assert_eq!(w.expected, expected, "{what}");
+            }
+            assert!(w.why.starts_with(why), "{what}: {}", w.why);
+            assert_eq!(w.source, source, "{what}");
+            assert_eq!(w.fix, fix, "{what}");
+            // The stored form reads back to the same words.
+            let back: Finding = serde_json::from_value(serde_json::to_value(&f).unwrap()).unwrap();
+            assert_eq!(super::of(&back), w, "{what}");
+        }
+        // The stored run's verdict is worded by the stream report.
+        let line = crate::stream::limit_line(&verdict());
+        let held = Finding {
+            id: "sysctl.net.ipv4.tcp_rmem".into(),
+            subject: "net.ipv4.tcp_rmem".into(),
+            status: Status::Warn,
+            check: Check::TcpMax {
+                buffer: TcpBuffer::Rmem,
+                values: [4096, 87380, 6_291_456],
+                bdp: None,
+                need: None,
+                evidence: Some(Box::new(evidence())),
+            },
+            remedy: None,
+        };
+        assert_eq!(
+            super::of(&held).expected,
+            format!("a maximum that does not limit TCP (stream run 12 to 198.18.1.2:7878: {line})")
+        );
+        assert!(line.contains("71%"), "{line}");
+    }
+}
