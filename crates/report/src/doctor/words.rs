@@ -67,6 +67,11 @@ pub fn of(f: &Finding) -> Words {
 
 /// measured, expected, why and source of one check (`subject`: what it looked at).
 fn check(c: &Check, subject: &str) -> Words {
+    iface(c, subject).or_else(|| host(c)).unwrap_or_default()
+}
+
+/// The words of an interface's check, or of a skipped one (None: a host check).
+fn iface(c: &Check, subject: &str) -> Option<Words> {
     let w = |measured: String, expected: &str, why: &str, source: &str| Words {
         measured,
         expected: expected.into(),
@@ -74,7 +79,7 @@ fn check(c: &Check, subject: &str) -> Words {
         source: source.into(),
         fix: String::new(),
     };
-    match c {
+    Some(match c {
         Check::Skipped { read, why } => Words {
             measured: read.clone().unwrap_or_else(|| "unknown".into()),
             why: skipped(why),
@@ -137,6 +142,21 @@ fn check(c: &Check, subject: &str) -> Words {
             "Strict reverse-path filtering drops packets that arrive on a private NIC other than the one the route back uses, which splits a multi-NIC interconnect.",
             source::MOS_RP_FILTER,
         ),
+        _ => return None,
+    })
+}
+
+/// The words of a host check: a sysctl, a counter, steering, or the two ends compared
+/// (None: an interface's check).
+fn host(c: &Check) -> Option<Words> {
+    let w = |measured: String, expected: &str, why: &str, source: &str| Words {
+        measured,
+        expected: expected.into(),
+        why: why.into(),
+        source: source.into(),
+        fix: String::new(),
+    };
+    Some(match c {
         Check::Minimum { of, value, min } => {
             let (why, source) = minimum(*of);
             w(value.to_string(), &format!(">= {min}"), why, source)
@@ -195,7 +215,8 @@ fn check(c: &Check, subject: &str) -> Words {
             "Nodes with different buffer or reassembly settings behave differently under the same load, which hides the cause of one-sided drops.",
             source::GI_SAME_PARAMETERS,
         ),
-    }
+        _ => return None,
+    })
 }
 
 /// Why a check could not run.
