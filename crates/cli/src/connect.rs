@@ -72,12 +72,16 @@ pub fn engine_failure(e: EngineError) -> Failure {
     Failure::new(code, engine_error(e))
 }
 
-/// An engine error as one message. Its text already carries its cause (it is also
-/// what the engine writes into reasons and logs), so the cause is not chained again:
-/// `main` prints the chain, and would print "Connection refused" twice. A refused
-/// connection says what to start on the peer.
+/// An engine error as one message, in report's words (which name the flag that fixes
+/// it). Its text already carries its cause, so the cause is not chained again: `main`
+/// prints the chain, and would print "Connection refused" twice. A refused connection
+/// says what to start on the peer.
 pub fn engine_error(e: EngineError) -> anyhow::Error {
-    anyhow::Error::msg(format!("{e}{}", refused_hint(&e)))
+    anyhow::Error::msg(format!(
+        "{}{}",
+        mtuperf_report::error::engine_error(&e),
+        refused_hint(&e)
+    ))
 }
 
 /// What to do when the peer refused the connection: no agent listens there.

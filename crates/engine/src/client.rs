@@ -13,6 +13,7 @@ use mtuperf_proto::{DEFAULT_PORT, PROTOCOL_VERSION};
 use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::control::Control;
+use crate::error::AuthFailure;
 use crate::flow::{AuthOk, Expected};
 use crate::stamp::random_bytes;
 use crate::EngineError;
@@ -146,17 +147,11 @@ impl Session {
                 }
             },
             (Some(_), None) => return Err(EngineError::Refused(Refusal::AuthRequired)),
-            (None, Some(_)) => {
-                return Err(EngineError::Auth(
-                    "a key was given but the agent does not authenticate (it runs without --key-file); refusing to talk to an unauthenticated agent".into(),
-                ))
-            }
+            (None, Some(_)) => return Err(EngineError::Auth(AuthFailure::AgentOpen)),
             (Some(proof), Some(key)) => {
                 let proof = hex::decode(&proof).unwrap_or_default();
                 if !auth::verify_agent_proof(key, &nc, &na, &proof) {
-                    return Err(EngineError::Auth(
-                        "the agent could not prove it holds the same key (wrong key on one side)".into(),
-                    ));
+                    return Err(EngineError::Auth(AuthFailure::AgentProof));
                 }
                 let p = auth::client_proof(key, &nc, &na);
                 control.send(&ClientMsg::Auth {

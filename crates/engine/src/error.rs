@@ -41,7 +41,7 @@ pub enum EngineError {
     #[error("protocol error: {0}")]
     Protocol(String),
     #[error("authentication: {0}")]
-    Auth(String),
+    Auth(AuthFailure),
     #[error("agent error: {0}")]
     Agent(String),
     #[error("{op}: {source}")]
@@ -58,12 +58,54 @@ pub enum EngineError {
     /// What answered the hello is something else (an SSH or HTTP server, iperf3).
     #[error("{addr} is not an mtuperf agent ({detail})")]
     NotAgent { addr: SocketAddr, detail: String },
-    /// One of `rr --from`'s client hosts failed: which, and why.
-    #[error("--from {host}: {source}")]
+    /// One of `rr --from`'s client hosts failed: which, and why. Report words it
+    /// for people, naming the flag.
+    #[error("from {host}: {source}")]
     FromHost {
         host: String,
         source: Box<EngineError>,
     },
+    /// Mesh discovery found no network that two of the nodes share, within what the
+    /// user selected.
+    #[error("no network is shared by two of the nodes ({within})")]
+    NoSharedNetwork { within: Within },
+    /// Too few file descriptors for `clients` TCP clients: `want` needed, the hard
+    /// limit (RLIMIT_NOFILE) is `hard`.
+    #[error("{clients} TCP clients need {want} file descriptors, but the hard limit (RLIMIT_NOFILE) is {hard}")]
+    NoFile { clients: u32, want: u64, hard: u64 },
+}
+
+/// Why the keyed handshake failed on this end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum AuthFailure {
+    /// A key was given, but the agent holds none (an open agent).
+    #[error("a key was given but the agent does not authenticate; refusing to talk to an unauthenticated agent")]
+    AgentOpen,
+    /// The agent's proof does not match this end's key.
+    #[error("the agent could not prove it holds the same key (wrong key on one side)")]
+    AgentProof,
+}
+
+/// Which networks a mesh looked among: every one, those inside the given prefixes,
+/// or the cluster_interconnect subnets of an oifcfg listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Within {
+    All,
+    Nets(Vec<ipnet::IpNet>),
+    Oifcfg,
+}
+
+impl std::fmt::Display for Within {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Within::All => f.write_str("any network"),
+            Within::Nets(nets) => {
+                let nets: Vec<String> = nets.iter().map(ToString::to_string).collect();
+                write!(f, "within {}", nets.join(", "))
+            }
+            Within::Oifcfg => f.write_str("cluster_interconnect subnets of the oifcfg listing"),
+        }
+    }
 }
 
 impl EngineError {

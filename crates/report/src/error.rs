@@ -1,4 +1,8 @@
-//! The `mtuperf.error/1` document: a failure, for a command asked for JSON.
+//! Failures in words: an engine error for people, and the `mtuperf.error/1` document
+//! a command asked for JSON prints when it fails.
+use mtuperf_engine::config::ConfigError;
+use mtuperf_engine::error::{AuthFailure, Within};
+use mtuperf_engine::EngineError;
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -31,5 +35,101 @@ impl ErrorDoc {
     pub fn json(&self) -> String {
         // Two strings and a number always serialize.
         serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+/// An engine error in words for people: the engine's own text, and for the errors
+/// whose fix is a flag, the flag (the engine names no flag: it has none).
+pub fn engine_error(e: &EngineError) -> String {
+    match e {
+        EngineError::FromHost { host, source } => format!("--from {host}: {}", engine_error(source)),
+        EngineError::Auth(AuthFailure::AgentOpen) => "authentication: a key was given but the agent does not authenticate (it runs without --key-file); refusing to talk to an unauthenticated agent".into(),
+        EngineError::NoSharedNetwork { within } => no_shared_network(within),
+        EngineError::NoFile { .. } => format!(
+            "RLIMIT_NOFILE: {e}; raise it (ulimit -Hn, LimitNOFILE= in a systemd unit, /etc/security/limits.conf) or run fewer --clients"
+        ),
+        EngineError::Config(ConfigError::FromHosts {
+            hosts,
+            clients,
+            rate,
+        }) => format!(
+            "{hosts} --from host(s) need at least one client and one request/s each (--clients {clients}, --rate {})",
+            rate.map_or("none".into(), |r| r.to_string())
+        ),
+        _ => e.to_string(),
+    }
+}
+
+/// Why a mesh has nothing to test: the networks it looked among, by the flag that chose them.
+fn no_shared_network(within: &Within) -> String {
+    match within {
+        Within::Oifcfg => "no cluster_interconnect subnet of --oifcfg is held by two of the nodes (on the interface it names)".into(),
+        Within::All => "no network is shared by two of the nodes".into(),
+        Within::Nets(nets) => {
+            let nets: Vec<String> = nets.iter().map(ToString::to_string).collect();
+            format!(
+                "no network is shared by two of the nodes within --net {}",
+                nets.join(", ")
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn engine_errors_whose_fix_is_a_flag_name_it() {
+        let open = EngineError::Auth(AuthFailure::AgentOpen);
+        assert!(engine_error(&open).contains("(it runs without --key-file)"));
+        let from = EngineError::FromHost {
+            host: "n1".into(),
+            source: Box::new(open),
+        };
+        assert!(
+            engine_error(&from).starts_with("--from n1: authentication: a key was given")
+                && engine_error(&from).contains("--key-file"),
+            "{}",
+            engine_error(&from)
+        );
+        let nets = EngineError::NoSharedNetwork {
+            within: Within::Nets(vec![
+                "192.168.0.0/16".parse().unwrap(),
+                "fd00::/8".parse().unwrap(),
+            ]),
+        };
+        assert_eq!(
+            engine_error(&nets),
+            "no network is shared by two of the nodes within --net 192.168.0.0/16, fd00::/8"
+        );
+        let oifcfg = EngineError::NoSharedNetwork {
+            within: Within::Oifcfg,
+        };
+        assert!(engine_error(&oifcfg).contains("subnet of --oifcfg"));
+        let all = EngineError::NoSharedNetwork {
+            within: Within::All,
+        };
+        assert!(!engine_error(&all).contains("--"));
+        let nofile = EngineError::NoFile {
+            clients: 4000,
+            want: 4128,
+            hard: 1024,
+        };
+        assert_eq!(
+            engine_error(&nofile),
+            "RLIMIT_NOFILE: 4000 TCP clients need 4128 file descriptors, but the hard limit (RLIMIT_NOFILE) is 1024; raise it (ulimit -Hn, LimitNOFILE= in a systemd unit, /etc/security/limits.conf) or run fewer --clients"
+        );
+        let short = EngineError::Config(ConfigError::FromHosts {
+            hosts: 2,
+            clients: 1,
+            rate: None,
+        });
+        assert_eq!(
+            engine_error(&short),
+            "2 --from host(s) need at least one client and one request/s each (--clients 1, --rate none)"
+        );
+        let refused = EngineError::Refused(mtuperf_proto::msg::Refusal::AuthFailed);
+        assert_eq!(engine_error(&refused), refused.to_string());
     }
 }

@@ -31,6 +31,7 @@ mod compare;
 mod cpu_sources;
 mod demo_loopback;
 mod doctor_cli;
+mod engine_flags;
 mod fn_budget;
 mod format_axis;
 mod json_errors;

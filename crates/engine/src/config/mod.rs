@@ -29,6 +29,14 @@ pub enum ConfigError {
     },
     #[error("{0}")]
     Bad(String),
+    /// `rr --from`: each of `hosts` client hosts needs at least one client and (with
+    /// a rate) one request/s.
+    #[error("{hosts} client host(s) need at least one client and one request/s each (clients {clients}, rate {})", rate.map_or("none".into(), |r| r.to_string()))]
+    FromHosts {
+        hosts: u64,
+        clients: u32,
+        rate: Option<u64>,
+    },
 }
 
 impl From<ConfigError> for Refusal {
@@ -42,6 +50,9 @@ impl From<ConfigError> for Refusal {
                 limit: limit.into(),
                 requested,
                 allowed,
+            },
+            e @ ConfigError::FromHosts { .. } => Refusal::BadRequest {
+                detail: e.to_string(),
             },
             ConfigError::Bad(detail) => Refusal::BadRequest { detail },
         }

@@ -100,19 +100,21 @@ fn watch_asker(sock: &TcpStream, done: &AtomicBool, stop: &AtomicBool) {
     }
 }
 
-/// What the protocol allows of a load's threads and loss timeout.
+/// What the protocol allows of a load's threads and loss timeout. The coordinator's
+/// own flags check both first, so only a client of another make reaches these: they
+/// name the request's fields, not a flag.
 fn load_bounds(rr: &mtuperf_proto::msg::mesh::RrLoad) -> Result<(), String> {
     use crate::config::bounds::{MAX_RR_TIMEOUT, MAX_THREADS, MIN_RR_TIMEOUT};
     if rr.threads > MAX_THREADS {
         return Err(format!(
-            "threads {} above {MAX_THREADS} (rr --threads)",
+            "rr load threads {} above {MAX_THREADS}",
             rr.threads
         ));
     }
     let t = Duration::from_millis(rr.timeout_ms);
     if !(MIN_RR_TIMEOUT..=MAX_RR_TIMEOUT).contains(&t) {
         return Err(format!(
-            "timeout {} ms outside 1 ms to 60 s (rr --timeout)",
+            "rr load timeout {} ms outside 1 ms to 60 s",
             rr.timeout_ms
         ));
     }

@@ -19,6 +19,7 @@ use super::model::{
 use super::pair::{record, Ctx, Job, Outcome};
 use super::schedule::{ordered_pairs, run_bounded, tournament};
 use super::{cells, checks, doctor, jumbo, kernel, net, plan};
+use crate::error::Within;
 use crate::EngineError;
 
 /// A path test tried again needs at least this much of its pair's deadline left.
@@ -304,11 +305,12 @@ fn nodes_and_networks(
     let networks = net::networks(&nodes, &select, cfg.expect, &cfg.expect_nets);
     obs.discovered(&nodes, &networks);
     if networks.is_empty() {
-        return Err(EngineError::Agent(if cfg.oifcfg.is_some() {
-            "no cluster_interconnect subnet of --oifcfg is held by two of the nodes (on the interface it names)".into()
-        } else {
-            "no network is shared by two of the nodes (within --net, when given)".into()
-        }));
+        let within = match (&cfg.oifcfg, cfg.nets.is_empty()) {
+            (Some(_), _) => Within::Oifcfg,
+            (None, true) => Within::All,
+            (None, false) => Within::Nets(cfg.nets.clone()),
+        };
+        return Err(EngineError::NoSharedNetwork { within });
     }
     Ok((nodes, networks))
 }

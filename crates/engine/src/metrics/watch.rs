@@ -47,6 +47,10 @@ fn gauge(name: &str, help: &str) -> GaugeVec {
     GaugeVec::new(Opts::new(name, help), PATH).expect("a valid metric name")
 }
 
+// The HELP texts below name serve's --watch-every and --watch-expect on purpose: HELP
+// is part of the exposition the agent serves itself on /metrics (Prometheus scrapes it
+// from the agent, no report layer in between), and it documents each metric by the
+// flag that sets it. tests/cli/engine_flags.rs allows exactly these.
 impl Default for WatchMetrics {
     #[allow(clippy::expect_used)]
     fn default() -> Self {

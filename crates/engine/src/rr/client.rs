@@ -223,7 +223,7 @@ fn reverse(
     match requester {
         Some(requester) => Ok(Some(RrBidirResult::new(requester, &responder))),
         None if reasons.is_empty() => Err(EngineError::Protocol(
-            "the agent ran no reverse direction in a --bidir test".into(),
+            "the agent ran no reverse direction in a bidirectional test".into(),
         )),
         None => Ok(Some(RrBidirResult::new(RrReverse::default(), &responder))),
     }

@@ -87,12 +87,11 @@ pub fn run_from(
 ) -> Result<RrResult, EngineError> {
     let n = hosts.len() as u64;
     if n == 0 || u64::from(params.clients) < n || params.rate.is_some_and(|r| r < n) {
-        return Err(EngineError::Config(ConfigError::Bad(format!(
-            "{} --from host(s) need at least one client and one request/s each (--clients {}, --rate {})",
-            n,
-            params.clients,
-            params.rate.map_or("none".into(), |r| r.to_string())
-        ))));
+        return Err(EngineError::Config(ConfigError::FromHosts {
+            hosts: n,
+            clients: params.clients,
+            rate: params.rate,
+        }));
     }
     params.check_shape()?;
     let to = resolve(target)?;
@@ -439,7 +438,14 @@ mod tests {
             &AtomicBool::new(false),
         );
         assert!(
-            matches!(&r, Err(EngineError::Config(ConfigError::Bad(m))) if m.contains("--clients 1")),
+            matches!(
+                &r,
+                Err(EngineError::Config(ConfigError::FromHosts {
+                    hosts: 2,
+                    clients: 1,
+                    rate: None
+                }))
+            ),
             "{r:?}"
         );
     }

@@ -11,6 +11,7 @@ use std::time::Duration;
 use crate::test_agent;
 use mtuperf_engine::agent::LogLine;
 use mtuperf_engine::client::{ConnectOptions, Session};
+use mtuperf_engine::error::Within;
 use mtuperf_engine::mesh::{self, BlockTest, MeshConfig, MeshTests, QuietMesh};
 use mtuperf_engine::EngineError;
 use mtuperf_proto::auth::Key;
@@ -179,7 +180,9 @@ fn a_mesh_of_loopback_agents_finds_no_shared_network() {
     };
     let stop = AtomicBool::new(false);
     match mesh::run(&cfg, &stop, &QuietMesh) {
-        Err(EngineError::Agent(m)) => assert!(m.contains("no network is shared"), "{m}"),
+        Err(EngineError::NoSharedNetwork {
+            within: Within::Nets(nets),
+        }) => assert_eq!(nets, cfg.nets),
         other => panic!("expected no network, got {other:?}"),
     }
 }

@@ -1,6 +1,7 @@
 //! Figures derived from an rr result. Every figure says what it counts, over which
 //! interval and on which end.
 
+use mtuperf_engine::cpu_res::CpuResolution;
 use mtuperf_engine::rr::{RrCounts, RrResult};
 use mtuperf_proto::host::{HostSnapshot, IfaceInfo, SnmpCounters, ThreadsCpu};
 use schemars::JsonSchema;
@@ -19,7 +20,7 @@ pub struct EndFigures {
     pub cpu_us_per_block: Option<f64>,
     /// What `cpu_pct` and `cpu_us_per_block` rest on: /proc/stat ticks counted and
     /// their uncertainty (± one tick per CPU).
-    pub cpu_resolution: Option<mtuperf_engine::cpu_res::CpuResolution>,
+    pub cpu_resolution: Option<CpuResolution>,
     /// The tool's own CPU per block: time on CPU of the mtuperf threads that carried
     /// the traffic on this end (client: requester threads; agent: serving threads;
     /// plus the other role's threads under `--bidir`), each over its life, in ns from
@@ -144,8 +145,7 @@ pub(super) fn end_figures(
         } else {
             None
         },
-        cpu_resolution: cpu_ok
-            .then(|| mtuperf_engine::cpu_res::CpuResolution::of(cpu.busy_ns(), after.cpu.ncpu)),
+        cpu_resolution: cpu_ok.then(|| CpuResolution::of(cpu.busy_ns(), after.cpu.ncpu)),
         tool_cpu_us_per_block: tool.and_then(|t| per_block(t.on_cpu_ns() as f64 / 1000.0)),
         tool_cpu_pct: tool
             .filter(|t| t.life_ns > 0)
@@ -175,11 +175,24 @@ fn both(a: Option<ThreadsCpu>, b: Option<ThreadsCpu>) -> Option<ThreadsCpu> {
     }
 }
 
+/// A warning when `end`'s system-wide CPU figure is too coarse to trust.
+fn cpu_resolution_warning(end: &str, r: &CpuResolution) -> Option<String> {
+    r.is_coarse().then(|| {
+        format!(
+            "{end}: system-wide CPU rests on {}: the run is too short for /proc/stat's resolution; a longer --time narrows it (the tool's own thread CPU is finer)",
+            r.text()
+        )
+    })
+}
+
 /// The warnings for ends whose own threads were nearly saturated.
 fn tool_warnings(client: &EndFigures, agent: &EndFigures) -> Vec<String> {
     let mut out = Vec::new();
     for (end, f) in [("client", client), ("agent", agent)] {
-        out.extend(f.cpu_resolution.and_then(|r| r.warning(end)));
+        out.extend(
+            f.cpu_resolution
+                .and_then(|r| cpu_resolution_warning(end, &r)),
+        );
     }
     if let Some(p) = client.tool_cpu_pct.filter(|p| *p >= TOOL_BUSY_WARN_PCT) {
         out.push(format!(
@@ -241,6 +254,21 @@ pub fn compute(r: &RrResult) -> RrMetrics {
 mod tests {
     use super::*;
     use mtuperf_proto::host::IfaceCounters;
+
+    #[test]
+    fn a_coarse_cpu_figure_is_warned_about_with_the_flag_that_narrows_it() {
+        let short = CpuResolution::of(350_000_000, 2);
+        let w = cpu_resolution_warning("client", &short).unwrap();
+        assert!(
+            w.starts_with("client: system-wide CPU rests on 35 ticks of 10 ms ± 2")
+                && w.contains("too short")
+                && w.contains("a longer --time narrows it"),
+            "{w}"
+        );
+        let long = CpuResolution::of(20_000_000_000, 2);
+        assert_eq!(cpu_resolution_warning("client", &long), None);
+        assert!(cpu_resolution_warning("agent", &CpuResolution::of(0, 4)).is_some());
+    }
 
     /// 1 s in which the interface sent 1.28 GB: 102.4% of a 10 Gbit/s "link".
     fn nic_pct(kind: &str) -> Option<f64> {

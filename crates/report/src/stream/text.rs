@@ -288,9 +288,11 @@ fn ends_text(out: &mut String, ends: &[EndMetrics], agent_missing: bool) {
         .filter(|e| !(agent_missing && e.end == End::Agent))
     {
         if let Some(r) = &e.cpu_resolution {
-            let why = r
-                .warning("")
-                .map_or("", |_| ": too short a run for that resolution");
+            let why = if r.is_coarse() {
+                ": too short a run for that resolution"
+            } else {
+                ""
+            };
             let _ = writeln!(
                 out,
                 "  {} system CPU from /proc/stat: {}{why}",

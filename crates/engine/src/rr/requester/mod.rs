@@ -45,12 +45,10 @@ pub fn ensure_nofile(req: &RrConfig) -> Result<(), EngineError> {
     if soft >= want {
         return Ok(());
     }
-    Err(EngineError::Io {
-        op: "RLIMIT_NOFILE".into(),
-        source: std::io::Error::other(format!(
-            "{} TCP clients need {want} file descriptors, but the hard limit (RLIMIT_NOFILE) is {hard}; raise it (ulimit -Hn, LimitNOFILE= in a systemd unit, /etc/security/limits.conf) or run fewer --clients",
-            req.clients
-        )),
+    Err(EngineError::NoFile {
+        clients: req.clients,
+        want,
+        hard,
     })
 }
 
