@@ -74,15 +74,6 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ("watch/schedule.rs", "--key-file", "agent log line, pending"),
 ];
 
-/// Files left whole while another slice rewrites them (doctor's typed findings):
-/// empty this list when that lands.
-const PENDING_FILES: &[&str] = &[
-    "doctor/iface.rs",
-    "doctor/run.rs",
-    "doctor/steering.rs",
-    "doctor/sysctl.rs",
-];
-
 /// The string literals of `src` (normal, byte and raw), comments and character
 /// literals skipped: (line, text).
 fn literals(src: &str) -> Vec<(usize, String)> {
@@ -245,8 +236,7 @@ fn no_engine_string_literal_names_a_cli_flag_outside_the_list() {
     let found = found();
     let mut wrong = Vec::new();
     for (file, line, flag) in &found {
-        let allowed = PENDING_FILES.contains(&file.as_str())
-            || ALLOWED.iter().any(|(f, fl, _)| f == file && fl == flag);
+        let allowed = ALLOWED.iter().any(|(f, fl, _)| f == file && fl == flag);
         if !allowed {
             wrong.push(format!(
                 "crates/engine/src/{file}:{line}: a literal names {flag}: return a typed value (an error variant, a reason with its numbers) and word it, with the flag, in crates/report"
@@ -257,13 +247,6 @@ fn no_engine_string_literal_names_a_cli_flag_outside_the_list() {
         if !found.iter().any(|(f, _, fl)| f == file && fl == flag) {
             wrong.push(format!(
                 "ALLOWED lists {file} {flag}, which no literal names any more: remove the entry"
-            ));
-        }
-    }
-    for file in PENDING_FILES {
-        if !found.iter().any(|(f, _, _)| f == file) {
-            wrong.push(format!(
-                "PENDING_FILES lists {file}, which names no flag any more: remove it"
             ));
         }
     }
