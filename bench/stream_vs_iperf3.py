@@ -43,8 +43,7 @@ def ns(host):
 
 def run_mtuperf(client_ns, target, block, secs, extra, binary=None):
     env = dict(os.environ)
-    if client_ns and binary is None:  # lab agents authenticate with the lab's key (the baseline's agent is open)
-        env["MTUPERF_KEY_FILE"] = f"/run/mtuperf/lab/{LAB}/key"
+    env.pop("MTUPERF_KEY_FILE", None)  # every agent of the bench is open (see `main`)
     out = subprocess.run(ns(client_ns) + [binary or BIN, "--no-store", "stream", target, "--time", f"{secs}s",
                           "--block", block, "--json"] + extra, capture_output=True, text=True, check=True, env=env)
     d = json.loads(out.stdout)["runs"][0]["metrics"]["directions"][0]
@@ -148,12 +147,15 @@ def main():
             subprocess.run([BIN, "lab", "down", "--name", LAB], capture_output=True)
             subprocess.run([BIN, "lab", "up", "--name", LAB, "--offload", a.offload] + sum((["--scenario", s] for s in nets), []),
                            check=True, capture_output=True)
-            subprocess.run([BIN, "lab", "serve", "--name", LAB], check=True, capture_output=True)
             addr = {"std": "198.18.1.2", "jumbo": "198.18.2.2"}
             for s in nets:
-                with open(f"/run/mtuperf/lab/{LAB}/agent-{s}.pid") as f:
-                    m_pid = int(f.read().strip())
-                bench(f"veth-{s}", "client", tools("client", addr[s], addr[s], m_pid, s, None),
+                # Every server starts the same way, a child of this script in its
+                # session: `lab serve` starts its agents with setsid, and with the
+                # kernel's sched_autogroup a process in a session of its own is
+                # scheduled as a group against the client's; that alone cost the
+                # 8K stream 10% and 4x the sender's context switches (BENCHMARKS §17).
+                m = start(ns(s) + [BIN, "--no-store", "serve", "--bind", addr[s], "--port", "7878"])
+                bench(f"veth-{s}", "client", tools("client", addr[s], addr[s], m.pid, s, None),
                       a.pairs, a.time, blocks)
     finally:
         for p in procs:
