@@ -131,7 +131,7 @@ fn check(g: &Global, a: Args) -> CmdResult {
     }
     let checked = result.map_err(connect::engine_failure)?;
     let peer_name = a.peer.as_deref().unwrap_or_default();
-    let mut doc = Document::of(started, a.profile.name(), peer_name, checked);
+    let mut doc = Document::of(started, a.profile, peer_name, checked);
     let target = a.peer.clone().unwrap_or_else(|| "localhost".into());
     doc.run_id = history::store_record(
         store.as_ref(),

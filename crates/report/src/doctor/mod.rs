@@ -8,7 +8,7 @@ pub mod words;
 use std::fmt::Write as _;
 
 use mtuperf_engine::doctor::run::Checked;
-use mtuperf_engine::doctor::{Finding, HostFacts, Status};
+use mtuperf_engine::doctor::{Finding, HostFacts, Profile, Status};
 use mtuperf_proto::text::escape_control as esc;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -43,12 +43,30 @@ impl FindingDoc {
     }
 }
 
+/// Whose host a report is about.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum HostRole {
+    /// The host `doctor` ran on.
+    Local,
+    /// The agent's host (`--peer`), as the user named the agent.
+    Peer(String),
+}
+
+impl std::fmt::Display for HostRole {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HostRole::Local => f.write_str("local"),
+            HostRole::Peer(agent) => write!(f, "peer {agent}"),
+        }
+    }
+}
+
 /// One host's facts and findings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct HostReport {
     pub hostname: String,
-    /// "local", or the agent address for the peer.
-    pub role: String,
+    pub role: HostRole,
     pub facts: HostFacts,
     pub findings: Vec<FindingDoc>,
 }
@@ -103,7 +121,7 @@ pub struct Document {
     pub schema: String,
     pub run_id: Option<i64>,
     pub started_unix_ms: i64,
-    pub profile: String,
+    pub profile: Profile,
     pub local: HostReport,
     pub peer: Option<HostReport>,
     /// Cross-node comparisons (ids "cross.*"), empty without --peer.
@@ -116,17 +134,17 @@ pub struct Document {
 impl Document {
     /// The document of one check: this host, the agent's host named `peer` (when the
     /// check had one) and their comparison.
-    pub fn of(started_unix_ms: i64, profile: &str, peer: &str, c: Checked) -> Document {
+    pub fn of(started_unix_ms: i64, profile: Profile, peer: &str, c: Checked) -> Document {
         let typed = |v: Vec<Finding>| v.into_iter().map(FindingDoc::typed).collect();
         let peer_report = c.peer.map(|p| HostReport {
             hostname: p.hostname,
-            role: format!("peer {peer}"),
+            role: HostRole::Peer(peer.to_string()),
             facts: p.facts,
             findings: typed(p.findings),
         });
         let local = HostReport {
             hostname: c.local.hostname.clone(),
-            role: "local".into(),
+            role: HostRole::Local,
             facts: c.local,
             findings: typed(c.findings),
         };
@@ -165,7 +183,7 @@ impl Document {
 
     pub fn new(
         started_unix_ms: i64,
-        profile: &str,
+        profile: Profile,
         local: HostReport,
         peer: Option<HostReport>,
         cross: Vec<FindingDoc>,
@@ -174,7 +192,7 @@ impl Document {
             schema: SCHEMA.into(),
             run_id: None,
             started_unix_ms,
-            profile: profile.into(),
+            profile,
             local,
             peer,
             cross,
@@ -213,7 +231,7 @@ pub fn headline(doc: &Document) -> String {
         doc.counts.warn,
         doc.counts.pass,
         doc.counts.skip,
-        doc.profile
+        doc.profile.name()
     )
 }
 
@@ -243,7 +261,7 @@ fn section(out: &mut String, title: &str, findings: &[FindingDoc]) {
     }
 }
 
-fn host_title(h: &HostReport, profile: &str) -> String {
+fn host_title(h: &HostReport, profile: Profile) -> String {
     let names: Vec<&str> = h
         .facts
         .ifaces
@@ -251,9 +269,10 @@ fn host_title(h: &HostReport, profile: &str) -> String {
         .map(|i| i.info.name.as_str())
         .collect();
     format!(
-        "{} host {} (profile {profile}), interfaces {} ({}); counters sampled over {} ms",
+        "{} host {} (profile {}), interfaces {} ({}); counters sampled over {} ms",
         h.role,
         h.hostname,
+        profile.name(),
         if names.is_empty() {
             "none".into()
         } else {
@@ -272,11 +291,11 @@ pub fn text(doc: &Document) -> String {
     );
     section(
         &mut out,
-        &host_title(&doc.local, &doc.profile),
+        &host_title(&doc.local, doc.profile),
         &doc.local.findings,
     );
     if let Some(p) = &doc.peer {
-        section(&mut out, &host_title(p, &doc.profile), &p.findings);
+        section(&mut out, &host_title(p, doc.profile), &p.findings);
     }
     if !doc.cross.is_empty() {
         section(&mut out, "cross-node comparison", &doc.cross);
@@ -344,8 +363,26 @@ pub fn fix_script(doc: &Document) -> String {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    use super::{fix_script, Counts, Document, FindingDoc, HostReport, Verdict};
-    use mtuperf_engine::doctor::{Check, Finding, Fix, HostFacts, MtuScope, Status};
+    use super::{fix_script, Counts, Document, FindingDoc, HostReport, HostRole, Verdict};
+    use mtuperf_engine::doctor::{Check, Finding, Fix, HostFacts, MtuScope, Profile, Status};
+
+    /// A host's role is a type: "local" or {"peer": AGENT} in JSON, read back the same,
+    /// and the words of the text report's host titles.
+    #[test]
+    fn a_hosts_role_is_typed_in_json_and_worded_in_text() {
+        let peer = HostRole::Peer("198.18.2.2:7878".into());
+        let json = serde_json::to_value([&HostRole::Local, &peer]).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!(["local", {"peer": "198.18.2.2:7878"}])
+        );
+        let back: Vec<HostRole> = serde_json::from_value(json).unwrap();
+        assert_eq!(back, [HostRole::Local, peer.clone()]);
+        assert_eq!(
+            (HostRole::Local.to_string(), peer.to_string()),
+            ("local".to_string(), "peer 198.18.2.2:7878".to_string())
+        );
+    }
 
     #[test]
     fn the_verdict_is_the_worst_status_and_keeps_its_json_word() {
@@ -389,7 +426,7 @@ mod tests {
     fn host(name: &str, findings: Vec<FindingDoc>) -> HostReport {
         HostReport {
             hostname: name.into(),
-            role: "local".into(),
+            role: HostRole::Local,
             facts: HostFacts::default(),
             findings,
         }
@@ -422,7 +459,7 @@ mod tests {
                 finding("eth2", same("x\ntouch /tmp/peer-fix")),
             ],
         );
-        let doc = Document::new(0, "rac", local, Some(peer), Vec::new());
+        let doc = Document::new(0, Profile::Rac, local, Some(peer), Vec::new());
         let script = fix_script(&doc);
         let commands: Vec<&str> = script
             .lines()
@@ -458,7 +495,7 @@ mod tests {
     fn the_stored_document_is_typed_and_the_printed_one_worded() {
         let doc = Document::new(
             0,
-            "rac",
+            Profile::Rac,
             host("here", vec![finding("eth0", Fix::Investigate)]),
             None,
             Vec::new(),
