@@ -67,6 +67,9 @@ pub mod units;
 /// earlier versions added with a default for older peers are required.
 /// 15: a doctor reply carries the agent's host facts only (`findings` is gone: the
 /// client applies the rules to the facts).
-pub const PROTOCOL_VERSION: u16 = 15;
+/// 16: an `--agent-cpu` list outside what the agent may pin to is refused as
+/// `Refusal::AgentCpus` (the CPUs asked and allowed, and which limit), not as a
+/// sentence in a bad-request refusal.
+pub const PROTOCOL_VERSION: u16 = 16;
 /// Default TCP port of the agent (control and TCP data connections).
 pub const DEFAULT_PORT: u16 = 7878;

@@ -23,17 +23,7 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ("metrics/watch.rs", "--watch-every", "/metrics HELP text"),
     // Still to type (issue 32), each needing more than words moved:
     // - refusals the agent sends as a `BadRequest` detail: a typed `Refusal` variant
-    //   is a wire change (PROTOCOL_VERSION 16);
-    (
-        "placement/check.rs",
-        "--agent-cpu",
-        "wire refusal detail, pending",
-    ),
-    (
-        "placement/check.rs",
-        "--cpus",
-        "wire refusal detail, pending",
-    ),
+    //   is a wire change (as `Refusal::AgentCpus` was, protocol 16);
     (
         "rr/agent.rs",
         "--test-hooks",

@@ -1,6 +1,7 @@
 //! Checks of asked CPU lists against the host's online CPUs and the agent's
 //! processor set (`serve --cpus`).
 
+use mtuperf_proto::msg::{CpuLimit, Refusal};
 use mtuperf_proto::placement::format_cpu_list;
 
 /// The CPUs of `asked` that are not in `allowed`, formatted (`2-3`), or None.
@@ -25,25 +26,22 @@ pub fn check_cpus(asked: &[u32], online: &[u32]) -> Result<(), String> {
     }
 }
 
-/// The agent's check of `--agent-cpu` against its processor set (`serve --cpus`,
-/// None: every online CPU); the refusal names the limit and the allowed set.
-pub fn check_agent_cpus(asked: &[u32], set: Option<&[u32]>, online: &[u32]) -> Result<(), String> {
-    if asked.is_empty() {
-        return Err("--agent-cpu: empty CPU list".into());
-    }
+/// The agent's check of a request's CPU list against its processor set (`serve
+/// --cpus`, None: every online CPU): the refusal carries the CPUs asked and allowed
+/// and which limit it is (its words are the refusal's).
+pub fn check_agent_cpus(asked: &[u32], set: Option<&[u32]>, online: &[u32]) -> Result<(), Refusal> {
     let (allowed, limit) = match set {
-        Some(s) => (s, "the agent's processor set (serve --cpus)"),
-        None => (online, "the agent host's online CPUs"),
+        Some(s) => (s, CpuLimit::ProcessorSet),
+        None => (online, CpuLimit::Online),
     };
-    match outside(asked, allowed) {
-        Some(bad) => Err(format!(
-            "--agent-cpu {}: CPU {bad} is outside {limit} {}; ask for CPUs in {}",
-            format_cpu_list(asked),
-            format_cpu_list(allowed),
-            format_cpu_list(allowed)
-        )),
-        None => Ok(()),
+    if asked.is_empty() || outside(asked, allowed).is_some() {
+        return Err(Refusal::AgentCpus {
+            asked: asked.to_vec(),
+            allowed: allowed.to_vec(),
+            limit,
+        });
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -51,14 +49,37 @@ mod tests {
     use super::*;
 
     #[test]
-    fn cpus_outside_the_set_are_named_with_the_limit() {
+    fn cpus_outside_the_set_are_refused_with_the_limit() {
         assert_eq!(check_agent_cpus(&[0], Some(&[0]), &[0, 1]), Ok(()));
-        let e = check_agent_cpus(&[1], Some(&[0]), &[0, 1]).unwrap_err();
-        assert!(e.contains("CPU 1 is outside"), "{e}");
-        assert!(e.contains("serve --cpus"), "{e}");
-        let e = check_agent_cpus(&[0, 5], None, &[0, 1]).unwrap_err();
-        assert!(e.contains("CPU 5") && e.contains("online CPUs 0-1"), "{e}");
-        assert!(check_agent_cpus(&[], None, &[0]).is_err());
+        let refused = |asked: &[u32], allowed: &[u32], limit| {
+            Err(Refusal::AgentCpus {
+                asked: asked.to_vec(),
+                allowed: allowed.to_vec(),
+                limit,
+            })
+        };
+        assert_eq!(
+            check_agent_cpus(&[1], Some(&[0]), &[0, 1]),
+            refused(&[1], &[0], CpuLimit::ProcessorSet)
+        );
+        let e = check_agent_cpus(&[0, 5], None, &[0, 1]);
+        assert_eq!(e, refused(&[0, 5], &[0, 1], CpuLimit::Online));
+        let words = e.unwrap_err().to_string();
+        assert!(
+            words.contains("CPU 5 is outside") && words.contains("online CPUs 0-1"),
+            "{words}"
+        );
+        let e = check_agent_cpus(&[1], Some(&[0]), &[0, 1])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("CPU 1 is outside") && e.contains("serve --cpus"),
+            "{e}"
+        );
+        assert_eq!(
+            check_agent_cpus(&[], None, &[0]),
+            refused(&[], &[0], CpuLimit::Online)
+        );
         assert_eq!(check_cpus(&[1], &[0, 1]), Ok(()));
         let e = check_cpus(&[2, 3], &[0, 1]).unwrap_err();
         assert!(e.contains("CPU 2-3") && e.contains("online: 0-1"), "{e}");

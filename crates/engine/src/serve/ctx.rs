@@ -80,7 +80,7 @@ pub trait ServeCtx {
         let online = mtuperf_sys::affinity::online_cpus();
         match crate::placement::check_agent_cpus(cpus, self.agent_cpus(), &online) {
             Ok(()) => Ok(true),
-            Err(detail) => self.refuse_bad(detail).map(|()| false),
+            Err(refusal) => self.refuse(refusal).map(|()| false),
         }
     }
 }

@@ -168,6 +168,14 @@ pub enum Refusal {
     BadRequest {
         detail: String,
     },
+    /// `--agent-cpu` asked for CPUs outside what the agent may pin to (`asked`, empty
+    /// when the list was empty): its processor set (`serve --cpus`) or, without one,
+    /// its host's online CPUs (`allowed`).
+    AgentCpus {
+        asked: Vec<u32>,
+        allowed: Vec<u32>,
+        limit: CpuLimit,
+    },
     UnknownSession,
     Timeout {
         waiting_for: String,
@@ -183,6 +191,16 @@ pub enum Refusal {
         peer: String,
         detail: String,
     },
+}
+
+/// What bounds the CPUs an agent pins its test threads to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CpuLimit {
+    /// The agent's processor set, `serve --cpus`.
+    ProcessorSet,
+    /// The agent host's online CPUs (the agent has no processor set).
+    Online,
 }
 
 impl std::fmt::Display for Refusal {
@@ -250,6 +268,33 @@ impl std::fmt::Display for Refusal {
                 )
             }
             Refusal::BadRequest { detail } => write!(f, "bad request: {detail}"),
+            Refusal::AgentCpus { asked, .. } if asked.is_empty() => {
+                write!(f, "bad request: --agent-cpu: empty CPU list")
+            }
+            Refusal::AgentCpus {
+                asked,
+                allowed,
+                limit,
+            } => {
+                use crate::placement::format_cpu_list as list;
+                let outside: Vec<u32> = asked
+                    .iter()
+                    .copied()
+                    .filter(|c| !allowed.contains(c))
+                    .collect();
+                let limit = match limit {
+                    CpuLimit::ProcessorSet => "the agent's processor set (serve --cpus)",
+                    CpuLimit::Online => "the agent host's online CPUs",
+                };
+                write!(
+                    f,
+                    "bad request: --agent-cpu {}: CPU {} is outside {limit} {}; ask for CPUs in {}",
+                    list(asked),
+                    list(&outside),
+                    list(allowed),
+                    list(allowed)
+                )
+            }
             Refusal::UnknownSession => write!(f, "unknown or expired session cookie"),
             Refusal::Timeout { waiting_for } => write!(f, "timed out waiting for {waiting_for}"),
             Refusal::KeyRequired { what } => write!(
