@@ -199,7 +199,8 @@ pub struct Placement {
     pub pinned: Option<Vec<u32>>,
     /// The host's online CPUs.
     pub online: Vec<u32>,
-    /// Every test thread, sampled every `sample_ms` during the run.
+    /// Every test thread, sampled every `sample_ms` during the run (a thread that
+    /// ended before the sampler's next turn counts the CPU it entered on, once).
     pub threads: Vec<ThreadPlacement>,
     pub sample_ms: u32,
     /// NET_RX softirqs each CPU handled during the run (/proc/softirqs deltas), as

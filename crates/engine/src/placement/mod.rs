@@ -43,6 +43,8 @@ pub struct Pinning {
     threads: Mutex<Vec<(ThreadRole, i32)>>,
     /// Threads the tool pinned to one CPU by its own policy: `(tid, cpu)`.
     own: Mutex<Vec<(i32, u32)>>,
+    /// The CPU each thread was on when it entered (after its pin): `(tid, cpu)`.
+    entered_on: Mutex<Vec<(i32, u32)>>,
     errors: Mutex<Vec<String>>,
 }
 
@@ -72,10 +74,26 @@ impl Pinning {
             }
         }
         let tid = mtuperf_sys::affinity::current_tid();
+        if let Ok(cpu) = mtuperf_sys::affinity::thread_last_cpu(tid) {
+            self.entered_on
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push((tid, cpu));
+        }
         self.threads
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .push((role, tid));
+    }
+
+    /// The CPU thread `tid` was on when it entered.
+    fn entered_on(&self, tid: i32) -> Option<u32> {
+        self.entered_on
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .find(|(t, _)| *t == tid)
+            .map(|(_, c)| *c)
     }
 
     /// Pins the calling thread to `cpu` by the tool's own policy (used only when the
@@ -162,10 +180,14 @@ impl Watch {
             .iter()
             .map(|(role, tid)| ThreadPlacement {
                 role: *role,
+                // A thread the sampler never saw (a short test on a busy host: the
+                // sampler's first turn came after the thread ended) counts the CPU
+                // it entered on, once, rather than nothing.
                 cpus: seen
                     .iter()
                     .find(|(t, _)| t == tid)
                     .map(|(_, c)| c.clone())
+                    .or_else(|| self.pin.entered_on(*tid).map(|c| vec![[c, 1]]))
                     .unwrap_or_default(),
                 pinned: self.pin.own_cpu(*tid),
             })
@@ -270,6 +292,26 @@ fn sample_loop(pin: &Pinning, stop: &AtomicBool) -> Seen {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A thread that enters and ends between two of the sampler's turns is not lost:
+    /// it counts the CPU it entered on, once.
+    #[test]
+    fn a_thread_the_sampler_never_caught_counts_the_cpu_it_entered_on() {
+        let online = mtuperf_sys::affinity::online_cpus();
+        let cpu = *online.last().unwrap_or(&0);
+        let pin = Pinning::new(Some(vec![cpu]));
+        let watch = Watch::start(&pin, None);
+        // Past the sampler's first turn (at its start); its next is 10 ms later.
+        thread::sleep(Duration::from_millis(2));
+        let p2 = pin.clone();
+        thread::spawn(move || p2.enter(ThreadRole::Responder))
+            .join()
+            .unwrap_or_default();
+        let placed = watch.finish();
+        assert_eq!(placed.threads.len(), 1, "{placed:?}");
+        assert_eq!(placed.threads[0].cpus, vec![[cpu, 1]], "{placed:?}");
+        assert_eq!(placed.thread_cpus(), vec![cpu]);
+    }
 
     #[test]
     fn a_watch_sees_a_pinned_thread_on_its_cpu_only() {
