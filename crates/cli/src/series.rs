@@ -56,8 +56,8 @@ pub trait Kind {
     fn document(&self, runs: Vec<Self::Run>) -> Self::Doc;
     /// Prints what the text output ends with (a summary of repetitions, a sweep).
     fn print_end(&self, doc: &Self::Doc);
-    /// Why a run ended early (the first), for exit 5.
-    fn interrupt_reason(doc: &Self::Doc) -> Option<&str>;
+    /// Why a run ended early (the first), in report's words, for exit 5.
+    fn interrupt_reason(doc: &Self::Doc) -> Option<String>;
     /// The exit code of a series that ran whole: 0, or the kind's own (rr --verify).
     fn ok_code(&self, _doc: &Self::Doc) -> u8 {
         0
@@ -117,7 +117,7 @@ impl<K: Kind> Series<'_, K> {
         let why = K::interrupt_reason(&doc);
         Ok(interrupt::measured_exit(
             &self.stop,
-            why,
+            why.as_deref(),
             self.kind.ok_code(&doc),
         ))
     }

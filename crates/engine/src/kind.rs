@@ -41,11 +41,11 @@ pub trait Outcome {
     /// The agent measured against, as asked.
     fn target(&self) -> &str;
     /// Why the run ended early (a signal, a deadline, a stall, the agent gone).
-    fn interrupt_reason(&self) -> Option<&str>;
+    fn interrupted_by(&self) -> &[crate::Interrupt];
 }
 
 /// Implements [`Outcome`] for each result type named whose own fields say it:
-/// `target: String` and `interrupt_reason: Option<String>`.
+/// `target: String` and `interrupted_by: Vec<Interrupt>`.
 macro_rules! outcome_of_fields {
     ($($result:ty),+) => {$(
         impl $crate::kind::Outcome for $result {
@@ -53,8 +53,8 @@ macro_rules! outcome_of_fields {
                 &self.target
             }
 
-            fn interrupt_reason(&self) -> Option<&str> {
-                self.interrupt_reason.as_deref()
+            fn interrupted_by(&self) -> &[$crate::Interrupt] {
+                &self.interrupted_by
             }
         }
     )+};

@@ -35,5 +35,6 @@ mod tick;
 pub mod watch;
 
 pub use error::EngineError;
+pub use mtuperf_proto::interrupt::Interrupt;
 pub use shutdown::Shutdown;
 pub use stamp::{random_bytes, unix_ms, SOFTWARE};

@@ -4,6 +4,8 @@
 
 use std::time::Duration;
 
+use mtuperf_proto::interrupt::{Interrupt, Span as StallSpan, Stalled};
+
 /// The shortest span counted as a stall (and at least two intervals).
 pub const STALL_MIN: Duration = Duration::from_secs(2);
 
@@ -45,18 +47,20 @@ pub fn stalls(spans: &[Span], interval_ns: u64, until_ns: u64) -> Vec<(u64, u64)
     out
 }
 
-/// "no bytes moved from 2.0 s to 6.0 s" for each stall, joined; None without any.
-pub fn describe(stalls: &[(u64, u64)], what: &str) -> Option<String> {
-    let parts: Vec<String> = stalls
-        .iter()
-        .map(|(a, b)| format!("{:.1} s to {:.1} s", *a as f64 / 1e9, *b as f64 / 1e9))
-        .collect();
-    (!parts.is_empty()).then(|| format!("stalled: {what} from {}", parts.join(", and from ")))
+/// The stalls as an interrupt cause (None: none); `what` did not move.
+pub fn describe(stalls: &[(u64, u64)], what: Stalled) -> Option<Interrupt> {
+    (!stalls.is_empty()).then(|| Interrupt::Stalled {
+        what,
+        spans: stalls
+            .iter()
+            .map(|&(from_ns, to_ns)| StallSpan { from_ns, to_ns })
+            .collect(),
+    })
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{describe, stalls, Span};
+    use super::{describe, stalls, Interrupt, Span, StallSpan, Stalled};
 
     const S: u64 = 1_000_000_000;
 
@@ -77,9 +81,16 @@ mod tests {
         let s = spans(&[true, true, false, false, false, false]);
         assert_eq!(stalls(&s, S, 6 * S), vec![(2 * S, 6 * S)]);
         assert_eq!(
-            describe(&stalls(&s, S, 6 * S), "no bytes moved").unwrap(),
-            "stalled: no bytes moved from 2.0 s to 6.0 s"
+            describe(&stalls(&s, S, 6 * S), Stalled::Bytes),
+            Some(Interrupt::Stalled {
+                what: Stalled::Bytes,
+                spans: vec![StallSpan {
+                    from_ns: 2 * S,
+                    to_ns: 6 * S
+                }]
+            })
         );
+        assert_eq!(describe(&[], Stalled::Bytes), None);
         // One quiet second is not; nor is a quiet start; nor what follows the end.
         assert!(stalls(&spans(&[true, false, true, true]), S, 4 * S).is_empty());
         assert!(stalls(&spans(&[false, false, false, true]), S, 4 * S).is_empty());

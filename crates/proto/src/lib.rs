@@ -20,6 +20,7 @@ pub mod auth;
 pub mod codec;
 pub mod dgram;
 pub mod host;
+pub mod interrupt;
 pub mod msg;
 pub mod placement;
 pub mod text;

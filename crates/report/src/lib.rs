@@ -16,6 +16,7 @@ pub mod figure;
 pub mod fmt;
 pub mod history;
 pub mod html;
+pub mod interrupt;
 pub mod live;
 pub mod mesh;
 pub mod path;

@@ -73,9 +73,8 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
         ));
     }
     let why = out.interrupted.then(|| {
-        out.interrupt_reason
-            .as_deref()
-            .unwrap_or("a repetition ended early")
+        mtuperf_report::interrupt::words(&out.interrupted_by)
+            .unwrap_or_else(|| "a repetition ended early".into())
     });
-    Ok(interrupt::measured_exit(&stop, why, 0))
+    Ok(interrupt::measured_exit(&stop, why.as_deref(), 0))
 }

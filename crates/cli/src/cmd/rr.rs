@@ -26,7 +26,7 @@ pub struct Formats;
 
 impl output::Formats for Formats {
     const HAS: &'static [Format] = &[Format::Text, Format::Json];
-    const HELP: &'static str = "text (the default), or json: one document of schema mtuperf.rr/3";
+    const HELP: &'static str = "text (the default), or json: one document of schema mtuperf.rr/4";
     const HINT: &'static str = "rr prints its result as text or as its JSON document; stored runs as CSV: `mtuperf export`, as HTML: `mtuperf report`";
 }
 
@@ -166,7 +166,7 @@ impl Kind for Steps<'_> {
         }
     }
 
-    fn interrupt_reason(doc: &Document) -> Option<&str> {
+    fn interrupt_reason(doc: &Document) -> Option<String> {
         doc.interrupt_reason()
     }
 

@@ -25,7 +25,7 @@ pub struct Formats;
 
 impl output::Formats for Formats {
     const HAS: &'static [Format] = &[Format::Text, Format::Json];
-    const HELP: &'static str = "text (the default), or json: one document of schema mtuperf.stream/3 (mtuperf.stream-udp/3 with --udp)";
+    const HELP: &'static str = "text (the default), or json: one document of schema mtuperf.stream/4 (mtuperf.stream-udp/4 with --udp)";
     const HINT: &'static str = "stream prints its result as text or as its JSON document; stored runs as CSV: `mtuperf export`, as HTML: `mtuperf report`";
 }
 
@@ -184,9 +184,9 @@ impl Kind for Tcp {
         }
     }
 
-    fn interrupt_reason(doc: &Document) -> Option<&str> {
+    fn interrupt_reason(doc: &Document) -> Option<String> {
         doc.runs
             .iter()
-            .find_map(|r| r.result.interrupt_reason.as_deref())
+            .find_map(|r| mtuperf_report::interrupt::words(&r.result.interrupted_by))
     }
 }

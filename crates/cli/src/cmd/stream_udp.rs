@@ -122,9 +122,9 @@ impl Kind for Udp<'_> {
         }
     }
 
-    fn interrupt_reason(doc: &Document) -> Option<&str> {
+    fn interrupt_reason(doc: &Document) -> Option<String> {
         doc.runs
             .iter()
-            .find_map(|r| r.result.interrupt_reason.as_deref())
+            .find_map(|r| mtuperf_report::interrupt::words(&r.result.interrupted_by))
     }
 }

@@ -29,14 +29,6 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "--test-hooks",
         "wire refusal detail, pending",
     ),
-    // - reasons joined into the stored `interrupt_reason` string: typed interrupt
-    //   reasons change the stream and rr documents (schema bumps);
-    (
-        "stream/client.rs",
-        "--max-duration",
-        "stored interrupt_reason, pending",
-    ),
-    ("rr/from.rs", "--from", "stored interrupt_reason, pending"),
     // - an ssh node's failure, stored as the mesh document's node error string;
     (
         "ssh/plan.rs",

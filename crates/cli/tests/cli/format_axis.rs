@@ -14,8 +14,8 @@ fn format_json_is_the_json_document_of_stream_rr_and_path() {
     let db = dir.path().join("h.db");
     let target = agent.target();
     for (cmd, schema, extra) in [
-        ("stream", "mtuperf.stream/3", &["--time", "1s"][..]),
-        ("rr", "mtuperf.rr/3", &["--time", "1s"][..]),
+        ("stream", "mtuperf.stream/4", &["--time", "1s"][..]),
+        ("rr", "mtuperf.rr/4", &["--time", "1s"][..]),
         ("path", "mtuperf.path/3", &[][..]),
     ] {
         let doc = json_in(

@@ -320,7 +320,7 @@ fn a_slow_link_is_not_a_stall() {
         );
         let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         let r = &doc["runs"][0]["result"];
-        assert_eq!(r["interrupted"], false, "{}", r["interrupt_reason"]);
+        assert_eq!(r["interrupted"], false, "{}", r["interrupted_by"]);
         let sent: u64 = r["client"]["conns"][0]["bytes"].as_u64().unwrap();
         let read: u64 = r["agent"]["conns"][0]["bytes"].as_u64().unwrap();
         assert!(sent > 0 && sent == read, "{extra:?}: {sent} vs {read}");

@@ -147,7 +147,7 @@ fn a_udp_stream_that_loses_everything_names_the_switch_port() {
     );
     assert_eq!(out.status.code(), Some(5), "{}", text(&out));
     let doc = json(&out);
-    assert_eq!(doc["schema"], "mtuperf.stream-udp/3");
+    assert_eq!(doc["schema"], "mtuperf.stream-udp/4");
     assert_schema(
         &doc,
         include_str!("../../../../schemas/stream-udp.schema.json"),
@@ -260,7 +260,7 @@ fn answers_later_than_the_timeout_are_a_served_step() {
     let out = rr(&["--clients", "8"]);
     assert!(out.status.success(), "{}", text(&out));
     let r = json(&out)["steps"][0]["result"].clone();
-    assert_eq!(r["interrupted"], false, "{}", r["interrupt_reason"]);
+    assert_eq!(r["interrupted"], false, "{}", r["interrupted_by"]);
     let c = &r["client"]["counts"];
     assert!(c["blocks"].as_u64().unwrap() > 0, "{c}");
     assert!(c["late"].as_u64().unwrap() > 10, "{c}");

@@ -12,6 +12,7 @@ use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use mtuperf_proto::host::{HostIdentity, HostSnapshot, IfaceInfo};
+use mtuperf_proto::interrupt::Interrupt;
 use mtuperf_proto::msg::{AgentMsg, ClientMsg, StreamLimit};
 use mtuperf_proto::placement::Placement;
 use socket2::Socket;
@@ -198,7 +199,7 @@ pub struct Relay<'a> {
 /// or why the relay stopped waiting for it.
 pub struct Report<R> {
     pub report: Option<(Instant, Result<R, EngineError>)>,
-    pub gave_up: Option<String>,
+    pub gave_up: Option<Interrupt>,
 }
 
 impl<'a> Relay<'a> {
@@ -281,7 +282,7 @@ impl<'a> Relay<'a> {
 
     /// Why the relay stops waiting now (None: it waits on): the report's wait ran
     /// out after this end finished, or the agent went silent while it ran.
-    fn given_up(&self, heard: Instant, report_by: &mut Option<Instant>) -> Option<String> {
+    fn given_up(&self, heard: Instant, report_by: &mut Option<Instant>) -> Option<Interrupt> {
         let (now, p) = (Instant::now(), &self.plan);
         if self.local_done.load(Relaxed) {
             let by = *report_by.get_or_insert(now + p.report_wait);
@@ -290,11 +291,10 @@ impl<'a> Relay<'a> {
         }
         let (silence, hard_end) = p.silence?;
         (now.saturating_duration_since(heard) >= silence || now >= hard_end).then(|| {
-            format!(
-                "no word from the agent for {} s after {:.1} s",
-                silence.as_secs(),
-                heard.saturating_duration_since(p.t0).as_secs_f64()
-            )
+            Interrupt::AgentSilent {
+                silence_s: silence.as_secs(),
+                heard_ns: ns(heard.saturating_duration_since(p.t0)),
+            }
         })
     }
 }
@@ -309,7 +309,7 @@ impl<R> Report<R> {
     }
 
     /// The agent's report; without it, why it is missing goes to `reasons`.
-    pub fn take(self, t0: Instant, reasons: &mut Vec<String>) -> Option<R> {
+    pub fn take(self, t0: Instant, reasons: &mut Vec<Interrupt>) -> Option<R> {
         match (self.report, self.gave_up) {
             (Some((_, Ok(r))), None) => Some(r),
             (_, Some(why)) => {
@@ -321,7 +321,7 @@ impl<R> Report<R> {
                 None
             }
             (None, None) => {
-                reasons.push("the agent's report never came".into());
+                reasons.push(Interrupt::ReportNeverCame);
                 None
             }
         }
@@ -335,26 +335,34 @@ impl<R> Report<R> {
 
 /// The reason for a report that did not come within `wait` of this end's finish,
 /// `finished` after Go.
-pub fn no_report_within(wait: Duration, finished: Duration) -> String {
-    format!(
-        "no report from the agent within {} s of this end's finish at {:.1} s",
-        wait.as_secs(),
-        finished.as_secs_f64()
-    )
+pub fn no_report_within(wait: Duration, finished: Duration) -> Interrupt {
+    Interrupt::NoReport {
+        wait_s: wait.as_secs(),
+        finished_ns: ns(finished),
+    }
+}
+
+/// A duration in ns, saturating.
+fn ns(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// Why the agent's report is missing when waiting for it failed with `e` at `at`.
-pub fn gone(e: &EngineError, at: Instant, t0: Instant) -> String {
-    let when = at.saturating_duration_since(t0).as_secs_f64();
+pub fn gone(e: &EngineError, at: Instant, t0: Instant) -> Interrupt {
+    let at_ns = ns(at.saturating_duration_since(t0));
     match e {
-        EngineError::Agent(m) => format!("the agent failed at {when:.1} s: {m}"),
-        EngineError::Unexpected { .. } | EngineError::Refused(_) => e.to_string(),
-        EngineError::Timeout { .. } => {
-            format!("no report from the agent (control connection silent) at {when:.1} s")
-        }
-        other => format!(
-            "the agent went away at {when:.1} s ({other}); only this end's figures are complete"
-        ),
+        EngineError::Agent(m) => Interrupt::AgentFailed {
+            at_ns,
+            message: m.clone(),
+        },
+        EngineError::Unexpected { .. } | EngineError::Refused(_) => Interrupt::AgentAnswer {
+            error: e.to_string(),
+        },
+        EngineError::Timeout { .. } => Interrupt::ControlSilent { at_ns },
+        other => Interrupt::AgentGone {
+            at_ns,
+            error: other.to_string(),
+        },
     }
 }
 
@@ -366,7 +374,7 @@ pub fn stop_then_report<T: Expected<Msg = AgentMsg>>(
     wait: Duration,
     what: &str,
     t0: Instant,
-) -> Result<T, String> {
+) -> Result<T, Interrupt> {
     let finished = Instant::now();
     let answer = session
         .control
@@ -384,35 +392,34 @@ pub fn stop_then_report<T: Expected<Msg = AgentMsg>>(
 }
 
 /// The reasons a run is marked interrupted, starting with Ctrl-C or SIGTERM.
-pub fn reasons(interrupt: &AtomicBool) -> Vec<String> {
+pub fn reasons(interrupt: &AtomicBool) -> Vec<Interrupt> {
     if interrupt.load(Relaxed) {
-        vec!["stopped by a signal (Ctrl-C or SIGTERM)".to_string()]
+        vec![Interrupt::Signal]
     } else {
         Vec::new()
     }
-}
-
-/// The reasons, joined (None: not interrupted).
-pub fn joined(reasons: &[String]) -> Option<String> {
-    (!reasons.is_empty()).then(|| reasons.join("; "))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn report(r: Option<Result<u32, EngineError>>, gave_up: Option<&str>) -> Report<u32> {
-        let t0 = Instant::now();
+    /// A relay's outcome whose report (or failure) came 2.5 s after `t0`.
+    fn report_at(
+        t0: Instant,
+        r: Option<Result<u32, EngineError>>,
+        gave_up: Option<Interrupt>,
+    ) -> Report<u32> {
         Report {
             report: r.map(|r| (t0 + Duration::from_millis(2500), r)),
-            gave_up: gave_up.map(String::from),
+            gave_up,
         }
     }
 
     #[test]
     fn a_report_that_came_is_taken_and_adds_no_reason() {
         let mut reasons = Vec::new();
-        let r = report(Some(Ok(7)), None);
+        let r = report_at(Instant::now(), Some(Ok(7)), None);
         assert!(!r.missing());
         assert_eq!(r.take(Instant::now(), &mut reasons), Some(7));
         assert!(reasons.is_empty());
@@ -421,45 +428,53 @@ mod tests {
     #[test]
     fn a_missing_report_says_why_once() {
         let t0 = Instant::now();
+        let at_ns = 2_500_000_000;
+        let silent = Interrupt::AgentSilent {
+            silence_s: 10,
+            heard_ns: 4_000_000_000,
+        };
         let cases = [
-            (report(None, Some("no word")), "no word"),
-            (report(None, None), "the agent's report never came"),
+            (report_at(t0, None, Some(silent.clone())), silent),
+            (report_at(t0, None, None), Interrupt::ReportNeverCame),
             (
-                report(Some(Err(EngineError::Agent("disk full".into()))), None),
-                "the agent failed at 2.5 s: disk full",
-            ),
-            (
-                report(
-                    Some(Err(EngineError::Closed {
-                        what: "report".into(),
-                    })),
-                    None,
-                ),
-                "the agent went away at 2.5 s",
+                report_at(t0, Some(Err(EngineError::Agent("disk full".into()))), None),
+                Interrupt::AgentFailed {
+                    at_ns,
+                    message: "disk full".into(),
+                },
             ),
         ];
         for (r, want) in cases {
             assert!(r.missing());
             let mut reasons = Vec::new();
             assert_eq!(r.take(t0, &mut reasons), None);
-            assert_eq!(reasons.len(), 1, "{reasons:?}");
-            assert!(reasons[0].starts_with(want), "{reasons:?} vs {want}");
+            assert_eq!(reasons, vec![want]);
         }
+        let gone = report_at(
+            t0,
+            Some(Err(EngineError::Closed {
+                what: "report".into(),
+            })),
+            None,
+        );
+        let mut reasons = Vec::new();
+        assert_eq!(gone.take(t0, &mut reasons), None);
+        assert!(
+            matches!(&reasons[..], [Interrupt::AgentGone { at_ns: a, .. }] if *a == at_ns),
+            "{reasons:?}"
+        );
     }
 
     #[test]
-    fn a_signal_is_the_first_reason_and_reasons_join() {
+    fn a_signal_is_the_first_reason() {
         assert!(reasons(&AtomicBool::new(false)).is_empty());
-        let mut r = reasons(&AtomicBool::new(true));
-        r.push("this end: reset".into());
-        assert_eq!(
-            joined(&r).as_deref(),
-            Some("stopped by a signal (Ctrl-C or SIGTERM); this end: reset")
-        );
-        assert_eq!(joined(&[]), None);
+        assert_eq!(reasons(&AtomicBool::new(true)), vec![Interrupt::Signal]);
         assert_eq!(
             no_report_within(Duration::from_secs(10), Duration::from_millis(6040)),
-            "no report from the agent within 10 s of this end's finish at 6.0 s"
+            Interrupt::NoReport {
+                wait_s: 10,
+                finished_ns: 6_040_000_000
+            }
         );
     }
 }

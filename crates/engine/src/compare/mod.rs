@@ -167,17 +167,18 @@ impl Repetition {
             || self.udp.as_ref().is_some_and(|u| u.interrupted)
     }
 
-    /// Why the repetition was interrupted, if it says.
-    pub fn interrupt_reason(&self) -> Option<&str> {
-        self.stream
-            .as_ref()
-            .and_then(|s| s.interrupt_reason.as_deref())
-            .or_else(|| self.rr.as_ref().and_then(|r| r.interrupt_reason.as_deref()))
-            .or_else(|| {
-                self.udp
-                    .as_ref()
-                    .and_then(|u| u.interrupt_reason.as_deref())
-            })
+    /// Why the repetition was interrupted (empty: it does not say).
+    pub fn interrupted_by(&self) -> &[crate::Interrupt] {
+        let causes = [
+            self.stream.as_ref().map(|s| &s.interrupted_by[..]),
+            self.rr.as_ref().map(|r| &r.interrupted_by[..]),
+            self.udp.as_ref().map(|u| &u.interrupted_by[..]),
+        ];
+        causes
+            .into_iter()
+            .flatten()
+            .find(|c| !c.is_empty())
+            .unwrap_or_default()
     }
 }
 

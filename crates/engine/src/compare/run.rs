@@ -24,7 +24,7 @@ pub struct Outcome {
     /// stopped the comparison before its plan was complete.
     pub interrupted: bool,
     /// Why the repetition in progress was interrupted (it is stored, not counted).
-    pub interrupt_reason: Option<String>,
+    pub interrupted_by: Vec<crate::Interrupt>,
 }
 
 /// The headline figure of a repetition: stream goodput (bit/s), rr p50 latency (ns).
@@ -149,7 +149,7 @@ pub fn run(
         repetitions: prior.into_iter().filter(|r| !r.interrupted()).collect(),
         refused: None,
         interrupted: false,
-        interrupt_reason: None,
+        interrupted_by: Vec::new(),
     };
     for p in &plan.paths {
         let c = check_path(p, opts, stop);
@@ -192,7 +192,7 @@ pub fn run(
                 obs.finished(&rep)?;
                 if rep.interrupted() {
                     out.interrupted = true;
-                    out.interrupt_reason = rep.interrupt_reason().map(str::to_string);
+                    out.interrupted_by = rep.interrupted_by().to_vec();
                     return Ok(out);
                 }
                 out.repetitions.push(rep);

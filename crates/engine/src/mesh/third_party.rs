@@ -52,7 +52,7 @@ pub fn run(
                 iface: r.client.iface,
                 workers: r.workers,
                 served: r.agent,
-                interrupted: interrupted(r.interrupted, r.interrupt_reason),
+                interrupted: interrupted(r.interrupted, &r.interrupted_by),
             })))
         }
         ThirdPartyTest::Stream { duration_ms } => {
@@ -72,7 +72,7 @@ pub fn run(
                     .map(|c| c.bytes)
                     .sum(),
                 wall_ns: r.agent.wall_ns,
-                interrupted: interrupted(r.interrupted, r.interrupt_reason),
+                interrupted: interrupted(r.interrupted, &r.interrupted_by),
             }))
         }
     }
@@ -119,12 +119,13 @@ pub fn summarize_rr(rr: &RrLoad, r: &crate::rr::RrResult) -> RrSummary {
         wall_ns: c.wall_ns,
         served: r.agent.responses,
         fragments,
-        interrupted: interrupted(r.interrupted, r.interrupt_reason.clone()),
+        interrupted: interrupted(r.interrupted, &r.interrupted_by),
     }
 }
 
-fn interrupted(was: bool, why: Option<String>) -> Option<String> {
-    was.then(|| why.unwrap_or_else(|| "ended early".into()))
+/// The wire carries the causes in words (typing them is a protocol change).
+fn interrupted(was: bool, why: &[crate::Interrupt]) -> Option<String> {
+    was.then(|| mtuperf_proto::interrupt::words(why).unwrap_or_else(|| "ended early".into()))
 }
 
 fn dir(d: &DirResult, mtu: u32) -> DirSummary {

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
+use mtuperf_proto::interrupt::{Interrupt, Stalled};
 use mtuperf_proto::msg::rr::{RrBidir, RrProto, RrReverse};
 use mtuperf_proto::msg::{ClientMsg, RrReady, RrRequest, RrServed};
 
@@ -196,7 +197,7 @@ fn report(
     req: &RrRequest,
     params: &RrConfig,
     t0: Instant,
-    reasons: &mut Vec<String>,
+    reasons: &mut Vec<Interrupt>,
 ) -> Option<RrServed> {
     // The agent reports after its own requester drained (bidir): allow for the drain.
     let mut wait = session.reply_timeout() + params.timeout;
@@ -213,7 +214,7 @@ fn report(
 fn reverse(
     responder: Option<Responder>,
     agent: Option<&mut RrServed>,
-    reasons: &[String],
+    reasons: &[Interrupt],
 ) -> Result<Option<RrBidirResult>, EngineError> {
     let requester = agent.and_then(|a| a.reverse.take());
     let Some(r) = responder else {
@@ -239,7 +240,7 @@ struct Measured {
     host: HostSeen,
     agent: Option<RrServed>,
     reverse: Option<RrBidirResult>,
-    reasons: Vec<String>,
+    reasons: Vec<Interrupt>,
 }
 
 /// Both ends' accounts as one result, with the reasons it is marked interrupted
@@ -254,10 +255,12 @@ fn assemble(
     let mut reasons = m.reasons;
     let mine = m.mine;
     if let Some(first) = mine.errors.first() {
-        reasons.push(format!("this end: {first}"));
+        reasons.push(Interrupt::Requester {
+            error: first.clone(),
+        });
     }
     let gaps = quiet(&m.intervals, &req, params.interval);
-    reasons.extend(stall::describe(&gaps, "no block came back from the agent"));
+    reasons.extend(stall::describe(&gaps, Stalled::Blocks));
     let report_missing = m.agent.is_none();
     let starved = mine.counts.blocks == 0 && mine.counts.requests_sent > 0;
     let failed = starved || report_missing || !gaps.is_empty();
@@ -288,7 +291,7 @@ fn assemble(
         agent: m.agent.unwrap_or_default(),
         reverse: m.reverse,
         interrupted: !reasons.is_empty(),
-        interrupt_reason: client_phase::joined(&reasons),
+        interrupted_by: reasons,
         request: req,
         from: Vec::new(),
         from_failed: Vec::new(),

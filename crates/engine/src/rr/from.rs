@@ -22,6 +22,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use mtuperf_proto::host::{HostSnapshot, ThreadsCpu};
+use mtuperf_proto::interrupt::Interrupt;
 use mtuperf_proto::msg::mesh::{
     RrLoad, RrLoadSummary, ThirdPartyRequest, ThirdPartyResult, ThirdPartyTest,
 };
@@ -280,19 +281,19 @@ fn add_cpu(sum: &mut Option<ThreadsCpu>, o: Option<ThreadsCpu>) {
 }
 
 /// Why a step with failed hosts is incomplete: how many measured, and each failure.
-fn failed_reasons(measured: usize, failed: &[RrFromFailed]) -> Vec<String> {
+fn failed_reasons(measured: usize, failed: &[RrFromFailed]) -> Vec<Interrupt> {
     if failed.is_empty() {
         return Vec::new();
     }
-    let mut out = vec![format!(
-        "{measured} of {} --from hosts measured, the totals are theirs",
-        measured + failed.len()
-    )];
-    out.extend(
-        failed
-            .iter()
-            .map(|f| format!("{} failed: {}", f.agent, f.error)),
-    );
+    let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+    let mut out = vec![Interrupt::FromHostsMissing {
+        measured: count(measured),
+        hosts: count(measured + failed.len()),
+    }];
+    out.extend(failed.iter().map(|f| Interrupt::FromHostFailed {
+        host: f.agent.clone(),
+        error: f.error.clone(),
+    }));
     out
 }
 
@@ -306,7 +307,7 @@ struct Sums {
     wall_ns: u64,
     cpu: Option<ThreadsCpu>,
     errors: Vec<String>,
-    reasons: Vec<String>,
+    reasons: Vec<Interrupt>,
     served: RrServed,
 }
 
@@ -340,7 +341,10 @@ fn sum(parts: &[RrFromHost]) -> Sums {
         t.errors
             .extend(q.errors.iter().map(|e| format!("{}: {e}", p.agent)));
         t.reasons
-            .extend(s.interrupted.iter().map(|w| format!("{}: {w}", p.agent)));
+            .extend(s.interrupted.iter().map(|w| Interrupt::FromHost {
+                host: p.agent.clone(),
+                reason: w.clone(),
+            }));
         t.served.requests += s.served.requests;
         t.served.responses += s.served.responses;
         t.served.bytes_sent += s.served.bytes_sent;
@@ -403,7 +407,7 @@ fn merge(
         agent: t.served,
         reverse: None,
         interrupted: !reasons.is_empty(),
-        interrupt_reason: (!reasons.is_empty()).then(|| reasons.join("; ")),
+        interrupted_by: reasons,
         from: parts,
         from_failed: failed,
         diagnosis: None,

@@ -109,8 +109,9 @@ pub struct RrResult {
     /// Ended early or abnormally (Ctrl-C, the agent gone, a stall, no report, an
     /// `rr --from` host that failed: the figures then cover only the others).
     pub interrupted: bool,
-    /// Why, when interrupted: each cause, "; "-separated; null when the run was whole.
-    pub interrupt_reason: Option<String>,
+    /// Why, when interrupted: each cause, with its numbers (report words them);
+    /// empty when the run was whole.
+    pub interrupted_by: Vec<mtuperf_proto::interrupt::Interrupt>,
     /// `rr --from`: each client host's own result; `client` is then their union
     /// (counts summed, histograms merged) and `agent` the target's accounts summed.
     pub from: Vec<RrFromHost>,

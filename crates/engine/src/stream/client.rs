@@ -7,6 +7,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use mtuperf_proto::interrupt::{Interrupt, Side, Stalled};
 use mtuperf_proto::msg::{
     AgentMsg, ClientMsg, ConnReport, EndReport, IntervalSample, StreamLimit, StreamReady,
     StreamRequest,
@@ -198,8 +199,8 @@ fn assemble(
         interrupted: true,
         ..EndReport::default()
     });
-    reasons.extend(conn_reasons("this end", &m.conns));
-    reasons.extend(conn_reasons("the agent", &agent.conns));
+    reasons.extend(conn_reasons(Side::Client, &m.conns));
+    reasons.extend(conn_reasons(Side::Agent, &agent.conns));
     reasons.extend(short_of_bytes(
         params,
         &req,
@@ -208,13 +209,10 @@ fn assemble(
         planned,
     ));
     let gaps = stalls(&m.intervals, phase::interval(&req), planned);
-    reasons.extend(stall::describe(
-        &gaps,
-        "no bytes moved between this end and the agent",
-    ));
+    reasons.extend(stall::describe(&gaps, Stalled::Bytes));
     let interrupted = !reasons.is_empty() || agent.interrupted;
     if agent.interrupted && reasons.is_empty() {
-        reasons.push("the agent marked its side interrupted".into());
+        reasons.push(Interrupt::AgentSide);
     }
     let host = m.host;
     let mut result = StreamResult {
@@ -237,7 +235,7 @@ fn assemble(
         },
         agent,
         interrupted,
-        interrupt_reason: client_phase::joined(&reasons),
+        interrupted_by: reasons,
         source: params
             .file
             .as_ref()
@@ -260,7 +258,7 @@ fn short_of_bytes(
     conns: &[ConnReport],
     end: Instant,
     planned: Duration,
-) -> Option<String> {
+) -> Option<Interrupt> {
     let StreamLimit::Bytes { total } = req.limit else {
         return None;
     };
@@ -268,12 +266,11 @@ fn short_of_bytes(
     let short = conns
         .iter()
         .any(|c| c.sending && c.error.is_none() && c.bytes < per);
-    (short && params.file.is_none() && end <= Instant::now()).then(|| {
-        format!(
-            "ended at the agent's maximum duration of {} s (serve --max-duration) before all bytes were sent",
-            planned.as_secs()
-        )
-    })
+    (short && params.file.is_none() && end <= Instant::now()).then_some(
+        Interrupt::AgentMaxDuration {
+            secs: planned.as_secs(),
+        },
+    )
 }
 
 /// The spans of this end's intervals in which no byte moved for long.
@@ -327,16 +324,17 @@ fn evidence(r: &StreamResult, report_missing: bool) -> crate::explain::Evidence 
 }
 
 /// The first connection error of one end, with how many more there were.
-fn conn_reasons(end: &str, conns: &[ConnReport]) -> Option<String> {
+fn conn_reasons(end: Side, conns: &[ConnReport]) -> Option<Interrupt> {
     let mut errs = conns
         .iter()
         .filter_map(|c| c.error.as_ref().map(|e| (c.index, e)));
-    let (i, first) = errs.next()?;
+    let (index, first) = errs.next()?;
     let more = errs.count();
-    Some(if more == 0 {
-        format!("{end}, connection {i}: {first}")
-    } else {
-        format!("{end}, connection {i}: {first} (and {more} more connections)")
+    Some(Interrupt::Connection {
+        end,
+        index,
+        error: first.clone(),
+        more: u32::try_from(more).unwrap_or(u32::MAX),
     })
 }
 

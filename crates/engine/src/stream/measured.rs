@@ -28,7 +28,7 @@ impl<C, I, R> Measured<C, I, R> {
     /// one, `fallback` makes the agent's end from its live intervals.
     pub(crate) fn agent_end(
         &mut self,
-        reasons: &mut Vec<String>,
+        reasons: &mut Vec<mtuperf_proto::interrupt::Interrupt>,
         fallback: impl FnOnce(Vec<I>) -> R,
     ) -> R {
         let agent = std::mem::replace(&mut self.agent, Report::none());

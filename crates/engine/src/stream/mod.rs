@@ -48,9 +48,9 @@ pub struct StreamResult {
     /// Ended early or abnormally (Ctrl-C, a deadline, a stall, the agent gone); the
     /// figures cover what was measured.
     pub interrupted: bool,
-    /// Why, when interrupted: each cause, "; "-separated (e.g. "no data from the
-    /// agent for 10 s after 4.0 s"); null when the run was whole.
-    pub interrupt_reason: Option<String>,
+    /// Why, when interrupted: each cause, with its numbers (report words them);
+    /// empty when the run was whole.
+    pub interrupted_by: Vec<mtuperf_proto::interrupt::Interrupt>,
     /// Where the payload came from: "generated" or the file's path.
     pub source: String,
     /// Where the client's data threads and receive softirqs ran (the agent's is

@@ -126,7 +126,7 @@ fn a_test_restarts_the_idle_timeout() {
         &mtuperf_engine::stream::client::Quiet,
     )
     .unwrap();
-    assert!(!r.interrupted, "{:?}", r.interrupt_reason);
+    assert!(!r.interrupted, "{:?}", r.interrupted_by);
     // The test ended after the first idle period would have: the session is alive.
     match session.request(&ClientMsg::Ping, "ack") {
         Ok(AgentMsg::Ack) => {}
@@ -176,6 +176,6 @@ fn an_interval_under_the_minimum_is_refused_by_name() {
         &mtuperf_engine::stream::client::Quiet,
     )
     .unwrap();
-    assert!(!r.interrupted, "{:?}", r.interrupt_reason);
+    assert!(!r.interrupted, "{:?}", r.interrupted_by);
     assert!(r.agent.intervals.len() >= 10, "{}", r.agent.intervals.len());
 }

@@ -14,7 +14,7 @@ use crate::test_agent;
 use mtuperf_engine::client::ConnectOptions;
 use mtuperf_engine::config::RrConfig;
 use mtuperf_engine::rr;
-use mtuperf_engine::EngineError;
+use mtuperf_engine::{EngineError, Interrupt};
 use mtuperf_proto::auth::Key;
 use mtuperf_proto::msg::rr::RrProto;
 use mtuperf_proto::msg::Refusal;
@@ -112,7 +112,7 @@ fn two_hosts_add_up_to_the_total_and_to_what_the_target_served() {
         assert_eq!(r.agent.responses, sum(&|h| h.result.served.responses));
         assert!(r.agent.responses >= c.blocks, "{:?}", r.agent);
         assert_eq!(r.request.clients, 5);
-        assert!(!r.interrupted, "{:?}", r.interrupt_reason);
+        assert!(!r.interrupted, "{:?}", r.interrupted_by);
     }
 }
 
@@ -228,11 +228,18 @@ fn assert_partial(r: &rr::RrResult, measured: &str, failed: &str, limit: &str, t
         f.error
     );
     assert!(r.interrupted);
-    let why = r.interrupt_reason.as_deref().unwrap_or_default();
-    assert!(
-        why.starts_with("1 of 2 --from hosts measured")
-            && why.contains(&format!("{failed} failed: {}", f.error)),
-        "{why}"
+    assert_eq!(
+        r.interrupted_by,
+        vec![
+            Interrupt::FromHostsMissing {
+                measured: 1,
+                hosts: 2
+            },
+            Interrupt::FromHostFailed {
+                host: failed.to_string(),
+                error: f.error.clone(),
+            },
+        ]
     );
 }
 

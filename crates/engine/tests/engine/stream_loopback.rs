@@ -177,3 +177,27 @@ fn receive_coalescing_is_counted_and_loses_nothing() {
     let m = metrics::compute(&r);
     assert_eq!(m.directions[0].receiver_waits, c.waits);
 }
+
+/// A `--bytes` run the agent's maximum duration cuts short is interrupted, and says
+/// so as a typed cause carrying the agent's limit (report words it).
+#[test]
+fn a_bytes_run_cut_by_the_agents_max_duration_says_so_typed() {
+    let mut cfg = test_agent::config();
+    cfg.limits.max_duration_ms = 1000;
+    let (addr, _stop) = test_agent::start(cfg);
+    let r = run(
+        addr,
+        request(
+            Direction::Forward,
+            1,
+            StreamLimit::Bytes {
+                total: 1 << 50, // far more than a second moves on loopback
+            },
+        ),
+    );
+    assert!(r.interrupted);
+    assert_eq!(
+        r.interrupted_by,
+        vec![mtuperf_engine::Interrupt::AgentMaxDuration { secs: 1 }]
+    );
+}

@@ -53,7 +53,7 @@ fn conns(r: &UdpStreamResult) -> impl Iterator<Item = &UdpConnReport> {
 }
 
 fn assert_exact(what: &str, r: &UdpStreamResult) {
-    assert!(!r.interrupted, "{what}: {:?}", r.interrupt_reason);
+    assert!(!r.interrupted, "{what}: {:?}", r.interrupted_by);
     for d in &metrics::compute(r).directions {
         assert!(d.sent > 0, "{what}: {d:?}");
         assert!(d.exact, "{what}: {d:?}");

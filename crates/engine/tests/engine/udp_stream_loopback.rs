@@ -50,7 +50,7 @@ fn config(direction: Direction, streams: u32, rate_bps: u64) -> UdpStreamConfig 
 fn assert_exact(r: &UdpStreamResult, directions: usize) {
     let m = metrics::compute(r);
     assert_eq!(m.directions.len(), directions, "{m:?}");
-    assert!(!r.interrupted, "{:?}", r.interrupt_reason);
+    assert!(!r.interrupted, "{:?}", r.interrupted_by);
     for d in &m.directions {
         assert!(d.sent > 0, "{d:?}");
         assert!(d.exact, "the sender's count reached the receiver: {d:?}");

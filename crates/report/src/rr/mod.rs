@@ -1,4 +1,4 @@
-//! rr results: the `mtuperf.rr/3` JSON document (one step or a load sweep) and the
+//! rr results: the `mtuperf.rr/4` JSON document (one step or a load sweep) and the
 //! human text.
 
 mod figures;
@@ -15,7 +15,7 @@ pub use figures::figures;
 pub use metrics::{compute, Direction, EndFigures, RrMetrics};
 pub use text::{header, headline, interval_header, interval_line, step_text, sweep_text, text};
 
-pub const SCHEMA: &str = "mtuperf.rr/3";
+pub const SCHEMA: &str = "mtuperf.rr/4";
 
 /// The knee rule, as printed in the sweep legend (`mtuperf_stats::knee`).
 pub const KNEE_RULE: &str = "knee = the load ending the last step that raised blocks/s by at least 10%, \
@@ -113,7 +113,7 @@ impl Sweep {
     }
 }
 
-/// The `mtuperf.rr/3` document, what `mtuperf rr --json` prints (the history stores one
+/// The `mtuperf.rr/4` document, what `mtuperf rr --json` prints (the history stores one
 /// step each): the steps of one command, and the sweep summary when more than one load
 /// was run. Block and request sizes are bytes after mtuperf's 40-byte header; latency
 /// is request sent (open loop: due) to last byte of the block received, in ns (null,
@@ -150,10 +150,11 @@ impl Document {
             .sum()
     }
 
-    /// Why the first step that ended early did (None: every step ran its course).
-    pub fn interrupt_reason(&self) -> Option<&str> {
+    /// Why the first step that ended early did, in words (None: every step ran its
+    /// course).
+    pub fn interrupt_reason(&self) -> Option<String> {
         self.steps
             .iter()
-            .find_map(|s| s.result.interrupt_reason.as_deref())
+            .find_map(|s| crate::interrupt::words(&s.result.interrupted_by))
     }
 }

@@ -234,9 +234,9 @@ fn notes_lines(out: &mut String, step: &StepDoc) {
         let _ = writeln!(out, "  {}", crate::explain::line(d, &r.target));
     }
     if r.interrupted {
-        match &r.interrupt_reason {
+        match crate::interrupt::words(&r.interrupted_by) {
             Some(why) => {
-                let why = mtuperf_proto::text::escape_control(why);
+                let why = mtuperf_proto::text::escape_control(&why);
                 let _ = writeln!(out, "  (interrupted: {why})");
             }
             None => {

@@ -376,7 +376,7 @@ pub fn summary_text(run: &RunDoc) -> String {
     }
     if run.result.interrupted {
         let _ = writeln!(out, "INTERRUPTED: partial result (stored as interrupted)");
-        if let Some(why) = &run.result.interrupt_reason {
+        if let Some(why) = crate::interrupt::words(&run.result.interrupted_by) {
             let _ = writeln!(out, "  why: {why}");
         }
     }

@@ -230,10 +230,10 @@ pub fn reason(doc: &serde_json::Value) -> String {
     } else {
         &doc["steps"][0]["result"]
     };
-    result["interrupt_reason"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string()
+    // The document holds the typed causes; the words are report's.
+    let causes: Vec<mtuperf_engine::Interrupt> =
+        serde_json::from_value(result["interrupted_by"].clone()).unwrap_or_default();
+    mtuperf_report::interrupt::words(&causes).unwrap_or_default()
 }
 
 /// An open agent (the shared test agent, `agent_support`) on 127.0.0.1, port chosen

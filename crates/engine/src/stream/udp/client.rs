@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::Duration;
 
+use mtuperf_proto::interrupt::{Interrupt, Side};
 use mtuperf_proto::msg::udp::{
     UdpConnReport, UdpEndReport, UdpInterval, UdpSent, UdpStreamReady, UdpStreamRequest,
 };
@@ -208,8 +209,8 @@ fn assemble(
         interrupted: true,
         ..UdpEndReport::default()
     });
-    reasons.extend(socket_error("this end", &m.conns));
-    reasons.extend(socket_error("the agent", &agent.conns));
+    reasons.extend(socket_error(Side::Client, &m.conns));
+    reasons.extend(socket_error(Side::Agent, &agent.conns));
     let interrupted = !reasons.is_empty() || agent.interrupted;
     let host = m.host;
     let mut result = UdpStreamResult {
@@ -233,7 +234,7 @@ fn assemble(
         },
         agent,
         interrupted,
-        interrupt_reason: client_phase::joined(&reasons),
+        interrupted_by: reasons,
         client_placement: Some(host.placement),
         diagnosis: None,
     };
@@ -245,13 +246,13 @@ fn assemble(
 }
 
 /// The first socket error of one end.
-fn socket_error(end: &str, conns: &[UdpConnReport]) -> Option<String> {
+fn socket_error(end: Side, conns: &[UdpConnReport]) -> Option<Interrupt> {
     let c = conns.iter().find(|c| c.error.is_some())?;
-    Some(format!(
-        "{end}, socket {}: {}",
-        c.index,
-        c.error.as_deref().unwrap_or_default()
-    ))
+    Some(Interrupt::Socket {
+        end,
+        index: c.index,
+        error: c.error.clone().unwrap_or_default(),
+    })
 }
 
 /// Datagrams sent and received one way: (sent, received), from the sending end's

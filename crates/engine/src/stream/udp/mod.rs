@@ -62,7 +62,9 @@ pub struct UdpStreamResult {
     pub client: UdpEndReport,
     pub agent: UdpEndReport,
     pub interrupted: bool,
-    pub interrupt_reason: Option<String>,
+    /// Why, when interrupted: each cause, with its numbers (report words them);
+    /// empty when the run was whole.
+    pub interrupted_by: Vec<mtuperf_proto::interrupt::Interrupt>,
     /// Where the client's data threads and receive softirqs ran (the agent's is
     /// `agent.placement`).
     pub client_placement: Option<mtuperf_proto::placement::Placement>,

@@ -321,7 +321,7 @@ pub fn summary_text(run: &RunDoc) -> String {
     if let Some(d) = &run.result.diagnosis {
         let _ = writeln!(out, "{}", crate::explain::line(d, &run.result.target));
     }
-    if let Some(why) = &run.result.interrupt_reason {
+    if let Some(why) = crate::interrupt::words(&run.result.interrupted_by) {
         let _ = writeln!(out, "interrupted: {why}");
     }
     if let Some(id) = run.run_id {

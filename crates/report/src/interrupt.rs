@@ -1,0 +1,152 @@
+//! Why a run was interrupted, in words: the one wording of the engine's typed causes
+//! (`interrupted_by` of stream, UDP stream and rr results), for text, the series
+//! driver's message and the exit code's note. The words themselves live with the type
+//! in `mtuperf_proto::interrupt`, because the engine still puts them on the wire (a
+//! mesh third-party summary, an `rr --from` host's summary).
+
+pub use mtuperf_proto::interrupt::{word, words};
+
+#[cfg(test)]
+mod tests {
+    use super::{word, words};
+    use mtuperf_proto::interrupt::{Interrupt, Side, Span, Stalled};
+
+    #[test]
+    fn each_cause_has_its_words() {
+        let s = 1_000_000_000;
+        let cases = [
+            (Interrupt::Signal, "stopped by a signal (Ctrl-C or SIGTERM)"),
+            (
+                Interrupt::AgentSilent {
+                    silence_s: 10,
+                    heard_ns: 4 * s,
+                },
+                "no word from the agent for 10 s after 4.0 s",
+            ),
+            (
+                Interrupt::NoReport {
+                    wait_s: 10,
+                    finished_ns: 6_040_000_000,
+                },
+                "no report from the agent within 10 s of this end's finish at 6.0 s",
+            ),
+            (
+                Interrupt::ControlSilent { at_ns: 2_500_000_000 },
+                "no report from the agent (control connection silent) at 2.5 s",
+            ),
+            (
+                Interrupt::AgentFailed {
+                    at_ns: 2_500_000_000,
+                    message: "disk full".into(),
+                },
+                "the agent failed at 2.5 s: disk full",
+            ),
+            (
+                Interrupt::AgentAnswer {
+                    error: "refused: busy".into(),
+                },
+                "refused: busy",
+            ),
+            (
+                Interrupt::AgentGone {
+                    at_ns: 2_500_000_000,
+                    error: "closed".into(),
+                },
+                "the agent went away at 2.5 s (closed); only this end's figures are complete",
+            ),
+            (Interrupt::ReportNeverCame, "the agent's report never came"),
+            (
+                Interrupt::Connection {
+                    end: Side::Client,
+                    index: 1,
+                    error: "reset".into(),
+                    more: 0,
+                },
+                "this end, connection 1: reset",
+            ),
+            (
+                Interrupt::Connection {
+                    end: Side::Agent,
+                    index: 0,
+                    error: "reset".into(),
+                    more: 3,
+                },
+                "the agent, connection 0: reset (and 3 more connections)",
+            ),
+            (
+                Interrupt::Socket {
+                    end: Side::Agent,
+                    index: 2,
+                    error: "refused".into(),
+                },
+                "the agent, socket 2: refused",
+            ),
+            (
+                Interrupt::Requester {
+                    error: "timeout".into(),
+                },
+                "this end: timeout",
+            ),
+            (
+                Interrupt::AgentMaxDuration { secs: 2 },
+                "ended at the agent's maximum duration of 2 s (serve --max-duration) before all bytes were sent",
+            ),
+            (
+                Interrupt::Stalled {
+                    what: Stalled::Bytes,
+                    spans: vec![
+                        Span {
+                            from_ns: 2 * s,
+                            to_ns: 6 * s,
+                        },
+                        Span {
+                            from_ns: 7 * s,
+                            to_ns: 9 * s,
+                        },
+                    ],
+                },
+                "stalled: no bytes moved between this end and the agent from 2.0 s to 6.0 s, and from 7.0 s to 9.0 s",
+            ),
+            (
+                Interrupt::Stalled {
+                    what: Stalled::Blocks,
+                    spans: vec![Span {
+                        from_ns: 2 * s,
+                        to_ns: 6 * s,
+                    }],
+                },
+                "stalled: no block came back from the agent from 2.0 s to 6.0 s",
+            ),
+            (Interrupt::AgentSide, "the agent marked its side interrupted"),
+            (
+                Interrupt::FromHostsMissing {
+                    measured: 1,
+                    hosts: 2,
+                },
+                "1 of 2 --from hosts measured, the totals are theirs",
+            ),
+            (
+                Interrupt::FromHostFailed {
+                    host: "10.0.0.2:5201".into(),
+                    error: "refused".into(),
+                },
+                "10.0.0.2:5201 failed: refused",
+            ),
+            (
+                Interrupt::FromHost {
+                    host: "10.0.0.2:5201".into(),
+                    reason: "stopped by a signal (Ctrl-C or SIGTERM)".into(),
+                },
+                "10.0.0.2:5201: stopped by a signal (Ctrl-C or SIGTERM)",
+            ),
+        ];
+        for (cause, want) in &cases {
+            assert_eq!(word(cause), *want);
+        }
+        assert_eq!(words(&[]), None);
+        assert_eq!(
+            words(&[Interrupt::Signal, Interrupt::ReportNeverCame]).as_deref(),
+            Some("stopped by a signal (Ctrl-C or SIGTERM); the agent's report never came")
+        );
+    }
+}
