@@ -203,6 +203,56 @@ pub enum CpuLimit {
     Online,
 }
 
+/// The words of [`Refusal::Limit`].
+fn beyond_limit(
+    f: &mut std::fmt::Formatter<'_>,
+    limit: &str,
+    requested: u64,
+    allowed: u64,
+) -> std::fmt::Result {
+    if limit == CONNECTIONS_LIMIT {
+        return write!(
+            f,
+            "request beyond what the agent can hold now: asked {requested} data connections, {allowed} free (its connection cap comes from its open-file limit, RLIMIT_NOFILE; tests already running hold the rest); try again when they end, or with fewer clients or streams"
+        );
+    }
+    let unit = limit_unit(limit);
+    write!(
+        f,
+        "request beyond the agent's limit --{limit}: asked {requested}{unit}, allowed {allowed}{unit}"
+    )
+}
+
+/// The words of [`Refusal::AgentCpus`].
+fn agent_cpus(
+    f: &mut std::fmt::Formatter<'_>,
+    asked: &[u32],
+    allowed: &[u32],
+    limit: CpuLimit,
+) -> std::fmt::Result {
+    use crate::placement::format_cpu_list as list;
+    if asked.is_empty() {
+        return write!(f, "bad request: --agent-cpu: empty CPU list");
+    }
+    let outside: Vec<u32> = asked
+        .iter()
+        .copied()
+        .filter(|c| !allowed.contains(c))
+        .collect();
+    let limit = match limit {
+        CpuLimit::ProcessorSet => "the agent's processor set (serve --cpus)",
+        CpuLimit::Online => "the agent host's online CPUs",
+    };
+    write!(
+        f,
+        "bad request: --agent-cpu {}: CPU {} is outside {limit} {}; ask for CPUs in {}",
+        list(asked),
+        list(&outside),
+        list(allowed),
+        list(allowed)
+    )
+}
+
 impl std::fmt::Display for Refusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -252,49 +302,13 @@ impl std::fmt::Display for Refusal {
                 limit,
                 requested,
                 allowed,
-            } if limit == CONNECTIONS_LIMIT => write!(
-                f,
-                "request beyond what the agent can hold now: asked {requested} data connections, {allowed} free (its connection cap comes from its open-file limit, RLIMIT_NOFILE; tests already running hold the rest); try again when they end, or with fewer clients or streams"
-            ),
-            Refusal::Limit {
-                limit,
-                requested,
-                allowed,
-            } => {
-                let unit = limit_unit(limit);
-                write!(
-                    f,
-                    "request beyond the agent's limit --{limit}: asked {requested}{unit}, allowed {allowed}{unit}"
-                )
-            }
+            } => beyond_limit(f, limit, *requested, *allowed),
             Refusal::BadRequest { detail } => write!(f, "bad request: {detail}"),
-            Refusal::AgentCpus { asked, .. } if asked.is_empty() => {
-                write!(f, "bad request: --agent-cpu: empty CPU list")
-            }
             Refusal::AgentCpus {
                 asked,
                 allowed,
                 limit,
-            } => {
-                use crate::placement::format_cpu_list as list;
-                let outside: Vec<u32> = asked
-                    .iter()
-                    .copied()
-                    .filter(|c| !allowed.contains(c))
-                    .collect();
-                let limit = match limit {
-                    CpuLimit::ProcessorSet => "the agent's processor set (serve --cpus)",
-                    CpuLimit::Online => "the agent host's online CPUs",
-                };
-                write!(
-                    f,
-                    "bad request: --agent-cpu {}: CPU {} is outside {limit} {}; ask for CPUs in {}",
-                    list(asked),
-                    list(&outside),
-                    list(allowed),
-                    list(allowed)
-                )
-            }
+            } => agent_cpus(f, asked, allowed, *limit),
             Refusal::UnknownSession => write!(f, "unknown or expired session cookie"),
             Refusal::Timeout { waiting_for } => write!(f, "timed out waiting for {waiting_for}"),
             Refusal::KeyRequired { what } => write!(
