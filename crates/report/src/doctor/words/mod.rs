@@ -3,10 +3,10 @@
 //! from, and the fix as a shell command. The engine's [`Check`] carries the values; the
 //! sentences and the flags they suggest live here.
 
-use mtuperf_engine::doctor::{
-    Bdp, Check, Counter, Finding, MinimumOf, Profile, RateFrom, RttFrom, SkipReason, StreamEvidence,
-};
-use mtuperf_proto::msg::doctor::Steering;
+mod host;
+mod iface;
+
+use mtuperf_engine::doctor::{Check, Finding, SkipReason};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -53,11 +53,6 @@ pub struct Words {
     pub fix: String,
 }
 
-/// The seed-004 advice, as the steering finding's reason.
-const STEERING_ADVICE: &str = "where the NIC's interrupts and the receive softirq run decides which CPUs the block-serving threads share with them; placing the block-serving (LMS) processes in a processor set fenced from interrupts gave up to 40% more throughput at 10 GbE in seed 004 (information, not a requirement: measure with rr --agent-cpu and compare --placement)";
-
-const TCP_MAX_WHY: &str = "A TCP connection cannot keep more than its buffer maximum in flight, so below the bandwidth-delay product it cannot fill the path.";
-
 /// The words of `f`.
 pub fn of(f: &Finding) -> Words {
     let mut w = check(&f.check, &f.subject);
@@ -67,156 +62,9 @@ pub fn of(f: &Finding) -> Words {
 
 /// measured, expected, why and source of one check (`subject`: what it looked at).
 fn check(c: &Check, subject: &str) -> Words {
-    iface(c, subject).or_else(|| host(c)).unwrap_or_default()
-}
-
-/// The words of an interface's check, or of a skipped one (None: a host check).
-fn iface(c: &Check, subject: &str) -> Option<Words> {
-    let w = |measured: String, expected: &str, why: &str, source: &str| Words {
-        measured,
-        expected: expected.into(),
-        why: why.into(),
-        source: source.into(),
-        fix: String::new(),
-    };
-    Some(match c {
-        Check::Skipped { read, why } => Words {
-            measured: read.clone().unwrap_or_else(|| "unknown".into()),
-            why: skipped(why),
-            ..Words::default()
-        },
-        Check::Mtu { mtu, profile } => match profile {
-            Profile::Rac => w(
-                mtu.to_string(),
-                &format!(">= {} (jumbo frames)", mtuperf_engine::doctor::iface::RAC_MTU),
-                "An 8 KiB database block in one unfragmented frame needs MTU 9000; at 1500 every block is reassembled from 6 fragments and one lost fragment loses the block.",
-                source::GI_NETWORK,
-            ),
-            Profile::Generic => w(
-                mtu.to_string(),
-                "the same on every node and switch (compared with --peer)",
-                "Reported so the ends can be compared; a mismatch drops large frames silently.",
-                source::GI_NETWORK,
-            ),
-        },
-        Check::BondMemberMtu { member_mtu, bond_mtu } => w(
-            member_mtu.to_string(),
-            &bond_mtu.to_string(),
-            "A bond member with a different MTU drops or fragments frames whenever traffic fails over to it.",
-            source::CLUVFY_BOND,
-        ),
-        Check::VlanParentMtu { parent_mtu, vlan_mtu } => w(
-            parent_mtu.to_string(),
-            &format!(">= {vlan_mtu}"),
-            "A VLAN cannot send frames larger than its parent carries.",
-            source::CLUVFY_BOND,
-        ),
-        Check::Link { speed_mbps, duplex, up } => link(*speed_mbps, duplex.as_deref(), *up),
-        Check::Offloads { offloads: o } => {
-            let show = |n: &str, v: Option<bool>| format!("{n} {}", v.map_or("?", on));
-            let measured = [
-                show("tso", o.tso),
-                show("gso", o.gso),
-                show("gro", o.gro),
-                show("lro", o.lro),
-                show("rx-csum", o.rx_csum),
-                show("tx-csum", o.tx_csum),
-            ]
-            .join(", ");
-            let why = if o.lro == Some(true) {
-                "LRO merges received frames irreversibly; on a bridged or forwarded interconnect the merged packets exceed the MTU and are dropped."
-            } else {
-                "Reported because with TSO/GSO/GRO on, interface counters count super-packets, not frames."
-            };
-            w(measured, "lro off", why, source::KERNEL_OFFLOADS)
-        }
-        Check::Pause { pause: p } => w(
-            format!("autoneg {}, rx {}, tx {}", on(p.autoneg), on(p.rx), on(p.tx)),
-            "reported; match the switch port",
-            "Flow control trades drops for head-of-line stalls; it must agree with the switch port.",
-            source::IEEE_8023X,
-        ),
-        Check::RpFilter { effective, all, own, interfaces } => w(
-            format!("{effective} (max of all={all}, {subject}={own}) with {interfaces} interconnect interface(s)"),
-            "0 or 2",
-            "Strict reverse-path filtering drops packets that arrive on a private NIC other than the one the route back uses, which splits a multi-NIC interconnect.",
-            source::MOS_RP_FILTER,
-        ),
-        _ => return None,
-    })
-}
-
-/// The words of a host check: a sysctl, a counter, steering, or the two ends compared
-/// (None: an interface's check).
-fn host(c: &Check) -> Option<Words> {
-    let w = |measured: String, expected: &str, why: &str, source: &str| Words {
-        measured,
-        expected: expected.into(),
-        why: why.into(),
-        source: source.into(),
-        fix: String::new(),
-    };
-    Some(match c {
-        Check::Minimum { of, value, min } => {
-            let (why, source) = minimum(*of);
-            w(value.to_string(), &format!(">= {min}"), why, source)
-        }
-        Check::TcpMax { values: [lo, def, max], bdp, need, evidence, .. } => {
-            tcp_max(format!("{lo} {def} {max}"), bdp.as_ref(), *need, evidence.as_deref())
-        }
-        Check::MtuProbing { value } => w(
-            value.clone(),
-            "1 (probe after an ICMP black hole is detected)",
-            "Without packetization-layer PMTU discovery a path that drops ICMP \"fragmentation needed\" stalls TCP connections sending full-size segments.",
-            source::RFC_4821,
-        ),
-        Check::IpfragTime { value } => w(
-            format!("{value} s"),
-            "1 to 30 s (kernel default 30)",
-            "Incomplete datagrams hold reassembly memory this long; longer times let a burst of losses fill ipfrag_high_thresh.",
-            source::MOS_REASSEMBLY,
-        ),
-        Check::NoMetricsSave { value } => w(
-            value.clone(),
-            "reported (1 for repeatable benchmarks)",
-            if value == "0" {
-                "TCP caches ssthresh and RTT per destination, so a benchmark run starts from what the previous one learned; set 1 while measuring."
-            } else {
-                "Metrics are not cached: each connection starts fresh."
-            },
-            source::KERNEL_METRICS,
-        ),
-        Check::Counter { counter, total, delta, sample_ms } => {
-            let measured = match delta {
-                Some(d) if *sample_ms > 0 => {
-                    let rate = *d as f64 * 1000.0 / *sample_ms as f64;
-                    format!("{total} since boot, +{d} in {sample_ms} ms ({rate:.1}/s)")
-                }
-                _ => format!("{total} since boot (no sample taken)"),
-            };
-            let (why, source) = counter_why(*counter);
-            w(measured, "no increase during the sample", why, source)
-        }
-        Check::IrqSteering { steering, rps_queues_on, rps_sock_flow_entries, irqbalance } => w(
-            steering_facts(steering, *rps_queues_on, *rps_sock_flow_entries, *irqbalance),
-            "known placement; no fixed target",
-            STEERING_ADVICE,
-            source::SEED_004,
-        ),
-        Check::CrossMtu { local, peer } => w(
-            format!("local {local}, peer {peer}"),
-            "equal MTU on both ends",
-            "The end with the larger MTU sends frames the other end (or its switch port) drops; small packets pass, so the fault shows only under load or with big blocks.",
-            source::GI_SAME_MTU,
-        ),
-        Check::CrossSysctl { local, peer, .. } => w(
-            format!("local {local}, peer {peer}"),
-            "equal on both ends",
-            "Nodes with different buffer or reassembly settings behave differently under the same load, which hides the cause of one-sided drops.",
-            source::GI_SAME_PARAMETERS,
-        ),
-        _ => return None,
-    })
+    iface::iface(c, subject)
+        .or_else(|| host::host(c))
+        .unwrap_or_default()
 }
 
 /// Why a check could not run.
@@ -231,162 +79,6 @@ fn skipped(why: &SkipReason) -> String {
         SkipReason::NoSnmp => "cannot read /proc/net/snmp".into(),
         SkipReason::NoIfaceStats => "cannot read /sys/class/net statistics".into(),
     }
-}
-
-fn on(b: bool) -> &'static str {
-    if b {
-        "on"
-    } else {
-        "off"
-    }
-}
-
-fn link(speed_mbps: Option<u32>, duplex: Option<&str>, up: bool) -> Words {
-    let speed = speed_mbps.map_or("unknown".into(), |s| format!("{s} Mb/s"));
-    let why = if !up {
-        "The interconnect interface is administratively down."
-    } else if duplex == Some("half") {
-        "Half duplex on a switched link is a negotiation failure: collisions cost throughput and latency."
-    } else {
-        "Speed and duplex bound what the interconnect can carry; unknown on virtual links."
-    };
-    Words {
-        measured: format!(
-            "{speed}, {} duplex, {}",
-            duplex.unwrap_or("unknown"),
-            if up { "up" } else { "down" }
-        ),
-        expected: "up, full duplex".into(),
-        why: why.into(),
-        source: source::IEEE_8023.into(),
-        fix: String::new(),
-    }
-}
-
-/// Why each minimum matters, and where it is documented.
-fn minimum(of: MinimumOf) -> (&'static str, &'static str) {
-    match of {
-        MinimumOf::RmemDefault => ("Cache Fusion sockets start with this receive buffer; too small and bursts of blocks overflow it (Udp RcvbufErrors).", source::GI_KERNEL),
-        MinimumOf::RmemMax => ("Caps the receive buffer a process may ask for; below it Oracle's request is silently clipped.", source::GI_KERNEL),
-        MinimumOf::WmemDefault => ("Default send buffer; too small and senders block on bursts of blocks.", source::GI_KERNEL),
-        MinimumOf::WmemMax => ("Caps the send buffer a process may ask for.", source::GI_KERNEL),
-        MinimumOf::NetdevMaxBacklog => ("Packets queued per CPU between the driver and the stack; at 10G+ rates a small queue drops bursts.", source::KERNEL_SCALING),
-        MinimumOf::IpfragHighThresh => ("Memory for IP fragments awaiting reassembly; when full the kernel drops fragments, and 8 KiB blocks at MTU 1500 are lost (Ip ReasmFails), a cause of node evictions.", source::MOS_REASSEMBLY),
-        MinimumOf::IpfragLowThresh => ("Reassembly memory is pruned down to this level once the high threshold is hit; too low a value throws away most queued fragments at once.", source::MOS_REASSEMBLY),
-    }
-}
-
-/// Where the bandwidth-delay product's figures come from.
-fn bdp_source(b: &Bdp) -> String {
-    let rate = match &b.rate_from {
-        RateFrom::Given => "--bandwidth".to_string(),
-        RateFrom::LinkSpeed { iface } => format!("link speed of {iface}"),
-    };
-    let rtt = match b.rtt_from {
-        RttFrom::Given => "--rtt",
-        RttFrom::ControlRoundTrip => "control round trip to the agent",
-    };
-    format!("{rate}, {rtt}")
-}
-
-/// The stored run a piece of evidence comes from, and its verdict in words.
-fn evidence_words(e: &StreamEvidence) -> (String, String) {
-    (
-        format!("stream run {} to {}", e.run_id, e.target),
-        crate::stream::limit_line(&e.verdict),
-    )
-}
-
-fn tcp_max(
-    measured: String,
-    bdp: Option<&Bdp>,
-    need: Option<u64>,
-    evidence: Option<&StreamEvidence>,
-) -> Words {
-    let evidence = evidence.map(evidence_words);
-    let (Some(bdp), Some(need)) = (bdp, need) else {
-        let (run, line) = evidence.unwrap_or_default();
-        return Words {
-            measured,
-            expected: format!("a maximum that does not limit TCP ({run}: {line})"),
-            why: "A TCP connection cannot keep more than its buffer maximum in flight; the kernel's tcp_info of a stored stream run says this buffer held the sender back.".into(),
-            source: source::TCP_INFO.into(),
-            fix: String::new(),
-        };
-    };
-    Words {
-        measured,
-        expected: format!(
-            "maximum >= {need} (bandwidth-delay product of {:.0} Mbit/s x {:.3} ms; {})",
-            bdp.bits_per_sec / 1e6,
-            bdp.rtt.as_secs_f64() * 1e3,
-            bdp_source(bdp)
-        ),
-        why: match evidence {
-            Some((run, line)) => format!("{TCP_MAX_WHY} Measured by {run}: {line}"),
-            None => TCP_MAX_WHY.into(),
-        },
-        source: source::RFC_7323.into(),
-        fix: String::new(),
-    }
-}
-
-/// Why a counter matters, and where it is read.
-fn counter_why(c: Counter) -> (&'static str, &'static str) {
-    match c {
-        Counter::IpReasmFails => ("Datagrams lost because reassembly failed (fragment lost or reassembly memory full).", source::SNMP),
-        Counter::IpReasmTimeout => ("Datagrams lost because a fragment did not arrive within ipfrag_time.", source::SNMP),
-        Counter::UdpInErrors => ("UDP datagrams received but not delivered (buffer full, checksum).", source::SNMP),
-        Counter::UdpRcvbufErrors => ("UDP datagrams dropped because the socket receive buffer was full (raise rmem_default/rmem_max).", source::SNMP),
-        Counter::TcpRetransSegs => ("TCP segments sent again: loss or reordering on some path.", source::SNMP),
-        Counter::RxErrors | Counter::RxDropped | Counter::TxErrors | Counter::TxDropped => (
-            "Frames the interface or driver lost: CRC errors, ring overruns, or frames larger than the MTU.",
-            source::IFACE_STATISTICS,
-        ),
-    }
-}
-
-/// Where an interface's receive work runs, in one line.
-fn steering_facts(
-    s: &Steering,
-    rps_on: usize,
-    rps_sock_flow_entries: Option<u64>,
-    irqbalance: Option<bool>,
-) -> String {
-    let irqs = if s.irqs.is_empty() {
-        "no queue IRQs found (veth, loopback and bridges have none: receive work runs where the sender's softirq does)"
-            .to_string()
-    } else {
-        let v: Vec<String> = s
-            .irqs
-            .iter()
-            .map(|i| format!("{} ({}) → CPU {}", i.irq, i.name, i.cpus))
-            .collect();
-        format!("queue IRQs {}", v.join(", "))
-    };
-    let rps = if s.rps_cpus.is_empty() {
-        "RPS unknown (no rx queues listed)".to_string()
-    } else if rps_on == 0 {
-        format!("RPS off on all {} rx queues", s.rps_cpus.len())
-    } else {
-        format!(
-            "RPS on {rps_on} of {} rx queues (masks {})",
-            s.rps_cpus.len(),
-            s.rps_cpus.join(" ")
-        )
-    };
-    let rfs_queues = s.rps_flow_cnt.iter().filter(|&&c| c > 0).count();
-    let rfs = match rps_sock_flow_entries {
-        Some(0) | None if rfs_queues == 0 => "RFS off".to_string(),
-        Some(n) => format!("RFS {n} socket flow entries, {rfs_queues} queues with flow counts"),
-        None => format!("RFS table unknown, {rfs_queues} queues with flow counts"),
-    };
-    let irqbalance = match irqbalance {
-        Some(true) => "irqbalance running (it may move the IRQs during a test)",
-        Some(false) => "irqbalance not running",
-        None => "irqbalance unknown",
-    };
-    format!("{irqs}; {rps}; {rfs}; {irqbalance}")
 }
 
 #[cfg(test)]
