@@ -7,7 +7,7 @@
 //! `ALLOWED` lists the literals that stay, each with why. Like the function budget,
 //! the list only shrinks: an entry no literal matches any more fails until removed.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// (file under `crates/engine/src`, flag) pairs allowed to stay, and why.
 const ALLOWED: &[(&str, &str, &str)] = &[
@@ -156,32 +156,11 @@ fn flags(text: &str) -> Vec<String> {
     out
 }
 
-/// The engine's non-test Rust files.
-fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let p = e.path();
-        let name = e.file_name().to_string_lossy().into_owned();
-        if p.is_dir() {
-            if name != "tests" && !name.ends_with("_tests") {
-                sources(&p, out);
-            }
-        } else if p.extension().is_some_and(|x| x == "rs")
-            && name != "tests.rs"
-            && !name.ends_with("_tests.rs")
-        {
-            out.push(p);
-        }
-    }
-}
-
 /// (file, line, flag) for every flag a non-test literal of the engine names.
 fn found() -> Vec<(String, usize, String)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../engine/src");
     let mut files = Vec::new();
-    sources(&root, &mut files);
+    crate::fn_budget::sources(&root, &mut files);
     assert!(files.len() > 50, "found only {} engine files", files.len());
     let mut out = Vec::new();
     for f in files {

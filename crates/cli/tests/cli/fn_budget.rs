@@ -134,9 +134,10 @@ fn long_fns(text: &str, limit: usize) -> Vec<(String, usize, usize)> {
     long
 }
 
-/// The Rust files the budget covers: everything under `dir` but tests, fuzz targets,
-/// benchmarks and build output.
-fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+/// The non-test Rust files under `dir` (the budget's, and the engine-flags scan's):
+/// everything but tests (`tests/`, `*_tests/`, `tests.rs`, `*_tests.rs`), fuzz
+/// targets, benchmarks and build output.
+pub(crate) fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -144,7 +145,9 @@ fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
         let p = e.path();
         let name = e.file_name().to_string_lossy().into_owned();
         if p.is_dir() {
-            if !["target", "tests", "fuzz", "benches", "bench"].contains(&name.as_str()) {
+            if !["target", "tests", "fuzz", "benches", "bench"].contains(&name.as_str())
+                && !name.ends_with("_tests")
+            {
                 sources(&p, out);
             }
         } else if p.extension().is_some_and(|x| x == "rs")
