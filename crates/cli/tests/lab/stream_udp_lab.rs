@@ -213,11 +213,21 @@ fn a_rate_sweep_finds_the_knee_near_the_shaped_link_rate() {
     // pass only because this (debug, on a loaded CI host) sender could not offer what
     // they asked: a sender descheduled for over 20 ms restarts its schedule rather
     // than bursting, and the step says so (offered below asked, nothing lost).
-    let knee = sweep["knee"]["asked_bps"].as_f64().expect("a knee");
+    // With no knee at all, every step below the link must be such a step (the
+    // sender offered under 95% of what was asked, and lost nothing): CI's 8 test
+    // threads on 2 CPUs once held even the 20 Mbit/s step to 81%.
+    let short = |s: &&serde_json::Value| f(s, "offered_bps") < 0.95 * f(s, "asked_bps");
+    let Some(knee) = sweep["knee"]["asked_bps"].as_f64() else {
+        assert!(
+            steps[..3].iter().all(|s| short(&s)),
+            "no knee although a step below the link was offered in full: {sweep}"
+        );
+        return;
+    };
     let sender_bound = steps[..3]
         .iter()
         .filter(|s| f(s, "asked_bps") > knee)
-        .all(|s| f(s, "offered_bps") < 0.95 * f(s, "asked_bps"));
+        .all(|s| short(&s));
     assert!(
         (40e6..=1.05e8).contains(&knee) || sender_bound,
         "knee {knee} not near the 100 Mbit/s link: {sweep}"
