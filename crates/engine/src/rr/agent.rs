@@ -251,8 +251,8 @@ fn measure(
             &sock,
             workers,
             &shared,
-            ctx.peer().ip(),
-            &req.udp_ports,
+            (ctx.peer().ip(), &req.udp_ports),
+            req.clients,
             t0 + max,
         ),
         // Steering pins only inside the operator's processor set, when there is one.

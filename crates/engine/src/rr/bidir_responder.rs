@@ -100,9 +100,14 @@ impl Responder {
         let handle = thread::spawn(move || {
             let deadline = Instant::now() + max;
             match listen {
-                Listen::Udp(s) => {
-                    super::responder::udp::serve(&s, workers, &sh, agent, &ports, deadline)
-                }
+                Listen::Udp(s) => super::responder::udp::serve(
+                    &s,
+                    workers,
+                    &sh,
+                    (agent, &ports),
+                    clients,
+                    deadline,
+                ),
                 Listen::Tcp(l) => {
                     let (conns, rejected) = accept(&l, agent, sh.token, clients, &sh, deadline);
                     let mut t = super::responder::tcp::serve(

@@ -53,13 +53,15 @@ pub(in crate::rr) fn hold_requests(sock: &UdpSocket, clients: u32) -> Option<Str
     })
 }
 
-/// Serves until `shared.stop` or `deadline`; returns the summed tallies.
+/// Serves until `shared.stop` or `deadline`; returns the summed tallies. `clients`:
+/// how many requests can be in flight at once (each client has at most one), which
+/// bounds the batch a worker takes per recvmmsg.
 pub(in crate::rr) fn serve(
     sock: &UdpSocket,
     workers: u32,
     shared: &Serving,
-    peer: IpAddr,
-    ports: &[u16],
+    (peer, ports): (IpAddr, &[u16]),
+    clients: u32,
     deadline: Instant,
 ) -> Tally {
     let block = Block::new(shared.block);
@@ -69,7 +71,7 @@ pub(in crate::rr) fn serve(
         &shared.pin,
         (0..workers.max(1)).collect(),
         |_| None,
-        |_| super::udp_batch::worker(sock, allowed, deadline, block),
+        |_| super::udp_batch::worker(sock, allowed, clients, deadline, block),
     )
 }
 
@@ -90,6 +92,52 @@ mod tests {
             let w = warning.expect("a short buffer is reported");
             assert!(w.contains("4096 clients") && w.contains("rmem_max"), "{w}");
         }
+    }
+
+    #[test]
+    fn one_client_with_several_requests_queued_has_every_one_answered() {
+        use std::net::UdpSocket;
+        use std::time::{Duration, Instant};
+
+        use mtuperf_proto::dgram::{Header, Kind, HEADER_LEN};
+        use mtuperf_proto::msg::rr::RrHooks;
+
+        use crate::rr::responder::Serving;
+        use crate::rr::wire::request_header;
+
+        // One client, so the worker takes one request per recvmmsg: a re-sent request
+        // queued behind its late original (or any burst) is still answered, one by one.
+        let (token, block, request) = (0x5eed_u64, 1024u32, 64u32);
+        let agent = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let client = UdpSocket::bind("127.0.0.1:0").unwrap();
+        client.connect(agent.local_addr().unwrap()).unwrap();
+        agent
+            .set_read_timeout(Some(Duration::from_millis(20)))
+            .unwrap();
+        let port = client.local_addr().unwrap().port();
+        let mut req = vec![0u8; HEADER_LEN + request as usize];
+        for seq in 1..=5 {
+            request_header(&mut req, 0, token, seq, 0, request);
+            client.send(&req).unwrap();
+        }
+        let shared = Serving::new(token, block, request, RrHooks::default());
+        let ip = std::net::IpAddr::from([127, 0, 0, 1]);
+        let deadline = Instant::now() + Duration::from_millis(300);
+        let t = super::serve(&agent, 1, &shared, (ip, &[port]), 1, deadline);
+        assert_eq!((t.requests, t.responses, t.rejected), (5, 5, 0), "{t:?}");
+        client
+            .set_read_timeout(Some(Duration::from_secs(1)))
+            .unwrap();
+        let mut buf = vec![0u8; 65_536];
+        let seqs: Vec<u64> = (0..5)
+            .map(|_| {
+                let n = client.recv(&mut buf).unwrap();
+                let h = Header::read(&buf[..n]).unwrap();
+                assert_eq!((h.kind, n), (Kind::RrResponse, HEADER_LEN + block as usize));
+                h.seq
+            })
+            .collect();
+        assert_eq!(seqs, [1, 2, 3, 4, 5]);
     }
 
     /// CAP_NET_ADMIN in the effective set, which SO_RCVBUFFORCE needs.

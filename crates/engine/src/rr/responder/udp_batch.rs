@@ -18,11 +18,22 @@ use crate::rr::wire::{flip, response_header};
 /// Requests taken per recvmmsg at most.
 const BATCH: usize = 32;
 
-pub(super) fn worker(sock: &UdpSocket, a: &Allowed<'_>, deadline: Instant, block: &Block) -> Tally {
+/// `clients`: the most requests that can be queued at once (one per client). A batch
+/// no larger than that ends its recvmmsg at the last request that can be there,
+/// instead of trying once more for one that cannot (for one client: one recv per
+/// request, as a plain blocking recv would).
+pub(super) fn worker(
+    sock: &UdpSocket,
+    a: &Allowed<'_>,
+    clients: u32,
+    deadline: Instant,
+    block: &Block,
+) -> Tally {
+    let batch = (clients as usize).clamp(1, BATCH);
     let shared = a.shared;
     let mut t = Tally::default();
     // One byte more than a request: a longer datagram shows as too long.
-    let mut rx = RecvBatch::new(BATCH, a.expect_len + 1);
+    let mut rx = RecvBatch::new(batch, a.expect_len + 1);
     let mut heads = [0u8; BATCH * HEADER_LEN];
     let mut to = [SocketAddr::from(([0u8; 4], 0)); BATCH];
     let mut out = SendBatch::new(BATCH, BATCH);
