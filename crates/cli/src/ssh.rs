@@ -13,6 +13,7 @@ use mtuperf_engine::ssh::{
     self, remote, Fleet, Outcome, Plan, SshConfig, SshNode, SshObserver, Stopped,
 };
 use mtuperf_engine::Shutdown;
+use mtuperf_report::ssh::failure as words;
 
 use crate::args::ssh::SshArgs;
 use crate::connect;
@@ -52,7 +53,7 @@ impl SshObserver for Lines {
                     "its own mtuperf, same version".into()
                 }
             )),
-            Outcome::Failed(f) => self.say(&format!("{} failed: {}", f.label, f.failure)),
+            Outcome::Failed(f) => self.say(&format!("{} failed: {}", f.label, words(&f.failure))),
         }
     }
 
@@ -188,7 +189,7 @@ fn mesh_ssh(a: &SshArgs, nodes: &[String], cfg: &mut MeshConfig) -> Result<Agent
         let why: Vec<String> = agents
             .fleet
             .failed()
-            .map(|f| format!("{}: {}", f.label, f.failure))
+            .map(|f| format!("{}: {}", f.label, words(&f.failure)))
             .collect();
         return Err(Failure::new(
             exit::UNREACHABLE,
@@ -274,7 +275,7 @@ fn peer_as(
         };
         return Err(Failure::new(
             code,
-            anyhow::anyhow!("{}: {}", f.label, f.failure),
+            anyhow::anyhow!("{}: {}", f.label, words(&f.failure)),
         ));
     }
     let control = agents

@@ -23,6 +23,7 @@ pub mod path;
 pub mod placement;
 pub mod record;
 pub mod rr;
+pub mod ssh;
 pub mod stream;
 pub mod watch;
 

@@ -29,27 +29,6 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "--test-hooks",
         "wire refusal detail, pending",
     ),
-    // - an ssh node's failure, stored as the mesh document's node error string;
-    (
-        "ssh/plan.rs",
-        "--oifcfg",
-        "ssh failure stored in mesh, pending",
-    ),
-    (
-        "ssh/plan.rs",
-        "--net",
-        "ssh failure stored in mesh, pending",
-    ),
-    (
-        "ssh/plan.rs",
-        "--bind",
-        "ssh failure stored in mesh, pending",
-    ),
-    (
-        "ssh/bootstrap.rs",
-        "--ssh-copy",
-        "ssh failure stored in mesh, pending",
-    ),
     // - the agent's log lines (a message string the serve command prints): typed log
     //   events first.
     ("agent/mod.rs", "--allow", "agent log line, pending"),

@@ -280,8 +280,9 @@ fn mesh_needs_keys_and_names_an_unkeyed_node() {
     assert_schema("mesh", &doc);
     let f = &doc["findings"].as_array().unwrap()[0];
     assert_eq!(f["kind"], "unreachable", "{f}");
+    assert_eq!(f["error"]["kind"], "discovery", "{f}");
     assert!(
-        f["error"]
+        f["error"]["detail"]
             .as_str()
             .unwrap()
             .contains("does not authenticate"),

@@ -297,11 +297,16 @@ fn a_node_without_sshd_is_named_and_the_others_are_checked() {
     let findings = doc["findings"].as_array().unwrap();
     assert_eq!(findings.len(), 1, "{findings:?}");
     assert_eq!(findings[0]["kind"], "unreachable");
-    assert_eq!(findings[0]["ssh_step"], "connect");
+    // Stored typed: the step and ssh's own words as the cause, no sentence of ours.
+    let error = &findings[0]["error"];
+    assert_eq!(error["kind"], "ssh", "{error}");
+    assert_eq!(error["failure"]["step"], "connect", "{error}");
+    assert_eq!(error["failure"]["cause"]["kind"], "said", "{error}");
     assert_eq!(
-        findings[0]["error"],
+        error["failure"]["cause"]["text"],
         "ssh: connect to host 198.19.1.3 port 22: Connection refused"
     );
+    assert_eq!(&doc["nodes"][2]["error"], error);
     // n1 and n2 were checked: their cells carry 9000 both ways.
     let cells = doc["cells"].as_array().unwrap();
     assert_eq!(cells.len(), 2, "{cells:?}");

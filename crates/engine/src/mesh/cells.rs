@@ -47,7 +47,6 @@ pub fn diagnose(
                 Finding::Unreachable {
                     agent: n.agent.clone(),
                     error: err.clone(),
-                    ssh_step: None,
                 },
             ));
         }

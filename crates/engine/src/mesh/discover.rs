@@ -3,7 +3,7 @@
 use mtuperf_proto::msg::mesh::{DiscoverRequest, Discovery};
 use mtuperf_proto::msg::ClientMsg;
 
-use super::model::{MeshConfig, MeshNode};
+use super::model::{MeshConfig, MeshNode, NodeError};
 use super::schedule::{run_bounded, MAX_THREADS};
 use crate::client::Session;
 use crate::EngineError;
@@ -30,7 +30,13 @@ pub fn discover(cfg: &MeshConfig) -> Vec<MeshNode> {
             let (name, agent) = cfg.nodes.get(i).cloned().unwrap_or_default();
             let (discovery, max_sessions, error) = match discover_node(cfg, &agent) {
                 Ok((d, m)) => (Some(d), Some(m), None),
-                Err(e) => (None, None, Some(e.to_string())),
+                Err(e) => (
+                    None,
+                    None,
+                    Some(NodeError::Discovery {
+                        detail: e.to_string(),
+                    }),
+                ),
             };
             MeshNode {
                 label: name.unwrap_or_default(),

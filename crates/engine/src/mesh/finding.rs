@@ -5,6 +5,7 @@ use mtuperf_proto::msg::mesh::StopKind;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::model::NodeError;
 use super::outcome::TestFailureAt;
 use crate::diagnosis::Diagnosis;
 
@@ -55,22 +56,6 @@ pub enum Silence {
     NoAnswer,
     /// Its agent answered but returned no result within the pair's deadline.
     NoResult,
-}
-
-/// The step at which `mesh --ssh` could not start a node's agent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum StartStep {
-    /// Reaching the node (ssh itself, the login, the private directory).
-    Connect,
-    /// Copying the binary (architecture, transfer, checksum).
-    Copy,
-    /// Starting the agent (hello, bind, ready).
-    Start,
-    /// Choosing its addresses (no interconnect found on it).
-    Plan,
-    /// The run was stopped before the node was ready.
-    Interrupted,
 }
 
 /// An interface offload `--tests doctor` compares.
@@ -149,14 +134,9 @@ pub enum Finding {
         count: usize,
         examples: Vec<TestFailureAt>,
     },
-    /// The node's agent could not be asked for its interfaces; with `ssh_step`, it
-    /// could not be started over SSH (`mesh --ssh`), at that step.
-    Unreachable {
-        agent: String,
-        error: String,
-        /// `mesh --ssh`: the step at which its agent could not be started.
-        ssh_step: Option<StartStep>,
-    },
+    /// The node's agent could not be asked for its interfaces, or (`mesh --ssh`)
+    /// could not be started: the node's error.
+    Unreachable { agent: String, error: NodeError },
     /// The node went silent `at_ms` into the run, after the orchestrator waited
     /// `waited_ms` on it; `not_measured` pair tests with it were not measured.
     NodeSilent {

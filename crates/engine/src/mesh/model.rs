@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::client::ConnectOptions;
 use crate::config::RrConfig;
+use crate::ssh::Failure;
 
 use super::doc::MtuComparison;
 use super::doc::NetCheck;
@@ -128,15 +129,26 @@ impl BlockTest {
     }
 }
 
+/// Why a node could not be used.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum NodeError {
+    /// Its agent could not be asked for its interfaces: the client's error.
+    Discovery { detail: String },
+    /// `mesh --ssh`: its agent could not be started over SSH (the step and the cause).
+    Ssh { failure: Failure },
+}
+
 /// One node as discovered.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct MeshNode {
     pub label: String,
-    /// The agent's control address as given.
+    /// The agent's control address as given (`ssh DEST` for a node `--ssh` could not
+    /// start).
     pub agent: String,
     pub hostname: Option<String>,
-    /// Why the node could not be discovered.
-    pub error: Option<String>,
+    /// Why the node could not be used.
+    pub error: Option<NodeError>,
     /// The agent's session limit (`--max-sessions`): the most tests it takes part in at once.
     pub max_sessions: Option<u32>,
     pub discovery: Option<Discovery>,

@@ -13,8 +13,8 @@ use super::doc::{NetCheck, NodeKernel};
 use super::finding::MeshFinding;
 use super::health::Health;
 use super::model::{
-    Cell, MeshConfig, MeshNetwork, MeshNode, MeshResult, MeshTests, NotMeasured, PairError,
-    PairResult, Plan, TestSkipped,
+    Cell, MeshConfig, MeshNetwork, MeshNode, MeshResult, MeshTests, NodeError, NotMeasured,
+    PairError, PairResult, Plan, TestSkipped,
 };
 use super::pair::{record, Ctx, Job, Outcome};
 use super::schedule::{ordered_pairs, run_bounded, tournament};
@@ -290,10 +290,11 @@ fn nodes_and_networks(
 ) -> Result<(Vec<MeshNode>, Vec<MeshNetwork>), EngineError> {
     let nodes = discover(cfg);
     if nodes.iter().all(|n| n.error.is_some()) {
-        let why = nodes
-            .first()
-            .and_then(|n| n.error.clone())
-            .unwrap_or_default();
+        // Discovery makes only discovery errors.
+        let why = match nodes.first().and_then(|n| n.error.as_ref()) {
+            Some(NodeError::Discovery { detail }) => detail.as_str(),
+            _ => "",
+        };
         return Err(EngineError::Agent(format!(
             "no node's agent could be asked for its interfaces (first: {why})"
         )));

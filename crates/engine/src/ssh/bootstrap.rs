@@ -9,10 +9,11 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
+use mtuperf_proto::text::escape_control;
 use sha2::{Digest, Sha256};
 
 use super::command::SshCommand;
-use super::failure::{Failure, Step};
+use super::failure::{Cause, Failure, Step};
 use super::node::SshNode;
 use super::script::{self, Greeting, GREETING};
 use super::session::{Channel, WaitError, Watchdog};
@@ -43,12 +44,10 @@ impl Image {
         }
     }
 
-    /// Size and SHA-256 (hex).
+    /// Size and SHA-256 (hex); the error: why it could not be read.
     pub fn digest(&self) -> Result<(u64, String), String> {
         self.digest
-            .get_or_init(|| {
-                hash(&self.path).map_err(|e| format!("reading {}: {e}", self.path.display()))
-            })
+            .get_or_init(|| hash(&self.path).map_err(|e| e.to_string()))
             .clone()
     }
 }
@@ -93,6 +92,15 @@ fn wait_err(step: Step, w: WaitError, ch: &mut Channel, timeout: Duration) -> Fa
     Failure::from_wait(step, w, ch, timeout)
 }
 
+fn write_err(step: Step, e: &dyn std::error::Error) -> Failure {
+    Failure::new(
+        step,
+        Cause::Write {
+            error: e.to_string(),
+        },
+    )
+}
+
 /// Connect, greeting, use or copy, hello.
 pub(crate) fn greet(job: &NodeJob, stop: &Arc<AtomicBool>) -> Result<Greeted, Failure> {
     let deadline = Instant::now() + job.timeout;
@@ -101,7 +109,10 @@ pub(crate) fn greet(job: &NodeJob, stop: &Arc<AtomicBool>) -> Result<Greeted, Fa
     let mut ch = Channel::spawn(&argv).map_err(|e| {
         Failure::new(
             Step::Connect,
-            format!("cannot run {:?}: {e}", job.command.program()),
+            Cause::NoSsh {
+                program: job.command.program().to_string(),
+                error: e.to_string(),
+            },
         )
     })?;
     // Lines before the greeting (a chatty login script) are skipped.
@@ -124,16 +135,12 @@ pub(crate) fn greet(job: &NodeJob, stop: &Arc<AtomicBool>) -> Result<Greeted, Fa
     let copied = match (job.copy, have) {
         (CopyPolicy::Never, false) => {
             ch.end(Duration::from_secs(5));
-            let found = g
-                .version
-                .as_deref()
-                .map_or_else(|| "none".to_string(), |v| format!("{v:?}"));
             return Err(Failure::new(
                 Step::Copy,
-                format!(
-                    "no {} on the node's PATH (found: {found}) and --ssh-copy never",
-                    job.version
-                ),
+                Cause::NotOnPath {
+                    version: job.version.to_string(),
+                    found: g.version.as_deref().map(|v| escape_control(v).into_owned()),
+                },
             ));
         }
         (CopyPolicy::Auto, true) => false,
@@ -143,13 +150,15 @@ pub(crate) fn greet(job: &NodeJob, stop: &Arc<AtomicBool>) -> Result<Greeted, Fa
         copy(job, &mut ch, &g, deadline, stop)?;
     } else {
         ch.write(b"use\n")
-            .map_err(|e| Failure::new(Step::Connect, format!("writing to ssh: {e}")))?;
+            .map_err(|e| write_err(Step::Connect, &e))?;
     }
     let hello = loop {
         match ch.line(deadline, stop) {
             Ok(l) => match mtuperf_proto::text::from_peer_json::<NodeMsg>(l.as_bytes()) {
                 Ok(NodeMsg::Hello(h)) => break *h,
-                Ok(NodeMsg::Failed(why)) => return Err(Failure::new(Step::Start, why)),
+                Ok(NodeMsg::Failed(why)) => {
+                    return Err(Failure::new(Step::Start, Cause::said(&why)))
+                }
                 _ => {}
             },
             Err(w) => {
@@ -178,19 +187,23 @@ fn copy(
         ch.end(Duration::from_secs(5));
         return Err(Failure::new(
             Step::Copy,
-            format!(
-                "the node is {} {} and this mtuperf is built for Linux {}: install mtuperf ({}) on it, or run from a node of its kind",
-                g.os,
-                g.arch,
-                script::this_arch(),
-                job.version
-            ),
+            Cause::Platform {
+                os: escape_control(&g.os).into_owned(),
+                arch: escape_control(&g.arch).into_owned(),
+                ours: script::this_arch().to_string(),
+                version: job.version.to_string(),
+            },
         ));
     }
-    let (size, sum) = job
-        .image
-        .digest()
-        .map_err(|e| Failure::new(Step::Copy, e))?;
+    let (size, sum) = job.image.digest().map_err(|error| {
+        Failure::new(
+            Step::Copy,
+            Cause::Unreadable {
+                path: job.image.path.display().to_string(),
+                error,
+            },
+        )
+    })?;
     let dog = Watchdog::arm(ch.pid(), deadline, stop.clone());
     let sent = std::fs::File::open(&job.image.path).and_then(|mut f| {
         ch.write(format!("copy {size} {sum}\n").as_bytes())?;
@@ -200,12 +213,13 @@ fn copy(
     drop(dog);
     match sent {
         Ok(n) if n == size => Ok(()),
-        Ok(n) => Err(Failure::new(
+        Ok(sent) => Err(Failure::new(
             Step::Copy,
-            format!(
-                "{} changed while it was copied ({n} of {size} bytes)",
-                job.image.path.display()
-            ),
+            Cause::Changed {
+                path: job.image.path.display().to_string(),
+                sent,
+                size,
+            },
         )),
         Err(_) if fired => Err(wait_err(
             Step::Copy,
@@ -217,14 +231,8 @@ fn copy(
             ch,
             job.timeout,
         )),
-        Err(e) => {
-            let f = wait_err(Step::Copy, WaitError::Ended, ch, job.timeout);
-            Err(if f.detail.is_empty() {
-                Failure::new(Step::Copy, e.to_string())
-            } else {
-                f
-            })
-        }
+        // The node stopped reading: its status and words say why.
+        Err(_) => Err(wait_err(Step::Copy, WaitError::Ended, ch, job.timeout)),
     }
 }
 
@@ -236,15 +244,16 @@ pub(crate) fn start(
     stop: &AtomicBool,
 ) -> Result<u16, Failure> {
     let deadline = Instant::now() + timeout;
-    let line =
-        serde_json::to_string(order).map_err(|e| Failure::new(Step::Start, e.to_string()))?;
+    let line = serde_json::to_string(order).map_err(|e| write_err(Step::Start, &e))?;
     ch.write(format!("{line}\n").as_bytes())
-        .map_err(|e| Failure::new(Step::Start, format!("writing to ssh: {e}")))?;
+        .map_err(|e| write_err(Step::Start, &e))?;
     loop {
         match ch.line(deadline, stop) {
             Ok(l) => match mtuperf_proto::text::from_peer_json::<NodeMsg>(l.as_bytes()) {
                 Ok(NodeMsg::Ready(r)) => return Ok(r.port),
-                Ok(NodeMsg::Failed(why)) => return Err(Failure::new(Step::Start, why)),
+                Ok(NodeMsg::Failed(why)) => {
+                    return Err(Failure::new(Step::Start, Cause::said(&why)))
+                }
                 _ => {}
             },
             Err(w) => return Err(wait_err(Step::Start, w, ch, timeout)),

@@ -15,7 +15,7 @@ use mtuperf_proto::msg::mesh::IfaceAddr;
 
 use super::bootstrap::{self, CopyPolicy, Greeted, Image, NodeJob};
 use super::command::SshCommand;
-use super::failure::{Failure, Step};
+use super::failure::{Cause, Failure, Step};
 use super::node::SshNode;
 use super::plan::{self, Plan};
 use super::session::Channel;
@@ -129,7 +129,7 @@ pub fn start(
     let greeted = each(
         nodes.iter().collect(),
         |node| bootstrap::greet(&job(node), stop),
-        || Err(Failure::new(Step::Connect, "bootstrap thread panicked")),
+        || Err(Failure::new(Step::Connect, Cause::Panicked)),
     );
     let own = mtuperf_sys::netdev::addresses().unwrap_or_default();
     let hellos: Vec<Option<(&str, &super::wire::Hello)>> = nodes
@@ -150,12 +150,7 @@ pub fn start(
     let started = each(
         nodes.iter().zip(greeted).zip(&binds).collect(),
         |((node, g), b)| start_node(node, g, b, b.as_ref().ok().map(|b| order(b)), &own, stop),
-        || {
-            (
-                Err(Failure::new(Step::Start, "start thread panicked")),
-                None,
-            )
-        },
+        || (Err(Failure::new(Step::Start, Cause::Panicked)), None),
     );
     Fleet::assemble(key, nodes, started, obs)
 }
@@ -180,7 +175,7 @@ fn each<I: Send, R: Send>(
 fn start_node(
     node: &SshNode,
     g: Result<Greeted, Failure>,
-    binds: &Result<Vec<IpAddr>, String>,
+    binds: &Result<Vec<IpAddr>, Cause>,
     order: Option<Start>,
     own: &[IfaceAddr],
     stop: &AtomicBool,
@@ -190,17 +185,11 @@ fn start_node(
         Err(f) => return (Err(f), None),
     };
     let (Ok(binds), Some(order)) = (binds, order) else {
-        let why = binds.as_ref().err().cloned().unwrap_or_default();
+        let why = binds.as_ref().err().cloned().unwrap_or(Cause::NotGreeted);
         return (Err(Failure::new(Step::Plan, why)), Some(g.channel));
     };
     if stop.load(Ordering::Relaxed) {
-        return (
-            Err(Failure::new(
-                Step::Interrupted,
-                "stopped before the node was ready",
-            )),
-            Some(g.channel),
-        );
+        return (Err(Failure::stopped()), Some(g.channel));
     }
     match bootstrap::start(&mut g.channel, &order, START_WAIT, stop) {
         Ok(port) => {

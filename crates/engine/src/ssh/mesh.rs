@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use super::fleet::Fleet;
-use crate::mesh::{Finding, MeshConfig, MeshFinding, MeshNode, MeshResult, MeshTests, StartStep};
+use crate::mesh::{Finding, MeshConfig, MeshFinding, MeshNode, MeshResult, MeshTests, NodeError};
 
 /// Added to the run's longest possible length for the agents' hard lifetime.
 pub const LIFETIME_MARGIN: Duration = Duration::from_mins(1);
@@ -41,41 +41,30 @@ pub fn nodes(fleet: &Fleet) -> Vec<(Option<String>, String)> {
         .collect()
 }
 
-/// Adds the nodes SSH could not start to `result`: each a node with its error and an
-/// `unreachable` finding naming the step (worded by the report: "node n3: ssh:
-/// Permission denied (publickey)"). Appended after the mesh's own nodes and findings,
-/// so their indices stay valid.
+/// Adds the nodes SSH could not start to `result`: each a node with its typed failure
+/// and an `unreachable` finding (worded by the report: "node n3: ssh: Permission
+/// denied (publickey)"). Appended after the mesh's own nodes and findings, so their
+/// indices stay valid.
 pub fn add_failed(result: &mut MeshResult, fleet: &Fleet) {
     for f in fleet.failed() {
         let node = result.nodes.len();
         let agent = format!("ssh {}", f.ssh);
+        let error = NodeError::Ssh {
+            failure: f.failure.clone(),
+        };
         result.nodes.push(MeshNode {
             label: f.label.clone(),
             agent: agent.clone(),
             hostname: None,
-            error: Some(f.failure.to_string()),
+            error: Some(error.clone()),
             max_sessions: None,
             discovery: None,
         });
         result.findings.push(MeshFinding::new(
             None,
             Some(node),
-            Finding::Unreachable {
-                agent,
-                error: f.failure.to_string(),
-                ssh_step: Some(step(f.failure.step)),
-            },
+            Finding::Unreachable { agent, error },
         ));
-    }
-}
-
-fn step(s: super::Step) -> StartStep {
-    match s {
-        super::Step::Connect => StartStep::Connect,
-        super::Step::Copy => StartStep::Copy,
-        super::Step::Start => StartStep::Start,
-        super::Step::Plan => StartStep::Plan,
-        super::Step::Interrupted => StartStep::Interrupted,
     }
 }
 

@@ -33,7 +33,7 @@ pub mod wire;
 
 pub use bootstrap::CopyPolicy;
 pub use command::{CommandError, SshCommand};
-pub use failure::{Failure, Step};
+pub use failure::{Cause, Failure, SharedNet, Step};
 pub use fleet::{
     start, FailedNode, Fleet, Outcome, QuietSsh, ReadyNode, SshConfig, SshObserver, Stopped,
 };

@@ -18,6 +18,7 @@ use ipnet::IpNet;
 use mtuperf_proto::msg::doctor::HostFacts;
 use mtuperf_proto::msg::mesh::{Discovery, IfaceAddr};
 
+use super::failure::{Cause, SharedNet};
 use super::wire::Hello;
 use crate::mesh::{net, MeshNode, OifcfgEntry};
 
@@ -67,14 +68,14 @@ pub fn binds(
     plan: &Plan,
     hellos: &[Option<(&str, &Hello)>],
     own: &[IfaceAddr],
-) -> Vec<Result<Vec<IpAddr>, String>> {
+) -> Vec<Result<Vec<IpAddr>, Cause>> {
     match plan {
         Plan::Mesh { nets, oifcfg } => mesh_binds(nets, oifcfg.as_deref(), hellos),
         Plan::Peer { local, asked_only } => hellos
             .iter()
             .map(|h| {
                 h.map_or_else(
-                    || Err("not reached".to_string()),
+                    || Err(Cause::NotGreeted),
                     |(l, h)| peer_bind(*local, *asked_only, l, h, own),
                 )
             })
@@ -86,7 +87,7 @@ fn mesh_binds(
     nets: &[IpNet],
     oifcfg: Option<&[OifcfgEntry]>,
     hellos: &[Option<(&str, &Hello)>],
-) -> Vec<Result<Vec<IpAddr>, String>> {
+) -> Vec<Result<Vec<IpAddr>, Cause>> {
     let nodes: Vec<MeshNode> = hellos
         .iter()
         .map(|h| match h {
@@ -108,17 +109,13 @@ fn mesh_binds(
                 .iter()
                 .flat_map(|n| n.members.iter().filter(|m| m.node == i).map(|m| m.addr))
                 .collect();
-            if mine.is_empty() && oifcfg.is_some() {
-                Err("no address in a cluster_interconnect subnet of --oifcfg (on the interface it names) shared with another node".to_string())
+            if hellos.get(i).is_none_or(Option::is_none) {
+                Err(Cause::NotGreeted)
+            } else if mine.is_empty() && oifcfg.is_some() {
+                Err(Cause::NoOifcfgInterconnect)
             } else if mine.is_empty() {
-                let within: Vec<String> = nets.iter().map(ToString::to_string).collect();
-                Err(if within.is_empty() {
-                    "no address on a network shared with another node".to_string()
-                } else {
-                    format!(
-                        "no address on a network inside --net {} shared with another node",
-                        within.join(", ")
-                    )
+                Err(Cause::NoSharedNetwork {
+                    nets: nets.to_vec(),
                 })
             } else {
                 Ok(mine)
@@ -133,7 +130,7 @@ fn peer_bind(
     label: &str,
     h: &Hello,
     own: &[IfaceAddr],
-) -> Result<Vec<IpAddr>, String> {
+) -> Result<Vec<IpAddr>, Cause> {
     let nodes = [me(own), mesh_node(label, h.discovery.clone())];
     let shared = net::networks(&nodes, &net::Select::default(), None, &[]);
     let on = |n: &crate::mesh::MeshNetwork| n.members.iter().find(|m| m.node == 1).map(|m| m.addr);
@@ -144,23 +141,33 @@ fn peer_bind(
             .iter()
             .find(|a| IpNet::new(a.addr, a.prefix).is_ok_and(|n| n.contains(&l)))
             .map(|a| vec![a.addr])
-            .ok_or_else(|| format!("{label} has no address on the network of --bind {l}"));
+            .ok_or_else(|| Cause::NotOnBindNetwork {
+                node: label.to_string(),
+                bind: l,
+            });
     }
+    let no_network = || Cause::NoPeerNetwork {
+        node: label.to_string(),
+    };
     match shared.as_slice() {
-        [one] => on(one).map(|a| vec![a]).ok_or_else(|| "no shared address".to_string()),
-        [] | [_, _, ..] if asked_only && h.ssh_server.is_some() => Ok(h.ssh_server.into_iter().collect()),
-        [] => h
-            .ssh_server
-            .map(|a| vec![a])
-            .ok_or_else(|| format!("{label} shares no network with this host and SSH_CONNECTION is unset there")),
-        many => Err(format!(
-            "{label} shares {} networks with this host ({}): choose one with --bind (this host's address on it)",
-            many.len(),
-            many.iter()
-                .filter_map(|n| Some(format!("{} ({})", n.cidr, on(n)?)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )),
+        // A network shared has this node among its members, always.
+        [one] => on(one).map(|a| vec![a]).ok_or_else(no_network),
+        [] | [_, _, ..] if asked_only && h.ssh_server.is_some() => {
+            Ok(h.ssh_server.into_iter().collect())
+        }
+        [] => h.ssh_server.map(|a| vec![a]).ok_or_else(no_network),
+        many => Err(Cause::ManyNetworks {
+            node: label.to_string(),
+            networks: many
+                .iter()
+                .filter_map(|n| {
+                    Some(SharedNet {
+                        cidr: n.cidr,
+                        addr: on(n)?,
+                    })
+                })
+                .collect(),
+        }),
     }
 }
 
@@ -258,12 +265,13 @@ mod tests {
         let b = binds(&plan, &hs, &[]);
         assert_eq!(b[0], Ok(ips(&["192.168.1.1", "192.168.2.1"])));
         assert_eq!(b[1], Ok(ips(&["192.168.1.2", "192.168.2.2"])));
-        assert!(
-            b[2].as_ref().unwrap_err().contains("--net 192.168.0.0/16"),
-            "{:?}",
-            b[2]
+        assert_eq!(
+            b[2],
+            Err(Cause::NoSharedNetwork {
+                nets: vec!["192.168.0.0/16".parse().unwrap()]
+            })
         );
-        assert!(b[3].is_err());
+        assert_eq!(b[3], Err(Cause::NotGreeted));
         // Without --net the public network is shared too.
         let b = binds(
             &Plan::Mesh {
@@ -304,11 +312,7 @@ mod tests {
         // ic1's subnet and its HAIP address; neither the public network nor ic2.
         assert_eq!(b[0], Ok(ips(&["192.168.1.1", "169.254.1.1"])));
         assert_eq!(b[1], Ok(ips(&["192.168.1.2", "169.254.1.2"])));
-        assert!(
-            b[2].as_ref().unwrap_err().contains("--oifcfg"),
-            "{:?}",
-            b[2]
-        );
+        assert_eq!(b[2], Err(Cause::NoOifcfgInterconnect));
     }
 
     #[test]
@@ -333,23 +337,42 @@ mod tests {
             &[("ic1", "192.168.1.2", 24), ("ic2", "192.168.2.2", 24)],
             Some("10.0.0.2"),
         );
-        let e = peer(None, false, &two).unwrap_err();
-        assert!(
-            e.contains("2 networks") && e.contains("--bind") && e.contains("192.168.2.2"),
-            "{e}"
+        let shared = |cidr: &str, addr: &str| SharedNet {
+            cidr: cidr.parse().unwrap(),
+            addr: addr.parse().unwrap(),
+        };
+        assert_eq!(
+            peer(None, false, &two),
+            Err(Cause::ManyNetworks {
+                node: "n2".into(),
+                networks: vec![
+                    shared("192.168.1.0/24", "192.168.1.2"),
+                    shared("192.168.2.0/24", "192.168.2.2")
+                ]
+            })
         );
         assert_eq!(
             peer(Some("192.168.2.1"), false, &two),
             Ok(ips(&["192.168.2.2"]))
         );
-        assert!(peer(Some("172.16.0.1"), false, &two)
-            .unwrap_err()
-            .contains("--bind 172.16.0.1"));
+        assert_eq!(
+            peer(Some("172.16.0.1"), false, &two),
+            Err(Cause::NotOnBindNetwork {
+                node: "n2".into(),
+                bind: "172.16.0.1".parse().unwrap()
+            })
+        );
         // Only asked (doctor): where SSH arrived rather than an error.
         assert_eq!(peer(None, true, &two), Ok(ips(&["10.0.0.2"])));
         // Nothing shared: where SSH arrived.
         let far = hello(&[("pub", "10.0.0.2", 24)], Some("10.0.0.2"));
         assert_eq!(peer(None, false, &far), Ok(ips(&["10.0.0.2"])));
+        // Nothing shared and no SSH_CONNECTION: nowhere to listen.
+        let lost = hello(&[("pub", "10.0.0.2", 24)], None);
+        assert_eq!(
+            peer(None, false, &lost),
+            Err(Cause::NoPeerNetwork { node: "n2".into() })
+        );
     }
 
     #[test]

@@ -19,6 +19,9 @@
 
 use std::time::Duration;
 
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
 /// The first line of the greeting; lines before it (a chatty login script) are skipped.
 pub const GREETING: &str = "mtuperf-ssh 1";
 /// The last line of the greeting.
@@ -116,15 +119,34 @@ pub fn this_arch() -> &'static str {
     }
 }
 
-/// Why the script ended, from its exit status (ssh's own failures are 255).
-pub fn status_meaning(code: i32) -> Option<&'static str> {
-    match code {
-        EXIT_NO_DIR => Some("no private temporary directory"),
-        EXIT_NO_ORDER => Some("the coordinator's order did not arrive"),
-        EXIT_COPY => Some("the copy of mtuperf failed"),
-        EXIT_CHECKSUM => Some("the copied mtuperf's SHA-256 did not match"),
-        126 | 127 => Some("mtuperf could not be run on the node"),
-        _ => None,
+/// Why the script ended, by its own exit status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ScriptExit {
+    /// No temporary directory where a program may run ([`EXIT_NO_DIR`]).
+    NoDir,
+    /// The coordinator's order did not arrive, or was unknown ([`EXIT_NO_ORDER`]).
+    NoOrder,
+    /// Writing the copy failed ([`EXIT_COPY`]).
+    CopyFailed,
+    /// The copy's SHA-256 did not match ([`EXIT_CHECKSUM`]).
+    Checksum,
+    /// mtuperf could not be run on the node (126, 127: the shell's statuses).
+    NotRunnable,
+}
+
+impl ScriptExit {
+    /// The script's meaning of exit status `code` (ssh's own failures, 255, and any
+    /// other status: none).
+    pub fn from_status(code: i32) -> Option<ScriptExit> {
+        match code {
+            EXIT_NO_DIR => Some(ScriptExit::NoDir),
+            EXIT_NO_ORDER => Some(ScriptExit::NoOrder),
+            EXIT_COPY => Some(ScriptExit::CopyFailed),
+            EXIT_CHECKSUM => Some(ScriptExit::Checksum),
+            126 | 127 => Some(ScriptExit::NotRunnable),
+            _ => None,
+        }
     }
 }
 

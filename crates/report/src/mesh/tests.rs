@@ -5,10 +5,11 @@
 use std::net::IpAddr;
 
 use mtuperf_engine::mesh::{
-    diagnose, MeshNetwork, MeshNode, MeshResult, MeshTests, NodeAddr, NotMeasured, PairError,
-    PairResult, Silence, SilentNode, TestFailure, TestSkipped,
+    diagnose, MeshNetwork, MeshNode, MeshResult, MeshTests, NodeAddr, NodeError, NotMeasured,
+    PairError, PairResult, Silence, SilentNode, TestFailure, TestSkipped,
 };
 use mtuperf_engine::mesh::{Finding, MeshFinding};
+use mtuperf_engine::ssh::{Cause, Failure, Step};
 use mtuperf_proto::msg::mesh::{DirSummary, PathSummary, RrSummary, StopKind};
 use mtuperf_proto::msg::rr::{RrCounts, RrProto};
 use mtuperf_proto::msg::Refusal;
@@ -346,7 +347,9 @@ fn a_silent_node_and_an_interrupted_run_are_said_once() {
 fn peer_text_is_escaped() {
     let mut ns = nodes(3);
     ns[1].label = "n2\u{1b}[31m".into();
-    ns[2].error = Some("closed\nfake log line".into());
+    ns[2].error = Some(NodeError::Discovery {
+        detail: "closed\nfake log line".into(),
+    });
     let t = text(&doc(
         ns,
         vec![network(0, 2, &|_| 9000)],
@@ -358,18 +361,18 @@ fn peer_text_is_escaped() {
 }
 
 #[test]
-fn a_mesh_1_or_4_document_is_refused_by_name() {
+fn a_mesh_1_or_5_document_is_refused_by_name() {
     let old = r#"{"schema":"mtuperf.mesh/1","run_id":1,"findings":[{"kind":"test_failed","summary":"x","evidence":"y","next":"z"}]}"#;
     let e = super::decode(old).unwrap_err().to_string();
     assert!(
-        e.contains("schema mtuperf.mesh/1 is not read by this version, which reads mtuperf.mesh/5"),
+        e.contains("schema mtuperf.mesh/1 is not read by this version, which reads mtuperf.mesh/6"),
         "{e}"
     );
-    let e = super::decode(r#"{"schema":"mtuperf.mesh/4"}"#)
+    let e = super::decode(r#"{"schema":"mtuperf.mesh/5"}"#)
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("which reads mtuperf.mesh/5; run the mesh again"),
+        e.contains("which reads mtuperf.mesh/6; run the mesh again"),
         "{e}"
     );
     let d = doc(
@@ -381,6 +384,85 @@ fn a_mesh_1_or_4_document_is_refused_by_name() {
     let back = super::decode(&serde_json::to_string(&d).unwrap()).unwrap();
     assert_eq!(back.result.findings, d.result.findings);
     assert_eq!(back.result.cells, d.result.cells);
+}
+
+/// A node `mesh --ssh` could not start is stored with its typed failure (the step and
+/// the cause, the node's words as evidence), never the sentence, and read back whole;
+/// the text words it from the type, flags included.
+#[test]
+fn an_ssh_failure_is_stored_typed_and_worded_when_read() {
+    let mut ns = nodes(4);
+    let failed = |i: usize, failure: Failure| MeshNode {
+        label: format!("n{}", i + 1),
+        agent: format!("ssh n{}", i + 1),
+        hostname: None,
+        error: Some(NodeError::Ssh { failure }),
+        max_sessions: None,
+        discovery: None,
+    };
+    ns[2] = failed(
+        2,
+        Failure::new(
+            Step::Connect,
+            Cause::said("ssh: connect to host 198.19.1.3 port 22: Connection refused"),
+        ),
+    );
+    ns[3] = failed(
+        3,
+        Failure::new(
+            Step::Plan,
+            Cause::NoSharedNetwork {
+                nets: vec!["198.19.0.0/16".parse().unwrap()],
+            },
+        ),
+    );
+    let d = doc(
+        ns,
+        vec![network(0, 2, &|_| 9000)],
+        pairs(0, 2, &|_, _| good()),
+        &[],
+    );
+    let json = serde_json::to_string(&d).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let error = &v["nodes"][3]["error"];
+    assert_eq!(error["kind"], "ssh", "{error}");
+    assert_eq!(error["failure"]["step"], "plan", "{error}");
+    assert_eq!(
+        error["failure"]["cause"]["kind"], "no_shared_network",
+        "{error}"
+    );
+    assert_eq!(
+        error["failure"]["cause"]["nets"][0], "198.19.0.0/16",
+        "{error}"
+    );
+    let f = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["node"] == 2)
+        .unwrap();
+    assert_eq!(f["kind"], "unreachable");
+    assert_eq!(f["error"]["failure"]["cause"]["kind"], "said");
+    // The sentences are the report's, not the document's.
+    assert!(
+        !json.contains("--net") && !json.contains("no address"),
+        "{json}"
+    );
+    let back = super::decode(&json).unwrap();
+    assert_eq!(back.result.findings, d.result.findings);
+    let errors: Vec<_> = back.result.nodes.iter().map(|n| n.error.clone()).collect();
+    let want: Vec<_> = d.result.nodes.iter().map(|n| n.error.clone()).collect();
+    assert_eq!(errors, want);
+    let t = text(&back);
+    for line in [
+        "node n3: ssh: connect to host 198.19.1.3 port 22: Connection refused",
+        "its agent could not be started over SSH (step: ssh)",
+        "ssh -o BatchMode=yes n3 true",
+        "node n4: addresses: no address on a network inside --net 198.19.0.0/16 shared with another node",
+        "(step: addresses)",
+    ] {
+        assert!(t.contains(line), "{line}\n{t}");
+    }
 }
 
 fn rr(p50: Option<u64>, lost: u64, fragments: u64) -> RrSummary {

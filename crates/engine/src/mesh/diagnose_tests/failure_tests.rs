@@ -6,7 +6,9 @@ use super::*;
 #[test]
 fn a_failed_test_and_an_unreachable_node_are_findings() {
     let mut ns = nodes(3);
-    ns[2].error = Some("cannot connect".into());
+    ns[2].error = Some(NodeError::Discovery {
+        detail: "cannot connect".into(),
+    });
     let nets = [network(0, &[9000, 9000], 9000)];
     let mut p = pairs(0, 2, &|_, _| (9000, StopKind::Top));
     p[1].path = None;

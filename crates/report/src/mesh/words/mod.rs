@@ -131,11 +131,7 @@ impl<'a> Say<'a> {
         match &f.what {
             Finding::Fault { diagnosis } => self.fault(f, diagnosis),
             Finding::TestsFailed { count, examples } => self.failed(f.net, *count, examples),
-            Finding::Unreachable {
-                agent,
-                error,
-                ssh_step,
-            } => unreachable(&n, agent, error, *ssh_step),
+            Finding::Unreachable { agent, error } => unreachable(&n, agent, error),
             Finding::NodeSilent {
                 silence,
                 at_ms,

@@ -2,36 +2,43 @@
 //! SSH), silent during the run, a setting apart from the other nodes', or its
 //! interconnect NIC absent.
 
-use mtuperf_engine::mesh::{NicAbsence, Offload, Setting, Silence, StartStep, PROBE_WAIT};
+use mtuperf_engine::mesh::{NicAbsence, NodeError, Offload, Setting, Silence, PROBE_WAIT};
+use mtuperf_engine::ssh::Step;
 use mtuperf_proto::text::escape_control;
 
 use super::{esc, secs, Words};
+use crate::ssh;
 
-pub(super) fn unreachable(n: &str, agent: &str, error: &str, ssh_step: Option<StartStep>) -> Words {
-    let (agent, error) = (esc(agent), esc(error));
-    let Some(step) = ssh_step else {
-        return Words {
+pub(super) fn unreachable(n: &str, agent: &str, error: &NodeError) -> Words {
+    let agent = esc(agent);
+    let failure = match error {
+        NodeError::Ssh { failure } => failure,
+        NodeError::Discovery { detail } => {
+            let error = esc(detail);
+            return Words {
             summary: format!("node {n}: its agent at {agent} could not be asked: {error}"),
             evidence: "discovery failed; no pair with this node was tested".into(),
-            next: format!(
-                "start a keyed agent on {n} (mtuperf serve --key-file ...) and check the orchestrator can reach {agent}"
-            ),
-        };
+                next: format!(
+                    "start a keyed agent on {n} (mtuperf serve --key-file ...) and check the orchestrator can reach {agent}"
+                ),
+            };
+        }
     };
     let ssh = agent.strip_prefix("ssh ").unwrap_or(&agent);
-    let (name, next) = match step {
-        StartStep::Connect => ("ssh", format!(
+    let next = match failure.step {
+        Step::Connect => format!(
             "check that `ssh -o BatchMode=yes {ssh} true` works from this host without a prompt (sshd running, your key in its authorized_keys, its host key in your known_hosts), with the same --ssh-command"
-        )),
-        StartStep::Copy => ("copy", format!(
+        ),
+        Step::Copy => format!(
             "install this mtuperf version on {ssh} (on its PATH), or check that a private temporary directory there allows programs to run"
-        )),
-        StartStep::Start => ("agent", format!("run `mtuperf serve` on {ssh} by hand to see why the agent does not start")),
-        StartStep::Plan => ("addresses", "choose the interconnect with --net (every node needs an address on a network shared with another node)".into()),
-        StartStep::Interrupted => ("interrupted", "run again".into()),
+        ),
+        Step::Start => format!("run `mtuperf serve` on {ssh} by hand to see why the agent does not start"),
+        Step::Plan => "choose the interconnect with --net (every node needs an address on a network shared with another node)".into(),
+        Step::Interrupted => "run again".into(),
     };
+    let name = ssh::step_name(failure.step);
     Words {
-        summary: format!("node {n}: {error}"),
+        summary: format!("node {n}: {}", ssh::failure(failure)),
         evidence: format!(
             "its agent could not be started over SSH (step: {name}); no pair with this node was tested"
         ),
