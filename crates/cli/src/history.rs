@@ -1,10 +1,10 @@
 //! The history as commands use it: opening it (`--db`, `--no-store`), storing a run
 //! (the one place a history row is built; a failure keeps the document as a file),
-//! and reading a stored run's kind back.
+//! and the watch's own runs read back.
 
 use anyhow::Context;
-use mtuperf_report::record::{RunKind, RunRecord};
-use mtuperf_store::{Group, NewRun, Store, StoredRun};
+use mtuperf_report::record::RunRecord;
+use mtuperf_store::{NewRun, Store, StoredRun};
 
 use crate::exit::{self, Failure};
 use crate::global::Global;
@@ -42,39 +42,20 @@ pub fn open_history(g: &Global) -> Result<Store, Failure> {
         .map_err(|e| Failure::new(exit::FAILED, e))
 }
 
-/// A stored run's kind, read at the edge of the history (which keeps it as text): a
-/// name this build does not know is an error naming the run and the kinds it knows.
 /// The watch's own results among `runs` (labelled "watch", in no comparison group),
 /// as the trend page and the OpenMetrics export read them.
-pub fn watch_runs(
-    runs: &[StoredRun],
-) -> anyhow::Result<Vec<mtuperf_report::watch::StoredWatch<'_>>> {
+pub fn watch_runs(runs: &[StoredRun]) -> Vec<mtuperf_report::watch::StoredWatch<'_>> {
     runs.iter()
         .filter(|r| {
             r.label.as_deref() == Some(crate::args::watch::WATCH_LABEL) && r.group_id.is_none()
         })
-        .map(|r| {
-            Ok(mtuperf_report::watch::StoredWatch {
-                target: &r.target,
-                kind: run_kind(r)?,
-                started_unix_ms: r.started_unix_ms,
-                document: &r.document,
-            })
+        .map(|r| mtuperf_report::watch::StoredWatch {
+            target: &r.target,
+            kind: r.kind,
+            started_unix_ms: r.started_unix_ms,
+            document: &r.document,
         })
         .collect()
-}
-
-pub fn run_kind(run: &StoredRun) -> anyhow::Result<RunKind> {
-    run.kind
-        .parse()
-        .map_err(|e: String| anyhow::anyhow!("run {}: {e}", run.id))
-}
-
-/// A stored group's kind (a comparison's, an rr load sweep's), read like [`run_kind`].
-pub fn group_kind(g: &Group) -> anyhow::Result<RunKind> {
-    g.kind
-        .parse()
-        .map_err(|e: String| anyhow::anyhow!("group {}: {e}", g.id))
 }
 
 /// Where a run sits in the history besides its own figures.
@@ -97,7 +78,7 @@ pub fn store_record(
     store_run(
         store,
         &NewRun {
-            kind: rec.kind().name().into(),
+            kind: rec.kind(),
             target: at.target.to_string(),
             started_unix_ms: rec.started_unix_ms(),
             headline: rec.headline(),
@@ -121,7 +102,7 @@ fn store_run(store: Option<&Store>, run: &NewRun) -> Result<Option<i64>, Failure
             Ok(Some(id))
         }
         Err(e) => {
-            crate::unsaved::keep(s.path(), &run.kind, &run.document, &e.into());
+            crate::unsaved::keep(s.path(), run.kind, &run.document, &e.into());
             Ok(None)
         }
     }

@@ -91,6 +91,7 @@ pub fn count_in(s: &str, min: u64, max: u64, hint: &str) -> Result<u64, String> 
 /// `--kind`: a run kind by name.
 pub fn parse_kind(s: &str) -> Result<RunKind, String> {
     s.parse()
+        .map_err(|e: mtuperf_store::UnknownKind| e.to_string())
 }
 
 /// `--ci-width`: a percentage from 0.1 to 50.

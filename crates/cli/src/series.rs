@@ -63,7 +63,7 @@ pub trait Kind {
         0
     }
     /// The history group that holds a sweep's runs: its kind and parameters.
-    fn group(&self) -> Option<(&'static str, String)> {
+    fn group(&self) -> Option<(mtuperf_store::RunKind, String)> {
         None
     }
     /// What the group records once the series ends.

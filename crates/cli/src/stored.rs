@@ -31,7 +31,7 @@ fn stream_evidence(
     });
     let run = store?
         .list(&mtuperf_store::Filter {
-            kind: Some(mtuperf_report::record::RunKind::Stream.name().into()),
+            kind: Some(mtuperf_report::record::RunKind::Stream),
             target: host.map(str::to_string),
             limit: Some(1),
             ..mtuperf_store::Filter::default()

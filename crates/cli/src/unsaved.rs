@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 /// Keeps `document` (a run of `kind`) that `db` refused with `error`; the message is
 /// reported by [`report`] when the command ends.
-pub fn keep(db: &Path, kind: &str, document: &str, error: &anyhow::Error) {
+pub fn keep(db: &Path, kind: mtuperf_store::RunKind, document: &str, error: &anyhow::Error) {
     let name = format!(
         "mtuperf-unsaved-{kind}-{}-{}.json",
         mtuperf_engine::unix_ms(),

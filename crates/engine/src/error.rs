@@ -36,7 +36,8 @@ pub enum EngineError {
     /// The peer sent a well-formed message, but not the one the protocol's state expects.
     #[error("protocol error: expected {expected}, got {got}")]
     Unexpected { expected: &'static str, got: String },
-    #[error("{0}")]
+    /// The agent refused; its words are report's (see [`crate::words`]).
+    #[error("{}", crate::words::refusal(.0))]
     Refused(Refusal),
     #[error("protocol error: {0}")]
     Protocol(String),

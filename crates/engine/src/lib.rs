@@ -33,6 +33,7 @@ pub mod stamp;
 pub mod stream;
 mod tick;
 pub mod watch;
+pub mod words;
 
 pub use error::EngineError;
 pub use mtuperf_proto::interrupt::Interrupt;

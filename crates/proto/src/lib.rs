@@ -71,6 +71,8 @@ pub mod units;
 /// 16: an `--agent-cpu` list outside what the agent may pin to is refused as
 /// `Refusal::AgentCpus` (the CPUs asked and allowed, and which limit), not as a
 /// sentence in a bad-request refusal.
-pub const PROTOCOL_VERSION: u16 = 16;
+/// 18: a request with fault-injection hooks to an agent not started with them is
+/// refused as `Refusal::TestHooksOff`, not as a sentence in a bad-request refusal.
+pub const PROTOCOL_VERSION: u16 = 18;
 /// Default TCP port of the agent (control and TCP data connections).
 pub const DEFAULT_PORT: u16 = 7878;

@@ -13,7 +13,7 @@ pub const EXPORT_SCHEMA: &str = "mtuperf.export/1";
 /// A stored run as the exporter receives it (the store's fields, no store types).
 pub struct RunIn<'a> {
     pub id: i64,
-    pub kind: &'a str,
+    pub kind: RunKind,
     pub target: &'a str,
     pub started_unix_ms: i64,
     pub headline: &'a str,
@@ -120,11 +120,8 @@ pub fn row(r: &RunIn) -> Row {
         headline_value: r.headline_value,
         ..Row::default()
     };
-    let figs = r
-        .kind
-        .parse::<RunKind>()
+    let figs = record::decode(r.kind, r.document)
         .ok()
-        .and_then(|k| record::decode(k, r.document).ok())
         .map(|rec| rec.figures())
         .unwrap_or_default();
     fill(&mut row, &figs);
@@ -225,7 +222,7 @@ mod tests {
     fn non_stream_rows_keep_generic_fields() {
         let r = row(&RunIn {
             id: 7,
-            kind: "path",
+            kind: RunKind::Path,
             target: "h",
             started_unix_ms: 0,
             headline: "9000 both ways",

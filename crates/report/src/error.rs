@@ -38,11 +38,13 @@ impl ErrorDoc {
     }
 }
 
-/// An engine error in words for people: the engine's own text, and for the errors
-/// whose fix is a flag, the flag (the engine names no flag: it has none).
+/// An engine error in words for people: the engine's own text, a refusal in report's
+/// words, and for the errors whose fix is a flag, the flag (the engine names no flag:
+/// it has none).
 pub fn engine_error(e: &EngineError) -> String {
     match e {
         EngineError::FromHost { host, source } => format!("--from {host}: {}", engine_error(source)),
+        EngineError::Refused(r) => crate::refusal::refusal(r),
         EngineError::Auth(AuthFailure::AgentOpen) => "authentication: a key was given but the agent does not authenticate (it runs without --key-file); refusing to talk to an unauthenticated agent".into(),
         EngineError::NoSharedNetwork { within } => no_shared_network(within),
         EngineError::NoFile { .. } => format!(
@@ -130,6 +132,19 @@ mod tests {
             "2 --from host(s) need at least one client and one request/s each (--clients 1, --rate none)"
         );
         let refused = EngineError::Refused(mtuperf_proto::msg::Refusal::AuthFailed);
-        assert_eq!(engine_error(&refused), refused.to_string());
+        assert_eq!(
+            engine_error(&refused),
+            "authentication failed: the keys differ"
+        );
+        let hooks = EngineError::FromHost {
+            host: "n2".into(),
+            source: Box::new(EngineError::Refused(
+                mtuperf_proto::msg::Refusal::TestHooksOff,
+            )),
+        };
+        assert_eq!(
+            engine_error(&hooks),
+            "--from n2: bad request: test hooks asked for, but the agent was not started with --test-hooks"
+        );
     }
 }

@@ -5,6 +5,7 @@
 //! `html` holds what every page shares.
 
 pub mod adhoc;
+pub mod agent;
 pub mod compare;
 pub mod csv;
 pub mod demo;
@@ -22,6 +23,7 @@ pub mod mesh;
 pub mod path;
 pub mod placement;
 pub mod record;
+pub mod refusal;
 pub mod rr;
 pub mod ssh;
 pub mod stream;

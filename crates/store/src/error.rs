@@ -53,6 +53,14 @@ pub enum StoreError {
     /// A run refers to a group that does not exist, or a group id is unknown.
     #[error("no comparison group with id {id} in {path}")]
     NoSuchGroup { path: PathBuf, id: i64 },
+    /// A row whose kind names no kind this build knows (written by another mtuperf, or
+    /// by hand): the row, the name, and the kinds known.
+    #[error("history database {path}: {row} has kind {kind:?}, which this mtuperf does not know (it knows {known})", kind = kind.0, known = crate::RunKind::allowed())]
+    UnknownKind {
+        path: PathBuf,
+        row: crate::Row,
+        kind: crate::UnknownKind,
+    },
     /// Any other SQLite failure, with what we were doing.
     #[error("history database {path}: {op} failed")]
     Sqlite {
@@ -71,6 +79,15 @@ impl StoreError {
         source: rusqlite::Error,
     ) -> Self {
         let path = path.to_path_buf();
+        if let rusqlite::Error::FromSqlConversionFailure(_, _, e) = &source {
+            if let Some(bad) = e.downcast_ref::<crate::query::BadKind>() {
+                return StoreError::UnknownKind {
+                    path,
+                    row: bad.row,
+                    kind: bad.kind.clone(),
+                };
+            }
+        }
         match source.sqlite_error_code() {
             Some(rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt) => {
                 StoreError::NotADatabase { path, source }

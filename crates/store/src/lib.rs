@@ -6,7 +6,8 @@
 //! when it finishes, so a compare can be resumed from the runs already stored.
 //!
 //! * [`Store`]: open (or create and migrate) the database; insert, get, list runs; groups.
-//! * [`NewRun`], [`StoredRun`], [`Group`], [`Filter`]: plain data in and out.
+//! * [`NewRun`], [`StoredRun`], [`Group`], [`Filter`]: plain data in and out; [`RunKind`],
+//!   what a run measured (kept as its name).
 //! * [`StoreError`]: what failed, with the operation and the database path.
 //!
 //! Durability and concurrency: the database is in WAL mode with `synchronous=FULL`, so a
@@ -27,6 +28,6 @@ mod schema;
 mod store;
 
 pub use error::StoreError;
-pub use model::{Filter, Group, NewRun, StoredRun};
+pub use model::{Filter, Group, NewRun, Row, RunKind, StoredRun, UnknownKind};
 pub use schema::{READS_FROM, SCHEMA_VERSION};
 pub use store::{Store, BUSY_TIMEOUT};

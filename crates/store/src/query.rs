@@ -1,9 +1,9 @@
 //! SQL text and row mapping for runs and groups.
 
 use rusqlite::types::Value;
-use rusqlite::Row;
+use rusqlite::Row as SqlRow;
 
-use crate::model::{Filter, Group, StoredRun};
+use crate::model::{Filter, Group, Row, RunKind, StoredRun};
 
 pub(crate) const RUN_COLUMNS: &str = "id, kind, target, started_unix_ms, headline, \
      headline_value, interrupted, document, group_id, label";
@@ -24,7 +24,7 @@ pub(crate) fn list_sql(filter: &Filter) -> (String, Vec<Value>) {
     }
     if let Some(kind) = &filter.kind {
         sql.push_str(" AND kind = ?");
-        args.push(Value::Text(kind.clone()));
+        args.push(Value::Text(kind.as_str().to_string()));
     }
     if let Some(group) = filter.group_id {
         sql.push_str(" AND group_id = ?");
@@ -44,10 +44,11 @@ pub(crate) fn list_sql(filter: &Filter) -> (String, Vec<Value>) {
     (sql, args)
 }
 
-pub(crate) fn run_from_row(row: &Row<'_>) -> rusqlite::Result<StoredRun> {
+pub(crate) fn run_from_row(row: &SqlRow<'_>) -> rusqlite::Result<StoredRun> {
+    let id = row.get(0)?;
     Ok(StoredRun {
-        id: row.get(0)?,
-        kind: row.get(1)?,
+        id,
+        kind: kind_at(row, 1, Row::Run(id))?,
         target: row.get(2)?,
         started_unix_ms: row.get(3)?,
         headline: row.get(4)?,
@@ -59,13 +60,35 @@ pub(crate) fn run_from_row(row: &Row<'_>) -> rusqlite::Result<StoredRun> {
     })
 }
 
-pub(crate) fn group_from_row(row: &Row<'_>) -> rusqlite::Result<Group> {
+pub(crate) fn group_from_row(row: &SqlRow<'_>) -> rusqlite::Result<Group> {
+    let id = row.get(0)?;
     Ok(Group {
-        id: row.get(0)?,
-        kind: row.get(1)?,
+        id,
+        kind: kind_at(row, 1, Row::Group(id))?,
         created_unix_ms: row.get(2)?,
         plan_json: row.get(3)?,
         summary_json: row.get(4)?,
         finished: row.get(5)?,
+    })
+}
+
+/// A kind column that names no [`RunKind`] this build knows: the row and the name.
+#[derive(Debug, thiserror::Error)]
+#[error("{row:?}: {kind}")]
+pub(crate) struct BadKind {
+    pub row: Row,
+    pub kind: crate::UnknownKind,
+}
+
+/// The kind in column `col`: an unknown name is a conversion failure carrying
+/// [`BadKind`], which [`crate::StoreError::sqlite`] turns into `UnknownKind`.
+fn kind_at(row: &SqlRow<'_>, col: usize, at: Row) -> rusqlite::Result<RunKind> {
+    let name: String = row.get(col)?;
+    name.parse().map_err(|kind| {
+        rusqlite::Error::FromSqlConversionFailure(
+            col,
+            rusqlite::types::Type::Text,
+            Box::new(BadKind { row: at, kind }),
+        )
     })
 }

@@ -27,7 +27,7 @@ mod tests {
 
     fn run(at: i64, label: Option<&str>) -> NewRun {
         NewRun {
-            kind: "path".into(),
+            kind: crate::RunKind::Path,
             target: "peer".into(),
             started_unix_ms: at,
             headline: "ok".into(),

@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::error::StoreError;
-use crate::model::{Filter, Group, NewRun, StoredRun};
+use crate::model::{Filter, Group, NewRun, RunKind, StoredRun};
 use crate::query::{group_from_row, run_from_row, GROUP_COLUMNS, RUN_COLUMNS};
 use crate::{query, schema};
 
@@ -98,7 +98,7 @@ impl Store {
             "INSERT INTO runs (kind, target, started_unix_ms, headline, headline_value, \
              interrupted, document, group_id, label) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
             params![
-                run.kind,
+                run.kind.as_str(),
                 run.target,
                 run.started_unix_ms,
                 run.headline,
@@ -151,11 +151,11 @@ impl Store {
     }
 
     /// Start a group of runs (e.g. a compare) with its plan; returns the group id.
-    pub fn create_group(&self, kind: &str, plan_json: &str) -> Result<i64, StoreError> {
+    pub fn create_group(&self, kind: RunKind, plan_json: &str) -> Result<i64, StoreError> {
         self.conn
             .execute(
                 "INSERT INTO groups (kind, created_unix_ms, plan_json) VALUES (?1, ?2, ?3)",
-                params![kind, now_unix_ms(), plan_json],
+                params![kind.as_str(), now_unix_ms(), plan_json],
             )
             .map_err(self.err("creating a group"))?;
         Ok(self.conn.last_insert_rowid())
@@ -173,8 +173,8 @@ impl Store {
             .map_err(self.err("reading a group"))
     }
 
-    /// The groups of this kind (e.g. "compare"), newest first, at most `limit`.
-    pub fn groups(&self, kind: &str, limit: usize) -> Result<Vec<Group>, StoreError> {
+    /// The groups of this kind (e.g. a compare), newest first, at most `limit`.
+    pub fn groups(&self, kind: RunKind, limit: usize) -> Result<Vec<Group>, StoreError> {
         let sql = format!(
             "SELECT {GROUP_COLUMNS} FROM groups WHERE kind = ?1 \
              ORDER BY created_unix_ms DESC, id DESC LIMIT ?2"
@@ -185,7 +185,7 @@ impl Store {
             .map_err(self.err("listing groups"))?;
         let rows = stmt
             .query_map(
-                params![kind, i64::try_from(limit).unwrap_or(i64::MAX)],
+                params![kind.as_str(), i64::try_from(limit).unwrap_or(i64::MAX)],
                 group_from_row,
             )
             .map_err(self.err("listing groups"))?;

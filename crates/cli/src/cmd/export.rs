@@ -55,7 +55,7 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
     let store = history::open_history(g)?;
     let filter = Filter {
         ids: a.ids.clone(),
-        kind: a.kind.map(|k| k.name().to_string()),
+        kind: a.kind,
         group_id: a.group,
         ..Filter::default()
     };
@@ -76,7 +76,7 @@ pub fn run(g: &Global, a: Args) -> CmdResult {
         .map(|r| {
             rcsv::row(&RunIn {
                 id: r.id,
-                kind: &r.kind,
+                kind: r.kind,
                 target: &r.target,
                 started_unix_ms: r.started_unix_ms,
                 headline: &r.headline,

@@ -16,7 +16,7 @@ pub fn run(g: &Global, ids: &[i64]) -> CmdResult {
         ..Filter::default()
     };
     let runs = store.list(&filter).context("reading the history")?;
-    let watch = history::watch_runs(&runs)?;
+    let watch = history::watch_runs(&runs);
     out!("{}", openmetrics::render(&watch));
     Ok(0)
 }

@@ -47,7 +47,7 @@ fn run_row(r: StoredRun) -> Row {
         schema: rh::SCHEMA,
         id: r.id,
         started: mtuperf_report::timestamp(r.started_unix_ms),
-        kind: r.kind,
+        kind: r.kind.to_string(),
         target: r.target,
         label: r.label,
         group_id: r.group_id,
@@ -68,7 +68,7 @@ fn group_row(g: Group) -> Row {
         schema: rh::SCHEMA,
         id: g.id,
         started: mtuperf_report::timestamp(g.created_unix_ms),
-        kind: RunKind::Compare.name().into(),
+        kind: RunKind::Compare.to_string(),
         target: plan.map_or_else(String::new, |p| {
             let names: Vec<String> = p.paths.into_iter().map(|p| p.name).collect();
             names.join(" vs ")
@@ -86,7 +86,7 @@ fn group_row(g: Group) -> Row {
 
 fn rows(store: &Store, a: &Args, since_unix_ms: Option<i64>) -> anyhow::Result<Vec<Row>> {
     if a.kind == Some(RunKind::Compare) {
-        let groups = store.groups(RunKind::Compare.name(), a.limit)?;
+        let groups = store.groups(RunKind::Compare, a.limit)?;
         return Ok(groups
             .into_iter()
             .filter(|g| since_unix_ms.is_none_or(|t| g.created_unix_ms >= t))
@@ -97,7 +97,7 @@ fn rows(store: &Store, a: &Args, since_unix_ms: Option<i64>) -> anyhow::Result<V
     let filter = Filter {
         since_unix_ms,
         target: a.target.clone(),
-        kind: a.kind.map(|k| k.name().to_string()),
+        kind: a.kind,
         limit: Some(a.limit),
         ..Filter::default()
     };

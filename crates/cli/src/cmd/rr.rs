@@ -180,10 +180,10 @@ impl Kind for Steps<'_> {
         }
     }
 
-    fn group(&self) -> Option<(&'static str, String)> {
+    fn group(&self) -> Option<(mtuperf_store::RunKind, String)> {
         (self.sweep.len() > 1).then(|| {
             let params = serde_json::json!({ "clients": self.sweep });
-            ("rr", params.to_string())
+            (mtuperf_store::RunKind::Rr, params.to_string())
         })
     }
 

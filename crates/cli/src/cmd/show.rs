@@ -1,6 +1,6 @@
 //! `mtuperf show ID`: print a stored run again, as text or its JSON document.
 use anyhow::{anyhow, Context};
-use mtuperf_report::record::{self, RunKind};
+use mtuperf_report::record;
 use mtuperf_store::StoredRun;
 
 use crate::exit::{self, CmdResult, Failure};
@@ -28,12 +28,7 @@ pub struct Args {
 
 /// Renders a stored run's document as text, by its kind's record.
 pub fn render_text(run: &StoredRun) -> anyhow::Result<String> {
-    let Ok(kind) = run.kind.parse::<RunKind>() else {
-        return Ok(format!(
-            "run {} of kind {}:\n{}\n",
-            run.id, run.kind, run.document
-        ));
-    };
+    let kind = run.kind;
     let rec = record::decode(kind, &run.document)
         .map_err(|e| anyhow!("run {} has an unreadable {kind} document: {e}", run.id))?;
     Ok(rec.text())

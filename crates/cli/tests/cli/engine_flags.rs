@@ -21,18 +21,6 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     // metric by the serve flag that sets it.
     ("metrics/watch.rs", "--watch-expect", "/metrics HELP text"),
     ("metrics/watch.rs", "--watch-every", "/metrics HELP text"),
-    // Still to type (issue 32), each needing more than words moved:
-    // - refusals the agent sends as a `BadRequest` detail: a typed `Refusal` variant
-    //   is a wire change (as `Refusal::AgentCpus` was, protocol 16);
-    (
-        "rr/agent.rs",
-        "--test-hooks",
-        "wire refusal detail, pending",
-    ),
-    // - the agent's log lines (a message string the serve command prints): typed log
-    //   events first.
-    ("agent/mod.rs", "--allow", "agent log line, pending"),
-    ("watch/schedule.rs", "--key-file", "agent log line, pending"),
 ];
 
 /// The string literals of `src` (normal, byte and raw), comments and character

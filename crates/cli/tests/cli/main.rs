@@ -27,6 +27,7 @@ mod watch_support;
 
 mod agent_idle;
 mod agent_json_log;
+mod agent_log;
 mod compare;
 mod cpu_sources;
 mod demo_loopback;

@@ -118,8 +118,8 @@ fn a_stored_run_of_a_kind_this_build_does_not_know_is_named_in_the_error() {
     let store = mtuperf_store::Store::open(&db).unwrap();
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
     let now_ms = now.unwrap().as_millis() as i64;
-    let run = |kind: &str| mtuperf_store::NewRun {
-        kind: kind.into(),
+    let run = |kind| mtuperf_store::NewRun {
+        kind,
         target: "n2".into(),
         started_unix_ms: now_ms - 1000,
         headline: "-".into(),
@@ -129,10 +129,15 @@ fn a_stored_run_of_a_kind_this_build_does_not_know_is_named_in_the_error() {
         group_id: None,
         label: Some("watch".into()),
     };
-    let id = store.insert(&run("future")).unwrap();
+    let id = store.insert(&run(mtuperf_store::RunKind::Path)).unwrap();
     drop(store);
+    // A newer mtuperf's kind, as it would store it.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute("UPDATE runs SET kind = 'future' WHERE id = ?1", [id])
+        .unwrap();
+    drop(conn);
     let unknown = format!(
-        r#"run {id}: unknown run kind "future"; one of stream, rr, path, doctor, compare, udp, mesh"#
+        r#"run {id} has kind "future", which this mtuperf does not know (it knows stream, rr, path, doctor, compare, udp, mesh)"#
     );
     for args in [
         vec!["report".to_string(), id.to_string()],

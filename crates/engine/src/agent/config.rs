@@ -26,6 +26,16 @@ pub struct LogLine {
 
 pub type LogFn = Arc<dyn Fn(&LogLine) + Send + Sync>;
 
+/// What the agent notes in its log that is a fixed fact rather than figures: its words
+/// name the serve flag that decides it, so they are report's (see [`crate::words`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Note {
+    /// A connection from an address outside the agent's allow list, refused.
+    NotAllowed,
+    /// The watch was asked for, but the agent holds no key: no check runs.
+    WatchWithoutKey,
+}
+
 #[derive(Clone)]
 pub struct AgentConfig {
     pub binds: Vec<SocketAddr>,
@@ -107,6 +117,11 @@ impl AgentConfig {
         message: String,
     ) {
         self.log_fields(level, peer, event, message, serde_json::Map::new());
+    }
+
+    /// Logs a [`Note`] in its words.
+    pub fn note(&self, level: LogLevel, peer: Option<SocketAddr>, event: &'static str, note: Note) {
+        self.log(level, peer, event, crate::words::note(&note));
     }
 
     /// [`Self::log`] with the message's figures as named fields.

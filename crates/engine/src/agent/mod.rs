@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use mtuperf_proto::msg::Full;
 use socket2::{Domain, Socket, Type};
 
-pub use config::{AgentConfig, LogFn, LogLevel, LogLine};
+pub use config::{AgentConfig, LogFn, LogLevel, LogLine, Note};
 pub use counters::AgentCounters;
 pub use gate::Gate;
 pub use registry::Registry;
@@ -167,12 +167,7 @@ fn accept_loop(listener: &TcpListener, sh: &Shared) {
             }
         };
         if !config.allows(peer.ip()) {
-            config.log(
-                LogLevel::Warn,
-                Some(peer),
-                "refused",
-                "not in --allow list".into(),
-            );
+            config.note(LogLevel::Warn, Some(peer), "refused", Note::NotAllowed);
             handshake::refuse_not_allowed(stream, peer, &config.counters);
             continue;
         }

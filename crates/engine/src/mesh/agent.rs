@@ -153,7 +153,11 @@ pub fn serve_third_party(ctx: &dyn ServeCtx, req: &ThirdPartyRequest) -> Result<
         Err(e) => {
             let message = match e {
                 EngineError::Agent(m) => m,
-                EngineError::Refused(r) => format!("the peer agent {} refused: {r}", req.to),
+                EngineError::Refused(r) => format!(
+                    "the peer agent {} refused: {}",
+                    req.to,
+                    crate::words::refusal(&r)
+                ),
                 e => e.to_string(),
             };
             ctx.control().send(&AgentMsg::Error { message })
@@ -252,7 +256,11 @@ fn connect_peer(
             if matches!(req.test, ThirdPartyTest::RrLoad { .. }) =>
         {
             ctx.control().send(&AgentMsg::Error {
-                message: format!("the peer agent {} refused: {r}", req.to),
+                message: format!(
+                    "the peer agent {} refused: {}",
+                    req.to,
+                    crate::words::refusal(&r)
+                ),
             })?;
         }
         // The peer's session slots are all taken: a transient state the orchestrator

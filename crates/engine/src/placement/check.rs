@@ -64,18 +64,7 @@ mod tests {
         );
         let e = check_agent_cpus(&[0, 5], None, &[0, 1]);
         assert_eq!(e, refused(&[0, 5], &[0, 1], CpuLimit::Online));
-        let words = e.unwrap_err().to_string();
-        assert!(
-            words.contains("CPU 5 is outside") && words.contains("online CPUs 0-1"),
-            "{words}"
-        );
-        let e = check_agent_cpus(&[1], Some(&[0]), &[0, 1])
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.contains("CPU 1 is outside") && e.contains("serve --cpus"),
-            "{e}"
-        );
+        // Their words are report's (`mtuperf_report::refusal`, its table test).
         assert_eq!(
             check_agent_cpus(&[], None, &[0]),
             refused(&[], &[0], CpuLimit::Online)

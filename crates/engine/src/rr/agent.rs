@@ -57,10 +57,7 @@ fn check(ctx: &dyn ServeCtx, req: &RrRequest, workers: u32) -> Result<bool, Engi
         }
     }
     if req.hooks.is_some() && !ctx.test_hooks() {
-        return bad(
-            ctx,
-            "test hooks asked for, but the agent was not started with --test-hooks".into(),
-        );
+        return ctx.refuse(Refusal::TestHooksOff).map(|()| false);
     }
     if let Err(e) = config.validate(ctx.limits()) {
         return ctx.refuse(e.into()).map(|()| false);

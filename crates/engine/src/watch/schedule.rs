@@ -57,11 +57,11 @@ pub fn run_with(
     sink: &mut dyn FnMut(Event),
 ) {
     let Some(key) = agent.key.clone() else {
-        agent.log(
+        agent.note(
             crate::agent::LogLevel::Warn,
             None,
             "watch",
-            "watch needs a key (--key-file): no check runs".into(),
+            crate::agent::Note::WatchWithoutKey,
         );
         return;
     };

@@ -9,8 +9,8 @@ use crate::test_agent;
 use mtuperf_engine::client::{ConnectOptions, Session};
 use mtuperf_engine::stream::client::Quiet;
 use mtuperf_engine::stream::{self, metrics, StreamParams};
-use mtuperf_engine::Shutdown;
-use mtuperf_proto::msg::{Direction, StreamLimit, StreamRequest};
+use mtuperf_engine::{EngineError, Shutdown};
+use mtuperf_proto::msg::{Direction, Refusal, StreamLimit, StreamRequest};
 
 fn agent() -> (SocketAddr, Shutdown) {
     let (addr, stop) = test_agent::start(test_agent::config());
@@ -127,13 +127,19 @@ fn agent_refuses_beyond_its_limits_and_stays_up() {
         file: None,
     };
     let e = stream::run(&session, &too_many, &flag, &Quiet).unwrap_err();
-    assert!(e.to_string().contains("--max-streams"), "{e}");
+    assert!(
+        matches!(&e, EngineError::Refused(Refusal::Limit { limit, requested: 3, allowed: 2 }) if limit == "max-streams"),
+        "{e:?}"
+    );
     let too_long = StreamParams {
         request: request(Direction::Forward, 1, StreamLimit::Time { ms: 5000 }),
         file: None,
     };
     let e = stream::run(&session, &too_long, &flag, &Quiet).unwrap_err();
-    assert!(e.to_string().contains("--max-duration"), "{e}");
+    assert!(
+        matches!(&e, EngineError::Refused(Refusal::Limit { limit, requested: 5, allowed: 1 }) if limit == "max-duration"),
+        "{e:?}"
+    );
     let mut too_coalesced = request(Direction::Forward, 1, StreamLimit::Time { ms: 200 });
     too_coalesced.rx_coalesce_us = mtuperf_proto::msg::MAX_RX_COALESCE_US + 1;
     let too_coalesced = StreamParams {
@@ -141,7 +147,10 @@ fn agent_refuses_beyond_its_limits_and_stays_up() {
         file: None,
     };
     let e = stream::run(&session, &too_coalesced, &flag, &Quiet).unwrap_err();
-    assert!(e.to_string().contains("receive coalescing"), "{e}");
+    assert!(
+        matches!(&e, EngineError::Refused(Refusal::BadRequest { detail }) if detail.contains("receive coalescing")),
+        "{e:?}"
+    );
     // The same session still runs a test within the limits.
     let ok = StreamParams {
         request: request(Direction::Forward, 2, StreamLimit::Time { ms: 200 }),

@@ -336,3 +336,30 @@ fn cpu_pressure_stretches_the_cycle_up_to_its_cap_and_low_pressure_restores_it()
         assert!(text.contains(want), "{want:?} not in:\n{text}");
     }
 }
+
+/// Without a key the watch runs no check and says so once, as the agent's note (its
+/// words, naming the key flag, are report's; here its Debug form), and returns at once.
+#[test]
+fn a_watch_without_a_key_notes_it_and_checks_nothing() {
+    let cfg = WatchConfig {
+        peers: vec!["127.0.0.1:1".into()],
+        every: Duration::from_secs(3),
+        expect: None,
+        rr: None,
+        rr_rate: None,
+        fan_out: 1,
+        max_slowdown: 1,
+    };
+    let log: Arc<Mutex<Vec<String>>> = Arc::default();
+    let mut watcher = AgentConfig::new(Vec::new());
+    let l = log.clone();
+    watcher.log = Arc::new(move |line| {
+        l.lock()
+            .unwrap()
+            .push(format!("{} {}: {}", line.level, line.event, line.message));
+    });
+    let mut events = 0;
+    watch::run(&cfg, &watcher, &Shutdown::new(), &mut |_| events += 1);
+    assert_eq!(events, 0);
+    assert_eq!(*log.lock().unwrap(), ["warn watch: WatchWithoutKey"]);
+}

@@ -136,7 +136,8 @@ pub enum Full {
     Handshakes,
 }
 
-/// Why the agent will not do what was asked. Each says which limit or rule applies.
+/// Why the agent will not do what was asked. Each says which limit or rule applies;
+/// its words are report's (`mtuperf_report::refusal`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "reason", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Refusal {
@@ -176,6 +177,9 @@ pub enum Refusal {
         allowed: Vec<u32>,
         limit: CpuLimit,
     },
+    /// The request asked for fault-injection hooks, which the agent honours only when
+    /// started to (its test-hooks flag).
+    TestHooksOff,
     UnknownSession,
     Timeout {
         waiting_for: String,
@@ -203,139 +207,9 @@ pub enum CpuLimit {
     Online,
 }
 
-/// The words of [`Refusal::Limit`].
-fn beyond_limit(
-    f: &mut std::fmt::Formatter<'_>,
-    limit: &str,
-    requested: u64,
-    allowed: u64,
-) -> std::fmt::Result {
-    if limit == CONNECTIONS_LIMIT {
-        return write!(
-            f,
-            "request beyond what the agent can hold now: asked {requested} data connections, {allowed} free (its connection cap comes from its open-file limit, RLIMIT_NOFILE; tests already running hold the rest); try again when they end, or with fewer clients or streams"
-        );
-    }
-    let unit = limit_unit(limit);
-    write!(
-        f,
-        "request beyond the agent's limit --{limit}: asked {requested}{unit}, allowed {allowed}{unit}"
-    )
-}
-
-/// The words of [`Refusal::AgentCpus`].
-fn agent_cpus(
-    f: &mut std::fmt::Formatter<'_>,
-    asked: &[u32],
-    allowed: &[u32],
-    limit: CpuLimit,
-) -> std::fmt::Result {
-    use crate::placement::format_cpu_list as list;
-    if asked.is_empty() {
-        return write!(f, "bad request: --agent-cpu: empty CPU list");
-    }
-    let outside: Vec<u32> = asked
-        .iter()
-        .copied()
-        .filter(|c| !allowed.contains(c))
-        .collect();
-    let limit = match limit {
-        CpuLimit::ProcessorSet => "the agent's processor set (serve --cpus)",
-        CpuLimit::Online => "the agent host's online CPUs",
-    };
-    write!(
-        f,
-        "bad request: --agent-cpu {}: CPU {} is outside {limit} {}; ask for CPUs in {}",
-        list(asked),
-        list(&outside),
-        list(allowed),
-        list(allowed)
-    )
-}
-
-impl std::fmt::Display for Refusal {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Refusal::Busy {
-                active: Some(active),
-                max: Some(max),
-                full: Full::Sessions,
-            } => write!(
-                f,
-                "agent busy: {active} of {max} sessions in use (agent --max-sessions); try again later"
-            ),
-            Refusal::Busy {
-                full: Full::Sessions,
-                ..
-            } => write!(
-                f,
-                "agent busy: all sessions in use (agent --max-sessions); try again later"
-            ),
-            Refusal::Busy {
-                full: Full::Connections,
-                ..
-            } => write!(
-                f,
-                "agent busy: it holds as many connections as its open-file limit allows (RLIMIT_NOFILE); try again later"
-            ),
-            Refusal::Busy {
-                full: Full::Handshakes,
-                ..
-            } => write!(
-                f,
-                "agent busy: too many connections in handshake (all handshake slots, or this address's share of them, are taken); try again later"
-            ),
-            Refusal::VersionMismatch { agent, client } => write!(
-                f,
-                "protocol version mismatch: agent speaks {agent}, this client {client}; run the same mtuperf version on both ends"
-            ),
-            Refusal::NotMtuperf => write!(f, "not an mtuperf client"),
-            Refusal::AuthRequired => write!(
-                f,
-                "the agent requires authentication: pass --key-file (or MTUPERF_KEY_FILE) with the agent's key"
-            ),
-            Refusal::AuthFailed => write!(f, "authentication failed: the keys differ"),
-            Refusal::NotAllowed { peer } => {
-                write!(f, "address {peer} is not allowed by the agent's --allow list")
-            }
-            Refusal::Limit {
-                limit,
-                requested,
-                allowed,
-            } => beyond_limit(f, limit, *requested, *allowed),
-            Refusal::BadRequest { detail } => write!(f, "bad request: {detail}"),
-            Refusal::AgentCpus {
-                asked,
-                allowed,
-                limit,
-            } => agent_cpus(f, asked, allowed, *limit),
-            Refusal::UnknownSession => write!(f, "unknown or expired session cookie"),
-            Refusal::Timeout { waiting_for } => write!(f, "timed out waiting for {waiting_for}"),
-            Refusal::KeyRequired { what } => write!(
-                f,
-                "{what} needs a keyed agent: start every agent with --key-file (the same key)"
-            ),
-            Refusal::PeerNotAuthenticated { peer, detail } => write!(
-                f,
-                "the peer {peer} did not authenticate, so no test traffic was sent to it: {detail}"
-            ),
-        }
-    }
-}
-
 /// `Refusal::Limit`'s name for the agent's connections: the data connections a test
 /// asks for beyond those that tests already running hold.
 pub const CONNECTIONS_LIMIT: &str = "connections";
-
-/// The unit a limit's numbers are in, for messages.
-fn limit_unit(limit: &str) -> &'static str {
-    match limit {
-        "max-duration" => " s",
-        "max-rate" => " bit/s",
-        "max-block" | "path-probe-size" => " B",
-        _ => "",
-    }
-}
 
 /// Messages from a client to an agent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

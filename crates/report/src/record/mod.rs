@@ -9,70 +9,11 @@
 
 mod kinds;
 
-use std::fmt;
-use std::str::FromStr;
-
 pub use crate::figure::{figure, Figure};
 pub use kinds::decode;
 
-/// What a stored run measured.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum RunKind {
-    Stream,
-    Rr,
-    Path,
-    Doctor,
-    Compare,
-    /// `stream --udp`.
-    Udp,
-    Mesh,
-}
-
-impl RunKind {
-    pub const ALL: [RunKind; 7] = [
-        RunKind::Stream,
-        RunKind::Rr,
-        RunKind::Path,
-        RunKind::Doctor,
-        RunKind::Compare,
-        RunKind::Udp,
-        RunKind::Mesh,
-    ];
-
-    /// The name stored in the history and typed on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            RunKind::Stream => "stream",
-            RunKind::Rr => "rr",
-            RunKind::Path => "path",
-            RunKind::Doctor => "doctor",
-            RunKind::Compare => "compare",
-            RunKind::Udp => "udp",
-            RunKind::Mesh => "mesh",
-        }
-    }
-
-    /// "stream, rr, path, doctor, compare, udp": for error messages.
-    pub fn allowed() -> String {
-        RunKind::ALL.map(RunKind::name).join(", ")
-    }
-}
-
-impl fmt::Display for RunKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for RunKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<RunKind, String> {
-        RunKind::ALL
-            .into_iter()
-            .find(|k| k.name() == s)
-            .ok_or_else(|| format!("unknown run kind {s:?}; one of {}", RunKind::allowed()))
-    }
-}
+/// What a stored run measured: the history's own type, kept there as its name.
+pub use mtuperf_store::RunKind;
 
 /// A measured result as the history keeps it.
 pub trait RunRecord {
@@ -112,7 +53,7 @@ mod tests {
     #[test]
     fn an_unknown_run_kind_is_refused_with_the_known_ones() {
         assert_eq!(
-            "watch".parse::<RunKind>().unwrap_err(),
+            "watch".parse::<RunKind>().unwrap_err().to_string(),
             r#"unknown run kind "watch"; one of stream, rr, path, doctor, compare, udp, mesh"#
         );
         assert!("Stream".parse::<RunKind>().is_err());

@@ -4,7 +4,7 @@ use mtuperf_store::{Filter, NewRun, Store, StoreError, SCHEMA_VERSION};
 
 fn run(kind: &str, target: &str, started: i64) -> NewRun {
     NewRun {
-        kind: kind.to_owned(),
+        kind: kind.parse().unwrap(),
         target: target.to_owned(),
         started_unix_ms: started,
         headline: "9.41 Gbit/s".to_owned(),

@@ -11,13 +11,12 @@ use mtuperf_report::stream::Document;
 use mtuperf_store::Store;
 
 use crate::exit::{self, Failure};
-use crate::history::{group_kind, run_kind};
 
 /// Stores the plan as a new comparison group (before anything runs).
 pub fn start_group(store: Option<&Store>, plan: &Plan) -> Result<Option<i64>, Failure> {
     let Some(s) = store else { return Ok(None) };
     s.create_group(
-        RunKind::Compare.name(),
+        RunKind::Compare,
         &serde_json::to_string(plan).unwrap_or_default(),
     )
     .context("storing the comparison plan")
@@ -30,7 +29,7 @@ pub fn load_group(store: &Store, id: i64) -> anyhow::Result<(Plan, Vec<Rep>, Opt
     let g = store
         .group(id)?
         .ok_or_else(|| anyhow!("no comparison group {id} in {}", store.path().display()))?;
-    let kind = group_kind(&g)?;
+    let kind = g.kind;
     if kind != RunKind::Compare {
         return Err(anyhow!("group {id} is a {kind} group, not a comparison"));
     }
@@ -41,7 +40,7 @@ pub fn load_group(store: &Store, id: i64) -> anyhow::Result<(Plan, Vec<Rep>, Opt
         let Some(path) = r.label.clone() else {
             continue;
         };
-        let Some((cell, stream, rr, udp)) = repetition(run_kind(&r)?, &r.document) else {
+        let Some((cell, stream, rr, udp)) = repetition(r.kind, &r.document) else {
             continue;
         };
         let round = reps

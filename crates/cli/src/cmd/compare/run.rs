@@ -137,7 +137,7 @@ pub fn execute(
         if !out.interrupted {
             let json = serde_json::to_string(&doc).unwrap_or_default();
             if let Err(e) = s.finish_group(id, &json) {
-                crate::unsaved::keep(s.path(), RunKind::Compare.name(), &json, &e.into());
+                crate::unsaved::keep(s.path(), RunKind::Compare, &json, &e.into());
             }
         }
     }

@@ -21,7 +21,7 @@ pub fn newest_reportable(store: &Store) -> anyhow::Result<(StoredRun, Option<Sto
     let mut newest: Option<StoredRun> = None;
     for kind in REPORTABLE {
         let filter = Filter {
-            kind: Some(kind.name().to_string()),
+            kind: Some(kind),
             limit: Some(1),
             ..Filter::default()
         };
@@ -50,12 +50,11 @@ pub fn newest_reportable(store: &Store) -> anyhow::Result<(StoredRun, Option<Sto
 }
 
 use crate::cmd::compare::group::compare_doc;
-use crate::history::{group_kind, run_kind};
 
 /// A group's document: a comparison's, or an rr load sweep's (its steps' runs).
 pub fn group_doc(store: &Store, id: i64) -> anyhow::Result<CompareDoc> {
     match store.group(id)? {
-        Some(g) if group_kind(&g)? == RunKind::Rr => {
+        Some(g) if g.kind == RunKind::Rr => {
             let ids: Vec<i64> = store.group_runs(id)?.iter().map(|r| r.id).collect();
             adhoc_doc(store, &ids)
         }
@@ -69,7 +68,7 @@ pub fn adhoc_doc(store: &Store, ids: &[i64]) -> anyhow::Result<CompareDoc> {
     // A step of an rr load sweep brings its whole sweep (the group of one `rr --clients`).
     let groups: Vec<i64> = runs.iter().filter_map(|r| r.group_id).collect();
     for gid in groups {
-        let sweep = store.group(gid)?.map(|g| group_kind(&g)).transpose()?;
+        let sweep = store.group(gid)?.map(|g| g.kind);
         if sweep == Some(RunKind::Rr) {
             runs.extend(store.group_runs(gid)?);
         }
@@ -81,7 +80,7 @@ pub fn adhoc_doc(store: &Store, ids: &[i64]) -> anyhow::Result<CompareDoc> {
         .map(|r| {
             Ok(mtuperf_report::adhoc::StoredRun {
                 id: r.id,
-                kind: run_kind(r)?,
+                kind: r.kind,
                 label: r.label.as_deref(),
                 target: &r.target,
                 document: &r.document,
@@ -111,7 +110,7 @@ pub fn path_report(store: &Store, ids: &[i64], md: bool) -> anyhow::Result<Optio
     let runs = load_runs(store, ids)?;
     let mut kinds = Vec::with_capacity(runs.len());
     for r in &runs {
-        kinds.push((r, run_kind(r)?));
+        kinds.push((r, r.kind));
     }
     let Some(&(r, kind)) = kinds
         .iter()

@@ -17,7 +17,7 @@ pub fn html(store: &Store, since: Duration) -> Result<String, Failure> {
         ..Filter::default()
     };
     let runs = store.list(&filter).context("reading the history")?;
-    let watch = history::watch_runs(&runs)?;
+    let watch = history::watch_runs(&runs);
     Ok(mtuperf_report::watch::html::html(&Trend::of(
         &watch, from, until,
     )))

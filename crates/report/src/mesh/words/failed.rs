@@ -78,7 +78,11 @@ impl Say<'_> {
                 format!("{}: {}", who(*node), esc(detail))
             }
             PairError::Refused { node, refusal } => {
-                format!("{}'s agent: {}", who(*node), esc(&refusal.to_string()))
+                format!(
+                    "{}'s agent: {}",
+                    who(*node),
+                    esc(&crate::refusal::refusal(refusal))
+                )
             }
             PairError::Agent { node, message } => {
                 format!("{}'s agent: {}", who(*node), esc(message))
