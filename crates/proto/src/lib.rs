@@ -71,6 +71,9 @@ pub mod units;
 /// 16: an `--agent-cpu` list outside what the agent may pin to is refused as
 /// `Refusal::AgentCpus` (the CPUs asked and allowed, and which limit), not as a
 /// sentence in a bad-request refusal.
-pub const PROTOCOL_VERSION: u16 = 16;
+/// 17: third-party summaries carry why a test ended early as typed causes
+/// (`interrupted_by`, checked for size; a host's nested in `Interrupt::FromHost`)
+/// instead of words (`interrupted`).
+pub const PROTOCOL_VERSION: u16 = 17;
 /// Default TCP port of the agent (control and TCP data connections).
 pub const DEFAULT_PORT: u16 = 7878;
