@@ -73,7 +73,8 @@ pub mod units;
 /// sentence in a bad-request refusal.
 /// 17: third-party summaries carry why a test ended early as typed causes
 /// (`interrupted_by`, checked for size; a host's nested in `Interrupt::FromHost`)
-/// instead of words (`interrupted`).
+/// instead of words (`interrupted`), and a host's facts say why a file could not be
+/// read as a typed `ReadError` (`unreadable`) instead of the reader's sentence.
 pub const PROTOCOL_VERSION: u16 = 17;
 /// Default TCP port of the agent (control and TCP data connections).
 pub const DEFAULT_PORT: u16 = 7878;

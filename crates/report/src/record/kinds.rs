@@ -410,11 +410,11 @@ mod tests {
         let e = decode(RunKind::Doctor, old).err().unwrap().to_string();
         assert!(
             e.contains(
-                "schema mtuperf.doctor/2 is not read by this version, which reads mtuperf.doctor/3"
+                "schema mtuperf.doctor/2 is not read by this version, which reads mtuperf.doctor/4"
             ),
             "{e}"
         );
-        let current = old.replace("mtuperf.doctor/2", "mtuperf.doctor/3");
+        let current = old.replace("mtuperf.doctor/2", "mtuperf.doctor/4");
         let e = decode(RunKind::Doctor, &current).err().unwrap().to_string();
         assert!(e.contains("missing field"), "{e}");
     }
