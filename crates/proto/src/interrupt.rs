@@ -1,11 +1,11 @@
 //! Why a measurement ended early or abnormally: the typed causes a stream, UDP stream
-//! or rr result stores (`interrupted_by`), each with its numbers and names, and their
-//! words.
+//! or rr result stores (`interrupted_by`), each with its numbers and names.
 //!
-//! The type and its words live here, below both the engine and report, because the
-//! engine still sends the words on the wire: a mesh third-party summary and an
-//! `rr --from` host's load summary carry the cause as text (typing those is a
-//! protocol change). Report re-exports [`words`]; nothing else words a cause.
+//! The type lives here, below both the engine and report, because the causes cross
+//! the wire (protocol 17): a mesh third-party summary and an `rr --from` host's load
+//! summary carry them typed, checked for size as they are decoded ([`check`]) after
+//! the sender fitted them ([`fit`]). Their words are report's
+//! (`mtuperf_report::interrupt`).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -38,7 +38,7 @@ pub struct Span {
 }
 
 /// One cause of an interrupted run. Times are ns after Go.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "cause", rename_all = "snake_case")]
 pub enum Interrupt {
     /// Ctrl-C or SIGTERM.
@@ -84,98 +84,146 @@ pub enum Interrupt {
     FromHostsMissing { measured: u32, hosts: u32 },
     /// `rr --from`: a host that failed once the sessions were open.
     FromHostFailed { host: String, error: String },
-    /// `rr --from`: a host's own run was interrupted, for this reason (its words, as
-    /// the host sent them).
-    FromHost { host: String, reason: String },
+    /// `rr --from`: a host's own run was interrupted, for these causes (as the host
+    /// sent them).
+    FromHost {
+        host: String,
+        causes: Vec<Interrupt>,
+    },
 }
 
-fn secs(ns: u64) -> f64 {
-    ns as f64 / 1e9
+/// Most causes one list on the wire may hold, those nested in a [`Interrupt::FromHost`]
+/// counted too (a run has a handful: a signal, a silent agent, a few connections').
+pub const MAX_CAUSES: usize = 32;
+/// Most stall spans one [`Interrupt::Stalled`] on the wire may list (the first ones).
+pub const MAX_SPANS: usize = 64;
+/// Longest text (an error, a host) in a cause on the wire, in bytes.
+pub const MAX_CAUSE_TEXT: usize = 512;
+/// Deepest nesting of [`Interrupt::FromHost`] on the wire: a host's causes are its own
+/// run's, which nest nothing.
+pub const MAX_NESTING: usize = 1;
+
+/// Checks a decoded list of causes against [`MAX_CAUSES`], [`MAX_SPANS`],
+/// [`MAX_CAUSE_TEXT`] and [`MAX_NESTING`].
+pub fn check(causes: &[Interrupt]) -> Result<(), String> {
+    let mut count = 0;
+    check_in(causes, 0, &mut count)
 }
 
-fn end(e: Side) -> &'static str {
-    match e {
-        Side::Client => "this end",
-        Side::Agent => "the agent",
+fn check_in(causes: &[Interrupt], depth: usize, count: &mut usize) -> Result<(), String> {
+    for c in causes {
+        *count += 1;
+        if *count > MAX_CAUSES {
+            return Err(format!(
+                "more than {MAX_CAUSES} interrupt causes, at most {MAX_CAUSES} allowed"
+            ));
+        }
+        if let Some(t) = texts(c).into_iter().find(|t| t.len() > MAX_CAUSE_TEXT) {
+            return Err(format!(
+                "an interrupt cause's text of {} bytes, at most {MAX_CAUSE_TEXT} allowed",
+                t.len()
+            ));
+        }
+        match c {
+            Interrupt::Stalled { spans, .. } if spans.len() > MAX_SPANS => {
+                return Err(format!(
+                    "{} stall spans, at most {MAX_SPANS} allowed",
+                    spans.len()
+                ));
+            }
+            Interrupt::FromHost { causes, .. } => {
+                if depth >= MAX_NESTING {
+                    return Err(format!(
+                        "interrupt causes nested deeper than {MAX_NESTING} allowed"
+                    ));
+                }
+                check_in(causes, depth + 1, count)?;
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The texts a cause carries (errors, messages, a host).
+fn texts(c: &Interrupt) -> Vec<&String> {
+    match c {
+        Interrupt::AgentFailed { message: t, .. }
+        | Interrupt::AgentAnswer { error: t }
+        | Interrupt::AgentGone { error: t, .. }
+        | Interrupt::Connection { error: t, .. }
+        | Interrupt::Socket { error: t, .. }
+        | Interrupt::Requester { error: t }
+        | Interrupt::FromHost { host: t, .. } => vec![t],
+        Interrupt::FromHostFailed { host, error } => vec![host, error],
+        Interrupt::Signal
+        | Interrupt::AgentSilent { .. }
+        | Interrupt::NoReport { .. }
+        | Interrupt::ControlSilent { .. }
+        | Interrupt::ReportNeverCame
+        | Interrupt::AgentMaxDuration { .. }
+        | Interrupt::Stalled { .. }
+        | Interrupt::AgentSide
+        | Interrupt::FromHostsMissing { .. } => Vec::new(),
     }
 }
 
-/// One cause, in words.
-pub fn word(i: &Interrupt) -> String {
-    match i {
-        Interrupt::Signal => "stopped by a signal (Ctrl-C or SIGTERM)".into(),
-        Interrupt::AgentSilent {
-            silence_s,
-            heard_ns,
-        } => format!(
-            "no word from the agent for {silence_s} s after {:.1} s",
-            secs(*heard_ns)
-        ),
-        Interrupt::NoReport {
-            wait_s,
-            finished_ns,
-        } => format!(
-            "no report from the agent within {wait_s} s of this end's finish at {:.1} s",
-            secs(*finished_ns)
-        ),
-        Interrupt::ControlSilent { at_ns } => format!(
-            "no report from the agent (control connection silent) at {:.1} s",
-            secs(*at_ns)
-        ),
-        Interrupt::AgentFailed { at_ns, message } => {
-            format!("the agent failed at {:.1} s: {message}", secs(*at_ns))
-        }
-        Interrupt::AgentAnswer { error } => error.clone(),
-        Interrupt::AgentGone { at_ns, error } => format!(
-            "the agent went away at {:.1} s ({error}); only this end's figures are complete",
-            secs(*at_ns)
-        ),
-        Interrupt::ReportNeverCame => "the agent's report never came".into(),
-        Interrupt::Connection {
-            end: e,
-            index,
-            error,
-            more: 0,
-        } => format!("{}, connection {index}: {error}", end(*e)),
-        Interrupt::Connection {
-            end: e,
-            index,
-            error,
-            more,
-        } => format!(
-            "{}, connection {index}: {error} (and {more} more connections)",
-            end(*e)
-        ),
-        Interrupt::Socket {
-            end: e,
-            index,
-            error,
-        } => format!("{}, socket {index}: {error}", end(*e)),
-        Interrupt::Requester { error } => format!("this end: {error}"),
-        Interrupt::AgentMaxDuration { secs } => format!(
-            "ended at the agent's maximum duration of {secs} s (serve --max-duration) before all bytes were sent"
-        ),
-        Interrupt::Stalled { what, spans } => {
-            let what = match what {
-                Stalled::Bytes => "no bytes moved between this end and the agent",
-                Stalled::Blocks => "no block came back from the agent",
-            };
-            let parts: Vec<String> = spans
-                .iter()
-                .map(|s| format!("{:.1} s to {:.1} s", secs(s.from_ns), secs(s.to_ns)))
-                .collect();
-            format!("stalled: {what} from {}", parts.join(", and from "))
-        }
-        Interrupt::AgentSide => "the agent marked its side interrupted".into(),
-        Interrupt::FromHostsMissing { measured, hosts } => {
-            format!("{measured} of {hosts} --from hosts measured, the totals are theirs")
-        }
-        Interrupt::FromHostFailed { host, error } => format!("{host} failed: {error}"),
-        Interrupt::FromHost { host, reason } => format!("{host}: {reason}"),
-    }
+/// `causes` cut to what [`check`] lets through, for the sender: the first
+/// [`MAX_CAUSES`] (nested ones counted), each text cut to [`MAX_CAUSE_TEXT`] bytes
+/// (at a character boundary), the first [`MAX_SPANS`] of a stall, and a
+/// [`Interrupt::FromHost`] nested too deep left out.
+pub fn fit(causes: &[Interrupt]) -> Vec<Interrupt> {
+    let mut left = MAX_CAUSES;
+    fit_in(causes, 0, &mut left)
 }
 
-/// The causes in words, "; "-separated (None: not interrupted).
-pub fn words(causes: &[Interrupt]) -> Option<String> {
-    (!causes.is_empty()).then(|| causes.iter().map(word).collect::<Vec<_>>().join("; "))
+fn fit_in(causes: &[Interrupt], depth: usize, left: &mut usize) -> Vec<Interrupt> {
+    let mut out = Vec::new();
+    for c in causes {
+        if *left == 0 {
+            break;
+        }
+        let mut c = c.clone();
+        match &mut c {
+            Interrupt::FromHost { .. } if depth >= MAX_NESTING => continue,
+            Interrupt::FromHost { causes, .. } => {
+                *left -= 1;
+                *causes = fit_in(causes, depth + 1, left);
+            }
+            Interrupt::Stalled { spans, .. } => {
+                *left -= 1;
+                spans.truncate(MAX_SPANS);
+            }
+            _ => *left -= 1,
+        }
+        cut_texts(&mut c);
+        out.push(c);
+    }
+    out
+}
+
+fn cut_texts(c: &mut Interrupt) {
+    let cut = |t: &mut String| {
+        if t.len() > MAX_CAUSE_TEXT {
+            let mut end = MAX_CAUSE_TEXT;
+            while !t.is_char_boundary(end) {
+                end -= 1;
+            }
+            t.truncate(end);
+        }
+    };
+    match c {
+        Interrupt::AgentFailed { message: t, .. }
+        | Interrupt::AgentAnswer { error: t }
+        | Interrupt::AgentGone { error: t, .. }
+        | Interrupt::Connection { error: t, .. }
+        | Interrupt::Socket { error: t, .. }
+        | Interrupt::Requester { error: t }
+        | Interrupt::FromHost { host: t, .. } => cut(t),
+        Interrupt::FromHostFailed { host, error } => {
+            cut(host);
+            cut(error);
+        }
+        _ => {}
+    }
 }

@@ -71,6 +71,10 @@ pub mod units;
 /// 16: an `--agent-cpu` list outside what the agent may pin to is refused as
 /// `Refusal::AgentCpus` (the CPUs asked and allowed, and which limit), not as a
 /// sentence in a bad-request refusal.
+/// 17: third-party summaries carry why a test ended early as typed causes
+/// (`interrupted_by`, checked for size; a host's nested in `Interrupt::FromHost`)
+/// instead of words (`interrupted`), and a host's facts say why a file could not be
+/// read as a typed `ReadError` (`unreadable`) instead of the reader's sentence.
 /// 18: a request with fault-injection hooks to an agent not started with them is
 /// refused as `Refusal::TestHooksOff`, not as a sentence in a bad-request refusal.
 pub const PROTOCOL_VERSION: u16 = 18;

@@ -23,7 +23,7 @@ pub struct Formats;
 
 impl output::Formats for Formats {
     const HAS: &'static [Format] = &[Format::Text, Format::Json];
-    const HELP: &'static str = "text (the default), or json: one document of schema mtuperf.doctor/3 (--fix-script prints a shell script instead)";
+    const HELP: &'static str = "text (the default), or json: one document of schema mtuperf.doctor/4 (--fix-script prints a shell script instead)";
     const HINT: &'static str = "doctor prints its checks as text or as its JSON document, or a shell script with --fix-script";
 }
 

@@ -199,3 +199,44 @@ fn unreachable_peer_is_an_error_with_exit_2() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot connect"));
 }
+
+/// Outside the initial network namespace the kernel hides net.core.netdev_max_backlog:
+/// the facts carry why, typed, and the text says it as it always has.
+#[test]
+fn a_hidden_sysctl_is_stored_typed_and_worded_as_a_skip() {
+    let run = |json: bool| {
+        let mut args = vec!["-n", env!("CARGO_BIN_EXE_mtuperf"), "--no-store", "doctor"];
+        args.extend(["--sample", "0s"]);
+        if json {
+            args.push("--json");
+        }
+        std::process::Command::new("unshare").args(&args).output()
+    };
+    let out = match run(false) {
+        Ok(o) if o.status.code() != Some(1) || !o.stdout.is_empty() => o,
+        other => {
+            eprintln!("skipped: no network namespace of our own here: {other:?}");
+            return;
+        }
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("skipped: cannot read /proc/sys/net/core/netdev_max_backlog: not present; outside the initial network namespace the kernel hides some host-wide parameters (e.g. netdev_max_backlog): run doctor in the host namespace to check it"),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = run(true).unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    validate(&doc);
+    let path = "/proc/sys/net/core/netdev_max_backlog";
+    let typed = serde_json::json!({"kind": "not_found", "path": path});
+    assert_eq!(
+        doc["local"]["facts"]["unreadable"]["net.core.netdev_max_backlog"], typed,
+        "{doc:#}"
+    );
+    let f = all_findings(&doc)
+        .into_iter()
+        .find(|f| f["id"] == "sysctl.net.core.netdev_max_backlog")
+        .unwrap();
+    assert_eq!(f["check"]["why"]["error"], typed, "{f:#}");
+}

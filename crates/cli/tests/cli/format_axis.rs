@@ -15,7 +15,7 @@ fn format_json_is_the_json_document_of_stream_rr_and_path() {
     let target = agent.target();
     for (cmd, schema, extra) in [
         ("stream", "mtuperf.stream/4", &["--time", "1s"][..]),
-        ("rr", "mtuperf.rr/4", &["--time", "1s"][..]),
+        ("rr", "mtuperf.rr/5", &["--time", "1s"][..]),
         ("path", "mtuperf.path/3", &[][..]),
     ] {
         let doc = json_in(

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use mtuperf_proto::host::SnmpCounters;
-use mtuperf_proto::msg::doctor::Pause;
+use mtuperf_proto::msg::doctor::{Pause, ReadError};
 use mtuperf_sys::{netdev, snmp, sysctl};
 
 use super::{HostFacts, IfaceFacts};
@@ -98,7 +98,7 @@ pub fn snapshot_at(roots: &Roots, ifaces: &[String]) -> HostFacts {
                 facts.sysctls.insert((*name).into(), collapse(&v));
             }
             Err(e) => {
-                facts.unreadable.insert((*name).into(), reason(&e));
+                facts.unreadable.insert((*name).into(), read_error(e));
             }
         }
     }
@@ -121,7 +121,7 @@ pub fn snapshot_at(roots: &Roots, ifaces: &[String]) -> HostFacts {
             Err(e) => {
                 facts
                     .unreadable
-                    .insert(format!("iface.{name}"), e.to_string());
+                    .insert(format!("iface.{name}"), read_error(e));
             }
         }
     }
@@ -202,20 +202,83 @@ fn collapse(v: &str) -> String {
     v.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// Turns a read error into the reason shown in a SKIP finding.
-fn reason(e: &mtuperf_sys::Error) -> String {
+/// A reader's error as the facts carry it: the file and what went wrong, typed.
+fn read_error(e: mtuperf_sys::Error) -> ReadError {
+    use std::io::ErrorKind;
     match e {
-        mtuperf_sys::Error::Read { source, .. }
-            if source.kind() == std::io::ErrorKind::NotFound =>
-        {
-            format!("{e}: not present; outside the initial network namespace the kernel hides some host-wide parameters (e.g. netdev_max_backlog): run doctor in the host namespace to check it")
+        mtuperf_sys::Error::Read { path, source } => {
+            let path = path.display().to_string();
+            match (source.kind(), source.raw_os_error()) {
+                (ErrorKind::NotFound, _) => ReadError::NotFound { path },
+                (ErrorKind::PermissionDenied, _) => ReadError::PermissionDenied { path },
+                (_, Some(errno)) => ReadError::Os { path, errno },
+                (_, None) => ReadError::Other {
+                    path,
+                    error: source.to_string(),
+                },
+            }
         }
-        mtuperf_sys::Error::Read { source, .. }
-            if source.kind() == std::io::ErrorKind::PermissionDenied =>
-        {
-            format!("{e}: permission denied; run as root to check it")
+        mtuperf_sys::Error::Parse { path, what } => ReadError::Unparsable {
+            path: path.display().to_string(),
+            what,
+        },
+        // Not a file's error (the readers of facts read files only).
+        other => ReadError::Other {
+            path: String::new(),
+            error: other.to_string(),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io;
+
+    use super::{read_error, ReadError};
+
+    #[test]
+    fn each_read_failure_is_typed_by_what_went_wrong() {
+        let read = |source: io::Error| mtuperf_sys::Error::Read {
+            path: "/proc/sys/net/core/rmem_max".into(),
+            source,
+        };
+        let path = || "/proc/sys/net/core/rmem_max".to_string();
+        let cases = [
+            (
+                read(io::Error::from_raw_os_error(libc::ENOENT)),
+                ReadError::NotFound { path: path() },
+            ),
+            (
+                read(io::Error::from_raw_os_error(libc::EACCES)),
+                ReadError::PermissionDenied { path: path() },
+            ),
+            (
+                read(io::Error::from_raw_os_error(libc::EISDIR)),
+                ReadError::Os {
+                    path: path(),
+                    errno: libc::EISDIR,
+                },
+            ),
+            (
+                read(io::Error::new(io::ErrorKind::InvalidData, "not UTF-8")),
+                ReadError::Other {
+                    path: path(),
+                    error: "not UTF-8".into(),
+                },
+            ),
+            (
+                mtuperf_sys::Error::Parse {
+                    path: "/sys/class/net/eth0/mtu".into(),
+                    what: "not a counter: \"x\"".into(),
+                },
+                ReadError::Unparsable {
+                    path: "/sys/class/net/eth0/mtu".into(),
+                    what: "not a counter: \"x\"".into(),
+                },
+            ),
+        ];
+        for (e, want) in cases {
+            assert_eq!(read_error(e), want);
         }
-        mtuperf_sys::Error::Read { source, .. } => format!("{e}: {source}"),
-        _ => e.to_string(),
     }
 }

@@ -4,7 +4,7 @@
 //! a stored doctor run holds these, not the sentences.
 
 use mtuperf_proto::host::Offloads;
-use mtuperf_proto::msg::doctor::{Pause, Steering};
+use mtuperf_proto::msg::doctor::{Pause, ReadError, Steering};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -138,11 +138,11 @@ impl Counter {
 #[serde(tag = "reason", rename_all = "snake_case")]
 pub enum SkipReason {
     /// The interface's facts could not be read (the reader's error).
-    IfaceUnreadable { error: String },
+    IfaceUnreadable { error: ReadError },
     /// The driver answers no ETHTOOL_GPAUSEPARAM.
     NoPauseParameters,
     /// The sysctl could not be read (the reader's error).
-    SysctlUnreadable { error: String },
+    SysctlUnreadable { error: ReadError },
     /// The sysctl was not among the values read.
     SysctlNotRead,
     /// The value read is not what the check parses.

@@ -29,7 +29,7 @@ use crate::stream::End;
 pub use finding::{
     Check, Counter, Finding, Fix, MinimumOf, MtuScope, SkipReason, Status, SysctlSet, TcpBuffer,
 };
-pub use mtuperf_proto::msg::doctor::{HostFacts, IfaceFacts};
+pub use mtuperf_proto::msg::doctor::{HostFacts, IfaceFacts, ReadError};
 
 /// Which documents the thresholds come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

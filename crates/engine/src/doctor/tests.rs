@@ -73,7 +73,17 @@ fn reads_sysctls_counters_and_interface_facts() {
 fn missing_files_become_skips_with_the_reason() {
     let mut r = roots();
     r.proc_sys = r.proc_sys.join("nonexistent");
-    let f = snapshot_at(&r, &["eth0".into()]);
+    let f = snapshot_at(&r, &["eth0".into(), "eth9".into()]);
+    // The facts say which file was missing, typed.
+    let rmem = r.proc_sys.join("net/core/rmem_max").display().to_string();
+    assert_eq!(
+        f.unreadable.get("net.core.rmem_max"),
+        Some(&ReadError::NotFound { path: rmem })
+    );
+    let Some(ReadError::NotFound { path }) = f.unreadable.get("iface.eth9") else {
+        panic!("{:?}", f.unreadable)
+    };
+    assert!(path.contains("eth9"), "{path}");
     let out = check_host(&f, &rac());
     let s = find(&out, "sysctl.net.core.rmem_max", "net.core.rmem_max");
     assert_eq!(s.status, Status::Skip);
@@ -84,7 +94,20 @@ fn missing_files_become_skips_with_the_reason() {
     else {
         panic!("{s:?}")
     };
-    assert!(error.contains("not present"), "{error}");
+    assert!(matches!(error, ReadError::NotFound { .. }), "{error:?}");
+    let s = find(&out, "iface.read", "eth9");
+    assert!(
+        matches!(
+            &s.check,
+            Check::Skipped {
+                why: SkipReason::IfaceUnreadable {
+                    error: ReadError::NotFound { .. }
+                },
+                ..
+            }
+        ),
+        "{s:?}"
+    );
     assert_eq!(
         find(&out, "iface.rp_filter", "net.ipv4.conf.all.rp_filter").status,
         Status::Skip

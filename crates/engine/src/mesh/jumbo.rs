@@ -134,7 +134,7 @@ mod tests {
             wall_ns: 1_000_000_000,
             served: blocks,
             fragments: None,
-            interrupted: None,
+            interrupted_by: Vec::new(),
         }
     }
 
@@ -205,7 +205,7 @@ mod tests {
         failed.failed.push(super::super::TestFailure {
             test: MeshTests::Rr,
             error: super::super::PairError::Cut {
-                reason: "stalled".into(),
+                causes: vec![crate::Interrupt::AgentSide],
             },
             elapsed_ms: 10,
         });

@@ -1,6 +1,7 @@
 //! How each test of a pair ended when it gave no measurement: an error (a finding,
 //! grouped by cause) or why it was not measured (never a finding).
 
+use mtuperf_proto::interrupt::Interrupt;
 use mtuperf_proto::msg::Refusal;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -45,8 +46,8 @@ pub enum PairError {
     },
     /// Node `node`'s answer broke the protocol.
     Protocol { node: usize, detail: String },
-    /// An rr or stream test ended early, for the reason its agent gave.
-    Cut { reason: String },
+    /// An rr or stream test ended early, for the causes its agent gave.
+    Cut { causes: Vec<Interrupt> },
 }
 
 /// Why a test of a pair was not measured: not an error, nothing to diagnose.

@@ -165,7 +165,12 @@ impl Ctx<'_> {
                         .control
                         .expect::<ThirdPartyResult>(Some(wait), "the third-party test's result")
                     {
-                        Ok(r) => Attempt::Result(Box::new(r)),
+                        Ok(r) => match r.check() {
+                            Ok(()) => Attempt::Result(Box::new(r)),
+                            Err(m) => Attempt::Error(EngineError::Protocol(format!(
+                                "the third-party test's result: {m}"
+                            ))),
+                        },
                         Err(e) => Attempt::Error(e),
                     };
                 }
@@ -302,14 +307,16 @@ pub fn record(p: &mut PairResult, test: MeshTests, outcome: Outcome, took: Durat
     match outcome {
         Ok(ThirdPartyResult::Path(s)) => p.path = Some(s),
         Ok(ThirdPartyResult::Rr(s)) => {
-            if let Some(reason) = s.interrupted.clone() {
-                p.failed.push(fail(PairError::Cut { reason }));
+            if !s.interrupted_by.is_empty() {
+                let causes = s.interrupted_by.clone();
+                p.failed.push(fail(PairError::Cut { causes }));
             }
             p.rr = Some(s);
         }
         Ok(ThirdPartyResult::Stream(s)) => {
-            if let Some(reason) = s.interrupted.clone() {
-                p.failed.push(fail(PairError::Cut { reason }));
+            if !s.interrupted_by.is_empty() {
+                let causes = s.interrupted_by.clone();
+                p.failed.push(fail(PairError::Cut { causes }));
             }
             p.stream = Some(s);
         }

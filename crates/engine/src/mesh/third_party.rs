@@ -1,10 +1,14 @@
 //! Runs one third-party test on an open, authenticated session with the peer agent,
 //! through the same client code as the CLI, and condenses its result for the wire.
+//!
+//! A result's causes go as the client typed them (a client's `interrupted` is
+//! `!interrupted_by.is_empty()`), fitted to what the receiver's size check allows.
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
+use mtuperf_proto::interrupt;
 use mtuperf_proto::msg::mesh::{
     DirSummary, HopSummary, PathSummary, RrLoad, RrLoadSummary, RrSummary, StreamSummary,
     ThirdPartyRequest, ThirdPartyResult, ThirdPartyTest, MAX_LOAD_ERRORS,
@@ -52,7 +56,7 @@ pub fn run(
                 iface: r.client.iface,
                 workers: r.workers,
                 served: r.agent,
-                interrupted: interrupted(r.interrupted, &r.interrupted_by),
+                interrupted_by: interrupt::fit(&r.interrupted_by),
             })))
         }
         ThirdPartyTest::Stream { duration_ms } => {
@@ -72,7 +76,7 @@ pub fn run(
                     .map(|c| c.bytes)
                     .sum(),
                 wall_ns: r.agent.wall_ns,
-                interrupted: interrupted(r.interrupted, &r.interrupted_by),
+                interrupted_by: interrupt::fit(&r.interrupted_by),
             }))
         }
     }
@@ -119,13 +123,8 @@ pub fn summarize_rr(rr: &RrLoad, r: &crate::rr::RrResult) -> RrSummary {
         wall_ns: c.wall_ns,
         served: r.agent.responses,
         fragments,
-        interrupted: interrupted(r.interrupted, &r.interrupted_by),
+        interrupted_by: interrupt::fit(&r.interrupted_by),
     }
-}
-
-/// The wire carries the causes in words (typing them is a protocol change).
-fn interrupted(was: bool, why: &[crate::Interrupt]) -> Option<String> {
-    was.then(|| mtuperf_proto::interrupt::words(why).unwrap_or_else(|| "ended early".into()))
 }
 
 fn dir(d: &DirResult, mtu: u32) -> DirSummary {

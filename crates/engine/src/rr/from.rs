@@ -340,11 +340,12 @@ fn sum(parts: &[RrFromHost]) -> Sums {
         add_cpu(&mut t.served.cpu, s.served.cpu);
         t.errors
             .extend(q.errors.iter().map(|e| format!("{}: {e}", p.agent)));
-        t.reasons
-            .extend(s.interrupted.iter().map(|w| Interrupt::FromHost {
+        if !s.interrupted_by.is_empty() {
+            t.reasons.push(Interrupt::FromHost {
                 host: p.agent.clone(),
-                reason: w.clone(),
-            }));
+                causes: s.interrupted_by.clone(),
+            });
+        }
         t.served.requests += s.served.requests;
         t.served.responses += s.served.responses;
         t.served.bytes_sent += s.served.bytes_sent;

@@ -72,13 +72,13 @@ fn honest(test: ThirdPartyTest) -> ThirdPartyResult {
                 wall_ns: 200_000_000,
                 served: 1000,
                 fragments: Some(0),
-                interrupted: None,
+                interrupted_by: Vec::new(),
             })
         }
         ThirdPartyTest::Stream { .. } => ThirdPartyResult::Stream(StreamSummary {
             bytes: 100_000_000,
             wall_ns: 200_000_000,
-            interrupted: None,
+            interrupted_by: Vec::new(),
         }),
         ThirdPartyTest::Path => path(dir(9000, StopKind::Top), dir(9000, StopKind::Top)),
     }

@@ -174,7 +174,13 @@ fn a_stop_ends_every_host_early_with_what_it_measured() {
     assert!(r.interrupted, "{r:?}");
     assert!(r.client.counts.blocks > 0);
     for h in &r.from {
-        assert!(h.accounted && h.result.interrupted.is_some(), "{h:?}");
+        assert!(h.accounted && !h.result.interrupted_by.is_empty(), "{h:?}");
+        // The host's own causes, typed, nested under its name in the step's.
+        let nested = Interrupt::FromHost {
+            host: h.agent.clone(),
+            causes: h.result.interrupted_by.clone(),
+        };
+        assert!(r.interrupted_by.contains(&nested), "{:?}", r.interrupted_by);
     }
 }
 

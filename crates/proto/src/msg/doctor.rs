@@ -59,6 +59,39 @@ pub struct Steering {
     pub rps_flow_cnt: Vec<u32>,
 }
 
+/// Why the reader could not read one of a host's files (a sysctl under /proc/sys, an
+/// interface's under /sys/class/net): the file, and what went wrong, typed (report
+/// words it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ReadError {
+    /// The file is not there (ENOENT): outside the initial network namespace the
+    /// kernel hides some host-wide sysctls; an interface that went away.
+    NotFound { path: String },
+    /// The reader may not read it (EACCES, EPERM).
+    PermissionDenied { path: String },
+    /// Another error of the system, by its number (EISDIR, EIO, EOPNOTSUPP...).
+    Os { path: String, errno: i32 },
+    /// Another error that is none of the system's (content that is not UTF-8, a name
+    /// that is not a file's), in its own words.
+    Other { path: String, error: String },
+    /// The file was read but holds what the reader does not parse.
+    Unparsable { path: String, what: String },
+}
+
+impl ReadError {
+    /// The file that could not be read.
+    pub fn path(&self) -> &str {
+        match self {
+            ReadError::NotFound { path }
+            | ReadError::PermissionDenied { path }
+            | ReadError::Os { path, .. }
+            | ReadError::Other { path, .. }
+            | ReadError::Unparsable { path, .. } => path,
+        }
+    }
+}
+
 /// Everything the checks look at on one host (one network namespace).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -70,8 +103,8 @@ pub struct HostFacts {
     pub ifaces: Vec<IfaceFacts>,
     /// sysctl name → value (whitespace collapsed to one space).
     pub sysctls: BTreeMap<String, String>,
-    /// sysctl name → why it could not be read.
-    pub unreadable: BTreeMap<String, String>,
+    /// sysctl name (or "iface.NAME" for an interface) → why it could not be read.
+    pub unreadable: BTreeMap<String, ReadError>,
     /// IPv4 + IPv6 counters since boot.
     pub snmp: Option<SnmpCounters>,
     /// Increase over the sample.

@@ -11,6 +11,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::host::{HostIdentity, HostSnapshot, IfaceCounters, IfaceInfo, SnmpCounters};
+use crate::interrupt::{self, Interrupt};
 use crate::msg::doctor::HostFacts;
 use crate::msg::rr::{RrCounts, RrProto, RrReverse, RrServed};
 
@@ -241,8 +242,9 @@ pub struct RrSummary {
     /// when B could not read its counters): per block served, the fragments one
     /// block costs on this path.
     pub fragments: Option<u64>,
-    /// Why the test ended early (a stall, the peer gone), when it did.
-    pub interrupted: Option<String>,
+    /// Why the test ended early (a stall, the peer gone), each cause typed (empty:
+    /// it did not; at most [`interrupt::MAX_CAUSES`]).
+    pub interrupted_by: Vec<Interrupt>,
 }
 
 /// What a third-party stream test measured on B (the receiver): application bytes
@@ -252,8 +254,9 @@ pub struct RrSummary {
 pub struct StreamSummary {
     pub bytes: u64,
     pub wall_ns: u64,
-    /// Why the test ended early (a stall, the peer gone), when it did.
-    pub interrupted: Option<String>,
+    /// Why the test ended early (a stall, the peer gone), each cause typed (empty:
+    /// it did not; at most [`interrupt::MAX_CAUSES`]).
+    pub interrupted_by: Vec<Interrupt>,
 }
 
 /// Everything a third-party rr load measured on A (the requester), with what the
@@ -274,8 +277,9 @@ pub struct RrLoadSummary {
     pub workers: u32,
     /// B's account of A's session (its counts are B's, summed over its workers).
     pub served: RrServed,
-    /// Why A's run ended early, when it did.
-    pub interrupted: Option<String>,
+    /// Why A's run ended early, each cause typed (empty: it did not; at most
+    /// [`interrupt::MAX_CAUSES`]).
+    pub interrupted_by: Vec<Interrupt>,
     /// A's interface toward B, and A's host before and after its run (system-wide
     /// CPU, interface and IP counters), for A's own figures.
     pub iface: Option<IfaceInfo>,
@@ -299,6 +303,7 @@ impl RrLoadSummary {
                 r.errors.len()
             ));
         }
+        interrupt::check(&self.interrupted_by)?;
         let held = r
             .latency
             .buckets
@@ -325,6 +330,19 @@ pub enum ThirdPartyResult {
     RrLoad(Box<RrLoadSummary>),
 }
 
+impl ThirdPartyResult {
+    /// Checks a decoded result's sizes: its interrupt causes, and an rr load's
+    /// histogram and error lines ([`RrLoadSummary::check`]).
+    pub fn check(&self) -> Result<(), String> {
+        match self {
+            ThirdPartyResult::Path(_) => Ok(()),
+            ThirdPartyResult::Rr(s) => interrupt::check(&s.interrupted_by),
+            ThirdPartyResult::Stream(s) => interrupt::check(&s.interrupted_by),
+            ThirdPartyResult::RrLoad(s) => s.check(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -349,7 +367,7 @@ mod tests {
             iface: None,
             workers: 1,
             served: RrServed::default(),
-            interrupted: None,
+            interrupted_by: Vec::new(),
         }
     }
 
@@ -369,6 +387,120 @@ mod tests {
         let mut s = summary();
         s.requester.errors = vec![String::new(); MAX_LOAD_ERRORS + 1];
         assert!(s.check().unwrap_err().contains("error lines"));
+    }
+
+    /// A host's rr load cut by a stall and a signal, as `rr --from` would nest it.
+    fn nested() -> Vec<Interrupt> {
+        use crate::interrupt::{Span, Stalled};
+        vec![
+            Interrupt::Signal,
+            Interrupt::FromHost {
+                host: "10.0.0.2:7878".into(),
+                causes: vec![
+                    Interrupt::Stalled {
+                        what: Stalled::Blocks,
+                        spans: vec![Span {
+                            from_ns: 2_000_000_000,
+                            to_ns: 6_000_000_000,
+                        }],
+                    },
+                    Interrupt::Requester {
+                        error: "timed out".into(),
+                    },
+                ],
+            },
+        ]
+    }
+
+    #[test]
+    fn a_summary_with_nested_causes_round_trips_through_frames() {
+        let mut load = summary();
+        load.interrupted_by = nested();
+        let results = [
+            ThirdPartyResult::RrLoad(Box::new(load)),
+            ThirdPartyResult::Stream(StreamSummary {
+                bytes: 1,
+                wall_ns: 2,
+                interrupted_by: nested(),
+            }),
+        ];
+        for r in results {
+            let frame = crate::codec::Codec::agent().encode(&r);
+            let (back, used) = crate::codec::Codec::client()
+                .decode::<ThirdPartyResult>(&frame)
+                .unwrap()
+                .unwrap();
+            assert_eq!(used, frame.len());
+            assert_eq!(back, r);
+            assert_eq!(back.check(), Ok(()));
+        }
+        // The old text field is refused, not read as "not interrupted".
+        let old = r#"{"kind":"stream","bytes":1,"wall_ns":2,"interrupted":"stalled"}"#;
+        assert!(serde_json::from_str::<ThirdPartyResult>(old).is_err());
+    }
+
+    #[test]
+    fn oversized_causes_are_refused_and_fitted_by_the_sender() {
+        use crate::interrupt::{fit, MAX_CAUSES, MAX_CAUSE_TEXT, MAX_SPANS};
+        let stream = |causes: Vec<Interrupt>| {
+            ThirdPartyResult::Stream(StreamSummary {
+                bytes: 0,
+                wall_ns: 0,
+                interrupted_by: causes,
+            })
+        };
+        let many = vec![Interrupt::Signal; MAX_CAUSES + 1];
+        let e = stream(many.clone()).check().unwrap_err();
+        assert!(e.contains("interrupt causes, at most 32"), "{e}");
+        assert_eq!(stream(fit(&many)).check(), Ok(()));
+        assert_eq!(fit(&many).len(), MAX_CAUSES);
+        // Nested causes count toward the limit.
+        let host = |causes| Interrupt::FromHost {
+            host: "h".into(),
+            causes,
+        };
+        let mut load = summary();
+        load.interrupted_by = vec![host(vec![Interrupt::AgentSide; MAX_CAUSES])];
+        assert!(load.check().unwrap_err().contains("interrupt causes"));
+        load.interrupted_by = fit(&load.interrupted_by);
+        assert_eq!(load.check(), Ok(()));
+        // A host's causes nest nothing further.
+        let deep = vec![host(vec![host(Vec::new())])];
+        assert!(stream(deep.clone())
+            .check()
+            .unwrap_err()
+            .contains("nested deeper"));
+        assert_eq!(fit(&deep), vec![host(Vec::new())]);
+        // Long texts, cut at a character boundary by the sender.
+        let long = vec![Interrupt::Requester {
+            error: format!("a{}", "é".repeat(MAX_CAUSE_TEXT)),
+        }];
+        assert!(stream(long.clone())
+            .check()
+            .unwrap_err()
+            .contains("text of"));
+        let fitted = fit(&long);
+        assert_eq!(stream(fitted.clone()).check(), Ok(()));
+        assert!(
+            matches!(fitted.first(), Some(Interrupt::Requester { error }) if error.len() == MAX_CAUSE_TEXT - 1),
+            "{fitted:?}"
+        );
+        // Stall spans.
+        let spans = vec![Interrupt::Stalled {
+            what: crate::interrupt::Stalled::Bytes,
+            spans: vec![
+                crate::interrupt::Span {
+                    from_ns: 0,
+                    to_ns: 1
+                };
+                MAX_SPANS + 1
+            ],
+        }];
+        assert!(stream(spans.clone())
+            .check()
+            .unwrap_err()
+            .contains("stall spans"));
+        assert_eq!(stream(fit(&spans)).check(), Ok(()));
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! `doctor` documents: the JSON document (schema mtuperf.doctor/3), the text report
+//! `doctor` documents: the JSON document (schema mtuperf.doctor/4), the text report
 //! and the reviewable fix script. The findings are the engine's typed outcomes; their
 //! words ([`words`]) and fix commands ([`shell`]) are made here when shown.
 
@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 pub use words::Words;
 
-pub const SCHEMA: &str = "mtuperf.doctor/3";
+pub const SCHEMA: &str = "mtuperf.doctor/4";
 
 /// One finding: the engine's typed outcome, and (in what `doctor --json` prints, not
 /// in the stored run) its words.
@@ -111,7 +111,7 @@ impl Verdict {
     }
 }
 
-/// The `mtuperf.doctor/3` document, what `mtuperf doctor --json` prints (with each
+/// The `mtuperf.doctor/4` document, what `mtuperf doctor --json` prints (with each
 /// finding's words) and the history stores (the typed findings alone). Counters are
 /// since boot with their increase over `sample_ms`; sysctl values have whitespace
 /// collapsed to one space.

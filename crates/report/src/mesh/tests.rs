@@ -486,7 +486,7 @@ fn rr(p50: Option<u64>, lost: u64, fragments: u64) -> RrSummary {
         wall_ns: 2_000_000_000,
         served: 1000,
         fragments: Some(fragments * 1000),
-        interrupted: None,
+        interrupted_by: Vec::new(),
     }
 }
 
@@ -676,4 +676,43 @@ fn jumbo_vs_standard_reads_as_medians_and_a_paired_change() {
         &[],
     );
     assert!(!text(&same).contains("jumbo vs standard"));
+}
+
+/// A load test cut short is stored with its typed causes and worded as the asked
+/// agent's client would have worded them.
+#[test]
+fn a_cut_load_test_reads_its_typed_causes() {
+    use mtuperf_proto::interrupt::{Interrupt, Span, Stalled};
+    let mut p = pairs(0, 2, &|_, _| good());
+    let Some(x) = p.first_mut() else {
+        panic!("no pair")
+    };
+    x.failed.push(TestFailure {
+        test: MeshTests::Rr,
+        error: PairError::Cut {
+            causes: vec![
+                Interrupt::Stalled {
+                    what: Stalled::Blocks,
+                    spans: vec![Span {
+                        from_ns: 1_000_000_000,
+                        to_ns: 3_000_000_000,
+                    }],
+                },
+                Interrupt::Requester {
+                    error: "timed out".into(),
+                },
+            ],
+        },
+        elapsed_ms: 4,
+    });
+    let d = doc(nodes(2), vec![network(0, 2, &|_| 9000)], p, &[]);
+    let t = text(&d);
+    assert!(t.contains("the load test ended early"), "{t}");
+    assert!(
+        t.contains("ended early: stalled: no block came back from the agent from 1.0 s to 3.0 s; this end: timed out"),
+        "{t}"
+    );
+    // Stored typed, read back to the same words.
+    let back: Document = serde_json::from_str(&serde_json::to_string(&d).unwrap()).unwrap();
+    assert_eq!(text(&back), t);
 }

@@ -389,10 +389,10 @@ mod tests {
     #[test]
     fn a_document_of_another_schema_version_is_refused_by_name() {
         let old = include_str!("../../tests/fixtures/rr_step_loopback.json")
-            .replace("mtuperf.rr/4", "mtuperf.rr/3");
+            .replace("mtuperf.rr/5", "mtuperf.rr/4");
         let e = decode(RunKind::Rr, &old).err().unwrap().to_string();
         assert!(
-            e.contains("schema mtuperf.rr/3 is not read by this version, which reads mtuperf.rr/4"),
+            e.contains("schema mtuperf.rr/4 is not read by this version, which reads mtuperf.rr/5"),
             "{e}"
         );
         assert!(decode(
@@ -410,11 +410,11 @@ mod tests {
         let e = decode(RunKind::Doctor, old).err().unwrap().to_string();
         assert!(
             e.contains(
-                "schema mtuperf.doctor/2 is not read by this version, which reads mtuperf.doctor/3"
+                "schema mtuperf.doctor/2 is not read by this version, which reads mtuperf.doctor/4"
             ),
             "{e}"
         );
-        let current = old.replace("mtuperf.doctor/2", "mtuperf.doctor/3");
+        let current = old.replace("mtuperf.doctor/2", "mtuperf.doctor/4");
         let e = decode(RunKind::Doctor, &current).err().unwrap().to_string();
         assert!(e.contains("missing field"), "{e}");
     }

@@ -52,8 +52,8 @@ fn host_line(out: &mut String, h: &RrFromHost) {
         if q.threads == 1 { "" } else { "s" },
         f.tool_cpu_pct.map_or_else(|| "-".into(), |p| format!("{p:.0}%")),
     );
-    if let Some(why) = &s.interrupted {
-        let _ = writeln!(out, "       (interrupted: {})", esc(why));
+    if let Some(why) = crate::interrupt::words(&s.interrupted_by) {
+        let _ = writeln!(out, "       (interrupted: {})", esc(&why));
     }
 }
 

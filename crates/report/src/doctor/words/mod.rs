@@ -6,7 +6,7 @@
 mod host;
 mod iface;
 
-use mtuperf_engine::doctor::{Check, Finding, SkipReason};
+use mtuperf_engine::doctor::{Check, Finding, ReadError, SkipReason};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -67,12 +67,44 @@ fn check(c: &Check, subject: &str) -> Words {
         .unwrap_or_default()
 }
 
+/// Why a sysctl could not be read, with what to do about it.
+fn sysctl_unreadable(e: &ReadError) -> String {
+    let path = e.path();
+    match e {
+        ReadError::NotFound { .. } => format!("cannot read {path}: not present; outside the initial network namespace the kernel hides some host-wide parameters (e.g. netdev_max_backlog): run doctor in the host namespace to check it"),
+        ReadError::PermissionDenied { .. } => {
+            format!("cannot read {path}: permission denied; run as root to check it")
+        }
+        ReadError::Os { errno, .. } => {
+            format!("cannot read {path}: {}", std::io::Error::from_raw_os_error(*errno))
+        }
+        ReadError::Other { .. } | ReadError::Unparsable { .. } => unreadable(e),
+    }
+}
+
+/// A file that could not be read (an interface's: its sysfs directory names the
+/// interface), or was read and not understood, with the error's words where they
+/// are not the system's.
+fn unreadable(e: &ReadError) -> String {
+    match e {
+        ReadError::NotFound { path }
+        | ReadError::PermissionDenied { path }
+        | ReadError::Os { path, .. } => format!("cannot read {path}"),
+        ReadError::Unparsable { path, what } => format!("cannot parse {path}: {what}"),
+        // Not a file's error.
+        ReadError::Other { path, error } if path.is_empty() => error.clone(),
+        ReadError::Other { path, error } => format!("cannot read {path}: {error}"),
+    }
+}
+
 /// Why a check could not run.
 fn skipped(why: &SkipReason) -> String {
     match why {
-        SkipReason::IfaceUnreadable { error } => format!("cannot read the interface: {error}"),
+        SkipReason::IfaceUnreadable { error } => {
+            format!("cannot read the interface: {}", unreadable(error))
+        }
         SkipReason::NoPauseParameters => "the driver reports no pause parameters (ETHTOOL_GPAUSEPARAM unsupported, usual on virtual links)".into(),
-        SkipReason::SysctlUnreadable { error } => error.clone(),
+        SkipReason::SysctlUnreadable { error } => sysctl_unreadable(error),
         SkipReason::SysctlNotRead => "not read".into(),
         SkipReason::Unparsable { value } => format!("unparsable value {value:?}"),
         SkipReason::NoBdp { max } => format!("maximum {max} not compared: give --rtt and --bandwidth (or --peer and --bandwidth, or an interface with a known link speed), or run `mtuperf stream` to this peer first"),
@@ -87,8 +119,8 @@ mod tests {
     use std::time::Duration;
 
     use mtuperf_engine::doctor::{
-        Bdp, Check, Counter, Finding, Fix, MinimumOf, MtuScope, Profile, RateFrom, RttFrom,
-        SkipReason, Status, StreamEvidence, TcpBuffer,
+        Bdp, Check, Counter, Finding, Fix, MinimumOf, MtuScope, Profile, RateFrom, ReadError,
+        RttFrom, SkipReason, Status, StreamEvidence, TcpBuffer,
     };
     use mtuperf_engine::stream::verdict::{LimitCause, LimitVerdict};
     use mtuperf_engine::stream::End;
@@ -287,12 +319,26 @@ mod tests {
              "local 4194304, peer 8388608", "equal on both ends", "Nodes with different buffer or reassembly settings",
              super::source::GI_SAME_PARAMETERS, "# set net.core.rmem_max to the same value on both nodes (see the sysctl findings)"),
             // Skips: what was read ("unknown" when nothing), why, no expectation or fix.
-            ("eth9", skipped(None, SkipReason::IfaceUnreadable { error: "no such device".into() }), None,
-             "unknown", "", "cannot read the interface: no such device", "", ""),
+            ("eth9", skipped(None, SkipReason::IfaceUnreadable { error: ReadError::NotFound { path: "/sys/class/net/eth9/ifindex".into() } }), None,
+             "unknown", "", "cannot read the interface: cannot read /sys/class/net/eth9/ifindex", "", ""),
+            ("eth9", skipped(None, SkipReason::IfaceUnreadable { error: ReadError::Os { path: "/sys/class/net/eth9/mtu".into(), errno: 5 } }), None,
+             "unknown", "", "cannot read the interface: cannot read /sys/class/net/eth9/mtu", "", ""),
+            ("eth9", skipped(None, SkipReason::IfaceUnreadable { error: ReadError::Unparsable { path: "/sys/class/net/eth9/mtu".into(), what: "not a counter: \"x\"".into() } }), None,
+             "unknown", "", "cannot read the interface: cannot parse /sys/class/net/eth9/mtu: not a counter: \"x\"", "", ""),
             ("eth0", skipped(None, SkipReason::NoPauseParameters), None,
              "unknown", "", "the driver reports no pause parameters (ETHTOOL_GPAUSEPARAM unsupported, usual on virtual links)", "", ""),
-            ("net.core.netdev_max_backlog", skipped(None, SkipReason::SysctlUnreadable { error: "cannot read /proc/sys/net/core/netdev_max_backlog: not present".into() }), None,
-             "unknown", "", "cannot read /proc/sys/net/core/netdev_max_backlog: not present", "", ""),
+            ("net.core.netdev_max_backlog", skipped(None, SkipReason::SysctlUnreadable { error: ReadError::NotFound { path: "/proc/sys/net/core/netdev_max_backlog".into() } }), None,
+             "unknown", "", "cannot read /proc/sys/net/core/netdev_max_backlog: not present; outside the initial network namespace the kernel hides some host-wide parameters (e.g. netdev_max_backlog): run doctor in the host namespace to check it", "", ""),
+            ("net.core.rmem_max", skipped(None, SkipReason::SysctlUnreadable { error: ReadError::PermissionDenied { path: "/proc/sys/net/core/rmem_max".into() } }), None,
+             "unknown", "", "cannot read /proc/sys/net/core/rmem_max: permission denied; run as root to check it", "", ""),
+            ("net.core.rmem_max", skipped(None, SkipReason::SysctlUnreadable { error: ReadError::Os { path: "/proc/sys/net/core/rmem_max".into(), errno: 21 } }), None,
+             "unknown", "", "cannot read /proc/sys/net/core/rmem_max: Is a directory (os error 21)", "", ""),
+            ("net.core.rmem_max", skipped(None, SkipReason::SysctlUnreadable { error: ReadError::Other { path: "/proc/sys/net/core/rmem_max".into(), error: "stream did not contain valid UTF-8".into() } }), None,
+             "unknown", "", "cannot read /proc/sys/net/core/rmem_max: stream did not contain valid UTF-8", "", ""),
+            ("net.core.rmem_max", skipped(None, SkipReason::SysctlUnreadable { error: ReadError::Other { path: String::new(), error: "netlink dump for links failed".into() } }), None,
+             "unknown", "", "netlink dump for links failed", "", ""),
+            ("net.core.rmem_max", skipped(None, SkipReason::SysctlUnreadable { error: ReadError::Unparsable { path: "/proc/sys/net/core/rmem_max".into(), what: "not a number".into() } }), None,
+             "unknown", "", "cannot parse /proc/sys/net/core/rmem_max: not a number", "", ""),
             ("net.core.rmem_max", skipped(None, SkipReason::SysctlNotRead), None, "unknown", "", "not read", "", ""),
             ("net.core.rmem_max", skipped(None, SkipReason::Unparsable { value: "x y".into() }), None, "unknown", "", "unparsable value \"x y\"", "", ""),
             ("net.ipv4.tcp_rmem", skipped(Some("4096 131072 33554432"), SkipReason::NoBdp { max: 33_554_432 }), None,

@@ -87,7 +87,10 @@ impl Say<'_> {
             PairError::Agent { node, message } => {
                 format!("{}'s agent: {}", who(*node), esc(message))
             }
-            PairError::Cut { reason } => format!("ended early: {}", esc(reason)),
+            PairError::Cut { causes } => {
+                let why = crate::interrupt::words(causes).unwrap_or_default();
+                format!("ended early: {}", esc(&why))
+            }
         };
         format!(
             "{} {} → {} on {}: {what}",
