@@ -1,6 +1,7 @@
 //! The UDP responder: `workers` threads share one socket (each takes a batch of
 //! requests per `recvmmsg`, blocking for the first with a short timeout to notice the
-//! end, and answers the batch with one `sendmmsg`: `udp_batch`). A datagram is answered only when it comes from
+//! end, and answers the batch with one `sendmmsg`: `udp_batch`; a single client's
+//! one request in flight is served with plain `recvfrom`/`sendto`). A datagram is answered only when it comes from
 //! the control connection's address and one of the client's registered ports AND
 //! carries the session token and a well-formed request header; the answer goes back
 //! to that source and nowhere else. Everything else is counted as rejected and
