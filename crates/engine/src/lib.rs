@@ -19,6 +19,7 @@ pub mod hotpath;
 pub mod kind;
 pub mod mesh;
 pub mod metrics;
+pub mod node_failure;
 pub mod path;
 pub mod payload;
 pub mod placement;

@@ -1,7 +1,7 @@
 //! The words for the engine's typed outcomes that still become text inside the engine:
 //! an [`EngineError::Refused`](crate::EngineError::Refused)'s message (which a mesh
 //! agent passes on to its asker, and which `rr --from` and the watch keep as text), and
-//! the agent's notes in its log ([`crate::agent::Note`]).
+//! the agent's notes in its log ([`Note`]).
 //!
 //! The words live in report, above the engine, and name the CLI's flags; the binary
 //! installs them once at start ([`install`]). Without them (the engine's own tests) a
@@ -11,7 +11,15 @@ use std::sync::OnceLock;
 
 use mtuperf_proto::msg::Refusal;
 
-use crate::agent::Note;
+/// What the agent notes in its log that is a fixed fact rather than figures: its words
+/// name the serve flag that decides it, so they are report's (installed here).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Note {
+    /// A connection from an address outside the agent's allow list, refused.
+    NotAllowed,
+    /// The watch was asked for, but the agent holds no key: no check runs.
+    WatchWithoutKey,
+}
 
 /// How refusals and agent notes read for people.
 #[derive(Debug, Clone, Copy)]

@@ -9,6 +9,7 @@ use mtuperf_proto::auth::Key;
 use mtuperf_proto::msg::Limits;
 
 use super::logrl;
+use crate::words::Note;
 
 pub use crate::serve::LogLevel;
 
@@ -25,16 +26,6 @@ pub struct LogLine {
 }
 
 pub type LogFn = Arc<dyn Fn(&LogLine) + Send + Sync>;
-
-/// What the agent notes in its log that is a fixed fact rather than figures: its words
-/// name the serve flag that decides it, so they are report's (see [`crate::words`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Note {
-    /// A connection from an address outside the agent's allow list, refused.
-    NotAllowed,
-    /// The watch was asked for, but the agent holds no key: no check runs.
-    WatchWithoutKey,
-}
 
 #[derive(Clone)]
 pub struct AgentConfig {

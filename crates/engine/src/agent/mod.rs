@@ -24,7 +24,8 @@ use std::time::{Duration, Instant};
 use mtuperf_proto::msg::Full;
 use socket2::{Domain, Socket, Type};
 
-pub use config::{AgentConfig, LogFn, LogLevel, LogLine, Note};
+pub use crate::words::Note;
+pub use config::{AgentConfig, LogFn, LogLevel, LogLine};
 pub use counters::AgentCounters;
 pub use gate::Gate;
 pub use registry::Registry;

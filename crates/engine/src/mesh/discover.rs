@@ -3,7 +3,8 @@
 use mtuperf_proto::msg::mesh::{DiscoverRequest, Discovery};
 use mtuperf_proto::msg::ClientMsg;
 
-use super::model::{MeshConfig, MeshNode, NodeError};
+use super::finding::NodeError;
+use super::model::{MeshConfig, MeshNode};
 use super::schedule::{run_bounded, MAX_THREADS};
 use crate::client::Session;
 use crate::EngineError;

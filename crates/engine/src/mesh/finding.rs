@@ -5,9 +5,19 @@ use mtuperf_proto::msg::mesh::StopKind;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::model::NodeError;
 use super::outcome::TestFailureAt;
 use crate::diagnosis::Diagnosis;
+use crate::node_failure::Failure;
+
+/// Why a node could not be used.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum NodeError {
+    /// Its agent could not be asked for its interfaces: the client's error.
+    Discovery { detail: String },
+    /// `mesh --ssh`: its agent could not be started over SSH (the step and the cause).
+    Ssh { failure: Failure },
+}
 
 /// One direction as the diagnosis read it: a finding's evidence.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

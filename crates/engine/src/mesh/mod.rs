@@ -39,15 +39,15 @@ pub use cells::{diagnose, verdict_of, SilentNode, EXAMPLES};
 pub use checks::{Check, CheckStatus, NetCheck, DEFAULT_MAX_BLOCK_P99};
 pub use finding::{
     Claim, Contradiction, Finding, FindingKind, Implausible, KernelCounter, MeshFinding,
-    NicAbsence, Offload, Seen, Setting, Silence,
+    NicAbsence, NodeError, Offload, Seen, Setting, Silence,
 };
 pub use health::{LIVENESS_AFTER, PROBE_EVERY, PROBE_WAIT};
 pub use jumbo::{MtuComparison, Paired};
 pub use kernel::{NicDelta, NodeKernel};
 pub use model::{
     BlockTest, Cell, CellVerdict, DirCell, Doubt, MeshConfig, MeshNetwork, MeshNode, MeshResult,
-    MeshTests, NetExpect, NodeAddr, NodeError, NotMeasured, PairError, PairResult, Plan,
-    TestFailure, TestFailureAt, TestSkipped, LOST_BLOCK_AFTER,
+    MeshTests, NetExpect, NodeAddr, NotMeasured, PairError, PairResult, Plan, TestFailure,
+    TestFailureAt, TestSkipped, LOST_BLOCK_AFTER,
 };
 pub use net::NetSource;
 pub use oifcfg::{OifcfgEntry, OifcfgError, OifcfgRole};

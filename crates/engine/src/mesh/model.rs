@@ -15,13 +15,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::client::ConnectOptions;
 use crate::config::RrConfig;
-use crate::ssh::Failure;
 
 use super::doc::MtuComparison;
 use super::doc::NetCheck;
 use super::doc::NetSource;
 use super::doc::NodeKernel;
-use super::finding::MeshFinding;
+use super::finding::{MeshFinding, NodeError};
 use super::oifcfg::OifcfgEntry;
 pub use super::outcome::{
     MeshTests, NotMeasured, PairError, TestFailure, TestFailureAt, TestSkipped,
@@ -127,16 +126,6 @@ impl BlockTest {
             ..RrConfig::default()
         }
     }
-}
-
-/// Why a node could not be used.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum NodeError {
-    /// Its agent could not be asked for its interfaces: the client's error.
-    Discovery { detail: String },
-    /// `mesh --ssh`: its agent could not be started over SSH (the step and the cause).
-    Ssh { failure: Failure },
 }
 
 /// One node as discovered.

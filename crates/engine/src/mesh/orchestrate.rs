@@ -10,11 +10,11 @@ use mtuperf_proto::msg::mesh::ThirdPartyTest;
 use super::cells::SilentNode;
 use super::discover::discover;
 use super::doc::{NetCheck, NodeKernel};
-use super::finding::MeshFinding;
+use super::finding::{MeshFinding, NodeError};
 use super::health::Health;
 use super::model::{
-    Cell, MeshConfig, MeshNetwork, MeshNode, MeshResult, MeshTests, NodeError, NotMeasured,
-    PairError, PairResult, Plan, TestSkipped,
+    Cell, MeshConfig, MeshNetwork, MeshNode, MeshResult, MeshTests, NotMeasured, PairError,
+    PairResult, Plan, TestSkipped,
 };
 use super::pair::{record, Ctx, Job, Outcome};
 use super::schedule::{ordered_pairs, run_bounded, tournament};

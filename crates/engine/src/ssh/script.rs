@@ -19,9 +19,6 @@
 
 use std::time::Duration;
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-
 /// The first line of the greeting; lines before it (a chatty login script) are skipped.
 pub const GREETING: &str = "mtuperf-ssh 1";
 /// The last line of the greeting.
@@ -119,21 +116,7 @@ pub fn this_arch() -> &'static str {
     }
 }
 
-/// Why the script ended, by its own exit status.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ScriptExit {
-    /// No temporary directory where a program may run ([`EXIT_NO_DIR`]).
-    NoDir,
-    /// The coordinator's order did not arrive, or was unknown ([`EXIT_NO_ORDER`]).
-    NoOrder,
-    /// Writing the copy failed ([`EXIT_COPY`]).
-    CopyFailed,
-    /// The copy's SHA-256 did not match ([`EXIT_CHECKSUM`]).
-    Checksum,
-    /// mtuperf could not be run on the node (126, 127: the shell's statuses).
-    NotRunnable,
-}
+pub use crate::node_failure::ScriptExit;
 
 impl ScriptExit {
     /// The script's meaning of exit status `code` (ssh's own failures, 255, and any

@@ -12,10 +12,10 @@ use std::net::IpAddr;
 use mtuperf_proto::msg::mesh::{DirSummary, PathSummary, StopKind};
 
 use super::cells::diagnose as diagnose_all;
-use super::finding::{Finding, FindingKind, MeshFinding};
+use super::finding::{Finding, FindingKind, MeshFinding, NodeError};
 use super::model::{
-    Cell, CellVerdict, MeshNetwork, MeshNode, MeshTests, NodeAddr, NodeError, PairError,
-    PairResult, TestFailure,
+    Cell, CellVerdict, MeshNetwork, MeshNode, MeshTests, NodeAddr, PairError, PairResult,
+    TestFailure,
 };
 use super::net::net_name;
 use crate::diagnosis::{Diagnosis, Fault, FaultClass, Location};
