@@ -109,52 +109,48 @@ fn tcp_max(facts: &HostFacts, opts: &Options, buffer: TcpBuffer) -> Finding {
     )
 }
 
+/// Sysctl `name` judged by `judge` (its status, the check and the fix), or its SKIP.
+fn judged(
+    facts: &HostFacts,
+    name: &str,
+    judge: impl FnOnce(&str) -> (Status, Check, Option<Fix>),
+) -> Finding {
+    match read(facts, name) {
+        Ok(v) => {
+            let (status, check, fix) = judge(v);
+            finding(&format!("sysctl.{name}"), name, status, check, fix)
+        }
+        Err(why) => skipped(name, why),
+    }
+}
+
 fn mtu_probing(facts: &HostFacts) -> Finding {
     let name = "net.ipv4.tcp_mtu_probing";
-    let v = match read(facts, name) {
-        Ok(v) => v,
-        Err(why) => return skipped(name, why),
-    };
-    finding(
-        &format!("sysctl.{name}"),
-        name,
-        if v == "0" { Status::Warn } else { Status::Pass },
-        Check::MtuProbing { value: v.clone() },
-        Some(Fix::sysctl(name, "1")),
-    )
+    judged(facts, name, |v| {
+        let status = if v == "0" { Status::Warn } else { Status::Pass };
+        let check = Check::MtuProbing { value: v.into() };
+        (status, check, Some(Fix::sysctl(name, "1")))
+    })
 }
 
 fn ipfrag_time(facts: &HostFacts) -> Finding {
     let name = "net.ipv4.ipfrag_time";
-    let v = match read(facts, name) {
-        Ok(v) => v,
-        Err(why) => return skipped(name, why),
-    };
-    let n = v.parse::<u64>().unwrap_or(0);
-    finding(
-        &format!("sysctl.{name}"),
-        name,
-        if n == 0 || n > 30 {
+    judged(facts, name, |v| {
+        let n = v.parse::<u64>().unwrap_or(0);
+        let status = if n == 0 || n > 30 {
             Status::Warn
         } else {
             Status::Pass
-        },
-        Check::IpfragTime { value: v.clone() },
-        Some(Fix::sysctl(name, "30")),
-    )
+        };
+        let check = Check::IpfragTime { value: v.into() };
+        (status, check, Some(Fix::sysctl(name, "30")))
+    })
 }
 
 fn no_metrics_save(facts: &HostFacts) -> Finding {
     let name = "net.ipv4.tcp_no_metrics_save";
-    let v = match read(facts, name) {
-        Ok(v) => v,
-        Err(why) => return skipped(name, why),
-    };
-    finding(
-        &format!("sysctl.{name}"),
-        name,
-        Status::Pass,
-        Check::NoMetricsSave { value: v.clone() },
-        None,
-    )
+    judged(facts, name, |v| {
+        let check = Check::NoMetricsSave { value: v.into() };
+        (Status::Pass, check, None)
+    })
 }
