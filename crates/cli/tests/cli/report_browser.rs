@@ -9,6 +9,7 @@ use crate::agent_support;
 use crate::inproc;
 use crate::lab_support;
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -68,15 +69,57 @@ fn chromium() -> Option<&'static str> {
     found
 }
 
-/// What the page script found in `html` (a report's text) at `width` px: one line per
-/// problem ("OVERFLOW …", "SMALL …"), empty when it reads well.
-fn layout_problems(browser: &str, html: &str, dir: &Path, name: &str, width: u32) -> Vec<String> {
-    let page = dir.join(format!("{name}.probe.html"));
-    let probed = match html.rfind("</body>") {
-        Some(i) => format!("{}{PROBE}{}", &html[..i], &html[i..]),
-        None => format!("{html}{PROBE}"),
-    };
-    std::fs::write(&page, probed).unwrap();
+/// Collects each frame's probe output into the host page, in frame order: a frame whose
+/// probe wrote nothing reads as one problem, so a page that failed to load fails the check.
+const HOST_SCRIPT: &str = r#"<script>
+window.addEventListener("load", function () {
+  var mark = "@@mtuperf-" + "layout@@";
+  document.querySelectorAll("iframe").forEach(function (f) {
+    var got = null, pres = f.contentDocument ? f.contentDocument.querySelectorAll("pre") : [];
+    for (var i = 0; i < pres.length; i++)
+      if (pres[i].textContent.indexOf(mark) === 0) got = pres[i].textContent;
+    var p = document.createElement("pre");
+    p.textContent = got || (mark + "\nNO LAYOUT: the page's probe did not run\n" + mark);
+    document.body.appendChild(p);
+  });
+});
+</script>"#;
+
+/// One page to check: a name for messages, the report's HTML, the width to lay it out at.
+struct Page<'a> {
+    name: &'a str,
+    html: &'a str,
+    width: u32,
+}
+
+/// What the probe found in each page (one line per problem, "OVERFLOW …" or
+/// "SMALL …"; empty when it reads well), in `pages`' order. One Chromium lays them all
+/// out: each page is an iframe of its own width (its `srcdoc`, so the host page may read
+/// what the frame's probe wrote), which is the viewport its layout and media queries see.
+/// Starting Chromium costs about 2 s of CPU, so one launch instead of one per page.
+fn layout_problems(browser: &str, dir: &Path, pages: &[Page]) -> Vec<Vec<String>> {
+    let mut frames = String::new();
+    for p in pages {
+        let probed = match p.html.rfind("</body>") {
+            Some(i) => format!("{}{PROBE}{}", &p.html[..i], &p.html[i..]),
+            None => format!("{}{PROBE}", p.html),
+        };
+        let _ = write!(
+            frames,
+            "<iframe style=\"display:block;border:0;width:{}px;height:2000px\" srcdoc=\"{}\"></iframe>",
+            p.width,
+            attribute(&probed)
+        );
+    }
+    let host = dir.join("layout.probe.html");
+    std::fs::write(
+        &host,
+        format!(
+            "<!DOCTYPE html><html><body style=\"margin:0\">{frames}{HOST_SCRIPT}</body></html>"
+        ),
+    )
+    .unwrap();
+    let widest = pages.iter().map(|p| p.width).max().unwrap_or(1400);
     let profile = tempfile::tempdir().unwrap();
     let mut cmd = Command::new(browser);
     cmd.args([
@@ -90,25 +133,41 @@ fn layout_problems(browser: &str, html: &str, dir: &Path, name: &str, width: u32
         "--hide-scrollbars",
     ])
     .arg(format!("--user-data-dir={}", profile.path().display()))
-    .arg(format!("--window-size={width},2000"))
+    .arg(format!("--window-size={widest},2000"))
     .arg("--dump-dom")
-    .arg(format!("file://{}", page.display()));
+    .arg(format!("file://{}", host.display()));
     let out = lab_support::output_within(cmd, Duration::from_secs(90));
     let dom = String::from_utf8_lossy(&out.stdout);
-    let body = dom.split(MARK).nth(1).unwrap_or_else(|| {
-        panic!(
-            "{name}: no layout from chromium: {}",
-            lab_support::text(&out)
-        )
-    });
-    body.lines()
-        .map(|l| {
-            l.replace("&lt;", "<")
-                .replace("&gt;", ">")
-                .replace("&amp;", "&")
+    // The marker is split in both scripts' sources, so it appears only in the probes'
+    // output: between the 1st and 2nd is page 0's, between the 3rd and 4th page 1's...
+    let bodies: Vec<&str> = dom.split(MARK).skip(1).step_by(2).collect();
+    assert_eq!(
+        bodies.len(),
+        pages.len(),
+        "no layout from chromium for every page: {}",
+        lab_support::text(&out)
+    );
+    bodies
+        .iter()
+        .map(|body| {
+            body.lines()
+                .map(|l| {
+                    l.replace("&lt;", "<")
+                        .replace("&gt;", ">")
+                        .replace("&amp;", "&")
+                })
+                .filter(|l| !l.trim().is_empty())
+                .collect()
         })
-        .filter(|l| !l.trim().is_empty())
         .collect()
+}
+
+/// `text` escaped for a double-quoted HTML attribute.
+fn attribute(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('"', "&quot;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 /// Runs mtuperf with the test's history; it must succeed.
@@ -328,12 +387,20 @@ fn every_report_kind_reads_well_in_a_browser() {
     what_reports_say(&reports);
 
     let Some(browser) = chromium() else { return };
-    for (name, (html, _), _) in &reports {
-        for width in WIDTHS {
-            let problems = layout_problems(browser, html, d, name, width);
-            assert!(problems.is_empty(), "{name} at {width} px: {problems:#?}");
-            eprintln!("{name}: no overflow, no text under 11 px at {width} px");
-        }
+    let pages: Vec<Page> = reports
+        .iter()
+        .flat_map(|(name, (html, _), _)| {
+            WIDTHS.map(|width| Page {
+                name,
+                html: html.as_str(),
+                width,
+            })
+        })
+        .collect();
+    for (page, problems) in pages.iter().zip(layout_problems(browser, d, &pages)) {
+        let (name, width) = (page.name, page.width);
+        assert!(problems.is_empty(), "{name} at {width} px: {problems:#?}");
+        eprintln!("{name}: no overflow, no text under 11 px at {width} px");
     }
 }
 
@@ -378,7 +445,22 @@ fn the_browser_check_catches_overflow_and_small_text() {
     let page = format!(
         "<!DOCTYPE html><html><body><pre>{long}</pre><p style=\"font-size:8px\">tiny</p></body></html>"
     );
-    let problems = layout_problems(browser, &page, dir.path(), "bad", WIDTHS[0]);
+    let good = "<!DOCTYPE html><html><body><p>fits</p></body></html>";
+    let pages = [
+        Page {
+            name: "good",
+            html: good,
+            width: WIDTHS[1],
+        },
+        Page {
+            name: "bad",
+            html: &page,
+            width: WIDTHS[0],
+        },
+    ];
+    let found = layout_problems(browser, dir.path(), &pages);
+    assert!(found[0].is_empty(), "{:#?}", found[0]);
+    let problems = &found[1];
     assert!(
         problems.iter().any(|p| p.starts_with("OVERFLOW page")),
         "{problems:#?}"

@@ -291,7 +291,15 @@ fn contrib_rules_and_config_pass_promtool() {
     let p = |f: &str| c.join(f).to_string_lossy().into_owned();
     promtool_ok(&["check", "config", &p("prometheus.yml")], None);
     promtool_ok(&["check", "rules", &p("mtuperf.rules.yml")], None);
-    promtool_ok(&["test", "rules", &p("mtuperf.rules.test.yml")], None);
+    promtool_ok(
+        &[
+            "test",
+            "rules",
+            &p("mtuperf.rules.test.yml"),
+            &p("mtuperf.rules.weekly.test.yml"),
+        ],
+        None,
+    );
 }
 
 #[test]

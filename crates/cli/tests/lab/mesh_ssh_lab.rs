@@ -327,6 +327,9 @@ fn a_node_whose_agent_dies_mid_run_is_named_and_cleaned() {
         "path,rr",
         "--time",
         "2s",
+        // Open-loop rr: the agents run, without taking the CPU the other tests need.
+        "--rate",
+        "200",
         "--max-block-p99",
         "10s",
         "--json",
@@ -370,6 +373,9 @@ fn ctrl_c_of_the_coordinator_stops_every_agent() {
         "path,rr,stream",
         "--time",
         "3s",
+        // Open-loop rr: the agents run, without taking the CPU the other tests need.
+        "--rate",
+        "200",
         "--max-block-p99",
         "10s",
     ]);
@@ -402,6 +408,9 @@ fn kill_9_of_the_coordinator_leaves_nothing_once_the_agents_notice() {
         "path,rr,stream",
         "--time",
         "3s",
+        // Open-loop rr: the agents run, without taking the CPU the other tests need.
+        "--rate",
+        "200",
         "--ssh-lifetime",
         "40s",
     ]);
@@ -433,6 +442,9 @@ fn a_hung_coordinator_is_outlived_by_the_agents_lifetime() {
         "path,rr,stream",
         "--time",
         "5s",
+        // Open-loop rr: the agents run, without taking the CPU the other tests need.
+        "--rate",
+        "200",
         "--ssh-lifetime",
         "10s",
     ]);
