@@ -162,6 +162,9 @@ fn concurrent_large_rr_tests_run_what_fits_and_the_rest_is_refused_by_name() {
                 "64",
                 "--time",
                 "3s",
+                // Open loop: the connections are what is tested, not the CPU they burn.
+                "--rate",
+                "2000",
                 "--workers",
                 "2",
             ];
