@@ -84,6 +84,9 @@ fn blocks_into_a_node_whose_reassembly_fails_are_lost_and_the_node_named() {
             "path,rr",
             "--time",
             "1200ms",
+            // Open loop: loss and reassembly failures are counted per block, at any rate.
+            "--rate",
+            "500",
             "--max-block-p99",
             "10s",
             // Each network's MTU named (the same as their NICs'): --expect per network.
