@@ -22,7 +22,7 @@ use mtuperf_proto::msg::mesh::{
     RrSummary, StopKind, StreamSummary, ThirdPartyResult, ThirdPartyTest,
 };
 use mtuperf_proto::msg::rr::{RrCounts, RrProto};
-use mtuperf_proto::msg::Refusal;
+use mtuperf_proto::msg::{PeerAuth, Refusal};
 
 /// Node `i`'s address on network `net` (198.18.NET.0/24, fd00:18:NET::/64).
 fn addr(net: u8, i: usize, v6: bool) -> IpAddr {
@@ -407,10 +407,11 @@ fn failures_of_one_cause_are_one_finding() {
             if req.to.is_ipv6() {
                 Reply::Refuse(Refusal::PeerNotAuthenticated {
                     peer: req.to.to_string(),
-                    detail: format!(
-                        "address {} is not allowed by the agent's --allow list",
-                        req.from
-                    ),
+                    why: PeerAuth::Refused {
+                        refusal: Box::new(Refusal::NotAllowed {
+                            peer: req.from.to_string(),
+                        }),
+                    },
                 })
             } else {
                 assert_ne!(node_of(req.from), node_of(req.to.ip()));
