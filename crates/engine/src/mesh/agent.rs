@@ -252,14 +252,7 @@ fn connect_peer(
         Err(e) => e,
     };
     if let Some(why) = not_authenticated(&e) {
-        ctx.log_at(
-            LogLevel::Warn,
-            "third_party",
-            Said::Failed {
-                text: format!("no test toward {}: ", req.to),
-                failed: e.failed(),
-            },
-        );
+        ctx.log_at(LogLevel::Warn, "third_party", no_test_toward(req, &e));
         ctx.refuse(Refusal::PeerNotAuthenticated {
             peer: req.to.to_string(),
             why,
@@ -286,11 +279,23 @@ fn connect_peer(
                 full: mtuperf_proto::msg::Full::Sessions,
             })?;
         }
-        // Any other refusal is the peer's, passed on as such.
-        EngineError::Refused(r) => ctx.control().send(&peer_refused(req, &r))?,
+        // Any other refusal is the peer's, logged and passed on as such.
+        EngineError::Refused(ref r) => {
+            ctx.log_at(LogLevel::Warn, "third_party", no_test_toward(req, &e));
+            ctx.control().send(&peer_refused(req, r))?;
+        }
         e => return Err(e),
     }
     Ok(None)
+}
+
+/// The agent's log line for a test not run because the peer answered `e`: a refusal
+/// typed, which the log function words.
+fn no_test_toward(req: &ThirdPartyRequest, e: &EngineError) -> Said {
+    Said::Failed {
+        text: format!("no test toward {}: ", req.to),
+        failed: e.failed(),
+    }
 }
 
 /// Why the peer did not complete the keyed handshake, when `e` says it did not.
