@@ -87,8 +87,6 @@ where
 
 /// Parses `argv`, runs its command and returns the exit code, on the current sink.
 fn invoke(argv: &[OsString]) -> u8 {
-    // The engine shows refusals and agent notes in report's words.
-    mtuperf_engine::words::install(mtuperf_report::agent::words());
     let matches = match cli::command().try_get_matches_from(argv) {
         Ok(m) => m,
         Err(e) => return exit::command_line(&e, output::json_in_argv(argv)),

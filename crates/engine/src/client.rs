@@ -235,14 +235,10 @@ impl Session {
     /// Sends a request and waits for one answer, turning refusals into errors.
     pub fn request(&self, msg: &ClientMsg, what: &str) -> Result<AgentMsg, EngineError> {
         self.control.send(msg)?;
-        match self
+        let m = self
             .control
-            .recv::<AgentMsg>(Some(self.opts.reply_timeout), what)?
-        {
-            AgentMsg::Refused(r) => Err(EngineError::Refused(r)),
-            AgentMsg::Error { message } => Err(EngineError::Agent(message)),
-            m => Ok(m),
-        }
+            .recv::<AgentMsg>(Some(self.opts.reply_timeout), what)?;
+        crate::flow::Incoming::failure(m)
     }
 
     pub fn close(self) {

@@ -1,6 +1,7 @@
 use std::net::SocketAddr;
 
 use mtuperf_proto::codec::FrameError;
+use mtuperf_proto::failed::Failed;
 use mtuperf_proto::msg::Refusal;
 
 /// What can go wrong in a session. Setup failures abort; errors during a
@@ -36,9 +37,14 @@ pub enum EngineError {
     /// The peer sent a well-formed message, but not the one the protocol's state expects.
     #[error("protocol error: expected {expected}, got {got}")]
     Unexpected { expected: &'static str, got: String },
-    /// The agent refused; its words are report's (see [`crate::words`]).
-    #[error("{}", crate::words::refusal(.0))]
+    /// The agent refused. Its words, which name the flag or limit that decides it,
+    /// are report's (`mtuperf_report::error::engine_error`); this text names none.
+    #[error("refused by the agent ({0:?})")]
     Refused(Refusal),
+    /// The agent asked ran a third-party test, and its peer agent `peer` refused it
+    /// (worded by report as [`EngineError::Refused`] is).
+    #[error("agent error: the peer agent {peer} refused ({refusal:?})")]
+    PeerRefused { peer: String, refusal: Refusal },
     #[error("protocol error: {0}")]
     Protocol(String),
     #[error("authentication: {0}")]
@@ -66,6 +72,10 @@ pub enum EngineError {
         host: String,
         source: Box<EngineError>,
     },
+    /// Mesh discovery: no node's agent answered; `first` is the first node's error (a
+    /// refusal typed, worded by report).
+    #[error("agent error: no node's agent could be asked for its interfaces (first: {})", failed_text(.first))]
+    NoNodeAnswered { first: Failed },
     /// Mesh discovery found no network that two of the nodes share, within what the
     /// user selected.
     #[error("no network is shared by two of the nodes ({within})")]
@@ -147,6 +157,29 @@ impl EngineError {
             return source.is_refusal();
         }
         matches!(self, EngineError::Refused(_) | EngineError::Auth(_))
+    }
+}
+
+/// A kept failure's text without report's words: a refusal as its Debug form.
+fn failed_text(f: &Failed) -> String {
+    match f {
+        Failed::Error { text } => text.clone(),
+        f => format!("{f:?}"),
+    }
+}
+
+impl EngineError {
+    /// The error as a result keeps it: a refusal (the agent's, or its peer's) typed,
+    /// any other error as its text.
+    pub fn failed(&self) -> Failed {
+        match self {
+            EngineError::Refused(r) => Failed::Refused { refusal: r.clone() },
+            EngineError::PeerRefused { peer, refusal } => Failed::PeerRefused {
+                peer: peer.clone(),
+                refusal: refusal.clone(),
+            },
+            e => Failed::error(e.to_string()),
+        }
     }
 }
 

@@ -10,6 +10,7 @@
 //! requests, or its answers never arrived); then an agent that is alive but went
 //! silent on this test's session.
 
+use mtuperf_proto::failed::Failed;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -209,12 +210,12 @@ pub enum Cause {
     AgentSilent,
     /// The agent does not answer a new session: its process is gone, stopped or hung,
     /// or its host is down.
-    AgentGone { error: String },
+    AgentGone { error: Failed },
     /// The path carries the test's packets and the agent answered: nothing this
     /// check sees explains the stall (another load on the path or a host).
     Unexplained,
-    /// The path check could not run.
-    Unchecked { error: String },
+    /// The path check could not run (a refusal typed).
+    Unchecked { error: Failed },
 }
 
 /// A cause and the path check it rests on.
@@ -248,12 +249,12 @@ pub struct Evidence {
 
 /// The cause the evidence and the path check point at (`path`: the check, or why it
 /// could not run).
-pub fn decide(e: &Evidence, path: Result<&PathCheck, &str>) -> Cause {
+pub fn decide(e: &Evidence, path: Result<&PathCheck, &Failed>) -> Cause {
     let p = match path {
         Ok(p) => p,
         Err(error) => {
             return Cause::Unchecked {
-                error: error.to_string(),
+                error: error.clone(),
             }
         }
     };
@@ -308,7 +309,7 @@ pub fn diagnose(session: &Session, e: &Evidence) -> Diagnosis {
         Err(err) => {
             return Diagnosis {
                 cause: Cause::AgentGone {
-                    error: err.to_string(),
+                    error: err.failed(),
                 },
                 path: None,
             }
@@ -325,7 +326,7 @@ pub fn diagnose(session: &Session, e: &Evidence) -> Diagnosis {
             }
         }
         Err(err) => Diagnosis {
-            cause: decide(e, Err(&err.to_string())),
+            cause: decide(e, Err(&err.failed())),
             path: None,
         },
     }
@@ -416,7 +417,8 @@ mod tests {
         let std = check(1500, 1500, 1500, 1500);
         let mismatch = check(1500, 1500, 9000, 1500);
         let block = PacketKind::UdpBlock { block: 8192 };
-        let cases: Vec<(&str, Evidence, Result<&PathCheck, &str>, Cause)> = vec![
+        let unanswered = Failed::error("even 68-byte probes get no answer");
+        let cases: Vec<(&str, Evidence, Result<&PathCheck, &Failed>, Cause)> = vec![
             (
                 "NICs at 9000, a switch port at 1500, 8K UDP blocks: the blocks cannot pass",
                 ev(RR8K, 0, 0, None),
@@ -507,9 +509,9 @@ mod tests {
             (
                 "no path check",
                 ev(Test::Stream, 0, 0, None),
-                Err("even 68-byte probes get no answer"),
+                Err(&unanswered),
                 Cause::Unchecked {
-                    error: "even 68-byte probes get no answer".into(),
+                    error: unanswered.clone(),
                 },
             ),
         ];

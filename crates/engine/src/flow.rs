@@ -28,8 +28,24 @@ impl Incoming for AgentMsg {
         match self {
             AgentMsg::Refused(r) => Err(EngineError::Refused(r)),
             AgentMsg::Error { message } => Err(EngineError::Agent(message)),
+            m @ AgentMsg::PeerRefused { .. } => Err(peer_refused(m)),
             m => Ok(m),
         }
+    }
+}
+
+/// A peer's refusal the agent passed on, as its error once its sizes are checked
+/// (one that does not check is a protocol error).
+pub(crate) fn peer_refused(m: AgentMsg) -> EngineError {
+    if let Err(why) = m.check_peer_refused() {
+        return EngineError::Protocol(format!("the agent's peer refusal: {why}"));
+    }
+    match m {
+        AgentMsg::PeerRefused { peer, refusal } => EngineError::PeerRefused { peer, refusal },
+        other => EngineError::Unexpected {
+            expected: "a peer's refusal",
+            got: format!("{other:?}"),
+        },
     }
 }
 

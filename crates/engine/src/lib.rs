@@ -24,6 +24,7 @@ pub mod path;
 pub mod payload;
 pub mod placement;
 pub mod rr;
+pub mod said;
 pub mod sampler;
 pub mod serve;
 pub mod shutdown;
@@ -34,7 +35,6 @@ pub mod stamp;
 pub mod stream;
 mod tick;
 pub mod watch;
-pub mod words;
 
 pub use error::EngineError;
 pub use mtuperf_proto::interrupt::Interrupt;

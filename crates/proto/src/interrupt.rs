@@ -10,6 +10,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::failed::Failed;
+
 /// Which end of a test a connection or socket error happened at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -52,8 +54,9 @@ pub enum Interrupt {
     ControlSilent { at_ns: u64 },
     /// The agent reported an error instead of its report, at `at_ns`.
     AgentFailed { at_ns: u64, message: String },
-    /// The agent answered with something other than its report, or refused.
-    AgentAnswer { error: String },
+    /// The agent answered with something other than its report, or refused (its
+    /// refusal typed).
+    AgentAnswer { error: Failed },
     /// The control connection failed at `at_ns`: only this end's figures are complete.
     AgentGone { at_ns: u64, error: String },
     /// The agent's report never came (the relay ended without it).
@@ -82,8 +85,9 @@ pub enum Interrupt {
     AgentSide,
     /// `rr --from`: only `measured` of `hosts` hosts measured; the totals are theirs.
     FromHostsMissing { measured: u32, hosts: u32 },
-    /// `rr --from`: a host that failed once the sessions were open.
-    FromHostFailed { host: String, error: String },
+    /// `rr --from`: a host that failed once the sessions were open (a refusal, its
+    /// own or the target's, typed).
+    FromHostFailed { host: String, error: Failed },
     /// `rr --from`: a host's own run was interrupted, for these causes (as the host
     /// sent them).
     FromHost {
@@ -124,6 +128,9 @@ fn check_in(causes: &[Interrupt], depth: usize, count: &mut usize) -> Result<(),
                 t.len()
             ));
         }
+        if let Some(f) = failed(c) {
+            f.check(MAX_CAUSE_TEXT)?;
+        }
         match c {
             Interrupt::Stalled { spans, .. } if spans.len() > MAX_SPANS => {
                 return Err(format!(
@@ -145,18 +152,26 @@ fn check_in(causes: &[Interrupt], depth: usize, count: &mut usize) -> Result<(),
     Ok(())
 }
 
-/// The texts a cause carries (errors, messages, a host).
+/// The failure a cause carries, checked as [`Failed::check`].
+fn failed(c: &Interrupt) -> Option<&Failed> {
+    match c {
+        Interrupt::AgentAnswer { error } | Interrupt::FromHostFailed { error, .. } => Some(error),
+        _ => None,
+    }
+}
+
+/// The texts a cause carries (errors, messages, a host), its failure's aside.
 fn texts(c: &Interrupt) -> Vec<&String> {
     match c {
         Interrupt::AgentFailed { message: t, .. }
-        | Interrupt::AgentAnswer { error: t }
         | Interrupt::AgentGone { error: t, .. }
         | Interrupt::Connection { error: t, .. }
         | Interrupt::Socket { error: t, .. }
         | Interrupt::Requester { error: t }
-        | Interrupt::FromHost { host: t, .. } => vec![t],
-        Interrupt::FromHostFailed { host, error } => vec![host, error],
-        Interrupt::Signal
+        | Interrupt::FromHost { host: t, .. }
+        | Interrupt::FromHostFailed { host: t, .. } => vec![t],
+        Interrupt::AgentAnswer { .. }
+        | Interrupt::Signal
         | Interrupt::AgentSilent { .. }
         | Interrupt::NoReport { .. }
         | Interrupt::ControlSilent { .. }
@@ -203,26 +218,18 @@ fn fit_in(causes: &[Interrupt], depth: usize, left: &mut usize) -> Vec<Interrupt
 }
 
 fn cut_texts(c: &mut Interrupt) {
-    let cut = |t: &mut String| {
-        if t.len() > MAX_CAUSE_TEXT {
-            let mut end = MAX_CAUSE_TEXT;
-            while !t.is_char_boundary(end) {
-                end -= 1;
-            }
-            t.truncate(end);
-        }
-    };
+    let cut = |t: &mut String| crate::text::cut_at(t, MAX_CAUSE_TEXT);
     match c {
         Interrupt::AgentFailed { message: t, .. }
-        | Interrupt::AgentAnswer { error: t }
         | Interrupt::AgentGone { error: t, .. }
         | Interrupt::Connection { error: t, .. }
         | Interrupt::Socket { error: t, .. }
         | Interrupt::Requester { error: t }
         | Interrupt::FromHost { host: t, .. } => cut(t),
+        Interrupt::AgentAnswer { error } => *error = error.fit(MAX_CAUSE_TEXT),
         Interrupt::FromHostFailed { host, error } => {
             cut(host);
-            cut(error);
+            *error = error.fit(MAX_CAUSE_TEXT);
         }
         _ => {}
     }

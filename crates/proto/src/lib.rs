@@ -19,6 +19,7 @@
 pub mod auth;
 pub mod codec;
 pub mod dgram;
+pub mod failed;
 pub mod host;
 pub mod interrupt;
 pub mod msg;
@@ -77,6 +78,11 @@ pub mod units;
 /// read as a typed `ReadError` (`unreadable`) instead of the reader's sentence.
 /// 18: a request with fault-injection hooks to an agent not started with them is
 /// refused as `Refusal::TestHooksOff`, not as a sentence in a bad-request refusal.
-pub const PROTOCOL_VERSION: u16 = 18;
+/// 19: a third-party test's peer agent's refusal is passed on typed
+/// (`AgentMsg::PeerRefused`), not as words in an `Error`; a peer that did not
+/// authenticate says why typed (`PeerNotAuthenticated`'s `why`: its refusal, no key,
+/// another key); and interrupt causes keep an agent's refusal typed (`agent_answer`'s
+/// and `from_host_failed`'s `error`, a `Failed`).
+pub const PROTOCOL_VERSION: u16 = 19;
 /// Default TCP port of the agent (control and TCP data connections).
 pub const DEFAULT_PORT: u16 = 7878;

@@ -33,6 +33,17 @@ fn hidden(c: char) -> bool {
     )
 }
 
+/// `t` cut to at most `max` bytes, at a character boundary.
+pub fn cut_at(t: &mut String, max: usize) {
+    if t.len() > max {
+        let mut end = max;
+        while !t.is_char_boundary(end) {
+            end -= 1;
+        }
+        t.truncate(end);
+    }
+}
+
 /// `s` with every control, format or separator character written as an escape (`\n`,
 /// `\r`, `\t`, `\x1b`, `\u{85}`, `\u{202e}`) and backslashes doubled when anything was
 /// escaped; borrowed when clean.

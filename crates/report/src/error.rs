@@ -45,8 +45,15 @@ pub fn engine_error(e: &EngineError) -> String {
     match e {
         EngineError::FromHost { host, source } => format!("--from {host}: {}", engine_error(source)),
         EngineError::Refused(r) => crate::refusal::refusal(r),
+        EngineError::PeerRefused { peer, refusal } => {
+            format!("agent error: {}", crate::refusal::peer_refused(peer, refusal))
+        }
         EngineError::Auth(AuthFailure::AgentOpen) => "authentication: a key was given but the agent does not authenticate (it runs without --key-file); refusing to talk to an unauthenticated agent".into(),
         EngineError::NoSharedNetwork { within } => no_shared_network(within),
+        EngineError::NoNodeAnswered { first } => format!(
+            "agent error: no node's agent could be asked for its interfaces (first: {})",
+            crate::refusal::failed(first)
+        ),
         EngineError::NoFile { .. } => format!(
             "RLIMIT_NOFILE: {e}; raise it (ulimit -Hn, LimitNOFILE= in a systemd unit, /etc/security/limits.conf) or run fewer --clients"
         ),
@@ -146,5 +153,43 @@ mod tests {
             engine_error(&hooks),
             "--from n2: bad request: test hooks asked for, but the agent was not started with --test-hooks"
         );
+    }
+
+    /// A refusal, the agent's or its peer's, reads as it did when the engine worded
+    /// it through a process-wide hook; the engine's own text names no flag.
+    #[test]
+    fn refusals_read_as_before_and_the_engine_text_names_no_flag() {
+        use mtuperf_proto::msg::Refusal;
+        let limit = Refusal::Limit {
+            limit: "max-clients".into(),
+            requested: 3,
+            allowed: 2,
+        };
+        let peer = EngineError::PeerRefused {
+            peer: "127.0.0.1:7001".into(),
+            refusal: limit.clone(),
+        };
+        assert_eq!(
+            engine_error(&peer),
+            "agent error: the peer agent 127.0.0.1:7001 refused: request beyond the agent's limit --max-clients: asked 3, allowed 2"
+        );
+        let from = EngineError::FromHost {
+            host: "n1".into(),
+            source: Box::new(peer),
+        };
+        assert_eq!(
+            engine_error(&from),
+            "--from n1: agent error: the peer agent 127.0.0.1:7001 refused: request beyond the agent's limit --max-clients: asked 3, allowed 2"
+        );
+        for e in [
+            EngineError::Refused(limit.clone()),
+            EngineError::PeerRefused {
+                peer: "p".into(),
+                refusal: limit,
+            },
+        ] {
+            assert!(!e.to_string().contains("--"), "{e}");
+            assert!(e.to_string().contains("max-clients"), "{e}");
+        }
     }
 }

@@ -108,11 +108,14 @@ pub fn line(d: &Diagnosis, target: &str) -> String {
         Cause::AgentSilent => "the agent accepts a new session and the path carries the test's packets, but it never reported this test: it stopped serving it (stopped, hung or overloaded)".into(),
         Cause::AgentGone { error } => format!(
             "the agent does not answer a new session ({}): its process is gone, stopped or hung, or its host is down",
-            esc(error)
+            esc(&crate::refusal::failed(error))
         ),
         Cause::Unexplained => "the path carries the test's packets both ways and the agent answered: nothing the path check sees explains it (another load on the path or on either host?)".into(),
         Cause::Unchecked { error } => {
-            return format!("cause not checked: the path check failed ({})", esc(error))
+            return format!(
+                "cause not checked: the path check failed ({})",
+                esc(&crate::refusal::failed(error))
+            )
         }
     };
     format!("likely cause: {why}")
@@ -187,7 +190,7 @@ mod tests {
     fn peer_text_is_escaped() {
         let d = Diagnosis {
             cause: Cause::AgentGone {
-                error: "refused\u{1b}[2J".into(),
+                error: mtuperf_proto::failed::Failed::error("refused\u{1b}[2J"),
             },
             path: None,
         };

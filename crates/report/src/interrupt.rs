@@ -42,7 +42,7 @@ pub fn word(i: &Interrupt) -> String {
         Interrupt::AgentFailed { at_ns, message } => {
             format!("the agent failed at {:.1} s: {message}", secs(*at_ns))
         }
-        Interrupt::AgentAnswer { error } => error.clone(),
+        Interrupt::AgentAnswer { error } => crate::refusal::failed(error),
         Interrupt::AgentGone { at_ns, error } => format!(
             "the agent went away at {:.1} s ({error}); only this end's figures are complete",
             secs(*at_ns)
@@ -87,7 +87,9 @@ pub fn word(i: &Interrupt) -> String {
         Interrupt::FromHostsMissing { measured, hosts } => {
             format!("{measured} of {hosts} --from hosts measured, the totals are theirs")
         }
-        Interrupt::FromHostFailed { host, error } => format!("{host} failed: {error}"),
+        Interrupt::FromHostFailed { host, error } => {
+            format!("{host} failed: {}", crate::refusal::failed(error))
+        }
         // A host's causes are worded as the host would have worded them itself.
         Interrupt::FromHost { host, causes } => match words(causes) {
             Some(why) => format!("{host}: {why}"),
@@ -104,7 +106,9 @@ pub fn words(causes: &[Interrupt]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::{word, words};
+    use mtuperf_proto::failed::Failed;
     use mtuperf_proto::interrupt::{Interrupt, Side, Span, Stalled};
+    use mtuperf_proto::msg::Refusal;
 
     #[test]
     fn each_cause_has_its_words() {
@@ -138,9 +142,17 @@ mod tests {
             ),
             (
                 Interrupt::AgentAnswer {
-                    error: "refused: busy".into(),
+                    error: Failed::error("protocol error: expected rr report, got Ack"),
                 },
-                "refused: busy",
+                "protocol error: expected rr report, got Ack",
+            ),
+            (
+                Interrupt::AgentAnswer {
+                    error: Failed::Refused {
+                        refusal: Refusal::UnknownSession,
+                    },
+                },
+                "unknown or expired session cookie",
             ),
             (
                 Interrupt::AgentGone {
@@ -223,9 +235,23 @@ mod tests {
             (
                 Interrupt::FromHostFailed {
                     host: "10.0.0.2:5201".into(),
-                    error: "refused".into(),
+                    error: Failed::error("protocol error: closed"),
                 },
-                "10.0.0.2:5201 failed: refused",
+                "10.0.0.2:5201 failed: protocol error: closed",
+            ),
+            (
+                Interrupt::FromHostFailed {
+                    host: "10.0.0.2:5201".into(),
+                    error: Failed::PeerRefused {
+                        peer: "10.0.0.9:7878".into(),
+                        refusal: Refusal::Limit {
+                            limit: "max-clients".into(),
+                            requested: 3,
+                            allowed: 2,
+                        },
+                    },
+                },
+                "10.0.0.2:5201 failed: agent error: the peer agent 10.0.0.9:7878 refused: request beyond the agent's limit --max-clients: asked 3, allowed 2",
             ),
             (
                 Interrupt::FromHost {

@@ -2,7 +2,8 @@
 //! or limit that applies and what to do. The protocol carries the typed
 //! [`Refusal`]; every place that shows one to people words it here.
 
-use mtuperf_proto::msg::{CpuLimit, Full, Refusal, CONNECTIONS_LIMIT};
+use mtuperf_proto::failed::Failed;
+use mtuperf_proto::msg::{CpuLimit, Full, PeerAuth, Refusal, CONNECTIONS_LIMIT};
 use mtuperf_proto::placement::format_cpu_list as list;
 
 /// `r` in words for people.
@@ -38,9 +39,38 @@ pub fn refusal(r: &Refusal) -> String {
         Refusal::KeyRequired { what } => format!(
             "{what} needs a keyed agent: start every agent with --key-file (the same key)"
         ),
-        Refusal::PeerNotAuthenticated { peer, detail } => format!(
-            "the peer {peer} did not authenticate, so no test traffic was sent to it: {detail}"
+        Refusal::PeerNotAuthenticated { peer, why } => format!(
+            "the peer {peer} did not authenticate, so no test traffic was sent to it: {}",
+            peer_auth(why)
         ),
+    }
+}
+
+/// Why a third-party test's peer did not authenticate: its refusal, or the keyed
+/// handshake's failure as the client states it.
+fn peer_auth(why: &PeerAuth) -> String {
+    match why {
+        PeerAuth::Refused { refusal: r } => refusal(r),
+        PeerAuth::PeerOpen => "authentication: a key was given but the agent does not authenticate; refusing to talk to an unauthenticated agent".into(),
+        PeerAuth::PeerProof => "authentication: the agent could not prove it holds the same key (wrong key on one side)".into(),
+    }
+}
+
+/// A third-party test's peer agent's refusal, as the agent asked passes it on.
+pub fn peer_refused(peer: &str, r: &Refusal) -> String {
+    format!("the peer agent {peer} refused: {}", refusal(r))
+}
+
+/// A failure a result keeps, in words: a refusal as [`refusal`], a peer's refusal as
+/// the asked agent's error (as [`crate::error::engine_error`] words it), any other
+/// error as its text.
+pub fn failed(f: &Failed) -> String {
+    match f {
+        Failed::Refused { refusal: r } => refusal(r),
+        Failed::PeerRefused { peer, refusal } => {
+            format!("agent error: {}", peer_refused(peer, refusal))
+        }
+        Failed::Error { text } => text.clone(),
     }
 }
 
@@ -146,10 +176,41 @@ mod tests {
             (Refusal::UnknownSession, "unknown or expired session cookie"),
             (Refusal::Timeout { waiting_for: "the data connections".into() }, "timed out waiting for the data connections"),
             (Refusal::KeyRequired { what: "a third-party (mesh) test".into() }, "a third-party (mesh) test needs a keyed agent: start every agent with --key-file (the same key)"),
-            (Refusal::PeerNotAuthenticated { peer: "[fd6d::2]:7878".into(), detail: "address fd6d::1 is not allowed by the agent's --allow list".into() }, "the peer [fd6d::2]:7878 did not authenticate, so no test traffic was sent to it: address fd6d::1 is not allowed by the agent's --allow list"),
+            (Refusal::PeerNotAuthenticated { peer: "[fd6d::2]:7878".into(), why: PeerAuth::Refused { refusal: Box::new(Refusal::NotAllowed { peer: "fd6d::1".into() }) } }, "the peer [fd6d::2]:7878 did not authenticate, so no test traffic was sent to it: address fd6d::1 is not allowed by the agent's --allow list"),
+            (Refusal::PeerNotAuthenticated { peer: "10.0.0.2:7878".into(), why: PeerAuth::Refused { refusal: Box::new(Refusal::AuthFailed) } }, "the peer 10.0.0.2:7878 did not authenticate, so no test traffic was sent to it: authentication failed: the keys differ"),
+            (Refusal::PeerNotAuthenticated { peer: "10.0.0.2:7878".into(), why: PeerAuth::PeerOpen }, "the peer 10.0.0.2:7878 did not authenticate, so no test traffic was sent to it: authentication: a key was given but the agent does not authenticate; refusing to talk to an unauthenticated agent"),
+            (Refusal::PeerNotAuthenticated { peer: "10.0.0.2:7878".into(), why: PeerAuth::PeerProof }, "the peer 10.0.0.2:7878 did not authenticate, so no test traffic was sent to it: authentication: the agent could not prove it holds the same key (wrong key on one side)"),
         ];
         for (r, want) in &table {
             assert_eq!(refusal(r), *want, "{r:?}");
         }
+    }
+
+    /// A kept failure reads as the error it was read as before it was kept typed: a
+    /// refusal as its words, a peer's refusal as the asked agent's error relaying it.
+    #[test]
+    fn a_kept_failure_reads_as_its_error_did() {
+        let busy = Refusal::Busy {
+            active: Some(2),
+            max: Some(2),
+            full: Full::Sessions,
+        };
+        assert_eq!(
+            failed(&Failed::Refused {
+                refusal: busy.clone()
+            }),
+            "agent busy: 2 of 2 sessions in use (agent --max-sessions); try again later"
+        );
+        assert_eq!(
+            failed(&Failed::PeerRefused {
+                peer: "10.0.0.3:7878".into(),
+                refusal: busy
+            }),
+            "agent error: the peer agent 10.0.0.3:7878 refused: agent busy: 2 of 2 sessions in use (agent --max-sessions); try again later"
+        );
+        assert_eq!(
+            failed(&Failed::error("protocol error: closed")),
+            "protocol error: closed"
+        );
     }
 }

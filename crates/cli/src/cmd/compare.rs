@@ -20,7 +20,7 @@ pub struct Formats;
 
 impl output::Formats for Formats {
     const HAS: &'static [Format] = &[Format::Text, Format::Json, Format::Legacy];
-    const HELP: &'static str = "text (the default), json (one document of schema mtuperf.compare/2) or legacy (perl-sockets' packet-averages.pl labels)";
+    const HELP: &'static str = "text (the default), json (one document of schema mtuperf.compare/3) or legacy (perl-sockets' packet-averages.pl labels)";
     const HINT: &'static str = "the comparison as HTML or Markdown: `mtuperf report --compare ID`";
 }
 

@@ -34,7 +34,7 @@ pub struct Formats;
 
 impl output::Formats for Formats {
     const HAS: &'static [Format] = &[Format::Text, Format::Json];
-    const HELP: &'static str = "text (the default), or json: one document of schema mtuperf.mesh/6";
+    const HELP: &'static str = "text (the default), or json: one document of schema mtuperf.mesh/7";
     const HINT: &'static str = "mesh prints its matrices as text or as its JSON document; its HTML grid: `mtuperf report ID`";
 }
 

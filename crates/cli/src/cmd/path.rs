@@ -26,7 +26,7 @@ pub struct Formats;
 
 impl output::Formats for Formats {
     const HAS: &'static [Format] = &[Format::Text, Format::Json];
-    const HELP: &'static str = "text (the default), or json: one document of schema mtuperf.path/3";
+    const HELP: &'static str = "text (the default), or json: one document of schema mtuperf.path/4";
     const HINT: &'static str =
         "path prints its verdict as text or as its JSON document; as HTML: `mtuperf report ID`";
 }
@@ -77,7 +77,9 @@ fn hops(g: &Global, a: &Args, ip: IpAddr) -> Result<path::hops::HopsResult, Fail
     opts.connect_timeout = AGENT_WAIT;
     opts.reply_timeout = AGENT_WAIT;
     let session = Session::connect(&a.target, &opts);
-    let far = session.as_ref().map_err(ToString::to_string);
+    let far = session
+        .as_ref()
+        .map_err(mtuperf_engine::EngineError::failed);
     let r = path::hops::run(ip, a.expect, far).map_err(connect::engine_failure);
     if let Ok(s) = session {
         s.close();

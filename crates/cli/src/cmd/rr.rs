@@ -26,7 +26,7 @@ pub struct Formats;
 
 impl output::Formats for Formats {
     const HAS: &'static [Format] = &[Format::Text, Format::Json];
-    const HELP: &'static str = "text (the default), or json: one document of schema mtuperf.rr/5";
+    const HELP: &'static str = "text (the default), or json: one document of schema mtuperf.rr/6";
     const HINT: &'static str = "rr prints its result as text or as its JSON document; stored runs as CSV: `mtuperf export`, as HTML: `mtuperf report`";
 }
 

@@ -80,14 +80,16 @@ fn logger(format: LogFormat) -> mtuperf_engine::agent::LogFn {
     Arc::new(move |l: &LogLine| {
         let _in = out.enter();
         let peer = l.peer.map_or_else(|| "-".into(), |p| p.to_string());
-        // The engine escaped control characters in the message; a closed stderr must
-        // not stop the agent (errln! never panics).
+        // The message in report's words, control characters escaped (the engine's
+        // text by the engine, a failure's words by report); a closed stderr must not
+        // stop the agent (errln! never panics).
+        let message = mtuperf_report::agent::said(&l.message);
         match format {
-            LogFormat::Text => errln!("{} {peer} {}: {}", l.level, l.event, l.message),
+            LogFormat::Text => errln!("{} {peer} {}: {message}", l.level, l.event),
             LogFormat::Json => {
                 let mut o = serde_json::json!({
                     "ts": mtuperf_report::timestamp(mtuperf_engine::unix_ms()),
-                    "level": l.level, "event": l.event, "peer": peer, "msg": l.message
+                    "level": l.level, "event": l.event, "peer": peer, "msg": message
                 });
                 // The message's figures as their own fields, never over the fixed ones.
                 if let Some(m) = o.as_object_mut() {

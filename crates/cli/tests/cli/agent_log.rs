@@ -28,3 +28,34 @@ fn a_peer_outside_the_allow_list_is_refused_and_its_line_logged() {
         "{line}"
     );
 }
+
+/// A watch check the watched agent refuses (this host is outside its `--allow`) is
+/// logged with the refusal in report's words, as when the engine worded it through a
+/// process-wide hook: the engine keeps the refusal typed and the log function words it.
+#[test]
+fn a_refused_watch_check_is_logged_in_the_refusals_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = crate::watch_support::keygen(dir.path(), "key");
+    let k = key.to_str().unwrap();
+    let watched = AgentProc::start(&["--no-store", "--key-file", k, "--allow", "192.0.2.0/24"]);
+    let target = watched.target();
+    let watching = AgentProc::start(&[
+        "--no-store",
+        "--key-file",
+        k,
+        "--watch",
+        target.as_str(),
+        "--watch-every",
+        "1h",
+    ]);
+    let line = watching
+        .wait_for("check failed", Duration::from_secs(20))
+        .unwrap_or_else(|lines| panic!("no check line in {lines:?}"));
+    assert!(
+        line.starts_with("warn - watch: ")
+            && line.ends_with(&format!(
+                "{target} ({target}): check failed: address 127.0.0.1 is not allowed by the agent's --allow list"
+            )),
+        "{line}"
+    );
+}

@@ -14,9 +14,9 @@ fn format_json_is_the_json_document_of_stream_rr_and_path() {
     let db = dir.path().join("h.db");
     let target = agent.target();
     for (cmd, schema, extra) in [
-        ("stream", "mtuperf.stream/4", &["--time", "1s"][..]),
-        ("rr", "mtuperf.rr/5", &["--time", "1s"][..]),
-        ("path", "mtuperf.path/3", &[][..]),
+        ("stream", "mtuperf.stream/5", &["--time", "1s"][..]),
+        ("rr", "mtuperf.rr/6", &["--time", "1s"][..]),
+        ("path", "mtuperf.path/4", &[][..]),
     ] {
         let doc = json_in(
             mtuperf_in(&db)

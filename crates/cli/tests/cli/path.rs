@@ -57,7 +57,7 @@ fn path(lab: &LabGuard, args: &[&str]) -> (i32, Value) {
             .map(|e| e.to_string())
             .collect::<Vec<_>>()
     );
-    assert_eq!(doc["schema"], "mtuperf.path/3");
+    assert_eq!(doc["schema"], "mtuperf.path/4");
     (code, doc)
 }
 

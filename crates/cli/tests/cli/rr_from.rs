@@ -131,8 +131,22 @@ fn a_host_the_target_refuses_leaves_the_others_result_printed_stored_and_marked(
     assert_eq!(failed.len(), 1);
     assert_eq!(failed[0]["agent"], bad.as_str());
     assert_eq!(failed[0]["clients"], 3);
-    let error = failed[0]["error"].as_str().unwrap();
-    assert!(error.contains("--max-clients"), "{error}");
+    // The target's refusal, relayed by the host typed (protocol 19), kept typed.
+    let error = &failed[0]["error"];
+    assert_eq!(error["kind"], "peer_refused", "{error}");
+    assert_eq!(error["peer"], target.target().as_str(), "{error}");
+    assert_eq!(error["refusal"]["reason"], "limit", "{error}");
+    assert_eq!(error["refusal"]["limit"], "max-clients", "{error}");
+    assert_eq!(
+        (&error["refusal"]["requested"], &error["refusal"]["allowed"]),
+        (&serde_json::json!(3), &serde_json::json!(2))
+    );
+    // Worded on stderr as when the host worded it: the words name the target's flag.
+    let worded = format!(
+        "{bad} failed: agent error: the peer agent {} refused: request beyond the agent's limit --max-clients: asked 3, allowed 2",
+        target.target()
+    );
+    assert!(err.contains(&worded), "{err}");
     // The totals are the measured host's: sent = answered + lost + unanswered.
     let c = &r["client"]["counts"];
     let n = |v: &serde_json::Value| v.as_u64().unwrap();
@@ -176,7 +190,13 @@ fn a_host_the_target_refuses_leaves_the_others_result_printed_stored_and_marked(
         .lines()
         .find(|l| l.starts_with(&format!("  from {bad}: FAILED")))
         .unwrap_or_else(|| panic!("no line for the failed host: {t}"));
-    assert!(line.contains("--max-clients"), "{line}");
+    assert!(
+        line.ends_with(&format!(
+            "measured nothing (not in the totals): agent error: the peer agent {} refused: request beyond the agent's limit --max-clients: asked 3, allowed 2",
+            target.target()
+        )),
+        "{line}"
+    );
     assert!(t.contains(&format!("  from {good} (")), "{t}");
     assert!(t.contains("total of 1 of 2 hosts"), "{t}");
     assert!(t.contains("stored as run"), "{t}");

@@ -51,7 +51,7 @@ fn json_validates_accounts_exactly_and_is_stored_as_udp() {
         "--json",
     ]));
     validate(&doc);
-    assert_eq!(doc["schema"], "mtuperf.stream-udp/4");
+    assert_eq!(doc["schema"], "mtuperf.stream-udp/5");
     let run = &doc["runs"][0];
     assert_eq!(run["metrics"]["directions"].as_array().unwrap().len(), 2);
     identity_holds(run);

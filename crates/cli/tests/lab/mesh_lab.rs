@@ -281,8 +281,10 @@ fn mesh_needs_keys_and_names_an_unkeyed_node() {
     let f = &doc["findings"].as_array().unwrap()[0];
     assert_eq!(f["kind"], "unreachable", "{f}");
     assert_eq!(f["error"]["kind"], "discovery", "{f}");
+    // The client's own error (an open agent is no refusal), kept as its text.
+    assert_eq!(f["error"]["error"]["kind"], "error", "{f}");
     assert!(
-        f["error"]["detail"]
+        f["error"]["error"]["text"]
             .as_str()
             .unwrap()
             .contains("does not authenticate"),

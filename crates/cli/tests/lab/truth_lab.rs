@@ -147,7 +147,7 @@ fn a_udp_stream_that_loses_everything_names_the_switch_port() {
     );
     assert_eq!(out.status.code(), Some(5), "{}", text(&out));
     let doc = json(&out);
-    assert_eq!(doc["schema"], "mtuperf.stream-udp/4");
+    assert_eq!(doc["schema"], "mtuperf.stream-udp/5");
     assert_schema(
         &doc,
         include_str!("../../../../schemas/stream-udp.schema.json"),

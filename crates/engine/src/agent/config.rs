@@ -9,17 +9,18 @@ use mtuperf_proto::auth::Key;
 use mtuperf_proto::msg::Limits;
 
 use super::logrl;
-use crate::words::Note;
+use crate::said::{Note, Said};
 
 pub use crate::serve::LogLevel;
 
-/// One line of the agent's log, formatted by the caller (text or JSON).
+/// One line of the agent's log, formatted by the caller (text or JSON): its message
+/// typed where its words are report's ([`Said`]).
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct LogLine {
     pub level: LogLevel,
     pub peer: Option<SocketAddr>,
     pub event: &'static str,
-    pub message: String,
+    pub message: Said,
     /// The message's figures as named values (for JSON logs), with human names for
     /// enumerations ("udp", not "Udp").
     pub fields: serde_json::Map<String, serde_json::Value>,
@@ -98,21 +99,22 @@ impl AgentConfig {
         self.allow.is_empty() || self.allow.iter().any(|n| n.contains(&ip))
     }
 
-    /// Logs one line. Control characters in the message (which may quote what a peer
-    /// sent) are escaped so no line can be forged; warnings are rate-limited per event.
+    /// Logs one line. Control characters in the message's text (which may quote what
+    /// a peer sent) are escaped so no line can be forged; warnings are rate-limited per
+    /// event.
     pub fn log(
         &self,
         level: LogLevel,
         peer: Option<SocketAddr>,
         event: &'static str,
-        message: String,
+        message: impl Into<Said>,
     ) {
         self.log_fields(level, peer, event, message, serde_json::Map::new());
     }
 
-    /// Logs a [`Note`] in its words.
+    /// Logs a [`Note`] (the log function words it).
     pub fn note(&self, level: LogLevel, peer: Option<SocketAddr>, event: &'static str, note: Note) {
-        self.log(level, peer, event, crate::words::note(&note));
+        self.log(level, peer, event, Said::Note(note));
     }
 
     /// [`Self::log`] with the message's figures as named fields.
@@ -121,7 +123,7 @@ impl AgentConfig {
         level: LogLevel,
         peer: Option<SocketAddr>,
         event: &'static str,
-        message: String,
+        message: impl Into<Said>,
         fields: serde_json::Map<String, serde_json::Value>,
     ) {
         if level == LogLevel::Warn {
@@ -132,15 +134,22 @@ impl AgentConfig {
                     level,
                     peer: None,
                     event,
-                    message: format!(
+                    message: Said::Text(format!(
                         "{suppressed} more {event:?} warnings suppressed in the last {} s",
                         logrl::WINDOW.as_secs()
-                    ),
+                    )),
                     fields: serde_json::Map::new(),
                 }),
             }
         }
-        let message = escaped(message);
+        let message = match message.into() {
+            Said::Text(t) => Said::Text(escaped(t)),
+            Said::Failed { text, failed } => Said::Failed {
+                text: escaped(text),
+                failed,
+            },
+            n @ Said::Note(_) => n,
+        };
         let fields = fields
             .into_iter()
             .map(|(k, v)| (k, escaped_value(v)))
@@ -175,7 +184,7 @@ fn escaped_value(v: serde_json::Value) -> serde_json::Value {
 mod tests {
     use std::sync::{Arc, Mutex};
 
-    use super::{AgentConfig, LogLevel, LogLine};
+    use super::{AgentConfig, LogLevel, LogLine, Said};
 
     #[test]
     fn log_levels_keep_their_words_in_text_and_json() {
@@ -213,11 +222,14 @@ mod tests {
             LogLevel::Info,
             None,
             "test",
-            "from peer: node\u{202e}txt.exe\n2026 forged".into(),
+            "from peer: node\u{202e}txt.exe\n2026 forged".to_string(),
             fields,
         );
         let got = lines.lock().unwrap().pop().unwrap();
-        assert_eq!(got.message, "from peer: node\\u{202e}txt.exe\\n2026 forged");
+        assert_eq!(
+            got.message,
+            Said::Text("from peer: node\\u{202e}txt.exe\\n2026 forged".into())
+        );
         let json = serde_json::Value::Object(got.fields).to_string();
         assert_eq!(
             json,

@@ -175,7 +175,12 @@ impl ServeCtx for SessionCtx {
         self.config.counters.test_bytes(sent, received);
     }
 
-    fn log_at(&self, level: crate::serve::LogLevel, event: &'static str, message: String) {
+    fn log_at(
+        &self,
+        level: crate::serve::LogLevel,
+        event: &'static str,
+        message: crate::said::Said,
+    ) {
         self.config.log(level, Some(self.peer), event, message);
     }
 

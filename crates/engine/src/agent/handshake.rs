@@ -169,7 +169,7 @@ fn read_hello(
             config.counters.handshake_failures.inc();
             send_refusal(stream, Refusal::NotMtuperf, &config.counters);
             if !matches!(m, ClientMsg::Hello(_)) {
-                let why = "first message was not a hello".into();
+                let why: String = "first message was not a hello".into();
                 config.log(crate::agent::LogLevel::Warn, Some(peer), "refused", why);
             }
             return None;
@@ -258,7 +258,7 @@ fn control_handshake(
     let config = hs.config;
     if hs.registry.active() >= config.limits.max_sessions {
         send_refusal(&stream, hs.busy(false), &config.counters);
-        let why = "refused: all sessions in use".into();
+        let why: String = "refused: all sessions in use".into();
         config.log(crate::agent::LogLevel::Warn, Some(hs.peer), "busy", why);
         return None;
     }

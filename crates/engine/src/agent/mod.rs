@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use mtuperf_proto::msg::Full;
 use socket2::{Domain, Socket, Type};
 
-pub use crate::words::Note;
+pub use crate::said::{Note, Said};
 pub use config::{AgentConfig, LogFn, LogLevel, LogLine};
 pub use counters::AgentCounters;
 pub use gate::Gate;

@@ -355,9 +355,9 @@ pub fn gone(e: &EngineError, at: Instant, t0: Instant) -> Interrupt {
             at_ns,
             message: m.clone(),
         },
-        EngineError::Unexpected { .. } | EngineError::Refused(_) => Interrupt::AgentAnswer {
-            error: e.to_string(),
-        },
+        EngineError::Unexpected { .. }
+        | EngineError::Refused(_)
+        | EngineError::PeerRefused { .. } => Interrupt::AgentAnswer { error: e.failed() },
         EngineError::Timeout { .. } => Interrupt::ControlSilent { at_ns },
         other => Interrupt::AgentGone {
             at_ns,

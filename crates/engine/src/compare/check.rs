@@ -10,6 +10,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
+use mtuperf_proto::failed::Failed;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -40,8 +41,11 @@ pub struct PathCheck {
     pub name: String,
     pub target: String,
     pub verdict: Verdict,
-    /// Why, in one sentence.
+    /// Why, in one sentence (ending in `failed`'s words when it is set).
     pub reason: String,
+    /// The error that ended the check (reaching the agent, or the bulk probe): a
+    /// refusal typed, which report words after `reason`.
+    pub failed: Option<Failed>,
     /// "stream-probe" (until the path engine exists).
     pub method: String,
     pub client_iface: Option<String>,
@@ -67,6 +71,7 @@ pub fn check_path(spec: &PathSpec, opts: &ConnectOptions, stop: &Arc<AtomicBool>
         target: spec.target.clone(),
         verdict: Verdict::Broken,
         reason: String::new(),
+        failed: None,
         method: "stream-probe".into(),
         client_iface: None,
         client_mtu: None,
@@ -107,7 +112,10 @@ pub fn check_path(spec: &PathSpec, opts: &ConnectOptions, stop: &Arc<AtomicBool>
 /// A session with the path's agent; None with the reason in `c`.
 fn reach(c: &mut PathCheck, opts: &ConnectOptions) -> Option<Session> {
     Session::connect(&c.target, opts)
-        .map_err(|e| c.reason = format!("cannot reach the agent at {}: {e}", c.target))
+        .map_err(|e| {
+            c.reason = format!("cannot reach the agent at {}: ", c.target);
+            c.failed = Some(e.failed());
+        })
         .ok()
 }
 
@@ -126,7 +134,8 @@ fn bulk_probe(
     let res = match res {
         Ok(r) => r,
         Err(e) => {
-            c.reason = format!("the bulk TCP probe failed: {e}");
+            c.reason = "the bulk TCP probe failed: ".into();
+            c.failed = Some(e.failed());
             return;
         }
     };

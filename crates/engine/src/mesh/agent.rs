@@ -18,12 +18,14 @@ use mtuperf_proto::msg::mesh::{
     CountersRequest, DiscoverRequest, Discovery, NicCounters, NodeCounters, ThirdPartyRequest,
     ThirdPartyTest, MAX_COUNTER_IFACES, MAX_DISCOVERED_ADDRS,
 };
-use mtuperf_proto::msg::{AgentMsg, ClientMsg, Refusal};
+use mtuperf_proto::msg::{AgentMsg, ClientMsg, PeerAuth, Refusal};
 
 use super::third_party;
 use crate::client::{ConnectOptions, Session};
 use crate::doctor::facts;
-use crate::serve::{AgentHandler, ServeCtx};
+use crate::error::AuthFailure;
+use crate::said::Said;
+use crate::serve::{AgentHandler, LogLevel, ServeCtx};
 use crate::EngineError;
 
 pub fn serve_discover(ctx: &dyn ServeCtx, _req: &DiscoverRequest) -> Result<(), EngineError> {
@@ -150,18 +152,27 @@ pub fn serve_third_party(ctx: &dyn ServeCtx, req: &ThirdPartyRequest) -> Result<
     match result {
         Ok(r) => ctx.control().send(&AgentMsg::ThirdPartyDone(Box::new(r))),
         // Said once: the asker's side adds its own "agent error:".
-        Err(e) => {
-            let message = match e {
-                EngineError::Agent(m) => m,
-                EngineError::Refused(r) => format!(
-                    "the peer agent {} refused: {}",
-                    req.to,
-                    crate::words::refusal(&r)
-                ),
-                e => e.to_string(),
-            };
-            ctx.control().send(&AgentMsg::Error { message })
-        }
+        Err(e) => ctx.control().send(&failure(req, e)),
+    }
+}
+
+/// What the asker is told of a third-party test that failed: the peer's refusal typed
+/// (the asker's report words it), any other error as this agent's.
+fn failure(req: &ThirdPartyRequest, e: EngineError) -> AgentMsg {
+    match e {
+        EngineError::Refused(r) => peer_refused(req, &r),
+        EngineError::Agent(message) => AgentMsg::Error { message },
+        e => AgentMsg::Error {
+            message: e.to_string(),
+        },
+    }
+}
+
+/// The peer's refusal `r` passed on to the asker, cut to what its decode check takes.
+fn peer_refused(req: &ThirdPartyRequest, r: &Refusal) -> AgentMsg {
+    AgentMsg::PeerRefused {
+        peer: req.to.to_string(),
+        refusal: r.fit(),
     }
 }
 
@@ -240,28 +251,20 @@ fn connect_peer(
         Ok(s) => return Ok(Some(s)),
         Err(e) => e,
     };
+    if let Some(why) = not_authenticated(&e) {
+        ctx.log_at(LogLevel::Warn, "third_party", no_test_toward(req, &e));
+        ctx.refuse(Refusal::PeerNotAuthenticated {
+            peer: req.to.to_string(),
+            why,
+        })?;
+        return Ok(None);
+    }
     match e {
-        EngineError::Auth(_)
-        | EngineError::Refused(
-            Refusal::AuthFailed | Refusal::AuthRequired | Refusal::NotAllowed { .. },
-        ) => {
-            ctx.warn("third_party", format!("no test toward {}: {e}", req.to));
-            ctx.refuse(Refusal::PeerNotAuthenticated {
-                peer: req.to.to_string(),
-                detail: e.to_string(),
-            })?;
-        }
         // An rr load's asker does not retry: it is told whose sessions are taken.
         EngineError::Refused(r @ Refusal::Busy { .. })
             if matches!(req.test, ThirdPartyTest::RrLoad { .. }) =>
         {
-            ctx.control().send(&AgentMsg::Error {
-                message: format!(
-                    "the peer agent {} refused: {}",
-                    req.to,
-                    crate::words::refusal(&r)
-                ),
-            })?;
+            ctx.control().send(&peer_refused(req, &r))?;
         }
         // The peer's session slots are all taken: a transient state the orchestrator
         // retries, so it is passed on as this agent's own busy refusal.
@@ -276,9 +279,37 @@ fn connect_peer(
                 full: mtuperf_proto::msg::Full::Sessions,
             })?;
         }
+        // Any other refusal is the peer's, logged and passed on as such.
+        EngineError::Refused(ref r) => {
+            ctx.log_at(LogLevel::Warn, "third_party", no_test_toward(req, &e));
+            ctx.control().send(&peer_refused(req, r))?;
+        }
         e => return Err(e),
     }
     Ok(None)
+}
+
+/// The agent's log line for a test not run because the peer answered `e`: a refusal
+/// typed, which the log function words.
+fn no_test_toward(req: &ThirdPartyRequest, e: &EngineError) -> Said {
+    Said::Failed {
+        text: format!("no test toward {}: ", req.to),
+        failed: e.failed(),
+    }
+}
+
+/// Why the peer did not complete the keyed handshake, when `e` says it did not.
+fn not_authenticated(e: &EngineError) -> Option<PeerAuth> {
+    match e {
+        EngineError::Auth(AuthFailure::AgentOpen) => Some(PeerAuth::PeerOpen),
+        EngineError::Auth(AuthFailure::AgentProof) => Some(PeerAuth::PeerProof),
+        EngineError::Refused(
+            r @ (Refusal::AuthFailed | Refusal::AuthRequired | Refusal::NotAllowed { .. }),
+        ) => Some(PeerAuth::Refused {
+            refusal: Box::new(r.fit()),
+        }),
+        _ => None,
+    }
 }
 
 /// Runs the test on `session`. The asker's Stop (Ctrl-C) or its going away ends a

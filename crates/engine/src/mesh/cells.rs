@@ -93,7 +93,9 @@ fn silent_finding(s: &SilentNode, pairs: &[PairResult]) -> MeshFinding {
 /// What failed tests are grouped by: the error's variant, and a refusal's reason.
 fn cause(e: &PairError) -> (Discriminant<PairError>, Option<Discriminant<Refusal>>) {
     let refusal = match e {
-        PairError::Refused { refusal, .. } => Some(std::mem::discriminant(refusal)),
+        PairError::Refused { refusal, .. } | PairError::PeerRefused { refusal, .. } => {
+            Some(std::mem::discriminant(refusal))
+        }
         _ => None,
     };
     (std::mem::discriminant(e), refusal)

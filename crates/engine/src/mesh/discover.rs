@@ -31,13 +31,7 @@ pub fn discover(cfg: &MeshConfig) -> Vec<MeshNode> {
             let (name, agent) = cfg.nodes.get(i).cloned().unwrap_or_default();
             let (discovery, max_sessions, error) = match discover_node(cfg, &agent) {
                 Ok((d, m)) => (Some(d), Some(m), None),
-                Err(e) => (
-                    None,
-                    None,
-                    Some(NodeError::Discovery {
-                        detail: e.to_string(),
-                    }),
-                ),
+                Err(e) => (None, None, Some(NodeError::Discovery { error: e.failed() })),
             };
             MeshNode {
                 label: name.unwrap_or_default(),

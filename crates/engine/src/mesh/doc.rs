@@ -6,6 +6,7 @@
 
 use std::net::IpAddr;
 
+use mtuperf_proto::failed::Failed;
 use mtuperf_proto::host::{IfaceCounters, SnmpCounters};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -86,8 +87,8 @@ pub struct NodeKernel {
     pub nics: Vec<NicDelta>,
     /// Time between the two reads.
     pub span_ms: u64,
-    /// Why there are no deltas (a read failed).
-    pub error: Option<String>,
+    /// Why there are no deltas (a read failed; a refusal typed).
+    pub error: Option<Failed>,
 }
 
 /// One figure over the node pairs compared.

@@ -8,13 +8,15 @@ use serde::{Deserialize, Serialize};
 use super::outcome::TestFailureAt;
 use crate::diagnosis::Diagnosis;
 use crate::node_failure::Failure;
+use mtuperf_proto::failed::Failed;
 
 /// Why a node could not be used.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum NodeError {
-    /// Its agent could not be asked for its interfaces: the client's error.
-    Discovery { detail: String },
+    /// Its agent could not be asked for its interfaces: the client's error (a
+    /// refusal typed).
+    Discovery { error: Failed },
     /// `mesh --ssh`: its agent could not be started over SSH (the step and the cause).
     Ssh { failure: Failure },
 }

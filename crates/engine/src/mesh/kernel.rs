@@ -6,6 +6,7 @@
 
 use std::time::{Duration, Instant};
 
+use mtuperf_proto::failed::Failed;
 use mtuperf_proto::msg::mesh::{CountersRequest, NodeCounters, MAX_COUNTER_IFACES};
 use mtuperf_proto::msg::ClientMsg;
 
@@ -41,14 +42,14 @@ pub fn read(
     ifaces: &[Vec<String>],
     which: &dyn Fn(usize) -> bool,
     connect: &ConnectOptions,
-) -> Vec<Option<(Result<NodeCounters, String>, Instant)>> {
+) -> Vec<Option<(Result<NodeCounters, Failed>, Instant)>> {
     let opts = ConnectOptions {
         connect_timeout: connect.connect_timeout.min(READ_WAIT),
         reply_timeout: connect.reply_timeout.min(READ_WAIT),
         ..connect.clone()
     };
     let jobs: Vec<usize> = (0..nodes.len()).filter(|&n| which(n)).collect();
-    let done = |_: usize, _: &(Result<NodeCounters, String>, Instant)| {};
+    let done = |_: usize, _: &(Result<NodeCounters, Failed>, Instant)| {};
     let got = run_bounded(
         &jobs,
         |&n| (n, n),
@@ -65,7 +66,7 @@ pub fn read(
                 s.close();
                 c
             });
-            (r.map_err(|e| e.to_string()), Instant::now())
+            (r.map_err(|e| e.failed()), Instant::now())
         },
         &done,
     );
@@ -80,8 +81,8 @@ pub fn read(
 
 /// The deltas of every node read twice.
 pub fn deltas(
-    before: &[Option<(Result<NodeCounters, String>, Instant)>],
-    after: &[Option<(Result<NodeCounters, String>, Instant)>],
+    before: &[Option<(Result<NodeCounters, Failed>, Instant)>],
+    after: &[Option<(Result<NodeCounters, Failed>, Instant)>],
 ) -> Vec<NodeKernel> {
     let mut out = Vec::new();
     for (node, (b, a)) in before.iter().zip(after).enumerate() {
@@ -207,7 +208,7 @@ mod tests {
 
     use super::*;
 
-    type Read = (Result<NodeCounters, String>, Instant);
+    type Read = (Result<NodeCounters, Failed>, Instant);
 
     fn at(snmp: SnmpCounters, rx: u64, dropped: u64) -> Read {
         (
@@ -283,10 +284,13 @@ mod tests {
 
     #[test]
     fn a_failed_read_is_kept_as_the_node_error() {
-        let before = vec![Some((Err("refused".to_string()), Instant::now()))];
+        let busy = Failed::Refused {
+            refusal: mtuperf_proto::msg::Refusal::UnknownSession,
+        };
+        let before = vec![Some((Err(busy.clone()), Instant::now()))];
         let after = vec![Some(at(SnmpCounters::default(), 0, 0))];
         let k = deltas(&before, &after);
-        assert_eq!(k[0].error.as_deref(), Some("refused"));
+        assert_eq!(k[0].error, Some(busy));
         assert!(findings(&k, &|_, _| None, &|_, _| false).is_empty());
         // Drops on a NIC whose paths a fault explains are the fault's.
         let before = vec![Some(at(SnmpCounters::default(), 0, 0))];

@@ -5,6 +5,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use mtuperf_proto::failed::Failed;
 use mtuperf_proto::msg::mesh::ThirdPartyTest;
 
 use super::cells::SilentNode;
@@ -92,10 +93,14 @@ fn pair_of<'a>(pairs: &'a mut [PairResult], j: &Job) -> Option<&'a mut PairResul
 }
 
 /// Errors worth a second try: the asked agent ran the test and it failed (on a
-/// loaded host a probe's timeout can pass while dozens of tests share two cores).
-/// Not a refusal, an unreachable or silent node, nor a deadline.
+/// loaded host a probe's timeout can pass while dozens of tests share two cores), or
+/// its peer refused it once it ran. Not the asked agent's refusal, an unreachable or
+/// silent node, nor a deadline.
 fn retryable(e: &PairError) -> bool {
-    matches!(e, PairError::Agent { .. } | PairError::Protocol { .. })
+    matches!(
+        e,
+        PairError::Agent { .. } | PairError::PeerRefused { .. } | PairError::Protocol { .. }
+    )
 }
 
 /// Every ordered pair's path test, in parallel; a failed one tried once more within
@@ -291,13 +296,11 @@ fn nodes_and_networks(
     let nodes = discover(cfg);
     if nodes.iter().all(|n| n.error.is_some()) {
         // Discovery makes only discovery errors.
-        let why = match nodes.first().and_then(|n| n.error.as_ref()) {
-            Some(NodeError::Discovery { detail }) => detail.as_str(),
-            _ => "",
+        let first = match nodes.first().and_then(|n| n.error.as_ref()) {
+            Some(NodeError::Discovery { error }) => error.clone(),
+            _ => Failed::error(""),
         };
-        return Err(EngineError::Agent(format!(
-            "no node's agent could be asked for its interfaces (first: {why})"
-        )));
+        return Err(EngineError::NoNodeAnswered { first });
     }
     let select = net::Select {
         nets: &cfg.nets,

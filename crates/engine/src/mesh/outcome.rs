@@ -38,6 +38,13 @@ pub enum PairError {
         /// The agent's refusal as the protocol carries it.
         refusal: Refusal,
     },
+    /// Node `node`'s agent ran the test, and its peer agent `peer` refused it.
+    PeerRefused {
+        node: usize,
+        peer: String,
+        /// The peer's refusal as the protocol carries it.
+        refusal: Refusal,
+    },
     /// Node `node`'s agent ran the test and reported an error, in its own words.
     Agent {
         node: usize,

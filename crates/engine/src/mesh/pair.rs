@@ -82,6 +82,11 @@ fn capped(opts: &ConnectOptions, until: Instant) -> ConnectOptions {
 fn pair_error(e: EngineError, node: usize) -> PairError {
     match e {
         EngineError::Refused(refusal) => PairError::Refused { node, refusal },
+        EngineError::PeerRefused { peer, refusal } => PairError::PeerRefused {
+            node,
+            peer,
+            refusal,
+        },
         EngineError::Agent(message) => PairError::Agent { node, message },
         e if e.is_unreachable() => PairError::Unreachable {
             node,

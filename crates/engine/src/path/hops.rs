@@ -9,6 +9,7 @@
 use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
+use mtuperf_proto::failed::Failed;
 use mtuperf_sys::sockopt::{self, ErrQueueEntry, Origin, PmtuMode};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -64,8 +65,9 @@ pub struct HopsResult {
     /// The agent's view of the pair, when one answered at the target: its NIC MTU and
     /// both directions (a `path` run), which the walk alone cannot see.
     pub agent: Option<Box<PathResult>>,
-    /// Why there is no agent's view (none answered, or its run failed).
-    pub agent_error: Option<String>,
+    /// Why there is no agent's view (none answered, or its run failed; a refusal
+    /// typed).
+    pub agent_error: Option<Failed>,
     /// What keeps the path from carrying `expect`, class and location: the agent's
     /// diagnosis when it answered, else the walk's (the forward direction only).
     pub faults: Vec<Diagnosis>,
@@ -299,7 +301,7 @@ pub fn first_router(target: IpAddr) -> Result<Option<IpAddr>, EngineError> {
 }
 
 /// The far end as `path --hops` may know it: an agent's session, or why there is none.
-pub type Far<'a> = Result<&'a Session, String>;
+pub type Far<'a> = Result<&'a Session, Failed>;
 
 /// Walks the path toward `target` hop by hop and, when an agent answers there
 /// (`far`), runs the `path` check against it: the pair's diagnosis then rests on
@@ -310,7 +312,7 @@ pub fn run(target: IpAddr, expect: Option<u32>, far: Far<'_>) -> Result<HopsResu
     match far {
         Ok(session) => match super::run(session, &target.to_string(), &PathConfig { expect }) {
             Ok(p) => r.agent = Some(Box::new(p)),
-            Err(e) => r.agent_error = Some(e.to_string()),
+            Err(e) => r.agent_error = Some(e.failed()),
         },
         Err(e) => r.agent_error = Some(e),
     }

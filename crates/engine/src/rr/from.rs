@@ -21,6 +21,7 @@ use std::sync::atomic::AtomicBool;
 use std::thread;
 use std::time::{Duration, Instant};
 
+use mtuperf_proto::failed::Failed;
 use mtuperf_proto::host::{HostSnapshot, ThreadsCpu};
 use mtuperf_proto::interrupt::Interrupt;
 use mtuperf_proto::msg::mesh::{
@@ -63,8 +64,9 @@ pub struct RrFromFailed {
     /// Its share of the clients and of an open loop's rate.
     pub clients: u32,
     pub rate: Option<u64>,
-    /// What went wrong, with its causes (the host is `agent`).
-    pub error: String,
+    /// What went wrong (the host is `agent`): a refusal, the host agent's or the
+    /// target's, typed; any other error as its text.
+    pub error: Failed,
 }
 
 /// `share` of `total` split over `n` as evenly as it goes, the first taking the rest.
@@ -221,7 +223,7 @@ fn sort(
                     agent: host.clone(),
                     clients: load.clients,
                     rate: load.rate,
-                    error: e.to_string(),
+                    error: e.failed(),
                 });
                 first_error.get_or_insert(from_host(host, e));
             }

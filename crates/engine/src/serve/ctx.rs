@@ -42,18 +42,18 @@ pub trait ServeCtx {
     /// Counts the bytes a test moved (the agent's `/metrics`).
     fn test_bytes(&self, sent: u64, received: u64);
     /// Logs one line at `level` about this session's peer.
-    fn log_at(&self, level: super::LogLevel, event: &'static str, message: String);
+    fn log_at(&self, level: super::LogLevel, event: &'static str, message: crate::said::Said);
     /// Logs one info line with the message's figures as named fields (a JSON object).
     fn log_fields(&self, event: &'static str, message: String, fields: serde_json::Value);
 
     /// Logs one info line about this session's peer.
     fn log(&self, event: &'static str, message: String) {
-        self.log_at(super::LogLevel::Info, event, message);
+        self.log_at(super::LogLevel::Info, event, message.into());
     }
 
     /// Logs one warning about this session's peer.
     fn warn(&self, event: &'static str, message: String) {
-        self.log_at(super::LogLevel::Warn, event, message);
+        self.log_at(super::LogLevel::Warn, event, message.into());
     }
 
     /// Refuses a request beyond a limit, naming the limit.

@@ -43,6 +43,7 @@ impl<C, I, R> Measured<C, I, R> {
 pub(crate) fn not_a_report<R>(m: AgentMsg, expected: &'static str) -> Relayed<R> {
     Relayed::Done(Err(match m {
         AgentMsg::Error { message } => EngineError::Agent(message),
+        m @ AgentMsg::PeerRefused { .. } => crate::flow::peer_refused(m),
         other => EngineError::Unexpected {
             expected,
             got: format!("{other:?}"),

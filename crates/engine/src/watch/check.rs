@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mtuperf_proto::auth::Key;
+use mtuperf_proto::failed::Failed;
 
 use super::{Check, RrProbe, WatchConfig};
 use crate::client::{self, ConnectOptions, Session};
@@ -43,7 +44,7 @@ pub fn check_peer(
         network,
         started_unix_ms,
         ended_unix_ms: started_unix_ms,
-        path: Err(String::new()),
+        path: Err(Failed::error("")),
         rr: None,
     };
     // A silent peer holds the check at most until the cycle's deadline.
@@ -60,13 +61,13 @@ pub fn check_peer(
     let session = match addr.and_then(|a| Session::connect(&a.to_string(), &opts)) {
         Ok(s) => s,
         Err(e) => {
-            check.path = Err(e.to_string());
+            check.path = Err(e.failed());
             check.ended_unix_ms = unix_ms();
             return check;
         }
     };
-    check.path = path::run(&session, &address, &PathConfig { expect: cfg.expect })
-        .map_err(|e| e.to_string());
+    check.path =
+        path::run(&session, &address, &PathConfig { expect: cfg.expect }).map_err(|e| e.failed());
     if let (Some(time), Ok(_)) = (cfg.rr, &check.path) {
         check.rr = Some(rr_probe(&session, time, cfg.rr_rate, cancel));
     }
@@ -80,7 +81,7 @@ fn rr_probe(
     time: Duration,
     rate: Option<u64>,
     cancel: &Arc<AtomicBool>,
-) -> Result<RrProbe, String> {
+) -> Result<RrProbe, Failed> {
     // Cache Fusion's pattern, as the mesh's block test: UDP, 8 KiB blocks for 128 B
     // requests, one client, lost after 500 ms; closed loop unless a rate is given.
     // One thread on each end bounds its CPU to a core-second per second of probe.
@@ -89,6 +90,6 @@ fn rr_probe(
         ..BlockTest::default()
     }
     .rr_config(time);
-    let r = rr::client::run(session, &params, cancel, &rr::Quiet).map_err(|e| e.to_string())?;
+    let r = rr::client::run(session, &params, cancel, &rr::Quiet).map_err(|e| e.failed())?;
     Ok(RrProbe::of(r))
 }

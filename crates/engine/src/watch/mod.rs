@@ -14,11 +14,12 @@ mod schedule;
 
 use std::time::Duration;
 
+use mtuperf_proto::failed::Failed;
 use mtuperf_proto::msg::rr::RrCounts;
 
 pub use check::check_peer;
 pub use pressure::{CpuPressure, PressureKind, PressureSource, Rate};
-pub use schedule::{run, run_with, summary};
+pub use schedule::{run, run_with, said};
 
 use crate::path::PathResult;
 use crate::rr::RrResult;
@@ -133,10 +134,11 @@ pub struct Check {
     pub network: String,
     pub started_unix_ms: i64,
     pub ended_unix_ms: i64,
-    /// The path check, or why it could not run (unreachable, refused, not keyed).
-    pub path: Result<PathResult, String>,
+    /// The path check, or why it could not run (unreachable, refused, not keyed; a
+    /// refusal typed).
+    pub path: Result<PathResult, Failed>,
     /// The rr probe when asked for and the path check could run.
-    pub rr: Option<Result<RrProbe, String>>,
+    pub rr: Option<Result<RrProbe, Failed>>,
 }
 
 /// One cycle over every peer, once it ended.

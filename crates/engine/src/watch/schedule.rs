@@ -16,11 +16,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use mtuperf_proto::auth::Key;
+use mtuperf_proto::failed::Failed;
 
 use super::pressure::{HostPressure, PressureSource, Rate};
 use super::{check_peer, cycle_deadline, Check, Cycle, Event, WatchConfig, JITTER};
 use crate::agent::gate::{Gate, WatchGuard};
 use crate::agent::AgentConfig;
+use crate::said::Said;
 use crate::{unix_ms, Shutdown};
 
 /// How often the cycle looks at its deadline and the shutdown flag.
@@ -193,7 +195,7 @@ fn failed(peer: &str, why: String) -> Check {
         network: "unknown".into(),
         started_unix_ms: now,
         ended_unix_ms: now,
-        path: Err(why),
+        path: Err(Failed::error(why)),
         rr: None,
     }
 }
@@ -206,7 +208,7 @@ impl Watcher<'_> {
         } else {
             crate::agent::LogLevel::Warn
         };
-        self.agent.log(level, None, "watch", summary(&c));
+        self.agent.log(level, None, "watch", said(&c));
         sink(Event::Check(Box::new(c)));
     }
 
@@ -338,8 +340,9 @@ fn unit_random() -> f64 {
     (u64::from_le_bytes(b) >> 11) as f64 / (1u64 << 53) as f64
 }
 
-/// One log line per check.
-pub fn summary(c: &Check) -> String {
+/// One log line per check: its figures, or why it failed (a refusal typed, which the
+/// log function words).
+pub fn said(c: &Check) -> Said {
     let mut s = match &c.path {
         Ok(p) => format!(
             "{} ({} via {}): {} (forward {} B, reverse {} B, expect {} B)",
@@ -351,7 +354,12 @@ pub fn summary(c: &Check) -> String {
             p.reverse_mtu,
             p.expect
         ),
-        Err(e) => format!("{} ({}): check failed: {e}", c.peer, c.address),
+        Err(e) => {
+            return Said::Failed {
+                text: format!("{} ({}): check failed: ", c.peer, c.address),
+                failed: e.clone(),
+            }
+        }
     };
     match &c.rr {
         Some(Ok(r)) => {
@@ -369,9 +377,13 @@ pub fn summary(c: &Check) -> String {
             let _ = write!(s, ", loss {:.4}", r.loss_ratio());
         }
         Some(Err(e)) => {
-            let _ = write!(s, "; rr probe failed: {e}");
+            s.push_str("; rr probe failed: ");
+            return Said::Failed {
+                text: s,
+                failed: e.clone(),
+            };
         }
         None => {}
     }
-    s
+    Said::Text(s)
 }

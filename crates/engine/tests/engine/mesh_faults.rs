@@ -7,7 +7,7 @@
 //! traffic is sent: the fakes only answer.
 use crate::fake_agent;
 
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -22,7 +22,7 @@ use mtuperf_proto::msg::mesh::{
     RrSummary, StopKind, StreamSummary, ThirdPartyResult, ThirdPartyTest,
 };
 use mtuperf_proto::msg::rr::{RrCounts, RrProto};
-use mtuperf_proto::msg::Refusal;
+use mtuperf_proto::msg::{PeerAuth, Refusal};
 
 /// Node `i`'s address on network `net` (198.18.NET.0/24, fd00:18:NET::/64).
 fn addr(net: u8, i: usize, v6: bool) -> IpAddr {
@@ -407,10 +407,11 @@ fn failures_of_one_cause_are_one_finding() {
             if req.to.is_ipv6() {
                 Reply::Refuse(Refusal::PeerNotAuthenticated {
                     peer: req.to.to_string(),
-                    detail: format!(
-                        "address {} is not allowed by the agent's --allow list",
-                        req.from
-                    ),
+                    why: PeerAuth::Refused {
+                        refusal: Box::new(Refusal::NotAllowed {
+                            peer: req.from.to_string(),
+                        }),
+                    },
                 })
             } else {
                 assert_ne!(node_of(req.from), node_of(req.to.ip()));
@@ -444,4 +445,87 @@ fn failures_of_one_cause_are_one_finding() {
     )));
     // No retry of a refusal: each pair asked once.
     assert!(r.pairs.iter().all(|p| p.retried.is_none()));
+}
+
+/// A peer refusing the asked agent's test mid-run (its --max-block, say) reaches the
+/// orchestrator typed (protocol 19): each pair keeps the peer's refusal with the peer's
+/// name, is tried once more (as the agent error it replaces was), and the failures are
+/// one finding. A peer refusal too large for the decode check is a protocol error,
+/// never a refusal.
+#[test]
+fn a_peer_refusal_relayed_by_the_asked_agent_is_kept_typed() {
+    let limit = Refusal::Limit {
+        limit: "max-block".into(),
+        requested: 9000,
+        allowed: 8000,
+    };
+    let refused = limit.clone();
+    let agents = fleet(3, false, Duration::ZERO, &move |_| {
+        let refused = refused.clone();
+        Arc::new(move |_req| Reply::PeerRefused(refused.clone()))
+    });
+    let (r, _, _) = run(
+        &config(&agents, vec![MeshTests::Path], 4, Duration::from_secs(10)),
+        &AtomicBool::new(false),
+    );
+    let failures: Vec<&PairError> = r
+        .pairs
+        .iter()
+        .flat_map(|p| &p.failed)
+        .map(|f| &f.error)
+        .collect();
+    assert!(!failures.is_empty(), "{:#?}", r.pairs);
+    for (p, e) in r
+        .pairs
+        .iter()
+        .flat_map(|p| p.failed.iter().map(move |f| (p, &f.error)))
+    {
+        match e {
+            PairError::PeerRefused {
+                node,
+                peer,
+                refusal,
+            } => {
+                assert_eq!(*node, p.from);
+                assert_eq!(node_of(peer.parse::<SocketAddr>().unwrap().ip()), p.to);
+                assert_eq!(*refusal, limit);
+            }
+            other => panic!("expected the peer's refusal, got {other:?}"),
+        }
+    }
+    assert!(
+        r.pairs.iter().all(|p| p.retried.is_some()),
+        "{:#?}",
+        r.pairs
+    );
+    assert_eq!(
+        kinds(&r),
+        vec![FindingKind::TestsFailed],
+        "{:#?}",
+        r.findings
+    );
+
+    // Beyond the decode check: the asker calls it a broken protocol.
+    let agents = fleet(3, false, Duration::ZERO, &|_| {
+        Arc::new(|_req| {
+            Reply::PeerRefused(Refusal::BadRequest {
+                detail: "x".repeat(mtuperf_proto::msg::MAX_REFUSAL_TEXT + 1),
+            })
+        })
+    });
+    let (r, _, _) = run(
+        &config(&agents, vec![MeshTests::Path], 4, Duration::from_secs(10)),
+        &AtomicBool::new(false),
+    );
+    let errors: Vec<&PairError> = r
+        .pairs
+        .iter()
+        .flat_map(|p| &p.failed)
+        .map(|f| &f.error)
+        .collect();
+    assert!(!errors.is_empty());
+    assert!(
+        errors.iter().all(|e| matches!(e, PairError::Protocol { detail, .. } if detail.contains("peer refusal") && detail.contains("at most 512"))),
+        "{errors:#?}"
+    );
 }

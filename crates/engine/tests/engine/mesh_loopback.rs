@@ -19,7 +19,7 @@ use mtuperf_proto::msg::mesh::{
     DiscoverRequest, Discovery, StopKind, ThirdPartyRequest, ThirdPartyResult, ThirdPartyTest,
 };
 use mtuperf_proto::msg::rr::RrProto;
-use mtuperf_proto::msg::{ClientMsg, Refusal};
+use mtuperf_proto::msg::{ClientMsg, PeerAuth, Refusal};
 
 const KEY: Key = Key([7u8; 32]);
 
@@ -102,9 +102,16 @@ fn a_keyed_agent_refuses_to_test_toward_an_agent_that_does_not_authenticate() {
     let (other, _) = agent(Some(Key([9u8; 32])));
     for peer in [open, other] {
         match ask(a, Some(KEY), peer) {
-            Err(EngineError::Refused(Refusal::PeerNotAuthenticated { peer: p, detail })) => {
+            Err(EngineError::Refused(Refusal::PeerNotAuthenticated { peer: p, why })) => {
                 assert_eq!(p, peer.to_string());
-                assert!(!detail.is_empty());
+                // Why, typed: the open agent holds no key, the other cannot prove
+                // it holds A's.
+                let want = if peer == open {
+                    PeerAuth::PeerOpen
+                } else {
+                    PeerAuth::PeerProof
+                };
+                assert_eq!(why, want);
             }
             other => panic!("expected peer_not_authenticated for {peer}, got {other:?}"),
         }

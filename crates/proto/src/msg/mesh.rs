@@ -501,6 +501,30 @@ mod tests {
             .unwrap_err()
             .contains("stall spans"));
         assert_eq!(stream(fit(&spans)).check(), Ok(()));
+        // A refusal kept in a cause (protocol 19), and a host's failure.
+        let refused = |detail: String| Interrupt::AgentAnswer {
+            error: crate::failed::Failed::Refused {
+                refusal: crate::msg::Refusal::BadRequest { detail },
+            },
+        };
+        let big = vec![
+            refused("x".repeat(crate::msg::MAX_REFUSAL_TEXT + 1)),
+            Interrupt::FromHostFailed {
+                host: "h".into(),
+                error: crate::failed::Failed::error("é".repeat(MAX_CAUSE_TEXT)),
+            },
+        ];
+        assert!(stream(big.clone())
+            .check()
+            .unwrap_err()
+            .contains("refusal's text"));
+        let fitted = fit(&big);
+        assert_eq!(stream(fitted.clone()).check(), Ok(()));
+        assert_eq!(
+            fitted.first(),
+            Some(&refused("x".repeat(crate::msg::MAX_REFUSAL_TEXT)))
+        );
+        assert_eq!(stream(vec![refused("busy".into())]).check(), Ok(()));
     }
 
     #[test]

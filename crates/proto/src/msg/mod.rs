@@ -190,11 +190,140 @@ pub enum Refusal {
         what: String,
     },
     /// The peer of a third-party test did not complete the keyed handshake, so no
-    /// test traffic was sent to it.
+    /// test traffic was sent to it: `why` (protocol 19: typed, not words).
     PeerNotAuthenticated {
         peer: String,
-        detail: String,
+        why: PeerAuth,
     },
+}
+
+/// Why the peer of a third-party test did not complete the keyed handshake with the
+/// agent asked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum PeerAuth {
+    /// The peer refused the agent (no key, another key, not on its allow list).
+    Refused { refusal: Box<Refusal> },
+    /// The peer holds no key: it does not authenticate.
+    PeerOpen,
+    /// The peer could not prove it holds the same key.
+    PeerProof,
+}
+
+/// Longest text (a detail, an address, a name) in a refusal on the wire, in bytes.
+pub const MAX_REFUSAL_TEXT: usize = 512;
+/// Longest CPU list in a refusal on the wire (every CPU a host may have).
+pub const MAX_REFUSAL_CPUS: usize = crate::placement::MAX_CPU as usize + 1;
+
+impl Refusal {
+    /// Checks a decoded refusal's sizes: each text at most [`MAX_REFUSAL_TEXT`] bytes,
+    /// each CPU list at most [`MAX_REFUSAL_CPUS`] long, and a peer's refusal nested
+    /// in [`Refusal::PeerNotAuthenticated`] nesting no further.
+    pub fn check(&self) -> Result<(), String> {
+        self.check_at(0)
+    }
+
+    fn check_at(&self, depth: usize) -> Result<(), String> {
+        if let Some(t) = self
+            .texts()
+            .into_iter()
+            .find(|t| t.len() > MAX_REFUSAL_TEXT)
+        {
+            return Err(format!(
+                "a refusal's text of {} bytes, at most {MAX_REFUSAL_TEXT} allowed",
+                t.len()
+            ));
+        }
+        match self {
+            Refusal::AgentCpus { asked, allowed, .. } => {
+                let longest = asked.len().max(allowed.len());
+                if longest > MAX_REFUSAL_CPUS {
+                    return Err(format!(
+                        "a refusal's CPU list of {longest}, at most {MAX_REFUSAL_CPUS} allowed"
+                    ));
+                }
+            }
+            Refusal::PeerNotAuthenticated {
+                why: PeerAuth::Refused { refusal },
+                ..
+            } => {
+                if depth > 0 {
+                    return Err("a peer's refusal nested in a peer's refusal".into());
+                }
+                refusal.check_at(depth + 1)?;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The refusal cut to what [`Refusal::check`] lets through, for an agent that
+    /// passes on a refusal it received: texts cut at [`MAX_REFUSAL_TEXT`] bytes (at
+    /// a character boundary), CPU lists at [`MAX_REFUSAL_CPUS`], and a peer's
+    /// refusal nested in a peer's refusal replaced by a bad request saying so.
+    #[must_use]
+    pub fn fit(&self) -> Refusal {
+        self.fit_at(0)
+    }
+
+    fn fit_at(&self, depth: usize) -> Refusal {
+        let mut r = self.clone();
+        for t in r.texts_mut() {
+            crate::text::cut_at(t, MAX_REFUSAL_TEXT);
+        }
+        match &mut r {
+            Refusal::AgentCpus { asked, allowed, .. } => {
+                asked.truncate(MAX_REFUSAL_CPUS);
+                allowed.truncate(MAX_REFUSAL_CPUS);
+            }
+            Refusal::PeerNotAuthenticated {
+                why: PeerAuth::Refused { .. },
+                ..
+            } if depth > 0 => {
+                return Refusal::BadRequest {
+                    detail: "a peer's refusal nested in a peer's refusal".into(),
+                }
+            }
+            Refusal::PeerNotAuthenticated {
+                why: PeerAuth::Refused { refusal },
+                ..
+            } => **refusal = refusal.fit_at(depth + 1),
+            _ => {}
+        }
+        r
+    }
+
+    /// The refusal's own texts (a nested refusal's are its own).
+    fn texts(&self) -> Vec<&String> {
+        match self {
+            Refusal::NotAllowed { peer: t }
+            | Refusal::Limit { limit: t, .. }
+            | Refusal::BadRequest { detail: t }
+            | Refusal::Timeout { waiting_for: t }
+            | Refusal::KeyRequired { what: t }
+            | Refusal::PeerNotAuthenticated { peer: t, .. } => vec![t],
+            Refusal::Busy { .. }
+            | Refusal::VersionMismatch { .. }
+            | Refusal::NotMtuperf
+            | Refusal::AuthRequired
+            | Refusal::AuthFailed
+            | Refusal::AgentCpus { .. }
+            | Refusal::TestHooksOff
+            | Refusal::UnknownSession => Vec::new(),
+        }
+    }
+
+    fn texts_mut(&mut self) -> Vec<&mut String> {
+        match self {
+            Refusal::NotAllowed { peer: t }
+            | Refusal::Limit { limit: t, .. }
+            | Refusal::BadRequest { detail: t }
+            | Refusal::Timeout { waiting_for: t }
+            | Refusal::KeyRequired { what: t }
+            | Refusal::PeerNotAuthenticated { peer: t, .. } => vec![t],
+            _ => Vec::new(),
+        }
+    }
 }
 
 /// What bounds the CPUs an agent pins its test threads to.
@@ -307,6 +436,33 @@ pub enum AgentMsg {
     Error {
         message: String,
     },
+    /// A third-party test's peer agent `peer` refused the agent asked (protocol 19):
+    /// the refusal passed on typed, checked for size as it is decoded
+    /// ([`AgentMsg::check_peer_refused`]).
+    PeerRefused {
+        peer: String,
+        refusal: Refusal,
+    },
+}
+
+impl AgentMsg {
+    /// Checks a decoded [`AgentMsg::PeerRefused`]'s sizes: the peer at most
+    /// [`MAX_REFUSAL_TEXT`] bytes, the refusal as [`Refusal::check`]. Other messages
+    /// pass.
+    pub fn check_peer_refused(&self) -> Result<(), String> {
+        match self {
+            AgentMsg::PeerRefused { peer, refusal } => {
+                if peer.len() > MAX_REFUSAL_TEXT {
+                    return Err(format!(
+                        "a refusing peer's name of {} bytes, at most {MAX_REFUSAL_TEXT} allowed",
+                        peer.len()
+                    ));
+                }
+                refusal.check()
+            }
+            _ => Ok(()),
+        }
+    }
 }
 
 /// The agent's view of its own side of a test's traffic.
@@ -323,6 +479,75 @@ pub struct AgentPathInfo {
 #[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::{ClientMsg, Hello, Role};
+
+    /// A peer's refusal passed on (protocol 19) round-trips typed, and its decode check
+    /// refuses a long peer name, a long text, a long CPU list and a nesting too deep;
+    /// what `fit` cuts passes.
+    #[test]
+    fn a_peer_refusal_is_checked_for_size_on_decode() {
+        use super::{AgentMsg, CpuLimit, PeerAuth, Refusal, MAX_REFUSAL_CPUS, MAX_REFUSAL_TEXT};
+        let msg = |peer: &str, refusal: Refusal| AgentMsg::PeerRefused {
+            peer: peer.into(),
+            refusal,
+        };
+        let busy = Refusal::Busy {
+            active: Some(3),
+            max: Some(3),
+            full: super::Full::Sessions,
+        };
+        let ok = msg("10.0.0.2:7878", busy);
+        let json = serde_json::to_string(&ok).unwrap();
+        assert!(
+            json.starts_with(r#"{"type":"peer_refused","peer":"10.0.0.2:7878""#),
+            "{json}"
+        );
+        assert_eq!(serde_json::from_str::<AgentMsg>(&json).unwrap(), ok);
+        assert_eq!(ok.check_peer_refused(), Ok(()));
+        let long = "a".repeat(MAX_REFUSAL_TEXT + 1);
+        let nested = |inner: Refusal| Refusal::PeerNotAuthenticated {
+            peer: "p".into(),
+            why: PeerAuth::Refused {
+                refusal: Box::new(inner),
+            },
+        };
+        let bad = [
+            (msg(&long, Refusal::AuthFailed), "peer's name"),
+            (
+                msg(
+                    "p",
+                    Refusal::BadRequest {
+                        detail: long.clone(),
+                    },
+                ),
+                "refusal's text",
+            ),
+            (
+                msg(
+                    "p",
+                    Refusal::AgentCpus {
+                        asked: vec![0; MAX_REFUSAL_CPUS + 1],
+                        allowed: Vec::new(),
+                        limit: CpuLimit::Online,
+                    },
+                ),
+                "CPU list",
+            ),
+            (msg("p", nested(nested(Refusal::AuthFailed))), "nested"),
+            (
+                msg("p", nested(Refusal::NotAllowed { peer: long.clone() })),
+                "refusal's text",
+            ),
+        ];
+        for (m, why) in &bad {
+            let e = m.check_peer_refused().unwrap_err();
+            assert!(e.contains(why), "{e}");
+            let AgentMsg::PeerRefused { refusal, .. } = m else {
+                unreachable!()
+            };
+            assert_eq!(refusal.fit().check(), Ok(()), "{m:?}");
+        }
+        assert_eq!(AgentMsg::Ack.check_peer_refused(), Ok(()));
+    }
 
     /// `ClientMsg::name` is the message's `type` on the wire.
     #[test]

@@ -266,6 +266,7 @@ mod tests {
             target: format!("198.18.{}.2", if mtu == 9000 { 2 } else { 1 }),
             verdict: if ok { Verdict::Ok } else { Verdict::Broken },
             reason: String::new(),
+            failed: None,
             method: "path".into(),
             client_iface: None,
             client_mtu: Some(mtu),

@@ -1,4 +1,4 @@
-//! Comparisons: the `mtuperf.compare/2` document (per-path summaries, each path against
+//! Comparisons: the `mtuperf.compare/3` document (per-path summaries, each path against
 //! the first with a 95% interval, a plain verdict) and its text, legacy, HTML and
 //! Markdown renderings.
 
@@ -24,7 +24,7 @@ pub use build::{build, Rep};
 pub use text::{legacy, text};
 pub use verdict::{fmt_rel, verdict_line};
 
-pub const SCHEMA: &str = "mtuperf.compare/2";
+pub const SCHEMA: &str = "mtuperf.compare/3";
 
 /// Why a comparison was refused: each broken path and why, in one line.
 pub fn refusal(checks: &[PathCheck]) -> String {
@@ -70,7 +70,10 @@ pub fn check_reason(c: &PathCheck) -> String {
                 m.saturating_sub(o)
             )
         }
-        (true, None) => c.reason.clone(),
+        (true, None) => match &c.failed {
+            Some(f) => format!("{}{}", c.reason, crate::refusal::failed(f)),
+            None => c.reason.clone(),
+        },
     }
 }
 
@@ -270,7 +273,7 @@ pub struct EndEnv {
     pub offloads: String,
 }
 
-/// The `mtuperf.compare/2` document: the same tests over several paths, interleaved and
+/// The `mtuperf.compare/3` document: the same tests over several paths, interleaved and
 /// repeated, with each figure's statistics per path and its difference to the first
 /// path.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

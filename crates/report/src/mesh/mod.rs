@@ -1,4 +1,4 @@
-//! Mesh results: the `mtuperf.mesh/6` JSON document (the engine's typed outcomes),
+//! Mesh results: the `mtuperf.mesh/7` JSON document (the engine's typed outcomes),
 //! the text matrix and the HTML grid, and the words for both (`words`).
 
 mod grid;
@@ -19,7 +19,7 @@ use mtuperf_engine::mesh::{Answer, MeshResult, MeshTests, NotMeasured, PairResul
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub const SCHEMA: &str = "mtuperf.mesh/6";
+pub const SCHEMA: &str = "mtuperf.mesh/7";
 
 /// One `mtuperf mesh` run: every node pair of every interconnect network, both
 /// directions, each node, network, pair, matrix cell, and the findings that explain the
@@ -67,7 +67,7 @@ impl Document {
 /// stored an SSH node's failure as a sentence) is refused by name.
 ///
 /// # Errors
-/// The document is not a `mtuperf.mesh/6` document.
+/// The document is not a `mtuperf.mesh/7` document.
 pub fn decode(document: &str) -> Result<Document, serde_json::Error> {
     #[derive(Deserialize)]
     struct Head {

@@ -1,4 +1,4 @@
-//! Path MTU results: the `mtuperf.path/3` JSON document (the engine's typed results,
+//! Path MTU results: the `mtuperf.path/4` JSON document (the engine's typed results,
 //! the diagnosis among them); its figures (`figures`), its human text and verdict
 //! lines (`text`) and its HTML page (`html`).
 
@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 pub use figures::figures;
 pub use text::{text, verdicts};
 
-pub const SCHEMA: &str = "mtuperf.path/3";
+pub const SCHEMA: &str = "mtuperf.path/4";
 
 /// The run's mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -54,7 +54,7 @@ pub struct Document {
 /// every field, null where there is no value) is refused by name.
 ///
 /// # Errors
-/// The document is not a `mtuperf.path/3` document.
+/// The document is not a `mtuperf.path/4` document.
 pub fn decode(document: &str) -> Result<Document, serde_json::Error> {
     #[derive(Deserialize)]
     struct Head {

@@ -250,7 +250,7 @@ fn hops_text(out: &mut String, r: &HopsResult) {
                 out,
                 "agent:    none at {} ({}): the far end's NIC MTU and the way back are not seen",
                 r.target,
-                escape(e)
+                escape(&crate::refusal::failed(e))
             );
         }
         (None, None) => {}

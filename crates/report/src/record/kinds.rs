@@ -62,7 +62,7 @@ fn same_schema(document: &str, want: &str) -> Result<(), serde_json::Error> {
     )))
 }
 
-// --- stream: one run, stored as a one-run mtuperf.stream/4 document.
+// --- stream: one run, stored as a one-run mtuperf.stream/5 document.
 
 impl RunRecord for stream::RunDoc {
     fn kind(&self) -> RunKind {
@@ -91,7 +91,7 @@ impl RunRecord for stream::RunDoc {
     }
 }
 
-// --- UDP stream: one run, stored as a one-run mtuperf.stream-udp/4 document.
+// --- UDP stream: one run, stored as a one-run mtuperf.stream-udp/5 document.
 
 impl RunRecord for stream::udp::RunDoc {
     fn kind(&self) -> RunKind {
@@ -137,7 +137,7 @@ fn decode_udp(document: &str) -> Result<Box<dyn RunRecord>, serde_json::Error> {
         .ok_or_else(|| serde::de::Error::custom("a stream-udp document without runs"))
 }
 
-// --- rr: one load step, stored as a one-step mtuperf.rr/4 document.
+// --- rr: one load step, stored as a one-step mtuperf.rr/6 document.
 
 impl RunRecord for rr::StepDoc {
     fn kind(&self) -> RunKind {
@@ -389,10 +389,10 @@ mod tests {
     #[test]
     fn a_document_of_another_schema_version_is_refused_by_name() {
         let old = include_str!("../../tests/fixtures/rr_step_loopback.json")
-            .replace("mtuperf.rr/5", "mtuperf.rr/4");
+            .replace("mtuperf.rr/6", "mtuperf.rr/4");
         let e = decode(RunKind::Rr, &old).err().unwrap().to_string();
         assert!(
-            e.contains("schema mtuperf.rr/4 is not read by this version, which reads mtuperf.rr/5"),
+            e.contains("schema mtuperf.rr/4 is not read by this version, which reads mtuperf.rr/6"),
             "{e}"
         );
         assert!(decode(

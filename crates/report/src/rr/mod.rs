@@ -1,4 +1,4 @@
-//! rr results: the `mtuperf.rr/5` JSON document (one step or a load sweep) and the
+//! rr results: the `mtuperf.rr/6` JSON document (one step or a load sweep) and the
 //! human text.
 
 mod figures;
@@ -15,7 +15,7 @@ pub use figures::figures;
 pub use metrics::{compute, Direction, EndFigures, RrMetrics};
 pub use text::{header, headline, interval_header, interval_line, step_text, sweep_text, text};
 
-pub const SCHEMA: &str = "mtuperf.rr/5";
+pub const SCHEMA: &str = "mtuperf.rr/6";
 
 /// The knee rule, as printed in the sweep legend (`mtuperf_stats::knee`).
 pub const KNEE_RULE: &str = "knee = the load ending the last step that raised blocks/s by at least 10%, \
@@ -113,7 +113,7 @@ impl Sweep {
     }
 }
 
-/// The `mtuperf.rr/5` document, what `mtuperf rr --json` prints (the history stores one
+/// The `mtuperf.rr/6` document, what `mtuperf rr --json` prints (the history stores one
 /// step each): the steps of one command, and the sweep summary when more than one load
 /// was run. Block and request sizes are bytes after mtuperf's 40-byte header; latency
 /// is request sent (open loop: due) to last byte of the block received, in ns (null,

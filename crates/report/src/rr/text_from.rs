@@ -64,7 +64,7 @@ fn failed_line(out: &mut String, f: &RrFromFailed) {
         f.agent,
         f.clients,
         if f.clients == 1 { "" } else { "s" },
-        esc(&f.error)
+        esc(&crate::refusal::failed(&f.error))
     );
 }
 
@@ -118,12 +118,34 @@ mod tests {
                 agent: "198.19.1.200".into(),
                 clients: 1,
                 rate: None,
-                error: "agent error: refused\nmtuperf: forged \x1b[2J".into(),
+                error: mtuperf_proto::failed::Failed::error(
+                    "agent error: refused\nmtuperf: forged \x1b[2J",
+                ),
             },
         );
         assert_eq!(
             out,
             "  from 198.19.1.200: FAILED, its 1 client measured nothing (not in the totals): agent error: refused\\nmtuperf: forged \\x1b[2J\n"
+        );
+        // The target's refusal, typed, in report's words (a peer's text escaped too).
+        out.clear();
+        failed_line(
+            &mut out,
+            &RrFromFailed {
+                agent: "198.19.1.200".into(),
+                clients: 2,
+                rate: None,
+                error: mtuperf_proto::failed::Failed::PeerRefused {
+                    peer: "198.19.1.1:7878".into(),
+                    refusal: mtuperf_proto::msg::Refusal::BadRequest {
+                        detail: "x\x1b[2J".into(),
+                    },
+                },
+            },
+        );
+        assert_eq!(
+            out,
+            "  from 198.19.1.200: FAILED, its 2 clients measured nothing (not in the totals): agent error: the peer agent 198.19.1.1:7878 refused: bad request: x\\x1b[2J\n"
         );
     }
 }

@@ -7,7 +7,7 @@ use super::*;
 fn a_failed_test_and_an_unreachable_node_are_findings() {
     let mut ns = nodes(3);
     ns[2].error = Some(NodeError::Discovery {
-        detail: "cannot connect".into(),
+        error: mtuperf_proto::failed::Failed::error("cannot connect"),
     });
     let nets = [network(0, &[9000, 9000], 9000)];
     let mut p = pairs(0, 2, &|_, _| (9000, StopKind::Top));
@@ -50,10 +50,11 @@ fn failures_of_one_cause_are_one_finding_with_the_count_and_examples() {
                 node: x.from,
                 refusal: Refusal::PeerNotAuthenticated {
                     peer: format!("[fd00::{}]:7878", x.to + 1),
-                    detail: format!(
-                        "address fd00::{} is not allowed by the agent's --allow list",
-                        x.from + 1
-                    ),
+                    why: mtuperf_proto::msg::PeerAuth::Refused {
+                        refusal: Box::new(Refusal::NotAllowed {
+                            peer: format!("fd00::{}", x.from + 1),
+                        }),
+                    },
                 },
             },
             elapsed_ms: 3,

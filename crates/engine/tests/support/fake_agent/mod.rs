@@ -30,6 +30,8 @@ pub const KEY: Key = Key([7u8; 32]);
 pub enum Reply {
     Result(ThirdPartyResult),
     Refuse(Refusal),
+    /// The peer (`req.to`) refused the test: passed on typed (protocol 19).
+    PeerRefused(Refusal),
     Error(String),
     /// Nothing, ever (the session stays open until the asker goes).
     Never,
@@ -228,6 +230,10 @@ fn serve(
             ClientMsg::ThirdParty(req) => match script(&req) {
                 Reply::Result(r) => AgentMsg::ThirdPartyDone(Box::new(r)),
                 Reply::Refuse(r) => AgentMsg::Refused(r),
+                Reply::PeerRefused(refusal) => AgentMsg::PeerRefused {
+                    peer: req.to.to_string(),
+                    refusal,
+                },
                 Reply::Error(message) => AgentMsg::Error { message },
                 Reply::Never => loop {
                     match control.recv::<ClientMsg>(Some(Duration::from_millis(200)), "bye") {

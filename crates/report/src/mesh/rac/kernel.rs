@@ -47,7 +47,10 @@ pub fn kernel(o: &mut String, d: &Document, say: &Say<'_>) {
                     row.push(thousands(v));
                 }
             }
-            (None, Some(e)) => row.push(format!("not read: {}", escape_control(e))),
+            (None, Some(e)) => row.push(format!(
+                "not read: {}",
+                escape_control(&crate::refusal::failed(e))
+            )),
             (None, None) => row.push("not read".into()),
         }
         if k.snmp.is_some() {

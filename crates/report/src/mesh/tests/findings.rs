@@ -148,10 +148,11 @@ fn failures_of_one_cause_read_as_one_finding_with_examples() {
                 node: x.from,
                 refusal: Refusal::PeerNotAuthenticated {
                     peer: format!("[fd6d::{}]:7878", x.to + 1),
-                    detail: format!(
-                        "address fd6d::{} is not allowed by the agent's --allow list",
-                        x.from + 1
-                    ),
+                    why: mtuperf_proto::msg::PeerAuth::Refused {
+                        refusal: Box::new(Refusal::NotAllowed {
+                            peer: format!("fd6d::{}", x.from + 1),
+                        }),
+                    },
                 },
             },
             elapsed_ms: 4,
@@ -232,7 +233,7 @@ fn peer_text_is_escaped() {
     let mut ns = nodes(3);
     ns[1].label = "n2\u{1b}[31m".into();
     ns[2].error = Some(NodeError::Discovery {
-        detail: "closed\nfake log line".into(),
+        error: mtuperf_proto::failed::Failed::error("closed\nfake log line"),
     });
     let t = text(&doc(
         ns,

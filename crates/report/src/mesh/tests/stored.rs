@@ -8,14 +8,14 @@ fn a_mesh_1_or_5_document_is_refused_by_name() {
     let old = r#"{"schema":"mtuperf.mesh/1","run_id":1,"findings":[{"kind":"test_failed","summary":"x","evidence":"y","next":"z"}]}"#;
     let e = super::super::decode(old).unwrap_err().to_string();
     assert!(
-        e.contains("schema mtuperf.mesh/1 is not read by this version, which reads mtuperf.mesh/6"),
+        e.contains("schema mtuperf.mesh/1 is not read by this version, which reads mtuperf.mesh/7"),
         "{e}"
     );
     let e = super::super::decode(r#"{"schema":"mtuperf.mesh/5"}"#)
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("which reads mtuperf.mesh/6; run the mesh again"),
+        e.contains("which reads mtuperf.mesh/7; run the mesh again"),
         "{e}"
     );
     let d = doc(

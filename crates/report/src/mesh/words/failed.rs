@@ -30,7 +30,9 @@ fn cause(e: &PairError) -> &'static str {
             ..
         } => "the asked agent holds no key",
         PairError::Refused { .. } => "refused by the asked agent",
-        PairError::Agent { .. } => "the asked agent reported an error",
+        PairError::Agent { .. } | PairError::PeerRefused { .. } => {
+            "the asked agent reported an error"
+        }
         PairError::Protocol { .. } => "an answer broke the protocol",
         PairError::Cut { .. } => "the load test ended early",
     }
@@ -58,7 +60,10 @@ fn next_step(e: &PairError, example: &str) -> String {
             ..
         } => "start every agent with --key-file (the same key)".into(),
         PairError::Cut { .. } => format!("run mtuperf rr or stream {example} by hand"),
-        PairError::Refused { .. } | PairError::Agent { .. } | PairError::Protocol { .. } => {
+        PairError::Refused { .. }
+        | PairError::PeerRefused { .. }
+        | PairError::Agent { .. }
+        | PairError::Protocol { .. } => {
             format!("mtuperf path {example}, to see the error in full")
         }
     }
@@ -87,6 +92,15 @@ impl Say<'_> {
             PairError::Agent { node, message } => {
                 format!("{}'s agent: {}", who(*node), esc(message))
             }
+            PairError::PeerRefused {
+                node,
+                peer,
+                refusal,
+            } => format!(
+                "{}'s agent: {}",
+                who(*node),
+                esc(&crate::refusal::peer_refused(peer, refusal))
+            ),
             PairError::Cut { causes } => {
                 let why = crate::interrupt::words(causes).unwrap_or_default();
                 format!("ended early: {}", esc(&why))

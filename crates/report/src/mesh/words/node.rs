@@ -13,8 +13,9 @@ pub(super) fn unreachable(n: &str, agent: &str, error: &NodeError) -> Words {
     let agent = esc(agent);
     let failure = match error {
         NodeError::Ssh { failure } => failure,
-        NodeError::Discovery { detail } => {
-            let error = esc(detail);
+        NodeError::Discovery { error } => {
+            let worded = crate::refusal::failed(error);
+            let error = esc(&worded);
             return Words {
             summary: format!("node {n}: its agent at {agent} could not be asked: {error}"),
             evidence: "discovery failed; no pair with this node was tested".into(),

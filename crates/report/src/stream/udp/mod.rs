@@ -1,4 +1,4 @@
-//! UDP stream results (`stream --udp`): the `mtuperf.stream-udp/4` JSON document,
+//! UDP stream results (`stream --udp`): the `mtuperf.stream-udp/5` JSON document,
 //! its figures (`figures`) and (in `text`) the human text; its history record is in
 //! `record::kinds`, beside the other kinds'.
 
@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 pub use figures::figures;
 pub use text::{header, interval_header, interval_line, run_line, summary_text, sweep_text, text};
 
-pub const SCHEMA: &str = "mtuperf.stream-udp/4";
+pub const SCHEMA: &str = "mtuperf.stream-udp/5";
 
 /// One run: raw measurements of both ends plus the derived figures.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -111,7 +111,7 @@ impl Sweep {
     }
 }
 
-/// The `mtuperf.stream-udp/4` document, what `mtuperf stream --udp --json` prints and
+/// The `mtuperf.stream-udp/5` document, what `mtuperf stream --udp --json` prints and
 /// the history stores. Datagram counts are per direction: `sent` is the sender's count,
 /// `received` the receiver's distinct sequence numbers, lost = sent - received. Kernel
 /// counters (snmp, iface) are deltas in each end's own network namespace. `*_ns` are
