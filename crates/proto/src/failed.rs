@@ -8,7 +8,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::msg::{Refusal, MAX_REFUSAL_TEXT};
+use crate::refusal::{Refusal, MAX_REFUSAL_TEXT};
 
 /// Why something failed: a refusal, a peer agent's refusal, or another error's text.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

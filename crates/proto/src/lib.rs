@@ -24,6 +24,7 @@ pub mod host;
 pub mod interrupt;
 pub mod msg;
 pub mod placement;
+pub mod refusal;
 pub mod text;
 pub mod units;
 
