@@ -130,13 +130,14 @@ fn worker(
             let Some(Some(c)) = slots.get_mut(i) else {
                 continue;
             };
-            let ok = serve_one(c, shared, &mut t, &mut tx, block.sum, &mut stalled);
-            let to = match steer {
-                Some(s) if ok && c.served % super::steer::RECHECK == 1 => {
-                    s.worker_for(&c.sock).filter(|&w| w != k)
-                }
-                _ => None,
+            // Where the request just read came from, before the answer (`steer`).
+            let mut to = None;
+            let recheck = |sock: &TcpStream| {
+                to = steer.and_then(|s| s.worker_for(sock)).filter(|&w| w != k);
             };
+            let ok = serve_one(c, shared, &mut t, &mut tx, block.sum, &mut stalled, recheck);
+            // A finished connection is dropped, not moved.
+            let to = to.filter(|_| ok);
             if ok && to.is_none() {
                 continue;
             }
@@ -173,8 +174,10 @@ fn admit(ep: &Epoll, c: Conn, slots: &mut Vec<Option<Conn>>, free: &mut Vec<usiz
     true
 }
 
-/// Reads what `c` has; answers when a whole request is in. False when the
-/// connection is finished (closed, failed, or sent something that is not a request).
+/// Reads what `c` has; answers when a whole request is in, calling `recheck` on the
+/// connection first when its steering check is due (`steer::recheck_due`). False when
+/// the connection is finished (closed, failed, or sent something that is not a
+/// request).
 fn serve_one(
     c: &mut Conn,
     shared: &Serving,
@@ -182,6 +185,7 @@ fn serve_one(
     tx: &mut [u8],
     sum: u32,
     stalled: &mut bool,
+    recheck: impl FnOnce(&TcpStream),
 ) -> bool {
     let got = c.got;
     match c.sock.read(c.buf.get_mut(got..).unwrap_or_default()) {
@@ -201,9 +205,14 @@ fn serve_one(
         return false;
     };
     t.requests += 1;
+    if super::steer::recheck_due(c.served) {
+        recheck(&c.sock);
+    }
     shared.maybe_stall(stalled);
     response_header(tx, &req, sum, shared.block);
-    let corrupt = shared.next_response_corrupt();
+    // The hook's count is shared by the workers: touched only when the hook is set,
+    // or every block would move its cache line between the workers' CPUs.
+    let corrupt = shared.hooks.corrupt_response != 0 && shared.next_response_corrupt();
     if corrupt {
         flip(tx);
     }
@@ -284,5 +293,73 @@ mod tests {
         });
         assert_eq!((tally.requests, tally.responses, tally.rejected), (4, 4, 0));
         assert_eq!(tally.bytes_sent, 4 * (HEADER_LEN as u64 + u64::from(BLOCK)));
+    }
+
+    /// Pins the calling thread to `cpu`.
+    fn pin(cpu: u32) {
+        mtuperf_sys::affinity::pin_current_thread(&[cpu]).unwrap();
+    }
+
+    /// Steering: a connection made from one CPU (its handshake hands it to the worker
+    /// there) but driven from another moves to the worker on the CPU its requests come
+    /// from within its first requests, and is answered from there. Reading its
+    /// incoming CPU just after the answer would see the client's quick ACK of that
+    /// answer, sent from the worker's own CPU, and keep it where it was for 256
+    /// requests (at 1024 clients, longer than a run).
+    #[test]
+    fn a_connection_moves_to_the_worker_on_the_cpu_of_its_requests() {
+        let online = mtuperf_sys::affinity::online_cpus();
+        let [a, b, ..] = online[..] else {
+            eprintln!("skipped: steering needs two online CPUs");
+            return;
+        };
+        // Two connections (steering needs two workers), both made from CPU a.
+        let ((client, agent), (_idle, agent2)) = std::thread::scope(|s| {
+            s.spawn(|| {
+                pin(a);
+                (pair(), pair())
+            })
+            .join()
+            .unwrap()
+        });
+        let serving = Serving::new(TOKEN, BLOCK, REQUEST, RrHooks::default());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let (answered_from, tally) = std::thread::scope(|s| {
+            let srv = s.spawn(|| super::serve(vec![agent, agent2], 2, &serving, deadline, &[a, b]));
+            let answered_from = s
+                .spawn(move || {
+                    pin(b);
+                    let mut client = client;
+                    client
+                        .set_read_timeout(Some(Duration::from_secs(5)))
+                        .unwrap();
+                    let mut answer = vec![0u8; HEADER_LEN + BLOCK as usize];
+                    // As in a run, whose connections are all set up before the first
+                    // request: a first request sent long after the handshake (more
+                    // than the delayed-ACK timeout) leaves this end in quick-ACK mode.
+                    std::thread::sleep(Duration::from_millis(100));
+                    for seq in 1..=8 {
+                        client.write_all(&request(seq)).unwrap();
+                        // Read late: no ACK of this end's own (sent from CPU b when
+                        // it reads) reaches the worker before it checks.
+                        std::thread::sleep(Duration::from_millis(5));
+                        client.read_exact(&mut answer).unwrap();
+                    }
+                    // Loopback runs the receiving TCP in the sender's softirq: the
+                    // last answer's incoming CPU is the CPU of the worker that sent it.
+                    mtuperf_sys::sockopt::incoming_cpu(&client).unwrap()
+                })
+                .join()
+                .unwrap();
+            serving
+                .stop
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+            (answered_from, srv.join().unwrap())
+        });
+        assert_eq!(tally.responses, 8);
+        assert_eq!(
+            answered_from, b,
+            "answered from CPU {answered_from}, requests from CPU {b}"
+        );
     }
 }
