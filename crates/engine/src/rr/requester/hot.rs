@@ -47,8 +47,12 @@ pub enum Transport {
     Tcp(Vec<TcpStream>),
 }
 
-/// Live counters read by the interval ticker.
+/// Live counters read by the interval ticker. Each requester thread has its own, on
+/// cache lines of its own (the threads' `Live`s sit side by side in one Vec: without
+/// the alignment, every block would move a line shared with another thread's counters
+/// between their CPUs).
 #[derive(Debug, Default)]
+#[repr(align(128))]
 pub struct Live {
     pub blocks: AtomicU64,
     /// Blocks that came after their request was counted lost (answered late).

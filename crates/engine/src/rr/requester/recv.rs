@@ -251,9 +251,17 @@ impl Answer<'_, '_> {
         }
         record(self.hist, lat);
         counts.blocks += 1;
-        p.live.blocks.fetch_add(1, Ordering::Relaxed);
-        p.live.lat_sum_ns.fetch_add(lat, Ordering::Relaxed);
-        p.live.lat_max_ns.fetch_max(lat, Ordering::Relaxed);
+        let live = p.live;
+        // This thread is the only writer of its blocks and sum (the ticker reads
+        // them): plain stores, no locked read-modify-write per block.
+        live.blocks.store(counts.blocks, Ordering::Relaxed);
+        let sum = live.lat_sum_ns.load(Ordering::Relaxed);
+        live.lat_sum_ns
+            .store(sum.wrapping_add(lat), Ordering::Relaxed);
+        // The ticker resets the max: a locked update only when this one is larger.
+        if lat > live.lat_max_ns.load(Ordering::Relaxed) {
+            live.lat_max_ns.fetch_max(lat, Ordering::Relaxed);
+        }
         true
     }
 }
