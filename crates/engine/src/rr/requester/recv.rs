@@ -76,7 +76,11 @@ impl Run<'_> {
     }
 
     /// Reads what connection `i` has (epoll said it is readable), up to the end of
-    /// the one message in flight.
+    /// the one message in flight. The connection is edge-triggered: it is read until
+    /// that message is whole or a read finds it empty (the rest of the message is a
+    /// new edge). Nothing follows a block before this end's next request, so none is
+    /// left unread; bytes an agent sent beyond its block are read as the next
+    /// message's header with the next block, and fail the connection then.
     pub(super) fn recv_tcp(&mut self, i: usize, mut sock: &TcpStream) {
         let p = self.p;
         let fail = {
