@@ -10,8 +10,9 @@
 //! epoll polls every connection it returned a second time at the next wait, only to
 //! drop it (one more `tcp_poll` of a socket per block, at 1024+ connections mostly
 //! out of the cache). A connection is read until a read comes back short (drained:
-//! the next bytes are a new edge), into room for two requests, so the usual single
-//! request is one read.
+//! the next bytes are a new edge), into the worker's room for two requests, so the
+//! usual single request is one read, into a buffer that stays in the cache; only the
+//! bytes of a request not yet whole are kept with their connection.
 
 use std::io::Write;
 use std::net::TcpStream;
@@ -31,9 +32,9 @@ use crate::rr::wire::{flip, response_header};
 
 pub(super) struct Conn {
     sock: TcpStream,
-    /// Room for two requests: one request alone is a short read.
-    buf: Vec<u8>,
-    /// Bytes of a request not yet whole at the front of `buf`.
+    /// The bytes of a request not yet whole (at most a request's length).
+    held: Vec<u8>,
+    /// How many bytes `held` holds.
     got: usize,
     /// Requests answered on this connection.
     served: u64,
@@ -73,7 +74,7 @@ pub(in crate::rr) fn serve(
         if let Some(g) = groups.get_mut(k) {
             g.push(Conn {
                 sock,
-                buf: vec![0u8; 2 * (HEADER_LEN + shared.request as usize)],
+                held: vec![0u8; HEADER_LEN + shared.request as usize],
                 got: 0,
                 served: 0,
             });
@@ -95,11 +96,16 @@ fn worker(
     block: &Block,
     steer: Option<&Steer<Conn>>,
 ) -> Tally {
-    let mut t = Tally::default();
-    let mut tx = block.response_buffer();
-    let mut stalled = false;
+    let mut desk = Desk {
+        shared,
+        t: Tally::default(),
+        rx: vec![0u8; 2 * (HEADER_LEN + shared.request as usize)],
+        tx: block.response_buffer(),
+        sum: block.sum,
+        stalled: false,
+    };
     let Ok(ep) = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC) else {
-        return t;
+        return desk.t;
     };
     let total = conns.len();
     // Slots keep their index (the event data) while they live; a connection that
@@ -147,7 +153,7 @@ fn worker(
             let recheck = |sock: &TcpStream| {
                 to = steer.and_then(|s| s.worker_for(sock)).filter(|&w| w != k);
             };
-            let ok = serve_one(c, shared, &mut t, &mut tx, block.sum, &mut stalled, recheck);
+            let ok = serve_one(c, &mut desk, recheck);
             // A finished connection is dropped, not moved.
             let to = to.filter(|_| ok);
             if ok && to.is_none() {
@@ -162,7 +168,7 @@ fn worker(
             }
         }
     }
-    t
+    desk.t
 }
 
 /// Registers `c` with the worker's epoll in a free slot; false if epoll refused it
@@ -189,24 +195,33 @@ fn admit(ep: &Epoll, c: Conn, slots: &mut Vec<Option<Conn>>, free: &mut Vec<usiz
     true
 }
 
+/// What a worker serves with: its tallies, its read and answer buffers, the block's
+/// checksum and the stall hook's state.
+struct Desk<'a> {
+    shared: &'a Serving,
+    t: Tally,
+    /// Room for two requests: one request alone is a short read.
+    rx: Vec<u8>,
+    tx: Vec<u8>,
+    sum: u32,
+    stalled: bool,
+}
+
 /// Reads what `c` has until a read comes back short (edge-triggered: the socket is
 /// drained) and answers every whole request, calling `recheck` on the connection
 /// just after reading one whose steering check is due (`steer::recheck_due`). False
 /// when the connection is finished (closed, failed, or sent something that is not a
 /// request).
-fn serve_one(
-    c: &mut Conn,
-    shared: &Serving,
-    t: &mut Tally,
-    tx: &mut [u8],
-    sum: u32,
-    stalled: &mut bool,
-    mut recheck: impl FnMut(&TcpStream),
-) -> bool {
-    let msg = c.buf.len() / 2;
+fn serve_one(c: &mut Conn, d: &mut Desk<'_>, mut recheck: impl FnMut(&TcpStream)) -> bool {
+    let msg = c.held.len();
     loop {
-        let room = c.buf.len() - c.got;
-        let into = c.buf.get_mut(c.got..).unwrap_or_default();
+        // The part of a request kept from the last read first, then what is new.
+        let held = c.got;
+        if let (Some(dst), Some(src)) = (d.rx.get_mut(..held), c.held.get(..held)) {
+            dst.copy_from_slice(src);
+        }
+        let room = d.rx.len() - held;
+        let into = d.rx.get_mut(held..).unwrap_or_default();
         let n = match recv(c.sock.as_raw_fd(), into, MsgFlags::MSG_DONTWAIT) {
             Ok(0) => return false,
             Ok(n) => n,
@@ -214,28 +229,31 @@ fn serve_one(
             Err(Errno::EINTR) => continue,
             Err(_) => return false,
         };
-        c.got += n;
+        let end = held + n;
         let mut at = 0;
-        while c.got - at >= msg {
-            let req = c.buf.get(at..at + msg).and_then(|b| Header::read(b).ok());
+        while end - at >= msg {
+            let req = d.rx.get(at..at + msg).and_then(|b| Header::read(b).ok());
+            let shared = d.shared;
             let req = req.filter(|h| {
                 h.kind == Kind::RrRequest && h.token == shared.token && h.len == shared.request
             });
             let Some(req) = req else {
-                t.rejected += 1;
+                d.t.rejected += 1;
                 let _ = c.sock.shutdown(std::net::Shutdown::Both);
                 return false;
             };
             if super::steer::recheck_due(c.served) {
                 recheck(&c.sock);
             }
-            if !answer(c, &req, shared, t, tx, sum, stalled) {
+            if !answer(c, &req, d) {
                 return false;
             }
             at += msg;
         }
-        c.buf.copy_within(at..c.got, 0);
-        c.got -= at;
+        c.got = end - at;
+        if let (Some(dst), Some(src)) = (c.held.get_mut(..c.got), d.rx.get(at..end)) {
+            dst.copy_from_slice(src);
+        }
         if n < room {
             return true;
         }
@@ -243,32 +261,25 @@ fn serve_one(
 }
 
 /// Answers request `req` on `c` with the block (and the test hooks).
-fn answer(
-    c: &mut Conn,
-    req: &Header,
-    shared: &Serving,
-    t: &mut Tally,
-    tx: &mut [u8],
-    sum: u32,
-    stalled: &mut bool,
-) -> bool {
-    t.requests += 1;
-    shared.maybe_stall(stalled);
-    response_header(tx, req, sum, shared.block);
+fn answer(c: &mut Conn, req: &Header, d: &mut Desk<'_>) -> bool {
+    let shared = d.shared;
+    d.t.requests += 1;
+    shared.maybe_stall(&mut d.stalled);
+    response_header(&mut d.tx, req, d.sum, shared.block);
     // The hook's count is shared by the workers: touched only when the hook is set,
     // or every block would move its cache line between the workers' CPUs.
     let corrupt = shared.hooks.corrupt_response != 0 && shared.next_response_corrupt();
     if corrupt {
-        flip(tx);
+        flip(&mut d.tx);
     }
-    let ok = c.sock.write_all(tx).is_ok();
+    let ok = c.sock.write_all(&d.tx).is_ok();
     if ok {
         c.served += 1;
-        t.responses += 1;
-        t.bytes_sent += tx.len() as u64;
+        d.t.responses += 1;
+        d.t.bytes_sent += d.tx.len() as u64;
     }
     if corrupt {
-        flip(tx);
+        flip(&mut d.tx);
     }
     ok
 }
