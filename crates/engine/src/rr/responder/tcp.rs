@@ -96,14 +96,7 @@ fn worker(
     block: &Block,
     steer: Option<&Steer<Conn>>,
 ) -> Tally {
-    let mut desk = Desk {
-        shared,
-        t: Tally::default(),
-        rx: vec![0u8; 2 * (HEADER_LEN + shared.request as usize)],
-        tx: block.response_buffer(),
-        sum: block.sum,
-        stalled: false,
-    };
+    let mut desk = Desk::new(shared, block);
     let Ok(ep) = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC) else {
         return desk.t;
     };
@@ -205,6 +198,19 @@ struct Desk<'a> {
     tx: Vec<u8>,
     sum: u32,
     stalled: bool,
+}
+
+impl<'a> Desk<'a> {
+    fn new(shared: &'a Serving, block: &Block) -> Desk<'a> {
+        Desk {
+            shared,
+            t: Tally::default(),
+            rx: vec![0u8; 2 * (HEADER_LEN + shared.request as usize)],
+            tx: block.response_buffer(),
+            sum: block.sum,
+            stalled: false,
+        }
+    }
 }
 
 /// Reads what `c` has until a read comes back short (edge-triggered: the socket is
