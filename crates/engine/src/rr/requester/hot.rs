@@ -47,8 +47,12 @@ pub enum Transport {
     Tcp(Vec<TcpStream>),
 }
 
-/// Live counters read by the interval ticker.
+/// Live counters read by the interval ticker. Each requester thread has its own, on
+/// cache lines of its own (the threads' `Live`s sit side by side in one Vec: without
+/// the alignment, every block would move a line shared with another thread's counters
+/// between their CPUs).
 #[derive(Debug, Default)]
+#[repr(align(128))]
 pub struct Live {
     pub blocks: AtomicU64,
     /// Blocks that came after their request was counted lost (answered late).
@@ -191,7 +195,7 @@ impl Run<'_> {
                 return Ok(());
             }
         }
-        self.watch(socks)?;
+        self.watch(socks, EpollFlags::EPOLLIN)?;
         let mut events = vec![EpollEvent::empty(); EVENTS];
         while let Some(next) = self.turn() {
             for k in 0..self.wait(&mut events, next)? {
@@ -205,7 +209,10 @@ impl Run<'_> {
     }
 
     fn run_tcp(&mut self, conns: &[TcpStream]) -> Result<(), String> {
-        self.watch(conns)?;
+        // Edge-triggered (`recv_tcp` reads each until its message is whole or the
+        // socket is drained), as in bench/tcp_rr_ref.c: a level-triggered epoll polls
+        // every connection it returned a second time at the next wait, only to drop it.
+        self.watch(conns, EpollFlags::EPOLLIN | EpollFlags::EPOLLET)?;
         let mut events = vec![EpollEvent::empty(); EVENTS];
         while let Some(next) = self.turn() {
             for k in 0..self.wait(&mut events, next)? {
@@ -219,10 +226,10 @@ impl Run<'_> {
     }
 
     /// Registers `fds` (event data: their index) with a new epoll instance.
-    fn watch<F: AsFd>(&mut self, fds: &[F]) -> Result<(), String> {
+    fn watch<F: AsFd>(&mut self, fds: &[F], flags: EpollFlags) -> Result<(), String> {
         let ep = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC).map_err(|e| format!("epoll: {e}"))?;
         for (i, f) in fds.iter().enumerate() {
-            ep.add(f, EpollEvent::new(EpollFlags::EPOLLIN, i as u64))
+            ep.add(f, EpollEvent::new(flags, i as u64))
                 .map_err(|e| format!("epoll add: {e}"))?;
         }
         self.ep = Some(ep);

@@ -76,7 +76,11 @@ impl Run<'_> {
     }
 
     /// Reads what connection `i` has (epoll said it is readable), up to the end of
-    /// the one message in flight.
+    /// the one message in flight. The connection is edge-triggered: it is read until
+    /// that message is whole or a read finds it empty (the rest of the message is a
+    /// new edge). Nothing follows a block before this end's next request, so none is
+    /// left unread; bytes an agent sent beyond its block are read as the next
+    /// message's header with the next block, and fail the connection then.
     pub(super) fn recv_tcp(&mut self, i: usize, mut sock: &TcpStream) {
         let p = self.p;
         let fail = {
@@ -251,9 +255,17 @@ impl Answer<'_, '_> {
         }
         record(self.hist, lat);
         counts.blocks += 1;
-        p.live.blocks.fetch_add(1, Ordering::Relaxed);
-        p.live.lat_sum_ns.fetch_add(lat, Ordering::Relaxed);
-        p.live.lat_max_ns.fetch_max(lat, Ordering::Relaxed);
+        let live = p.live;
+        // This thread is the only writer of its blocks and sum (the ticker reads
+        // them): plain stores, no locked read-modify-write per block.
+        live.blocks.store(counts.blocks, Ordering::Relaxed);
+        let sum = live.lat_sum_ns.load(Ordering::Relaxed);
+        live.lat_sum_ns
+            .store(sum.wrapping_add(lat), Ordering::Relaxed);
+        // The ticker resets the max: a locked update only when this one is larger.
+        if lat > live.lat_max_ns.load(Ordering::Relaxed) {
+            live.lat_max_ns.fetch_max(lat, Ordering::Relaxed);
+        }
         true
     }
 }

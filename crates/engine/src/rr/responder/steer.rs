@@ -2,18 +2,41 @@
 //! (SO_INCOMING_CPU): each worker is pinned to one CPU, and a connection whose packets
 //! the kernel processes on CPU c is served by the worker pinned to c, so the wakeup,
 //! the read and the answer stay on the CPU whose cache already holds the socket.
-//! A connection is placed by its incoming CPU when it is handed out, and re-checked
-//! on its first request and every `RECHECK` requests after (a getsockopt, amortised);
-//! a worker hands a connection to another through that worker's inbox and wakes it
-//! with its eventfd. Moving happens a few times per connection at most, never per block.
+//! A connection is placed by its incoming CPU when it is handed out (that of its
+//! handshake, i.e. of the thread that connected it, not of the thread that will drive
+//! it), and re-checked when a request has just been read, before it is answered
+//! (`recheck_due`: its 1st, 2nd, 3rd, 5th, 9th ... 257th request, then every `RECHECK`;
+//! a getsockopt each); a worker hands a connection to another through that worker's
+//! inbox and wakes it with its eventfd. Moving happens a few times per connection at
+//! most, never per block.
+//!
+//! Why before the answer: writing the answer runs the receiving end's TCP on this
+//! worker's CPU (loopback and veth deliver in the sender's softirq), and while that end
+//! is in quick-ACK mode (its first blocks, when the first request came long after the
+//! handshake, as in every run) it acknowledges at once, from this CPU: read just after
+//! the answer, the incoming CPU is this worker's own, whatever CPU the requests come
+//! from, and a misplaced connection stays for `RECHECK` requests (at 1024 clients,
+//! longer than a run). Just after a request is read, the last segment in is that
+//! request. BENCHMARKS.md §4 (2026-11-28): before, 3 runs in 16 at 1024 clients had
+//! every connection on one worker, and the others some on the wrong one.
 
 use std::os::fd::AsFd;
 use std::sync::{Mutex, PoisonError};
 
 use nix::sys::eventfd::{EfdFlags, EventFd};
 
-/// Requests between two checks of a connection's incoming CPU (a power of two).
+/// Requests between two checks of a connection's incoming CPU once it has answered
+/// this many (a power of two).
 pub(super) const RECHECK: u64 = 256;
+
+/// Whether the request read after `served` answered ones is checked: the first, then
+/// after 1, 2, 4 ... `RECHECK` answered, then every `RECHECK`. Early checks settle a
+/// connection within its first few requests (at 4096 clients a connection answers
+/// ~25 a second, so `RECHECK` alone would take 10 s); a wrong early reading (a
+/// request sent before its thread was pinned) is corrected within a few more.
+pub(super) fn recheck_due(served: u64) -> bool {
+    served.is_power_of_two() || served.is_multiple_of(RECHECK)
+}
 
 /// Where each worker runs and how connections reach it.
 pub(super) struct Steer<C> {
@@ -94,6 +117,12 @@ impl<C> Steer<C> {
 #[cfg(test)]
 mod tests {
     use super::Steer;
+
+    #[test]
+    fn checks_early_then_every_recheck() {
+        let due: Vec<u64> = (0..1100).filter(|&n| super::recheck_due(n)).collect();
+        assert_eq!(due, [0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 768, 1024]);
+    }
 
     #[test]
     fn one_worker_per_cpu_or_none() {

@@ -5,15 +5,26 @@
 //! waits on its own epoll instance, which returns only the connections with a
 //! request waiting, reads whole requests and writes whole blocks. The work per block
 //! does not depend on how many connections a worker holds.
+//!
+//! The connections are edge-triggered, as in `bench/tcp_rr_ref.c`: a level-triggered
+//! epoll polls every connection it returned a second time at the next wait, only to
+//! drop it (one more `tcp_poll` of a socket per block, at 1024+ connections mostly
+//! out of the cache). A connection is read until a read comes back short (drained:
+//! the next bytes are a new edge), into the worker's room for two requests, so the
+//! usual single request is one read, into a buffer that stays in the cache; only the
+//! bytes of a request not yet whole are kept with their connection.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::TcpStream;
+use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use mtuperf_proto::dgram::{Header, Kind, HEADER_LEN};
+use nix::errno::Errno;
 use nix::poll::PollTimeout;
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags};
+use nix::sys::socket::{recv, MsgFlags};
 
 use super::steer::Steer;
 use super::{fan_out, Block, Serving, Tally};
@@ -21,7 +32,9 @@ use crate::rr::wire::{flip, response_header};
 
 pub(super) struct Conn {
     sock: TcpStream,
-    buf: Vec<u8>,
+    /// The bytes of a request not yet whole (at most a request's length).
+    held: Vec<u8>,
+    /// How many bytes `held` holds.
     got: usize,
     /// Requests answered on this connection.
     served: u64,
@@ -61,7 +74,7 @@ pub(in crate::rr) fn serve(
         if let Some(g) = groups.get_mut(k) {
             g.push(Conn {
                 sock,
-                buf: vec![0u8; HEADER_LEN + shared.request as usize],
+                held: vec![0u8; HEADER_LEN + shared.request as usize],
                 got: 0,
                 served: 0,
             });
@@ -83,11 +96,9 @@ fn worker(
     block: &Block,
     steer: Option<&Steer<Conn>>,
 ) -> Tally {
-    let mut t = Tally::default();
-    let mut tx = block.response_buffer();
-    let mut stalled = false;
+    let mut desk = Desk::new(shared, block);
     let Ok(ep) = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC) else {
-        return t;
+        return desk.t;
     };
     let total = conns.len();
     // Slots keep their index (the event data) while they live; a connection that
@@ -130,13 +141,14 @@ fn worker(
             let Some(Some(c)) = slots.get_mut(i) else {
                 continue;
             };
-            let ok = serve_one(c, shared, &mut t, &mut tx, block.sum, &mut stalled);
-            let to = match steer {
-                Some(s) if ok && c.served % super::steer::RECHECK == 1 => {
-                    s.worker_for(&c.sock).filter(|&w| w != k)
-                }
-                _ => None,
+            // Where the request just read came from, before the answer (`steer`).
+            let mut to = None;
+            let recheck = |sock: &TcpStream| {
+                to = steer.and_then(|s| s.worker_for(sock)).filter(|&w| w != k);
             };
+            let ok = serve_one(c, &mut desk, recheck);
+            // A finished connection is dropped, not moved.
+            let to = to.filter(|_| ok);
             if ok && to.is_none() {
                 continue;
             }
@@ -149,7 +161,7 @@ fn worker(
             }
         }
     }
-    t
+    desk.t
 }
 
 /// Registers `c` with the worker's epoll in a free slot; false if epoll refused it
@@ -157,7 +169,10 @@ fn worker(
 fn admit(ep: &Epoll, c: Conn, slots: &mut Vec<Option<Conn>>, free: &mut Vec<usize>) -> bool {
     let i = free.pop().unwrap_or(slots.len());
     if ep
-        .add(&c.sock, EpollEvent::new(EpollFlags::EPOLLIN, i as u64))
+        .add(
+            &c.sock,
+            EpollEvent::new(EpollFlags::EPOLLIN | EpollFlags::EPOLLET, i as u64),
+        )
         .is_err()
     {
         if i < slots.len() {
@@ -173,48 +188,104 @@ fn admit(ep: &Epoll, c: Conn, slots: &mut Vec<Option<Conn>>, free: &mut Vec<usiz
     true
 }
 
-/// Reads what `c` has; answers when a whole request is in. False when the
-/// connection is finished (closed, failed, or sent something that is not a request).
-fn serve_one(
-    c: &mut Conn,
-    shared: &Serving,
-    t: &mut Tally,
-    tx: &mut [u8],
+/// What a worker serves with: its tallies, its read and answer buffers, the block's
+/// checksum and the stall hook's state.
+struct Desk<'a> {
+    shared: &'a Serving,
+    t: Tally,
+    /// Room for two requests: one request alone is a short read.
+    rx: Vec<u8>,
+    tx: Vec<u8>,
     sum: u32,
-    stalled: &mut bool,
-) -> bool {
-    let got = c.got;
-    match c.sock.read(c.buf.get_mut(got..).unwrap_or_default()) {
-        Ok(0) | Err(_) => return false,
-        Ok(k) => c.got += k,
+    stalled: bool,
+}
+
+impl<'a> Desk<'a> {
+    fn new(shared: &'a Serving, block: &Block) -> Desk<'a> {
+        Desk {
+            shared,
+            t: Tally::default(),
+            rx: vec![0u8; 2 * (HEADER_LEN + shared.request as usize)],
+            tx: block.response_buffer(),
+            sum: block.sum,
+            stalled: false,
+        }
     }
-    if c.got < c.buf.len() {
-        return true;
+}
+
+/// Reads what `c` has until a read comes back short (edge-triggered: the socket is
+/// drained) and answers every whole request, calling `recheck` on the connection
+/// just after reading one whose steering check is due (`steer::recheck_due`). False
+/// when the connection is finished (closed, failed, or sent something that is not a
+/// request).
+fn serve_one(c: &mut Conn, d: &mut Desk<'_>, mut recheck: impl FnMut(&TcpStream)) -> bool {
+    let msg = c.held.len();
+    loop {
+        // The part of a request kept from the last read first, then what is new.
+        let held = c.got;
+        if let (Some(dst), Some(src)) = (d.rx.get_mut(..held), c.held.get(..held)) {
+            dst.copy_from_slice(src);
+        }
+        let room = d.rx.len() - held;
+        let into = d.rx.get_mut(held..).unwrap_or_default();
+        let n = match recv(c.sock.as_raw_fd(), into, MsgFlags::MSG_DONTWAIT) {
+            Ok(0) => return false,
+            Ok(n) => n,
+            Err(Errno::EAGAIN) => return true,
+            Err(Errno::EINTR) => continue,
+            Err(_) => return false,
+        };
+        let end = held + n;
+        let mut at = 0;
+        while end - at >= msg {
+            let req = d.rx.get(at..at + msg).and_then(|b| Header::read(b).ok());
+            let shared = d.shared;
+            let req = req.filter(|h| {
+                h.kind == Kind::RrRequest && h.token == shared.token && h.len == shared.request
+            });
+            let Some(req) = req else {
+                d.t.rejected += 1;
+                let _ = c.sock.shutdown(std::net::Shutdown::Both);
+                return false;
+            };
+            if super::steer::recheck_due(c.served) {
+                recheck(&c.sock);
+            }
+            if !answer(c, &req, d) {
+                return false;
+            }
+            at += msg;
+        }
+        c.got = end - at;
+        if let (Some(dst), Some(src)) = (c.held.get_mut(..c.got), d.rx.get(at..end)) {
+            dst.copy_from_slice(src);
+        }
+        if n < room {
+            return true;
+        }
     }
-    c.got = 0;
-    let req = Header::read(&c.buf).ok().filter(|h| {
-        h.kind == Kind::RrRequest && h.token == shared.token && h.len == shared.request
-    });
-    let Some(req) = req else {
-        t.rejected += 1;
-        let _ = c.sock.shutdown(std::net::Shutdown::Both);
-        return false;
-    };
-    t.requests += 1;
-    shared.maybe_stall(stalled);
-    response_header(tx, &req, sum, shared.block);
-    let corrupt = shared.next_response_corrupt();
+}
+
+/// Answers request `req` on `c` with the block (and the test hooks).
+fn answer(c: &mut Conn, req: &Header, d: &mut Desk<'_>) -> bool {
+    let shared = d.shared;
+    d.t.requests += 1;
+    shared.maybe_stall(&mut d.stalled);
+    response_header(&mut d.tx, req, d.sum, shared.block);
+    // The hook's count is shared by the workers: touched only when the hook is set,
+    // or every block would move its cache line between the workers' CPUs.
+    let corrupt = shared.hooks.corrupt_response != 0 && shared.next_response_corrupt();
     if corrupt {
-        flip(tx);
+        flip(&mut d.tx);
     }
-    let ok = c.sock.write_all(tx).is_ok();
+    let ok = c.sock.write_all(&d.tx).is_ok();
     if ok {
         c.served += 1;
-        t.responses += 1;
-        t.bytes_sent += tx.len() as u64;
+        d.t.responses += 1;
+        d.t.bytes_sent += d.tx.len() as u64;
     }
     if corrupt {
-        flip(tx);
+        flip(&mut d.tx);
     }
     ok
 }
@@ -284,5 +355,73 @@ mod tests {
         });
         assert_eq!((tally.requests, tally.responses, tally.rejected), (4, 4, 0));
         assert_eq!(tally.bytes_sent, 4 * (HEADER_LEN as u64 + u64::from(BLOCK)));
+    }
+
+    /// Pins the calling thread to `cpu`.
+    fn pin(cpu: u32) {
+        mtuperf_sys::affinity::pin_current_thread(&[cpu]).unwrap();
+    }
+
+    /// Steering: a connection made from one CPU (its handshake hands it to the worker
+    /// there) but driven from another moves to the worker on the CPU its requests come
+    /// from within its first requests, and is answered from there. Reading its
+    /// incoming CPU just after the answer would see the client's quick ACK of that
+    /// answer, sent from the worker's own CPU, and keep it where it was for 256
+    /// requests (at 1024 clients, longer than a run).
+    #[test]
+    fn a_connection_moves_to_the_worker_on_the_cpu_of_its_requests() {
+        let online = mtuperf_sys::affinity::online_cpus();
+        let [a, b, ..] = online[..] else {
+            eprintln!("skipped: steering needs two online CPUs");
+            return;
+        };
+        // Two connections (steering needs two workers), both made from CPU a.
+        let ((client, agent), (_idle, agent2)) = std::thread::scope(|s| {
+            s.spawn(|| {
+                pin(a);
+                (pair(), pair())
+            })
+            .join()
+            .unwrap()
+        });
+        let serving = Serving::new(TOKEN, BLOCK, REQUEST, RrHooks::default());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let (answered_from, tally) = std::thread::scope(|s| {
+            let srv = s.spawn(|| super::serve(vec![agent, agent2], 2, &serving, deadline, &[a, b]));
+            let answered_from = s
+                .spawn(move || {
+                    pin(b);
+                    let mut client = client;
+                    client
+                        .set_read_timeout(Some(Duration::from_secs(5)))
+                        .unwrap();
+                    let mut answer = vec![0u8; HEADER_LEN + BLOCK as usize];
+                    // As in a run, whose connections are all set up before the first
+                    // request: a first request sent long after the handshake (more
+                    // than the delayed-ACK timeout) leaves this end in quick-ACK mode.
+                    std::thread::sleep(Duration::from_millis(100));
+                    for seq in 1..=8 {
+                        client.write_all(&request(seq)).unwrap();
+                        // Read late: no ACK of this end's own (sent from CPU b when
+                        // it reads) reaches the worker before it checks.
+                        std::thread::sleep(Duration::from_millis(5));
+                        client.read_exact(&mut answer).unwrap();
+                    }
+                    // Loopback runs the receiving TCP in the sender's softirq: the
+                    // last answer's incoming CPU is the CPU of the worker that sent it.
+                    mtuperf_sys::sockopt::incoming_cpu(&client).unwrap()
+                })
+                .join()
+                .unwrap();
+            serving
+                .stop
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+            (answered_from, srv.join().unwrap())
+        });
+        assert_eq!(tally.responses, 8);
+        assert_eq!(
+            answered_from, b,
+            "answered from CPU {answered_from}, requests from CPU {b}"
+        );
     }
 }
