@@ -272,9 +272,7 @@ fn answer(c: &mut Conn, req: &Header, d: &mut Desk<'_>) -> bool {
     d.t.requests += 1;
     shared.maybe_stall(&mut d.stalled);
     response_header(&mut d.tx, req, d.sum, shared.block);
-    // The hook's count is shared by the workers: touched only when the hook is set,
-    // or every block would move its cache line between the workers' CPUs.
-    let corrupt = shared.hooks.corrupt_response != 0 && shared.next_response_corrupt();
+    let corrupt = shared.next_response_corrupt();
     if corrupt {
         flip(&mut d.tx);
     }
