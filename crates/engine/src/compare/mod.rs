@@ -8,7 +8,6 @@
 //! already stored (`prior`).
 
 mod check;
-pub mod probe;
 mod run;
 
 use std::collections::BTreeMap;
@@ -20,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use crate::placement::PlacementPolicy;
 use crate::stream::StreamResult;
 
-pub use check::{check_path, PathCheck, Verdict};
+pub use check::{check_path, CheckFailed, CheckStep, PathCheck, Verdict};
 pub use run::{headline, run, Outcome};
 
 /// Plan version stored with the group; a resume refuses a plan it cannot read.

@@ -152,7 +152,7 @@ pub fn run(
         interrupted_by: Vec::new(),
     };
     for p in &plan.paths {
-        let c = check_path(p, opts, stop);
+        let c = check_path(p, opts);
         obs.checked(&c);
         out.checks.push(c);
     }

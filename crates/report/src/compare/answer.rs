@@ -72,8 +72,8 @@ pub enum Answer {
 /// both interfaces agree. At most the largest IP packet (loopback's 65536 carries
 /// 65535, as its check says).
 fn carries(c: &PathCheck) -> Option<u32> {
-    match (c.verdict, c.method.as_str(), c.client_mtu, c.agent_mtu) {
-        (Verdict::Ok, "path", Some(a), Some(b)) if a == b => Some(a.min(65_535)),
+    match (c.verdict, c.client_mtu, c.agent_mtu) {
+        (Verdict::Ok, Some(a), Some(b)) if a == b => Some(a.min(65_535)),
         _ => None,
     }
 }
@@ -265,16 +265,11 @@ mod tests {
             name: name.into(),
             target: format!("198.18.{}.2", if mtu == 9000 { 2 } else { 1 }),
             verdict: if ok { Verdict::Ok } else { Verdict::Broken },
-            reason: String::new(),
             failed: None,
-            method: "path".into(),
             client_iface: None,
             client_mtu: Some(mtu),
             agent_iface: None,
             agent_mtu: Some(mtu),
-            probe_bytes: None,
-            probe_goodput_bps: None,
-            df_probe: None,
             carries: Some(if ok { mtu } else { 1500 }),
             faults: if ok {
                 Vec::new()
@@ -309,6 +304,42 @@ mod tests {
             sysctls: std::collections::BTreeMap::new(),
             placement: mtuperf_engine::placement::PlacementPolicy::default(),
         }
+    }
+
+    /// A check that could not judge its path says where it stopped and why, the
+    /// refusal in report's words (kept typed in the document, never as a sentence).
+    #[test]
+    fn a_check_that_stopped_says_where_and_words_its_refusal() {
+        use mtuperf_engine::compare::{CheckFailed, CheckStep};
+        use mtuperf_proto::failed::Failed;
+        use mtuperf_proto::msg::Refusal;
+        let mut c = check("jumbo", 9000, false);
+        c.faults.clear();
+        c.carries = None;
+        c.failed = Some(CheckFailed {
+            step: CheckStep::Reach,
+            failed: Failed::Refused {
+                refusal: Refusal::AuthFailed,
+            },
+        });
+        let reach = crate::compare::check_reason(&c);
+        assert!(
+            reach.starts_with("cannot reach the agent at 198.18.2.2: "),
+            "{reach}"
+        );
+        assert!(
+            reach.ends_with(&crate::refusal::refusal(&Refusal::AuthFailed)),
+            "{reach}"
+        );
+        c.failed = Some(CheckFailed {
+            step: CheckStep::Path,
+            failed: Failed::error("the agent closed the connection"),
+        });
+        assert_eq!(
+            crate::compare::check_reason(&c),
+            "the path check failed: the agent closed the connection"
+        );
+        assert_eq!(carries(&c), None);
     }
 
     #[test]

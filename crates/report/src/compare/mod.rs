@@ -12,7 +12,7 @@ mod verdict;
 
 use std::collections::BTreeMap;
 
-use mtuperf_engine::compare::{PathCheck, Plan, TestKind};
+use mtuperf_engine::compare::{CheckStep, PathCheck, Plan, TestKind};
 use mtuperf_engine::stream::limits::LimitShares;
 use mtuperf_engine::stream::metrics::PerlFigures;
 use mtuperf_engine::stream::verdict::LimitCause;
@@ -71,8 +71,16 @@ pub fn check_reason(c: &PathCheck) -> String {
             )
         }
         (true, None) => match &c.failed {
-            Some(f) => format!("{}{}", c.reason, crate::refusal::failed(f)),
-            None => c.reason.clone(),
+            Some(f) => {
+                let words = crate::refusal::failed(&f.failed);
+                match f.step {
+                    CheckStep::Reach => {
+                        format!("cannot reach the agent at {}: {words}", c.target)
+                    }
+                    CheckStep::Path => format!("the path check failed: {words}"),
+                }
+            }
+            None => String::new(),
         },
     }
 }

@@ -287,14 +287,13 @@ fn checks(o: &mut String, d: &CompareDoc) {
                 } else {
                     "BROKEN".into()
                 },
-                c.method.clone(),
                 crate::compare::check_reason(c),
             ]
         })
         .collect();
     if !rows.is_empty() {
         o.push_str("<h2>Path checks</h2>\n");
-        table(o, &["path", "target", "verdict", "method", "reason"], &rows);
+        table(o, &["path", "target", "verdict", "reason"], &rows);
     }
 }
 
