@@ -108,7 +108,7 @@ fn layout_problems(browser: &str, dir: &Path, pages: &[Page]) -> Vec<Vec<String>
             frames,
             "<iframe style=\"display:block;border:0;width:{}px;height:2000px\" srcdoc=\"{}\"></iframe>",
             p.width,
-            attribute(&probed)
+            mtuperf_report::html::esc(&probed)
         );
     }
     let host = dir.join("layout.probe.html");
@@ -160,14 +160,6 @@ fn layout_problems(browser: &str, dir: &Path, pages: &[Page]) -> Vec<Vec<String>
                 .collect()
         })
         .collect()
-}
-
-/// `text` escaped for a double-quoted HTML attribute.
-fn attribute(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('"', "&quot;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
 }
 
 /// Runs mtuperf with the test's history; it must succeed.
