@@ -117,6 +117,10 @@ pub(super) struct Run<'a> {
     pub alive: usize,
     /// TCP: the thread's epoll instance (a dead connection is taken out of it).
     pub ep: Option<Epoll>,
+    /// Closed loop: when the last block arrived (ns since t0), the next turn's `now`:
+    /// its clients are sent at once, so the clock read that ended the block's latency
+    /// serves the schedule too, and each round trip reads the clock twice.
+    pub arrived_ns: Option<u64>,
 }
 
 pub fn run(p: &Plan<'_>) -> Outcome {
@@ -139,6 +143,7 @@ pub fn run(p: &Plan<'_>) -> Outcome {
         dead_waiting: 0,
         alive: p.clients as usize,
         ep: None,
+        arrived_ns: None,
     };
     for (i, s) in r.slots.iter_mut().enumerate() {
         s.due_ns = first(i as u32);
@@ -272,7 +277,7 @@ impl Run<'_> {
     /// is done (end and drain passed, nothing left waiting, or stopped).
     fn turn(&mut self) -> Option<u64> {
         let p = self.p;
-        let now = now_ns(p.t0);
+        let now = self.arrived_ns.take().unwrap_or_else(|| now_ns(p.t0));
         let stopping = p.stop.load(Ordering::Relaxed);
         if matches!(p.transport, Transport::Tcp(_)) && self.alive == 0 {
             return None;
@@ -356,6 +361,11 @@ impl Run<'_> {
             self.sched.push_deadline(now + p.timeout_ns, i, seq);
         }
         request_header(&mut self.sendbuf, p.base + i, p.token, seq, now, p.request);
+        if fresh && matches!(p.shape, Shape::Closed) {
+            // A closed-loop block's latency starts here, at the send itself: the
+            // schedule's work since `now` is this tool's, not the round trip's.
+            s.intended_ns = now_ns(p.t0);
+        }
         self.counts.requests_sent += 1;
         match &p.transport {
             // A refused or dropped datagram is a lost request, found by its timeout.

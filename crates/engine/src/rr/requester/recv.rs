@@ -39,6 +39,8 @@ impl Run<'_> {
                 Err(_) => continue,
             };
             let p = self.p;
+            // The block's arrival: right after the read, before this tool's checks.
+            let now = now_ns(p.t0);
             let Some(dgram) = self.recvbuf.get(..n) else {
                 return;
             };
@@ -63,8 +65,11 @@ impl Run<'_> {
                     counts: &mut self.counts,
                     hist: &mut self.hist,
                 };
-                if a.take(s, i, h.seq, corrupt) {
+                if a.take(s, i, h.seq, corrupt, now) {
                     self.waiting -= 1;
+                    if matches!(p.shape, Shape::Closed) {
+                        self.arrived_ns = Some(now);
+                    }
                     // Nothing else is due on this socket: skip the read that would
                     // only say so (one syscall less per block at low load).
                     if self.waiting == 0 {
@@ -91,6 +96,7 @@ impl Run<'_> {
                 hist,
                 recvbuf,
                 waiting,
+                arrived_ns,
                 ..
             } = self;
             let Some(s) = slots.get_mut(i) else { return };
@@ -115,11 +121,15 @@ impl Run<'_> {
                 if !s.absorb(recvbuf.get(..n).unwrap_or_default(), p.block, p.verify) {
                     continue;
                 }
+                let now = now_ns(p.t0);
                 // One request in flight per connection: nothing follows its block.
-                match a.message(s, i as u32) {
+                match a.message(s, i as u32, now) {
                     Ok(completed) => {
                         if completed {
                             *waiting -= 1;
+                            if matches!(p.shape, Shape::Closed) {
+                                *arrived_ns = Some(now);
+                            }
                         }
                         break None;
                     }
@@ -191,12 +201,12 @@ impl Answer<'_, '_> {
     /// A whole message read on TCP connection `i` (its slot `s`): Ok(true) when its
     /// block completed the request waited for; a malformed header fails the
     /// connection, with the reason.
-    fn message(&mut self, s: &mut Slot, i: u32) -> Result<bool, String> {
+    fn message(&mut self, s: &mut Slot, i: u32, now: u64) -> Result<bool, String> {
         let p = self.p;
         match Header::read(&s.hdr) {
             Ok(h) if h.kind == Kind::RrResponse && h.token == p.token && h.len == p.block => {
                 let corrupt = p.verify && s.fnv != h.aux;
-                Ok(self.take(s, i, h.seq, corrupt))
+                Ok(self.take(s, i, h.seq, corrupt, now))
             }
             _ => {
                 self.counts.invalid += 1;
@@ -208,9 +218,9 @@ impl Answer<'_, '_> {
     /// A block for request `seq` of slot `s` (client `i` of this thread) arrived;
     /// true when it completed the request the slot was waiting for, which frees the
     /// client (closed loop: it is ready at once; open loop: if its due time passed).
-    fn take(&mut self, s: &mut Slot, i: u32, seq: u64, corrupt: bool) -> bool {
+    /// `now`: when the read that brought it returned.
+    fn take(&mut self, s: &mut Slot, i: u32, seq: u64, corrupt: bool, now: u64) -> bool {
         let (p, counts) = (self.p, &mut *self.counts);
-        let now = now_ns(p.t0);
         let udp = matches!(p.transport, Transport::Udp(_));
         if seq == 0 || seq > s.seq {
             counts.invalid += 1;
