@@ -208,7 +208,7 @@ mod tests {
     #[test]
     fn a_passed_deadline_is_seen_within_the_clock_interval_or_at_once_when_idle() {
         // Not passed: every call says so.
-        let mut d = Deadline::new(Instant::now() + Duration::from_secs(60));
+        let mut d = Deadline::new(Instant::now() + Duration::from_mins(1));
         assert!((0..3 * CLOCK_EVERY).all(|_| !d.passed(false)));
         // Passed: a busy loop sees it within CLOCK_EVERY + 1 requests...
         let mut d = Deadline::new(Instant::now());
