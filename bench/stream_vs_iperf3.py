@@ -22,11 +22,14 @@ with TSO/GSO/GRO off (a NIC without segmentation offload).
 Usage (as root, from the repository root, after `cargo build --release`):
     python3 bench/stream_vs_iperf3.py [--pairs 5] [--time 3] [--only loopback|std|jumbo]
         [--blocks 8K,128K] [--mtuperf-args '--rx-coalesce 0'] [--baseline PATH]
-        [--iperf2] [--offload on|off]
+        [--baseline-args '--rx-coalesce 0'] [--iperf2] [--offload on|off]
+MT_BIN=PATH runs another build than target/release/mtuperf as "mtuperf". The same build
+with other arguments as the second column: --baseline target/release/mtuperf
+--baseline-args '--rx-coalesce 0'.
 """
 import argparse, json, os, signal, statistics, subprocess, sys, time
 
-BIN = os.path.abspath("target/release/mtuperf")
+BIN = os.path.abspath(os.environ.get("MT_BIN", "target/release/mtuperf"))
 LAB = "bench"
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -110,10 +113,11 @@ def main():
     ap.add_argument("--blocks", default="8K,128K", help="comma-separated block sizes (default 8K,128K)")
     ap.add_argument("--mtuperf-args", default="", help="extra arguments for mtuperf stream, e.g. '--rx-coalesce 0'")
     ap.add_argument("--baseline", help="another mtuperf build to run alongside (e.g. round 1's)")
+    ap.add_argument("--baseline-args", default="", help="extra arguments for the baseline's stream")
     ap.add_argument("--iperf2", action="store_true", help="add iperf 2")
     ap.add_argument("--offload", choices=["on", "off"], default="on")
     a = ap.parse_args()
-    blocks, extra = a.blocks.split(","), a.mtuperf_args.split()
+    blocks, extra, base_extra = a.blocks.split(","), a.mtuperf_args.split(), a.baseline_args.split()
     base = os.path.abspath(a.baseline) if a.baseline else None
     procs = []
 
@@ -127,7 +131,7 @@ def main():
         if base:
             # The baseline's own agent, open (no key) and bound to the same address.
             bp = start(ns(server_ns) + [base, "--no-store", "serve", "--bind", host, "--port", "7979"])
-            t.append(("baseline", lambda b: run_mtuperf(client_ns, f"{host}:7979", b, a.time, [], base), bp.pid))
+            t.append(("baseline", lambda b: run_mtuperf(client_ns, f"{host}:7979", b, a.time, base_extra, base), bp.pid))
         ip = start(ns(server_ns) + ["iperf3", "-s", "-p", "5201"])
         t.append(("iperf3", lambda b: run_iperf3(client_ns, host, 5201, b, a.time), ip.pid))
         if a.iperf2:
