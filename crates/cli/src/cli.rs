@@ -329,6 +329,7 @@ mod tests {
                             "--file",
                             "--reverse",
                             "--bidir",
+                            "--zerocopy",
                             "--repeat",
                         ],
                     ),

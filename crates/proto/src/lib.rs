@@ -84,6 +84,8 @@ pub mod units;
 /// authenticate says why typed (`PeerNotAuthenticated`'s `why`: its refusal, no key,
 /// another key); and interrupt causes keep an agent's refusal typed (`agent_answer`'s
 /// and `from_host_failed`'s `error`, a `Failed`).
-pub const PROTOCOL_VERSION: u16 = 19;
+/// 20: a stream request may ask for zero-copy sends (`zerocopy`: `sendfile` from a
+/// memory file), and each connection's report says whether it sent that way.
+pub const PROTOCOL_VERSION: u16 = 20;
 /// Default TCP port of the agent (control and TCP data connections).
 pub const DEFAULT_PORT: u16 = 7878;

@@ -38,6 +38,12 @@ pub struct StreamArgs {
     /// Both directions at once.
     #[arg(long, help_heading = heading::SEND)]
     pub bidir: bool,
+    /// Send with sendfile(2) from a memory file holding the payload (zero-copy, as
+    /// iperf3 -Z): the sending host does not copy each block in from user memory.
+    /// Either end's senders (--reverse, --bidir too); the result says whether each
+    /// could (a host that cannot writes instead).
+    #[arg(long, help_heading = heading::SEND)]
+    pub zerocopy: bool,
     /// Socket buffer size to request (SO_SNDBUF/SO_RCVBUF); the granted size is reported.
     #[arg(long, value_parser = parse_window, help_heading = heading::LOAD)]
     pub window: Option<u32>,
@@ -106,6 +112,7 @@ impl StreamArgs {
             omit: a.omit,
             rx_coalesce: a.rx_coalesce,
             agent_cpus: None,
+            zerocopy: a.zerocopy,
         })
     }
 }

@@ -224,6 +224,52 @@ fn file_content_arrives_whole() {
 }
 
 #[test]
+fn zero_copy_is_asked_by_flag_said_in_text_and_json_and_refused_with_udp() {
+    let out = mtuperf_in(std::path::Path::new("/tmp/unused.db"))
+        .args(["stream", "127.0.0.1", "--udp", "--zerocopy"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--zerocopy") && err.contains("--udp"), "{err}");
+
+    let agent = AgentProc::start(&[]);
+    // The agent's sender, in words.
+    let out = mtuperf_in(std::path::Path::new("/nonexistent/never.db"))
+        .args(["--no-store", "stream", &agent.target(), "--time", "300ms"])
+        .args(["--reverse", "--zerocopy"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("zero-copy sends asked: 1 of the agent's 1 connections sent with sendfile from a memory file\n"),
+        "{text}"
+    );
+    // The client's sender, a file's content with a short last block, in JSON.
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("blob");
+    let content: Vec<u8> = (0..1_000_003u32).map(|i| (i % 251) as u8).collect();
+    std::fs::write(&f, &content).unwrap();
+    let doc = json_in(
+        mtuperf_in(&dir.path().join("h.db"))
+            .args(["stream", &agent.target(), "--block", "8K", "--zerocopy"])
+            .args(["--json", "--file"])
+            .arg(&f),
+    );
+    let errors: Vec<String> = schema().iter_errors(&doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "schema errors: {errors:?}");
+    let run = &doc["runs"][0];
+    assert_eq!(run["result"]["request"]["zerocopy"], true);
+    assert_eq!(run["result"]["client"]["conns"][0]["zerocopy"], true);
+    assert_eq!(run["result"]["agent"]["conns"][0]["zerocopy"], false);
+    let d = &run["metrics"]["directions"][0];
+    assert_eq!(d["sender_zerocopy"], 1);
+    assert_eq!(d["bytes_written"].as_u64(), Some(1_000_003));
+    assert_eq!(d["bytes_read"].as_u64(), Some(1_000_003));
+}
+
+#[test]
 fn ctrl_c_prints_and_stores_the_partial_result() {
     let agent = AgentProc::start(&[]);
     let dir = tempfile::tempdir().unwrap();

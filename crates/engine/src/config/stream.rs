@@ -29,6 +29,8 @@ pub struct StreamConfig {
     pub rx_coalesce: Duration,
     /// `--agent-cpu`: the CPUs the agent pins its data threads to (None: unpinned).
     pub agent_cpus: Option<Vec<u32>>,
+    /// Senders send with `sendfile` (see `StreamRequest::zerocopy`).
+    pub zerocopy: bool,
 }
 
 impl Default for StreamConfig {
@@ -44,6 +46,7 @@ impl Default for StreamConfig {
             omit: Duration::ZERO,
             rx_coalesce: Duration::from_micros(DEFAULT_RX_COALESCE_US.into()),
             agent_cpus: None,
+            zerocopy: false,
         }
     }
 }
@@ -73,6 +76,7 @@ impl StreamConfig {
             interval_ms: self.interval.map_or(0, |d| d.as_millis() as u64),
             omit_ms: self.omit.as_millis() as u64,
             rx_coalesce_us: u32::try_from(self.rx_coalesce.as_micros()).unwrap_or(u32::MAX),
+            zerocopy: self.zerocopy,
             cpus: self.agent_cpus.clone(),
         }
     }
@@ -90,6 +94,7 @@ impl StreamConfig {
             omit: Duration::from_millis(req.omit_ms),
             rx_coalesce: Duration::from_micros(req.rx_coalesce_us.into()),
             agent_cpus: req.cpus.clone(),
+            zerocopy: req.zerocopy,
         }
     }
 

@@ -22,6 +22,53 @@ pub struct SendPlan {
     pub block: usize,
     /// Who receives, for messages: "the agent" or "the client".
     pub peer: &'static str,
+    /// Send with `sendfile` from a memory file holding `data` ([`Source`]).
+    pub zerocopy: bool,
+}
+
+/// Where a sender's blocks come from: its buffer, written with write(), or a memory
+/// file holding the same bytes, sent with `sendfile` (zero-copy: the kernel takes the
+/// file's pages instead of copying each block in from user memory, as `iperf3 -Z`).
+/// The file is made once per connection, before the first block (nix's
+/// `memfd_create`), and each block is the file's bytes at the buffer's offset, so
+/// the two sources send the same bytes in the same calls.
+enum Source {
+    Copy,
+    File(std::os::fd::OwnedFd),
+}
+
+impl Source {
+    /// A memory file holding `data` when `zerocopy` asks for one and this host can
+    /// make it; else plain writes (the report then says the sends were copies).
+    fn new(data: &[u8], zerocopy: bool) -> Source {
+        if !zerocopy || data.is_empty() {
+            return Source::Copy;
+        }
+        let made = nix::sys::memfd::memfd_create(
+            c"mtuperf-payload",
+            nix::sys::memfd::MFdFlags::MFD_CLOEXEC,
+        )
+        .map_err(std::io::Error::from)
+        .and_then(|fd| {
+            let mut f = std::fs::File::from(fd);
+            f.write_all(data)?;
+            Ok(std::os::fd::OwnedFd::from(f))
+        });
+        made.map_or(Source::Copy, Source::File)
+    }
+
+    /// Sends `chunk`, the bytes of `data` from `off`.
+    #[inline]
+    fn send(&self, sock: &TcpStream, chunk: &[u8], off: usize) -> std::io::Result<usize> {
+        match self {
+            Source::Copy => (&*sock).write(chunk),
+            Source::File(fd) => {
+                let mut at = i64::try_from(off).unwrap_or(i64::MAX);
+                nix::sys::sendfile::sendfile(sock, fd, Some(&mut at), chunk.len())
+                    .map_err(std::io::Error::from)
+            }
+        }
+    }
 }
 
 fn ns(t0: Instant, t: Instant) -> u64 {
@@ -55,6 +102,7 @@ pub fn send_loop(
         ..ConnReport::default()
     };
     let limit = plan.bytes.unwrap_or(u64::MAX);
+    let mut source = Source::new(data, plan.zerocopy);
     let mut off = 0usize;
     let mut now = Instant::now();
     while !sent_enough(&plan, r.bytes, limit, stop, now) {
@@ -62,7 +110,12 @@ pub fn send_loop(
             break;
         };
         let before = now;
-        let res = (&*sock).write(chunk);
+        let mut res = source.send(sock, chunk, off);
+        if r.calls == 0 && matches!(source, Source::File(_)) && unsupported(&res) {
+            // A kernel or socket that cannot splice file pages: write instead.
+            source = Source::Copy;
+            res = source.send(sock, chunk, off);
+        }
         now = Instant::now();
         match res {
             Ok(0) => break,
@@ -81,7 +134,19 @@ pub fn send_loop(
         }
     }
     let _ = sock.shutdown(Shutdown::Write);
+    r.zerocopy = matches!(source, Source::File(_));
     finish(sock, r, t0)
+}
+
+/// A first `sendfile` that failed because this kernel or socket does not do it.
+#[cold]
+fn unsupported(res: &std::io::Result<usize>) -> bool {
+    use nix::errno::Errno;
+    res.as_ref().is_err_and(|e| {
+        [Errno::EINVAL, Errno::ENOSYS, Errno::EOPNOTSUPP]
+            .iter()
+            .any(|&n| e.raw_os_error() == Some(n as i32))
+    })
 }
 
 /// Whether a sender is done before its next write: `limit` bytes sent, `stop` set or
@@ -413,6 +478,8 @@ fn read_failure(
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::*;
 
     const US: u64 = 1_000;
@@ -427,6 +494,7 @@ mod tests {
             cycle,
             block,
             peer: "the agent",
+            zerocopy: false,
         }
     }
 
@@ -456,6 +524,64 @@ mod tests {
             }
         }
         assert_eq!(next_chunk(&[], &mut off, &plan(4, true), 8), None);
+    }
+
+    /// Sends `total` bytes of `data` (cycled, in `block`s) over loopback with `plan`,
+    /// reads them all on the other end; returns the sender's report and the bytes read.
+    fn send_over_loopback(
+        data: &[u8],
+        block: usize,
+        total: u64,
+        zerocopy: bool,
+    ) -> (ConnReport, Vec<u8>) {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let tx = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (mut rx, _) = l.accept().unwrap();
+        rx.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let track = Tracked {
+            sending: true,
+            bytes: Arc::new(AtomicU64::new(0)),
+            sock: Arc::new(tx.try_clone().unwrap()),
+            finished: Arc::new(AtomicBool::new(false)),
+            cut: Arc::new(AtomicBool::new(false)),
+        };
+        let p = SendPlan {
+            bytes: Some(total),
+            zerocopy,
+            ..plan(block, true)
+        };
+        let stop = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            let reader = s.spawn(move || {
+                let mut got = Vec::new();
+                rx.read_to_end(&mut got).unwrap();
+                got
+            });
+            let r = send_loop(&tx, 0, data, p, &stop, &track, Instant::now());
+            (r, reader.join().unwrap())
+        })
+    }
+
+    #[test]
+    fn a_zero_copy_sender_delivers_the_same_bytes_as_writes_and_says_how_it_sent() {
+        // A payload that is not a whole number of blocks, a total that ends mid-block:
+        // the file's offsets must follow the buffer's exactly, cycles included.
+        let data: Vec<u8> = (0..70_001u32).map(|i| (i * 7 + i / 251) as u8).collect();
+        let total = 1_000_003u64;
+        let want: Vec<u8> = data.iter().copied().cycle().take(total as usize).collect();
+        for zerocopy in [true, false] {
+            let (r, got) = send_over_loopback(&data, 16_384, total, zerocopy);
+            assert_eq!(r.error, None);
+            assert_eq!(
+                (r.bytes, got.len() as u64),
+                (total, total),
+                "zerocopy {zerocopy}"
+            );
+            assert!(got == want, "zerocopy {zerocopy}: the bytes differ");
+            // Loopback TCP takes file pages: the report says which call was used.
+            assert_eq!(r.zerocopy, zerocopy);
+            assert!(r.calls >= total.div_ceil(16_384), "{r:?}");
+        }
     }
 
     #[test]

@@ -61,6 +61,9 @@ pub struct DirectionMetrics {
     pub receiver_wait_s: f64,
     /// TCP_INFO of the sending connections at their end.
     pub sender_tcp: Vec<TcpInfo>,
+    /// Sending connections that sent with `sendfile` (zero-copy; `writes` then counts
+    /// those calls). 0 unless the request asked for zero-copy sends.
+    pub sender_zerocopy: u32,
     /// When the receiver's report never came: the bytes the sender's kernel saw
     /// acknowledged, and the rate over the part of the run that moved them.
     pub acked: Option<Acked>,
@@ -189,6 +192,7 @@ fn direction(
         receiver_waits: receiver.iter().map(|c| c.waits).sum(),
         receiver_wait_s: secs(receiver.iter().map(|c| c.wait_ns).max().unwrap_or(0)),
         sender_tcp: sender.iter().filter_map(|c| c.tcp_info).collect(),
+        sender_zerocopy: sender.iter().filter(|c| c.zerocopy).count() as u32,
         acked: None,
         limit: None,
     }

@@ -110,6 +110,7 @@ impl<'a> Phase<'a> {
                 block: req.block as usize,
                 cycle,
                 peer,
+                zerocopy: req.zerocopy,
             },
             idle: IDLE,
             recv_deadline,

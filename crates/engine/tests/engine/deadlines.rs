@@ -112,6 +112,7 @@ fn a_test_restarts_the_idle_timeout() {
         interval_ms: 0,
         omit_ms: 0,
         rx_coalesce_us: 0,
+        zerocopy: false,
         cpus: None,
     };
     let params = mtuperf_engine::stream::StreamParams {
@@ -148,6 +149,7 @@ fn an_interval_under_the_minimum_is_refused_by_name() {
         interval_ms: 1,
         omit_ms: 0,
         rx_coalesce_us: 0,
+        zerocopy: false,
         cpus: None,
     };
     match session.request(&ClientMsg::Stream(req.clone()), "stream ready") {

@@ -28,6 +28,7 @@ fn request(direction: Direction, streams: u32, limit: StreamLimit) -> StreamRequ
         interval_ms: 100,
         omit_ms: 0,
         rx_coalesce_us: mtuperf_proto::msg::DEFAULT_RX_COALESCE_US,
+        zerocopy: false,
         cpus: None,
     }
 }
@@ -112,6 +113,43 @@ fn four_streams_and_byte_limit_are_exact() {
     assert_eq!(p.bytes_received, total);
     assert!((p.avg_packet_size - total as f64 / p.packets_received as f64).abs() < 1e-6);
     assert!(p.network_elapsed_s <= p.total_elapsed_s + 1e-3);
+}
+
+#[test]
+fn zero_copy_sends_from_both_ends_arrive_whole_and_say_so() {
+    let (addr, _stop) = agent();
+    let per_stream = 2_000_003;
+    let mut req = request(
+        Direction::Bidir,
+        2,
+        StreamLimit::Bytes {
+            total: 2 * per_stream,
+        },
+    );
+    req.zerocopy = true;
+    let r = run(addr, req);
+    assert_balanced(&r, 2);
+    for end in [&r.client, &r.agent] {
+        assert_eq!(end.conns.len(), 4);
+        for c in &end.conns {
+            // Senders (the client's and the agent's) sent with sendfile; receivers read.
+            assert_eq!(c.zerocopy, c.sending, "{c:?}");
+            assert_eq!(c.bytes, per_stream, "{c:?}");
+        }
+    }
+    let m = metrics::compute(&r);
+    assert!(m.directions.iter().all(|d| d.sender_zerocopy == 2), "{m:?}");
+    // Without the flag nothing is sent that way.
+    let r = run(
+        addr,
+        request(
+            Direction::Forward,
+            1,
+            StreamLimit::Bytes { total: per_stream },
+        ),
+    );
+    assert!(r.client.conns.iter().all(|c| !c.zerocopy));
+    assert_eq!(metrics::compute(&r).directions[0].sender_zerocopy, 0);
 }
 
 #[test]

@@ -55,6 +55,10 @@ pub struct StreamRequest {
     /// arriving packet: the user-space analogue of a NIC's rx-usecs. Never waits
     /// while data is queued. At most [`MAX_RX_COALESCE_US`].
     pub rx_coalesce_us: u32,
+    /// Senders send with `sendfile` from a memory file holding the payload (as
+    /// `iperf3 -Z`): the sending host does not copy each block from user memory. The
+    /// receivers read as always (protocol 20).
+    pub zerocopy: bool,
     /// `--agent-cpu`: pin the agent's data threads to these CPUs (each thread may run
     /// on any of them); the agent refuses CPUs outside its `serve --cpus` (protocol 6).
     pub cpus: Option<Vec<u32>>,
@@ -110,7 +114,8 @@ pub struct ConnReport {
     /// True when this end wrote on this connection, false when it read.
     pub sending: bool,
     pub bytes: u64,
-    /// write() or read() calls that moved at least one byte.
+    /// write() (or, with `zerocopy`, sendfile()) or read() calls that moved at least
+    /// one byte.
     pub calls: u64,
     /// Time spent inside those calls (perl-sockets' "network elapsed").
     pub in_call_ns: u64,
@@ -133,6 +138,10 @@ pub struct ConnReport {
     pub tcp_info: Option<TcpInfo>,
     /// A transport error that ended this connection early, if any.
     pub error: Option<String>,
+    /// Senders: true when this connection was sent with `sendfile` (zero-copy, as the
+    /// request asked); false for a receiver, a copying sender, or a zero-copy request
+    /// this host could not serve (it then wrote, and `calls` count write() calls).
+    pub zerocopy: bool,
 }
 
 /// One interval of one end, summed over its connections.

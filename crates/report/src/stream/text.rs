@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use mtuperf_engine::stream::metrics::{DirectionMetrics, EndMetrics};
 use mtuperf_engine::stream::{End, StreamResult};
 use mtuperf_proto::host::IfaceInfo;
-use mtuperf_proto::msg::{Direction, IntervalSample, StreamLimit};
+use mtuperf_proto::msg::{Direction, IntervalSample, StreamLimit, StreamRequest};
 
 use super::{Document, RepeatSummary, RunDoc};
 use crate::fmt::{bytes, mibs, opt, rate};
@@ -142,9 +142,10 @@ fn missing_lines(out: &mut String, d: &DirectionMetrics) -> bool {
 fn direction_text(
     out: &mut String,
     d: &DirectionMetrics,
-    rx_coalesce_us: u32,
+    req: &StreamRequest,
     agent_missing: bool,
 ) {
+    let rx_coalesce_us = req.rx_coalesce_us;
     let (s, r) = (end_name(d.sender), end_name(d.receiver));
     let _ = writeln!(out, "Summary {s} → {r}:");
     if agent_missing {
@@ -191,6 +192,19 @@ fn direction_text(
         "  perl-sockets figures ({r} reads): Packets Received {}, Bytes Received {}, Avg Packet Size {:.1}, Network Elapsed Seconds {:.6}, Total Elapsed Seconds {:.6}, Average milliseconds {:.6}, Avg milliseconds/MiB {:.6}, Avg Megabytes/Second {:.3}",
         p.packets_received, p.bytes_received, p.avg_packet_size, p.network_elapsed_s, p.total_elapsed_s, p.average_ms, p.avg_ms_per_mib, p.avg_mib_per_s
     );
+    if req.zerocopy {
+        let _ = writeln!(
+            out,
+            "  zero-copy sends asked: {} of the {s}'s {} connections sent with sendfile from a memory file{}",
+            d.sender_zerocopy,
+            req.streams,
+            if d.sender_zerocopy < req.streams {
+                " (the others wrote: that host could not send from a memory file)"
+            } else {
+                ""
+            }
+        );
+    }
     if rx_coalesce_us == 0 {
         let _ = writeln!(
             out,
@@ -343,7 +357,7 @@ pub fn summary_text(run: &RunDoc) -> String {
         direction_text(
             &mut out,
             d,
-            run.result.request.rx_coalesce_us,
+            &run.result.request,
             mtuperf_engine::stream::metrics::agent_report_missing(&run.result),
         );
     }
