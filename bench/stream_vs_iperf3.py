@@ -22,7 +22,9 @@ with TSO/GSO/GRO off (a NIC without segmentation offload).
 Usage (as root, from the repository root, after `cargo build --release`):
     python3 bench/stream_vs_iperf3.py [--pairs 5] [--time 3] [--only loopback|std|jumbo]
         [--blocks 8K,128K] [--mtuperf-args '--rx-coalesce 0'] [--baseline PATH]
-        [--baseline-args '--rx-coalesce 0'] [--iperf2] [--offload on|off]
+        [--baseline-args '--rx-coalesce 0'] [--iperf2] [--offload on|off] [--zerocopy]
+--zerocopy compares zero-copy senders: mtuperf stream --zerocopy against iperf3 -Z
+(iperf 2 has no zero-copy sender: with --iperf2 it still writes).
 MT_BIN=PATH runs another build than target/release/mtuperf as "mtuperf". The same build
 with other arguments as the second column: --baseline target/release/mtuperf
 --baseline-args '--rx-coalesce 0'.
@@ -53,9 +55,9 @@ def run_mtuperf(client_ns, target, block, secs, extra, binary=None):
     return d["goodput_wall_bps"], d["bytes_read"]
 
 
-def run_iperf3(client_ns, host, port, block, secs):
+def run_iperf3(client_ns, host, port, block, secs, extra=()):
     out = subprocess.run(ns(client_ns) + ["iperf3", "-c", host, "-p", str(port), "-t", str(secs),
-                          "-l", block, "-J"], capture_output=True, text=True, check=True)
+                          "-l", block, "-J", *extra], capture_output=True, text=True, check=True)
     s = json.loads(out.stdout)["end"]["sum_received"]
     return s["bits_per_second"], s["bytes"]
 
@@ -116,8 +118,12 @@ def main():
     ap.add_argument("--baseline-args", default="", help="extra arguments for the baseline's stream")
     ap.add_argument("--iperf2", action="store_true", help="add iperf 2")
     ap.add_argument("--offload", choices=["on", "off"], default="on")
+    ap.add_argument("--zerocopy", action="store_true", help="mtuperf --zerocopy against iperf3 -Z")
     a = ap.parse_args()
     blocks, extra, base_extra = a.blocks.split(","), a.mtuperf_args.split(), a.baseline_args.split()
+    i3_extra = ["-Z"] if a.zerocopy else []
+    if a.zerocopy:
+        extra.append("--zerocopy")
     base = os.path.abspath(a.baseline) if a.baseline else None
     procs = []
 
@@ -133,7 +139,7 @@ def main():
             bp = start(ns(server_ns) + [base, "--no-store", "serve", "--bind", host, "--port", "7979"])
             t.append(("baseline", lambda b: run_mtuperf(client_ns, f"{host}:7979", b, a.time, base_extra, base), bp.pid))
         ip = start(ns(server_ns) + ["iperf3", "-s", "-p", "5201"])
-        t.append(("iperf3", lambda b: run_iperf3(client_ns, host, 5201, b, a.time), ip.pid))
+        t.append(("iperf3", lambda b: run_iperf3(client_ns, host, 5201, b, a.time, i3_extra), ip.pid))
         if a.iperf2:
             i2 = start(ns(server_ns) + ["iperf", "-s", "-p", "5001"])
             t.append(("iperf2", lambda b: run_iperf2(client_ns, host, 5001, b, a.time), i2.pid))
