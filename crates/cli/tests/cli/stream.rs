@@ -246,6 +246,13 @@ fn zero_copy_is_asked_by_flag_said_in_text_and_json_and_refused_with_udp() {
         text.contains("zero-copy sends asked: 1 of the agent's 1 connections sent with sendfile from a memory file\n"),
         "{text}"
     );
+    std::thread::sleep(Duration::from_millis(200));
+    let log = agent.drain_log();
+    assert!(
+        log.iter()
+            .any(|l| l.contains("stream reverse 1 x 131072 B zero-copy: ")),
+        "{log:?}"
+    );
     // The client's sender, a file's content with a short last block, in JSON.
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("blob");
