@@ -59,9 +59,10 @@ pub struct StreamArgs {
     /// Receive coalescing: after a read that drained the socket, wait up to this long
     /// before reading again (0 reads again at once, like a plain blocking loop). Never
     /// waits while data is queued nor in the first 100 ms, and never pauses longer than
-    /// a quarter of the receive buffer takes to fill. 0 to 10ms.
-    #[arg(long, default_value = "200us", value_parser = parse::parse_rx_coalesce, help_heading = heading::LOAD)]
-    pub rx_coalesce: Duration,
+    /// a quarter of the receive buffer takes to fill. 0 to 10ms [default: 200us for
+    /// blocks under 64K, 0 from 64K]
+    #[arg(long, value_parser = parse::parse_rx_coalesce, help_heading = heading::LOAD)]
+    pub rx_coalesce: Option<Duration>,
 }
 
 impl StreamArgs {

@@ -92,6 +92,44 @@ fn reverse_and_repeat_print_statistics() {
     assert!(text.contains("95% CI"), "{text}");
 }
 
+/// Receive coalescing by default below 64 KiB blocks, off from 64 KiB, and what the
+/// user asks for wins: the text says which, and the request in the JSON carries it.
+#[test]
+fn coalescing_follows_the_block_unless_asked() {
+    let agent = AgentProc::start(&[]);
+    let cases: [(&[&str], Option<&str>, u64); 4] = [
+        (
+            &["--block", "8K"],
+            Some("receive coalescing up to 200 µs"),
+            200,
+        ),
+        (&[], Some("receive coalescing off"), 0),
+        (
+            &["--rx-coalesce", "150us"],
+            Some("receive coalescing up to 150 µs"),
+            150,
+        ),
+        (&["--block", "8K", "--rx-coalesce", "0"], None, 0),
+    ];
+    let never = std::path::Path::new("/nonexistent/never.db");
+    for (args, said, us) in cases {
+        let base = ["--no-store", "stream", &agent.target(), "--time", "300ms"];
+        let out = mtuperf_in(never).args(base).args(args).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{args:?}: {text}");
+        let want = said.unwrap_or("receive coalescing off");
+        assert!(text.contains(want), "{args:?}: want {want:?} in {text}");
+        let doc = json_in(mtuperf_in(never).args(base).args(args).arg("--json"));
+        let asked = &doc["runs"][0]["result"]["request"]["rx_coalesce_us"];
+        assert_eq!(
+            asked.as_u64(),
+            Some(us),
+            "{args:?}: {}",
+            doc["runs"][0]["result"]
+        );
+    }
+}
+
 #[test]
 fn bad_values_name_the_flag_and_range() {
     for (args, needle) in [

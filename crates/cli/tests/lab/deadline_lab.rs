@@ -248,7 +248,17 @@ fn bytes_beyond_the_agents_max_duration_end_cleanly_at_the_limit() {
 fn a_stopped_client_shows_a_gap_not_a_normal_run() {
     let agent = std::sync::Arc::new(LoopbackAgent::start(&[]));
     let runs: Vec<_> = [
-        ("stream", &["--time", "8s", "--reverse", "--json"][..]),
+        (
+            "stream",
+            &[
+                "--time",
+                "8s",
+                "--reverse",
+                "--rx-coalesce",
+                "200us",
+                "--json",
+            ][..],
+        ),
         ("rr", &["--time", "8s", "--json"][..]),
     ]
     .into_iter()

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mtuperf_proto::msg::{Direction, Limits, StreamLimit, StreamRequest, DEFAULT_RX_COALESCE_US};
+use mtuperf_proto::msg::{default_rx_coalesce_us, Direction, Limits, StreamLimit, StreamRequest};
 
 use super::bounds::MAX_RX_COALESCE_US;
 use super::{at_most, interval_and_length, ConfigError};
@@ -25,8 +25,9 @@ pub struct StreamConfig {
     pub interval: Option<Duration>,
     /// Warm-up excluded from the summary.
     pub omit: Duration,
-    /// Receive coalescing (see `StreamRequest::rx_coalesce_us`).
-    pub rx_coalesce: Duration,
+    /// Receive coalescing (see `StreamRequest::rx_coalesce_us`); None: the default for
+    /// the block ([`default_rx_coalesce_us`]: on below 64 KiB, off from it).
+    pub rx_coalesce: Option<Duration>,
     /// `--agent-cpu`: the CPUs the agent pins its data threads to (None: unpinned).
     pub agent_cpus: Option<Vec<u32>>,
     /// Senders send with `sendfile` (see `StreamRequest::zerocopy`).
@@ -44,7 +45,7 @@ impl Default for StreamConfig {
             mss: None,
             interval: None,
             omit: Duration::ZERO,
-            rx_coalesce: Duration::from_micros(DEFAULT_RX_COALESCE_US.into()),
+            rx_coalesce: None,
             agent_cpus: None,
             zerocopy: false,
         }
@@ -75,7 +76,7 @@ impl StreamConfig {
             mss: self.mss,
             interval_ms: self.interval.map_or(0, |d| d.as_millis() as u64),
             omit_ms: self.omit.as_millis() as u64,
-            rx_coalesce_us: u32::try_from(self.rx_coalesce.as_micros()).unwrap_or(u32::MAX),
+            rx_coalesce_us: self.rx_coalesce_us(),
             zerocopy: self.zerocopy,
             cpus: self.agent_cpus.clone(),
         }
@@ -92,9 +93,18 @@ impl StreamConfig {
             mss: req.mss,
             interval: (req.interval_ms != 0).then(|| Duration::from_millis(req.interval_ms)),
             omit: Duration::from_millis(req.omit_ms),
-            rx_coalesce: Duration::from_micros(req.rx_coalesce_us.into()),
+            rx_coalesce: Some(Duration::from_micros(req.rx_coalesce_us.into())),
             agent_cpus: req.cpus.clone(),
             zerocopy: req.zerocopy,
+        }
+    }
+
+    /// The receive coalescing asked of the receivers, in µs: the user's, or the
+    /// default for the block.
+    pub fn rx_coalesce_us(&self) -> u32 {
+        match self.rx_coalesce {
+            Some(d) => u32::try_from(d.as_micros()).unwrap_or(u32::MAX),
+            None => default_rx_coalesce_us(self.block),
         }
     }
 
@@ -119,8 +129,8 @@ impl StreamConfig {
             limits.max_streams.into(),
         )?;
         at_most("max-block", self.block.into(), limits.max_block.into())?;
-        let coalesce_us = self.rx_coalesce.as_micros();
-        if coalesce_us > MAX_RX_COALESCE_US.into() {
+        let coalesce_us = self.rx_coalesce_us();
+        if coalesce_us > MAX_RX_COALESCE_US {
             return Err(ConfigError::Bad(format!(
                 "receive coalescing of {coalesce_us} µs is above the protocol's maximum of {MAX_RX_COALESCE_US} µs"
             )));
@@ -150,9 +160,37 @@ mod tests {
             omit: Duration::from_secs(2),
             window: Some(1 << 20),
             agent_cpus: Some(vec![0, 2]),
+            rx_coalesce: Some(Duration::from_micros(50)),
             ..StreamConfig::default()
         };
         assert_eq!(StreamConfig::from_request(&c.request()), c);
+    }
+
+    #[test]
+    fn coalescing_is_on_below_64_kib_blocks_off_from_them_unless_asked() {
+        let us = |block, asked: Option<u64>| {
+            StreamConfig {
+                block,
+                rx_coalesce: asked.map(Duration::from_micros),
+                ..StreamConfig::default()
+            }
+            .request()
+            .rx_coalesce_us
+        };
+        assert_eq!(us(8 * 1024, None), 200);
+        assert_eq!(us(64 * 1024 - 1, None), 200);
+        assert_eq!(us(64 * 1024, None), 0);
+        assert_eq!(us(128 * 1024, None), 0);
+        assert_eq!(StreamConfig::default().request().rx_coalesce_us, 0);
+        assert_eq!(
+            StreamConfig::timed(8192, Duration::from_secs(1))
+                .request()
+                .rx_coalesce_us,
+            200
+        );
+        // What the user asks for wins, both ways.
+        assert_eq!(us(128 * 1024, Some(200)), 200);
+        assert_eq!(us(8 * 1024, Some(0)), 0);
     }
 
     #[test]

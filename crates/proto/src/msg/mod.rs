@@ -26,8 +26,9 @@ pub use doctor::{DoctorReply, DoctorRequest};
 pub use path::{PathOpen, PathProbeResult, PathReady, PathReverseProbe, PathServed};
 pub use rr::{RrReady, RrRequest, RrServed};
 pub use stream::{
-    ConnReport, Direction, EndReport, IntervalSample, StreamLimit, StreamReady, StreamRequest,
-    DEFAULT_RX_COALESCE_US, MAX_INTERVALS, MAX_RX_COALESCE_US, MIN_INTERVAL_MS,
+    default_rx_coalesce_us, ConnReport, Direction, EndReport, IntervalSample, StreamLimit,
+    StreamReady, StreamRequest, DEFAULT_RX_COALESCE_US, MAX_INTERVALS, MAX_RX_COALESCE_US,
+    MIN_INTERVAL_MS, RX_COALESCE_BELOW_BLOCK,
 };
 
 /// Identifies mtuperf in a Hello, so a stray client is told apart from a version skew.
