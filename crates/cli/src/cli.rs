@@ -333,7 +333,16 @@ mod tests {
                             "--repeat",
                         ],
                     ),
-                    ("Load", &["--streams", "--window", "--mss", "--rx-coalesce"]),
+                    (
+                        "Load",
+                        &[
+                            "--streams",
+                            "--window",
+                            "--mss",
+                            "--rx-coalesce",
+                            "--rx-poll",
+                        ],
+                    ),
                     ("Output", &["--interval", "--omit", "--format", "--json"]),
                     (
                         "UDP stream (--udp)",

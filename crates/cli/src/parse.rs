@@ -73,6 +73,12 @@ pub fn parse_rx_coalesce(s: &str) -> Result<Duration, String> {
     duration_in(s, Duration::ZERO, max)
 }
 
+/// --rx-poll: 0 to the agent's maximum (10 ms).
+pub fn parse_rx_poll(s: &str) -> Result<Duration, String> {
+    let max = Duration::from_micros(bounds::MAX_RX_POLL_US.into());
+    duration_in(s, Duration::ZERO, max)
+}
+
 /// Durations from 0 up to 24 h (--omit, agent limits).
 pub fn parse_any_duration(s: &str) -> Result<Duration, String> {
     duration_in(s, Duration::ZERO, bounds::MAX_TIME)

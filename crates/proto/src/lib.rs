@@ -86,6 +86,8 @@ pub mod units;
 /// and `from_host_failed`'s `error`, a `Failed`).
 /// 20: a stream request may ask for zero-copy sends (`zerocopy`: `sendfile` from a
 /// memory file), and each connection's report says whether it sent that way.
-pub const PROTOCOL_VERSION: u16 = 20;
+/// 21: a stream request may ask its receivers to poll (`rx_poll_us`), and each
+/// receiving connection reports the reads that found nothing (`empty_reads`).
+pub const PROTOCOL_VERSION: u16 = 21;
 /// Default TCP port of the agent (control and TCP data connections).
 pub const DEFAULT_PORT: u16 = 7878;

@@ -63,6 +63,14 @@ pub struct StreamArgs {
     /// blocks under 64K, 0 from 64K]
     #[arg(long, value_parser = parse::parse_rx_coalesce, help_heading = heading::LOAD)]
     pub rx_coalesce: Option<Duration>,
+    /// Receive polling: after a read that drained the socket, read again at once
+    /// without blocking for up to this long before blocking until data comes (as the
+    /// kernel's busy polling, on any link). The receiver then processes the packets
+    /// that arrive on its own CPU and is never woken per packet; its CPU time includes
+    /// the polling. Either end's receivers (--reverse, --bidir too). Excludes
+    /// --rx-coalesce. 0 (off, the default) to 10ms, e.g. 50us
+    #[arg(long, value_parser = parse::parse_rx_poll, conflicts_with = "rx_coalesce", help_heading = heading::LOAD)]
+    pub rx_poll: Option<Duration>,
 }
 
 impl StreamArgs {
@@ -112,6 +120,7 @@ impl StreamArgs {
             interval: a.interval,
             omit: a.omit,
             rx_coalesce: a.rx_coalesce,
+            rx_poll: a.rx_poll.unwrap_or_default(),
             agent_cpus: None,
             zerocopy: a.zerocopy,
         })

@@ -12,7 +12,7 @@ use mtuperf_proto::units::BitsPerSec;
 pub struct UdpArgs {
     /// Send UDP datagrams of --block bytes (default 8K; fragmented by the kernel above
     /// the path MTU) paced at --rate, and count them on the receiving end.
-    #[arg(long, conflicts_with_all = ["file", "mss", "omit", "ssh", "zerocopy"])]
+    #[arg(long, conflicts_with_all = ["file", "mss", "omit", "ssh", "zerocopy", "rx_poll"])]
     pub udp: bool,
     /// With --udp: offered rate per direction in bit/s of UDP payload (1G, 500M, 0 or
     /// max = as fast as the agent's --max-rate allows); a comma-separated list

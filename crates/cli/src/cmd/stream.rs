@@ -25,7 +25,7 @@ pub struct Formats;
 
 impl output::Formats for Formats {
     const HAS: &'static [Format] = &[Format::Text, Format::Json];
-    const HELP: &'static str = "text (the default), or json: one document of schema mtuperf.stream/6 (mtuperf.stream-udp/5 with --udp)";
+    const HELP: &'static str = "text (the default), or json: one document of schema mtuperf.stream/7 (mtuperf.stream-udp/5 with --udp)";
     const HINT: &'static str = "stream prints its result as text or as its JSON document; stored runs as CSV: `mtuperf export`, as HTML: `mtuperf report`";
 }
 

@@ -14,7 +14,7 @@ fn format_json_is_the_json_document_of_stream_rr_and_path() {
     let db = dir.path().join("h.db");
     let target = agent.target();
     for (cmd, schema, extra) in [
-        ("stream", "mtuperf.stream/6", &["--time", "1s"][..]),
+        ("stream", "mtuperf.stream/7", &["--time", "1s"][..]),
         ("rr", "mtuperf.rr/6", &["--time", "1s"][..]),
         ("path", "mtuperf.path/4", &[][..]),
     ] {

@@ -314,6 +314,74 @@ fn zero_copy_is_asked_by_flag_said_in_text_and_json_and_refused_with_udp() {
     assert_eq!(d["bytes_read"].as_u64(), Some(1_000_003));
 }
 
+/// --rx-poll: refused with --udp and with --rx-coalesce (naming both) and above
+/// 10 ms; asked of the client's receiver (--reverse), said in the text, in the JSON
+/// (valid against the schema) and in the agent's log line.
+#[test]
+fn receive_polling_is_asked_by_flag_said_in_text_json_and_log_and_refused_with_coalescing() {
+    for (extra, names) in [
+        (&["--udp"][..], &["--rx-poll", "--udp"][..]),
+        (
+            &["--rx-coalesce", "0"][..],
+            &["--rx-poll", "--rx-coalesce"][..],
+        ),
+    ] {
+        let out = mtuperf_in(std::path::Path::new("/tmp/unused.db"))
+            .args(["stream", "127.0.0.1", "--rx-poll", "50us"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{extra:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(names.iter().all(|n| err.contains(n)), "{extra:?}: {err}");
+    }
+    let out = mtuperf_in(std::path::Path::new("/tmp/unused.db"))
+        .args(["stream", "127.0.0.1", "--rx-poll", "11ms"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("allowed 0s to 10ms"));
+
+    let agent = AgentProc::start(&[]);
+    let never = std::path::Path::new("/nonexistent/never.db");
+    let base = ["--no-store", "stream", &agent.target(), "--time", "300ms"];
+    let out = mtuperf_in(never)
+        .args(base)
+        .args(["--reverse", "--block", "8K", "--rx-poll", "50us"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("  receive polling up to 50 µs: the client's reads found the socket empty "),
+        "{text}"
+    );
+    // Polling replaces the 8K default's coalescing.
+    assert!(!text.contains("receive coalescing"), "{text}");
+    std::thread::sleep(Duration::from_millis(200));
+    let log = agent.drain_log();
+    assert!(
+        log.iter()
+            .any(|l| l.contains("stream reverse 1 x 8192 B polled: ")),
+        "{log:?}"
+    );
+    let doc = json_in(
+        mtuperf_in(never)
+            .args(base)
+            .args(["--rx-poll", "1ms", "--json"]),
+    );
+    let errors: Vec<String> = schema().iter_errors(&doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "schema errors: {errors:?}");
+    let run = &doc["runs"][0];
+    assert_eq!(run["result"]["request"]["rx_poll_us"], 1000);
+    assert_eq!(run["result"]["request"]["rx_coalesce_us"], 0);
+    let empty = run["result"]["agent"]["conns"][0]["empty_reads"].as_u64();
+    let d = &run["metrics"]["directions"][0];
+    assert_eq!(d["receiver_empty_reads"].as_u64(), empty);
+    assert_eq!(run["result"]["client"]["conns"][0]["empty_reads"], 0);
+    assert_eq!(d["bytes_written"], d["bytes_read"]);
+}
+
 #[test]
 fn ctrl_c_prints_and_stores_the_partial_result() {
     let agent = AgentProc::start(&[]);

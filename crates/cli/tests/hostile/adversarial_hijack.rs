@@ -111,6 +111,7 @@ fn reverse_test() -> StreamParams {
             interval_ms: 0,
             omit_ms: 0,
             rx_coalesce_us: 0,
+            rx_poll_us: 0,
             zerocopy: false,
             cpus: None,
         },

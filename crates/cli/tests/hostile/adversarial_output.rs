@@ -334,7 +334,7 @@ fn a_disk_that_fills_during_the_run_keeps_the_result_and_the_database() {
     assert_eq!(out.status.code(), Some(5), "exit code; stderr: {err}");
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("result not printed as JSON ({e}): {err}"));
-    assert_eq!(doc["schema"], "mtuperf.stream/6");
+    assert_eq!(doc["schema"], "mtuperf.stream/7");
     assert!(doc["runs"][0]["metrics"].is_object(), "{doc}");
     assert!(
         err.contains("storing the stream run in") && err.contains("history.db"),
@@ -373,7 +373,7 @@ fn a_disk_that_fills_during_the_run_keeps_the_result_and_the_database() {
             .unwrap();
         let kept: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(saved).unwrap()).unwrap();
-        assert_eq!(kept["schema"], "mtuperf.stream/6");
+        assert_eq!(kept["schema"], "mtuperf.stream/7");
     } else {
         // The database could not even be opened on the full disk: refused before the
         // test ran (nothing measured, nothing lost), with the path named.

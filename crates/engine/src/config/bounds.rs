@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use mtuperf_proto::dgram::HEADER_LEN;
-pub use mtuperf_proto::msg::{MAX_RX_COALESCE_US, MIN_INTERVAL_MS};
+pub use mtuperf_proto::msg::{MAX_RX_COALESCE_US, MAX_RX_POLL_US, MIN_INTERVAL_MS};
 
 /// Largest UDP payload over IPv4 (65535 - 20 IP - 8 UDP).
 pub const UDP_MAX_PAYLOAD: u32 = 65_507;

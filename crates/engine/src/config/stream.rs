@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use mtuperf_proto::msg::{default_rx_coalesce_us, Direction, Limits, StreamLimit, StreamRequest};
 
-use super::bounds::MAX_RX_COALESCE_US;
+use super::bounds::{MAX_RX_COALESCE_US, MAX_RX_POLL_US};
 use super::{at_most, interval_and_length, ConfigError};
 
 /// What one stream test does. [`StreamConfig::request`] is its wire form.
@@ -28,6 +28,8 @@ pub struct StreamConfig {
     /// Receive coalescing (see `StreamRequest::rx_coalesce_us`); None: the default for
     /// the block ([`default_rx_coalesce_us`]: on below 64 KiB, off from it).
     pub rx_coalesce: Option<Duration>,
+    /// Receive polling (see `StreamRequest::rx_poll_us`); zero: off.
+    pub rx_poll: Duration,
     /// `--agent-cpu`: the CPUs the agent pins its data threads to (None: unpinned).
     pub agent_cpus: Option<Vec<u32>>,
     /// Senders send with `sendfile` (see `StreamRequest::zerocopy`).
@@ -46,6 +48,7 @@ impl Default for StreamConfig {
             interval: None,
             omit: Duration::ZERO,
             rx_coalesce: None,
+            rx_poll: Duration::ZERO,
             agent_cpus: None,
             zerocopy: false,
         }
@@ -77,6 +80,7 @@ impl StreamConfig {
             interval_ms: self.interval.map_or(0, |d| d.as_millis() as u64),
             omit_ms: self.omit.as_millis() as u64,
             rx_coalesce_us: self.rx_coalesce_us(),
+            rx_poll_us: micros(self.rx_poll),
             zerocopy: self.zerocopy,
             cpus: self.agent_cpus.clone(),
         }
@@ -94,16 +98,18 @@ impl StreamConfig {
             interval: (req.interval_ms != 0).then(|| Duration::from_millis(req.interval_ms)),
             omit: Duration::from_millis(req.omit_ms),
             rx_coalesce: Some(Duration::from_micros(req.rx_coalesce_us.into())),
+            rx_poll: Duration::from_micros(req.rx_poll_us.into()),
             agent_cpus: req.cpus.clone(),
             zerocopy: req.zerocopy,
         }
     }
 
     /// The receive coalescing asked of the receivers, in µs: the user's, or the
-    /// default for the block.
+    /// default for the block (none for polling receivers).
     pub fn rx_coalesce_us(&self) -> u32 {
         match self.rx_coalesce {
-            Some(d) => u32::try_from(d.as_micros()).unwrap_or(u32::MAX),
+            Some(d) => micros(d),
+            None if !self.rx_poll.is_zero() => 0,
             None => default_rx_coalesce_us(self.block),
         }
     }
@@ -135,8 +141,24 @@ impl StreamConfig {
                 "receive coalescing of {coalesce_us} µs is above the protocol's maximum of {MAX_RX_COALESCE_US} µs"
             )));
         }
+        let poll_us = micros(self.rx_poll);
+        if poll_us > MAX_RX_POLL_US {
+            return Err(ConfigError::Bad(format!(
+                "receive polling of {poll_us} µs is above the protocol's maximum of {MAX_RX_POLL_US} µs"
+            )));
+        }
+        if poll_us > 0 && coalesce_us > 0 {
+            return Err(ConfigError::Bad(format!(
+                "receive polling (--rx-poll, {poll_us} µs) and receive coalescing (--rx-coalesce, {coalesce_us} µs) exclude each other: a polling receiver never sleeps"
+            )));
+        }
         interval_and_length(self.interval, &self.limit, limits)
     }
+}
+
+/// `d` in whole µs, saturated.
+fn micros(d: Duration) -> u32 {
+    u32::try_from(d.as_micros()).unwrap_or(u32::MAX)
 }
 
 /// What to run.
@@ -191,6 +213,34 @@ mod tests {
         // What the user asks for wins, both ways.
         assert_eq!(us(128 * 1024, Some(200)), 200);
         assert_eq!(us(8 * 1024, Some(0)), 0);
+    }
+
+    #[test]
+    fn polling_receivers_do_not_coalesce_and_both_asked_is_refused() {
+        let l = Limits::default();
+        let poll = StreamConfig {
+            block: 8192,
+            rx_poll: Duration::from_micros(50),
+            ..StreamConfig::default()
+        };
+        let req = poll.request();
+        assert_eq!((req.rx_poll_us, req.rx_coalesce_us), (50, 0));
+        assert_eq!(poll.validate(&l), Ok(()));
+        assert_eq!(StreamConfig::from_request(&req).validate(&l), Ok(()));
+        let both = StreamConfig {
+            rx_coalesce: Some(Duration::from_micros(200)),
+            ..poll.clone()
+        };
+        assert!(
+            matches!(both.validate(&l), Err(ConfigError::Bad(m)) if m.contains("exclude each other")),
+            "{:?}",
+            both.validate(&l)
+        );
+        let long = StreamConfig {
+            rx_poll: Duration::from_millis(11),
+            ..poll
+        };
+        assert!(matches!(long.validate(&l), Err(ConfigError::Bad(m)) if m.contains("10000 µs")));
     }
 
     #[test]

@@ -152,15 +152,16 @@ fn report(ctx: &dyn ServeCtx, req: &StreamRequest, end: EndReport) -> Result<(),
     ctx.log_fields(
         "stream",
         format!(
-            "stream {direction} {} x {} B{}: sent {sent} B, received {received} B in {:.2} s",
+            "stream {direction} {} x {} B{}{}: sent {sent} B, received {received} B in {:.2} s",
             req.streams,
             req.block,
             if req.zerocopy { " zero-copy" } else { "" },
+            if req.rx_poll_us > 0 { " polled" } else { "" },
             wall.as_secs_f64()
         ),
         serde_json::json!({
             "direction": direction, "streams": req.streams, "block_bytes": req.block,
-            "zerocopy": req.zerocopy,
+            "zerocopy": req.zerocopy, "rx_poll_us": req.rx_poll_us,
             "bytes_sent": sent, "bytes_received": received, "wall_s": wall.as_secs_f64(),
         }),
     );

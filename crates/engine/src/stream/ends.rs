@@ -3,6 +3,7 @@
 //! importing its caller.
 
 use mtuperf_proto::host::Offloads;
+use mtuperf_proto::msg::EndReport;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -48,4 +49,65 @@ pub struct EndMetrics {
     pub cpu_resolution: Option<crate::cpu_res::CpuResolution>,
     pub process_us_per_mib: Option<f64>,
     pub iface: Option<IfaceMetrics>,
+}
+
+/// The ends' CPU as the verdict and the advice weigh it: a polling receiver's
+/// process time without its empty reads (they are CPU it spends by choice, not what
+/// the transfer needs; the CPU table still shows the whole).
+pub(super) fn without_polling(
+    ends: &[EndMetrics],
+    client: &EndReport,
+    agent: &EndReport,
+) -> Vec<EndMetrics> {
+    ends.iter()
+        .map(|e| {
+            let report = match e.end {
+                End::Client => client,
+                End::Agent => agent,
+            };
+            let empty_ns: u64 = report.conns.iter().map(|c| c.empty_ns).sum();
+            let wall_ns = (e.wall_s * 1e9) as u64;
+            let mut w = e.clone();
+            w.process_pct =
+                (e.process_pct - empty_ns as f64 * 100.0 / wall_ns.max(1) as f64).max(0.0);
+            w
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stream::verdict::tests::end;
+    use mtuperf_proto::msg::ConnReport;
+
+    #[test]
+    fn a_polling_receiver_is_weighed_without_its_empty_reads() {
+        let ends = [
+            end(End::Client, 98.0, 0.0, 0.0),
+            end(End::Agent, 97.0, 0.0, 0.0),
+        ];
+        let receiver = ConnReport {
+            empty_ns: 410_000_000,
+            ..ConnReport::default()
+        };
+        let agent = EndReport {
+            conns: vec![receiver],
+            ..EndReport::default()
+        };
+        let w = without_polling(&ends, &EndReport::default(), &agent);
+        // 0.41 s of empty reads in a 1 s wall: 41% of a core less.
+        assert!((w[1].process_pct - 56.0).abs() < 1e-9, "{:?}", w[1]);
+        assert!((w[0].process_pct - 98.0).abs() < 1e-9, "{:?}", w[0]);
+        // Never below zero.
+        let agent = EndReport {
+            conns: vec![ConnReport {
+                empty_ns: 5_000_000_000,
+                ..ConnReport::default()
+            }],
+            ..EndReport::default()
+        };
+        let none = without_polling(&ends, &EndReport::default(), &agent)[1].process_pct;
+        assert!(none.abs() < 1e-9, "{none}");
+    }
 }

@@ -54,11 +54,16 @@ pub struct DirectionMetrics {
     pub goodput_after_omit_bps: Option<f64>,
     pub omitted_bytes: u64,
     pub perl: PerlFigures,
-    /// Receive coalescing: waits after a read that drained the socket, summed over
-    /// the receiving connections, and the longest time one of them spent waiting.
+    /// Receive coalescing's sleeps, or a polling receiver's blocks, after a read that
+    /// drained the socket, summed over the receiving connections.
     pub receiver_waits: u64,
     /// The longest time one receiving connection spent in those waits, s.
     pub receiver_wait_s: f64,
+    /// Receive polling: reads that found the socket empty, summed over the receiving
+    /// connections (0 without polling).
+    pub receiver_empty_reads: u64,
+    /// The longest time one receiving connection spent in those empty reads, s.
+    pub receiver_empty_s: f64,
     /// TCP_INFO of the sending connections at their end.
     pub sender_tcp: Vec<TcpInfo>,
     /// Sending connections that sent with `sendfile` (zero-copy; `writes` then counts
@@ -191,6 +196,8 @@ fn direction(
         perl,
         receiver_waits: receiver.iter().map(|c| c.waits).sum(),
         receiver_wait_s: secs(receiver.iter().map(|c| c.wait_ns).max().unwrap_or(0)),
+        receiver_empty_reads: receiver.iter().map(|c| c.empty_reads).sum(),
+        receiver_empty_s: secs(receiver.iter().map(|c| c.empty_ns).max().unwrap_or(0)),
         sender_tcp: sender.iter().filter_map(|c| c.tcp_info).collect(),
         sender_zerocopy: sender.iter().filter(|c| c.zerocopy).count() as u32,
         acked: None,
@@ -405,6 +412,7 @@ pub fn compute(res: &StreamResult) -> StreamMetrics {
         end_metrics(End::Client, &res.client, block),
         end_metrics(End::Agent, &res.agent, block),
     ];
+    let working = super::ends::without_polling(&ends, &res.client, &res.agent);
     for d in &mut directions {
         let (snd, rcv) = match d.sender {
             End::Client => (&res.client, &res.agent),
@@ -421,12 +429,12 @@ pub fn compute(res: &StreamResult) -> StreamMetrics {
             };
             d.acked = acked(&s, &snd.intervals, snd.wall_ns, until_ns);
         } else {
-            d.limit = Some(limit(d, &s, &r, &ends, res));
+            d.limit = Some(limit(d, &s, &r, &working, res));
         }
     }
     let headline_bps = directions.iter().map(goodput).sum();
     let missing = agent_report_missing(res);
-    let mut advice = advice(&directions, &ends, missing, res);
+    let mut advice = advice(&directions, &working, missing, res);
     if missing {
         advice.insert(0, Advice::AgentReportMissing);
     }

@@ -76,6 +76,8 @@ pub struct Phase<'a> {
     pub omit: Duration,
     /// Receive coalescing of this end's receivers (see `recv_loop`).
     pub rx_coalesce: Duration,
+    /// Receive polling of this end's receivers (see `recv_loop`).
+    pub rx_poll: Duration,
     /// When blocked data threads are cut (see [`Cut`]).
     pub cut: Cut,
     /// The other end, for messages: "the agent" or "the client".
@@ -117,6 +119,7 @@ impl<'a> Phase<'a> {
             interval: interval(req),
             omit: Duration::from_millis(req.omit_ms),
             rx_coalesce: Duration::from_micros(req.rx_coalesce_us.into()),
+            rx_poll: Duration::from_micros(req.rx_poll_us.into()),
             cut: Cut {
                 send_at: Some(end + SEND_GRACE),
                 recv_at: Some(end + END_GRACE),
@@ -155,6 +158,7 @@ pub fn run(
     let (data, block, plan) = (phase.data, phase.block, phase.plan);
     let recv_plan = RecvPlan {
         coalesce: phase.rx_coalesce,
+        poll: phase.rx_poll,
         idle: phase.idle,
         deadline: phase.recv_deadline,
         peer: phase.peer,

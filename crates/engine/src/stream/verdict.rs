@@ -553,4 +553,4 @@ fn equation(ev: &Evidence<'_>) -> Option<(bool, WindowBound, End)> {
 
 #[cfg(test)]
 #[path = "verdict_tests.rs"]
-mod tests;
+pub(crate) mod tests;

@@ -112,6 +112,7 @@ fn a_test_restarts_the_idle_timeout() {
         interval_ms: 0,
         omit_ms: 0,
         rx_coalesce_us: 0,
+        rx_poll_us: 0,
         zerocopy: false,
         cpus: None,
     };
@@ -149,6 +150,7 @@ fn an_interval_under_the_minimum_is_refused_by_name() {
         interval_ms: 1,
         omit_ms: 0,
         rx_coalesce_us: 0,
+        rx_poll_us: 0,
         zerocopy: false,
         cpus: None,
     };

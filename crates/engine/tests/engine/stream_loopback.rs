@@ -28,6 +28,7 @@ fn request(direction: Direction, streams: u32, limit: StreamLimit) -> StreamRequ
         interval_ms: 100,
         omit_ms: 0,
         rx_coalesce_us: mtuperf_proto::msg::DEFAULT_RX_COALESCE_US,
+        rx_poll_us: 0,
         zerocopy: false,
         cpus: None,
     }
@@ -150,6 +151,68 @@ fn zero_copy_sends_from_both_ends_arrive_whole_and_say_so() {
     );
     assert!(r.client.conns.iter().all(|c| !c.zerocopy));
     assert_eq!(metrics::compute(&r).directions[0].sender_zerocopy, 0);
+}
+
+/// Receive polling on both ends' receivers: every byte arrives, the receivers (and
+/// only they) count the reads that found the socket empty, inside their read time,
+/// and the direction's figures sum them; a request that also asks for coalescing is
+/// refused by the agent, naming both.
+#[test]
+fn polling_receivers_on_both_ends_lose_nothing_and_count_their_empty_reads() {
+    let (addr, _stop) = agent();
+    let per_stream = 3_000_001;
+    let mut req = request(
+        Direction::Bidir,
+        2,
+        StreamLimit::Bytes {
+            total: 2 * per_stream,
+        },
+    );
+    req.rx_coalesce_us = 0;
+    req.rx_poll_us = 200;
+    let r = run(addr, req.clone());
+    assert_balanced(&r, 2);
+    let mut empty = 0;
+    for end in [&r.client, &r.agent] {
+        for c in &end.conns {
+            assert_eq!(c.bytes, per_stream, "{c:?}");
+            if c.sending {
+                assert_eq!((c.empty_reads, c.empty_ns), (0, 0), "{c:?}");
+            } else {
+                assert!(c.empty_ns <= c.in_call_ns, "{c:?}");
+                assert_eq!(c.waits == 0, c.wait_ns == 0, "{c:?}");
+                empty += c.empty_reads;
+            }
+        }
+    }
+    // A receiver that starts before its first byte polls an empty socket at least
+    // once; four of them cannot all have found data waiting at every read.
+    assert!(empty > 0, "no empty read counted: {r:?}");
+    let m = metrics::compute(&r);
+    let summed: u64 = m.directions.iter().map(|d| d.receiver_empty_reads).sum();
+    assert_eq!(summed, empty);
+    // Without polling, none.
+    let r = run(
+        addr,
+        request(
+            Direction::Forward,
+            1,
+            StreamLimit::Bytes { total: per_stream },
+        ),
+    );
+    assert!(r.agent.conns.iter().all(|c| c.empty_reads == 0));
+    // Both asked: refused by the agent.
+    req.rx_coalesce_us = 100;
+    let session = Session::connect(&addr.to_string(), &ConnectOptions::default()).unwrap();
+    let params = StreamParams {
+        request: req,
+        file: None,
+    };
+    let e = stream::run(&session, &params, &Arc::new(AtomicBool::new(false)), &Quiet).unwrap_err();
+    assert!(
+        matches!(&e, EngineError::Refused(Refusal::BadRequest { detail }) if detail.contains("exclude each other")),
+        "{e:?}"
+    );
 }
 
 #[test]

@@ -28,7 +28,7 @@ pub use rr::{RrReady, RrRequest, RrServed};
 pub use stream::{
     default_rx_coalesce_us, ConnReport, Direction, EndReport, IntervalSample, StreamLimit,
     StreamReady, StreamRequest, DEFAULT_RX_COALESCE_US, MAX_INTERVALS, MAX_RX_COALESCE_US,
-    MIN_INTERVAL_MS, RX_COALESCE_BELOW_BLOCK,
+    MAX_RX_POLL_US, MIN_INTERVAL_MS, RX_COALESCE_BELOW_BLOCK,
 };
 
 /// Identifies mtuperf in a Hello, so a stray client is told apart from a version skew.

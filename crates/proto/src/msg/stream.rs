@@ -55,6 +55,15 @@ pub struct StreamRequest {
     /// arriving packet: the user-space analogue of a NIC's rx-usecs. Never waits
     /// while data is queued. At most [`MAX_RX_COALESCE_US`].
     pub rx_coalesce_us: u32,
+    /// Receive polling in µs (0: off). A receiver whose read found the socket drained
+    /// reads again at once without blocking, for up to this long, before it blocks
+    /// until data comes: the user-space analogue of the kernel's busy polling
+    /// (SO_BUSY_POLL). Inside its reads the receiver holds its socket, so packets that
+    /// arrive meanwhile are processed on its own CPU rather than the one that took
+    /// them in, and it is never woken per packet; its CPU time then includes the
+    /// polling. Excludes coalescing (both non-zero is refused). At most
+    /// [`MAX_RX_POLL_US`] (protocol 21).
+    pub rx_poll_us: u32,
     /// Senders send with `sendfile` from a memory file holding the payload (as
     /// `iperf3 -Z`): the sending host does not copy each block from user memory. The
     /// receivers read as always (protocol 20).
@@ -66,6 +75,9 @@ pub struct StreamRequest {
 
 /// The longest receive coalescing an agent accepts (10 ms).
 pub const MAX_RX_COALESCE_US: u32 = 10_000;
+
+/// The longest receive polling an agent accepts (10 ms).
+pub const MAX_RX_POLL_US: u32 = 10_000;
 
 /// The shortest live interval an agent accepts (10 ms), as `--interval` allows.
 pub const MIN_INTERVAL_MS: u64 = 10;
@@ -150,7 +162,8 @@ pub struct ConnReport {
     /// `first_byte_ns`, so first→last goodput excludes them.
     pub first_read_bytes: u64,
     /// Receivers: times a read found the socket drained and the receiver waited
-    /// (receive coalescing) before reading again, and the time spent waiting.
+    /// before reading again: receive coalescing's sleeps, or, when polling, the
+    /// blocks until data came after polling in vain for the whole poll time.
     pub waits: u64,
     /// Receivers: total time spent in those waits, ns (outside read(), so not in
     /// `in_call_ns`).
@@ -166,6 +179,12 @@ pub struct ConnReport {
     /// request asked); false for a receiver, a copying sender, or a zero-copy request
     /// this host could not serve (it then wrote, and `calls` count write() calls).
     pub zerocopy: bool,
+    /// Polling receivers: reads that found the socket empty (not in `calls`). 0
+    /// without polling.
+    pub empty_reads: u64,
+    /// Polling receivers: the time spent inside those reads, ns (part of
+    /// `in_call_ns`, as a blocking read's time waiting for data would be).
+    pub empty_ns: u64,
 }
 
 /// One interval of one end, summed over its connections.

@@ -62,7 +62,7 @@ fn same_schema(document: &str, want: &str) -> Result<(), serde_json::Error> {
     )))
 }
 
-// --- stream: one run, stored as a one-run mtuperf.stream/6 document.
+// --- stream: one run, stored as a one-run mtuperf.stream/7 document.
 
 impl RunRecord for stream::RunDoc {
     fn kind(&self) -> RunKind {

@@ -1,4 +1,4 @@
-//! Stream results: the `mtuperf.stream/6` JSON document and the human text.
+//! Stream results: the `mtuperf.stream/7` JSON document and the human text.
 
 mod figures;
 mod text;
@@ -16,7 +16,7 @@ pub use figures::figures;
 pub use text::{header, interval_header, interval_line, run_line, summary_text, text};
 pub use verdict::{advice_line, fix, limit_line};
 
-pub const SCHEMA: &str = "mtuperf.stream/6";
+pub const SCHEMA: &str = "mtuperf.stream/7";
 
 /// One run: raw measurements of both ends plus the derived figures.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -58,7 +58,7 @@ pub struct RepeatSummary {
     pub receiver_us_per_mib: Option<Summary>,
 }
 
-/// The `mtuperf.stream/6` document, what `mtuperf stream --json` prints and the history
+/// The `mtuperf.stream/7` document, what `mtuperf stream --json` prints and the history
 /// stores: one or more runs, and statistics when repeated. Byte counts are application
 /// bytes; `*_ns` are nanoseconds since that end's Go; rates are bits per second; CPU
 /// percentages are of one core.
@@ -110,7 +110,7 @@ fn summarize(runs: &[RunDoc]) -> Option<RepeatSummary> {
     })
 }
 
-/// The limiting-factor verdicts of a stored `mtuperf.stream/6` document's first
+/// The limiting-factor verdicts of a stored `mtuperf.stream/7` document's first
 /// run; empty when it has none or does not parse.
 pub fn stored_verdicts(document: &str) -> Vec<LimitVerdict> {
     serde_json::from_str::<Document>(document)

@@ -205,7 +205,13 @@ fn direction_text(
             }
         );
     }
-    if rx_coalesce_us == 0 {
+    if req.rx_poll_us > 0 {
+        let _ = writeln!(
+            out,
+            "  receive polling up to {} µs: the {r}'s reads found the socket empty {} times ({:.3} s inside them), and it blocked {} times after polling in vain, {:.3} s in all; its CPU time includes the polling",
+            req.rx_poll_us, d.receiver_empty_reads, d.receiver_empty_s, d.receiver_waits, d.receiver_wait_s
+        );
+    } else if rx_coalesce_us == 0 {
         let _ = writeln!(
             out,
             "  receive coalescing off: the {r} read again at once after draining the socket"

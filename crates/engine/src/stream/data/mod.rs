@@ -2,13 +2,15 @@
 //! pre-allocated buffer, no allocation, lock or extra syscall per call (the clock is
 //! read through the vDSO). Live byte counts go to an atomic the ticker samples.
 //! `send` holds the senders (write() or sendfile), `recv` the receivers and their
-//! receive coalescing; both book their calls into a `ConnReport` the same way.
+//! receive coalescing, `poll` receive polling; both ends book their calls into a
+//! `ConnReport` the same way.
 
 use std::net::TcpStream;
 use std::time::Instant;
 
 use mtuperf_proto::msg::ConnReport;
 
+mod poll;
 mod recv;
 mod send;
 

@@ -1,5 +1,5 @@
 //! A receiver's loop: `block`-sized read() calls until the sender's end of stream,
-//! with receive coalescing after a read that drained the socket.
+//! with receive coalescing or receive polling after a read that drained the socket.
 
 use std::io::{ErrorKind, Read};
 use std::net::TcpStream;
@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use mtuperf_proto::msg::ConnReport;
 
+use super::poll::Poller;
 use super::{at, finish, ns};
 use crate::stream::ticker::Tracked;
 
@@ -16,6 +17,9 @@ use crate::stream::ticker::Tracked;
 pub struct RecvPlan {
     /// Receive coalescing: the longest wait after a read that drained the socket.
     pub coalesce: Duration,
+    /// Receive polling: how long to keep reading a drained socket without blocking
+    /// before blocking until data comes (zero: off; excludes coalescing).
+    pub poll: Duration,
     /// Give up on a sender that sends nothing for this long.
     pub idle: Duration,
     /// Hard end (the agent's maximum duration).
@@ -93,6 +97,11 @@ pub fn coalesce_wait_ns(
 /// loopback) the sender's CPU pays for those wakeups and ACKs, which halves the
 /// throughput of 8K writes. Waits only ever happen with nothing queued, so a
 /// receiver-bound transfer never waits; they are counted in the report.
+///
+/// Receive polling (`plan.poll`, zero to disable) goes the other way: the socket is
+/// non-blocking, a read that finds it empty is tried again at once (counted as an
+/// empty read, not a call), and only after `plan.poll` of empty reads does the
+/// receiver block until data comes (a wait). See [`Poller`].
 pub fn recv_loop(
     sock: &TcpStream,
     index: u32,
@@ -109,6 +118,7 @@ pub fn recv_loop(
         ..ConnReport::default()
     };
     let mut coalescer = Coalescer::new(plan.coalesce);
+    let mut poller = Poller::new(sock, plan.poll, plan.idle);
     let mut now = Instant::now();
     loop {
         let before = now;
@@ -116,6 +126,17 @@ pub fn recv_loop(
         now = Instant::now();
         r.in_call_ns += ns(before, now);
         match res {
+            Err(e) if e.kind() == ErrorKind::WouldBlock && poller.on() => {
+                r.empty_reads += 1;
+                r.empty_ns += ns(before, now);
+                match poller.empty(sock, &mut r, now) {
+                    Ok(after) => now = after,
+                    Err(e) => {
+                        r.error = Some(read_failure(&e, plan.peer, plan.idle, r.last_byte_ns));
+                        break;
+                    }
+                }
+            }
             Ok(0) => {
                 if track.cut.load(Ordering::Acquire) {
                     r.error = Some(read_cut(plan.peer, r.last_byte_ns));
@@ -123,6 +144,7 @@ pub fn recv_loop(
                 break;
             }
             Ok(n) => {
+                poller.got();
                 account_read(&mut r, n, now, t0, live);
                 if now >= plan.deadline {
                     r.error = Some("stopped at the agent's maximum duration".into());
