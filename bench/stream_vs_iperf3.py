@@ -23,6 +23,11 @@ Usage (as root, from the repository root, after `cargo build --release`):
     python3 bench/stream_vs_iperf3.py [--pairs 5] [--time 3] [--only loopback|std|jumbo]
         [--blocks 8K,128K] [--mtuperf-args '--rx-coalesce 0'] [--baseline PATH]
         [--baseline-args '--rx-coalesce 0'] [--iperf2] [--offload on|off] [--zerocopy]
+        [--ref /tmp/tcp_stream_ref [--ref-poll-us 50]]
+--ref adds bench/tcp_stream_ref.c (cc -O2 -o /tmp/tcp_stream_ref bench/tcp_stream_ref.c),
+the smallest write()/read() pair: what the kernel gives one stream with nothing else
+running, so a tool's own cost shows as its ratio to it (--ref-poll-us: its receiver
+polls, as mtuperf --rx-poll; compare like with like).
 --zerocopy compares zero-copy senders: mtuperf stream --zerocopy against iperf3 -Z
 (iperf 2 has no zero-copy sender: with --iperf2 it still writes).
 MT_BIN=PATH runs another build than target/release/mtuperf as "mtuperf". The same build
@@ -33,6 +38,7 @@ import argparse, json, os, signal, statistics, subprocess, sys, time
 
 BIN = os.path.abspath(os.environ.get("MT_BIN", "target/release/mtuperf"))
 LAB = "bench"
+REF = None
 TICK = os.sysconf("SC_CLK_TCK")
 
 
@@ -71,6 +77,19 @@ def run_iperf2(client_ns, host, port, block, secs):
     return float(last[-1]), int(last[-2])
 
 
+def run_ref(client_ns, host, port, block, secs):
+    # bench/tcp_stream_ref.c: prints "bytes gbit_per_s".
+    out = subprocess.run(ns(client_ns) + [REF, "send", host, str(port), str(secs), str(units(block))],
+                         capture_output=True, text=True, check=True)
+    nbytes, gbps = out.stdout.split()
+    return float(gbps) * 1e9, int(nbytes)
+
+
+def units(block):
+    n = block.upper()
+    return int(n[:-1]) * 1024 if n.endswith("K") else int(n[:-1]) << 20 if n.endswith("M") else int(n)
+
+
 def measure(fn, server_pid):
     c0 = cpu_seconds(server_pid)
     bps, nbytes = fn()
@@ -101,6 +120,10 @@ def bench(name, client_ns, tools, pairs, secs, blocks):
         c = [res["mtuperf"][i][1] / res["iperf3"][i][1] for i in range(pairs)]
         print(f"{name:8} block {block:>5}: median receiver CPU/GiB ratio mtuperf/iperf3 "
               f"{statistics.median(c):.3f} (lower is better)")
+        if "C-ref" in res:
+            r = [res["mtuperf"][i][0] / res["C-ref"][i][0] for i in range(pairs)]
+            print(f"{name:8} block {block:>5}: median goodput ratio mtuperf/C reference "
+                  f"{statistics.median(r):.3f} (rounds: {' '.join(f'{x:.2f}' for x in r)})")
         if "baseline" in res:
             b = [res["mtuperf"][i][0] / res["baseline"][i][0] for i in range(pairs)]
             print(f"{name:8} block {block:>5}: median goodput ratio mtuperf/baseline "
@@ -119,7 +142,12 @@ def main():
     ap.add_argument("--iperf2", action="store_true", help="add iperf 2")
     ap.add_argument("--offload", choices=["on", "off"], default="on")
     ap.add_argument("--zerocopy", action="store_true", help="mtuperf --zerocopy against iperf3 -Z")
+    ap.add_argument("--ref", help="bench/tcp_stream_ref.c built (cc -O2 -o /tmp/tcp_stream_ref ...): the smallest "
+                    "write()/read() pair as a column of its own, the kernel's floor for one stream")
+    ap.add_argument("--ref-poll-us", type=int, default=0, help="its receiver polls this long, as --rx-poll")
     a = ap.parse_args()
+    global REF
+    REF = os.path.abspath(a.ref) if a.ref else None
     blocks, extra, base_extra = a.blocks.split(","), a.mtuperf_args.split(), a.baseline_args.split()
     i3_extra = ["-Z"] if a.zerocopy else []
     if a.zerocopy:
@@ -143,6 +171,9 @@ def main():
         if a.iperf2:
             i2 = start(ns(server_ns) + ["iperf", "-s", "-p", "5001"])
             t.append(("iperf2", lambda b: run_iperf2(client_ns, host, 5001, b, a.time), i2.pid))
+        if REF:
+            rp = start(ns(server_ns) + [REF, "serve", host, "5301", str(a.ref_poll_us)])
+            t.append(("C-ref", lambda b: run_ref(client_ns, host, 5301, b, a.time), rp.pid))
         time.sleep(0.5)
         return t
 

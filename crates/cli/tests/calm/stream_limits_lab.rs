@@ -163,7 +163,11 @@ fn a_small_tcp_rmem_on_the_agent_is_named_and_doctor_quotes_the_run() {
         serde_json::from_slice::<serde_json::Value>(&out.stdout)
             .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)))
     };
-    let doc = run(&["stream", &target, "--time", "3s", "--json"]);
+    // 8K blocks: read with receive coalescing by default, so the reader does not
+    // chase each 2 KiB window with a wakeup and the CPU of both ends stays below a
+    // core (from 64 KiB blocks a reader reads at once, and on this veth pair the
+    // wakeups per tiny window can take the CPU: BENCHMARKS §17).
+    let doc = run(&["stream", &target, "--time", "3s", "--block", "8K", "--json"]);
     let v = &doc["runs"][0]["metrics"]["directions"][0]["limit"];
     assert_eq!(v["cause"], "receive_window", "{v}");
     assert_eq!(v["sysctl"], "net.ipv4.tcp_rmem", "{v}");

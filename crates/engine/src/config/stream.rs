@@ -149,7 +149,7 @@ impl StreamConfig {
         }
         if poll_us > 0 && coalesce_us > 0 {
             return Err(ConfigError::Bad(format!(
-                "receive polling (--rx-poll, {poll_us} µs) and receive coalescing (--rx-coalesce, {coalesce_us} µs) exclude each other: a polling receiver never sleeps"
+                "receive polling ({poll_us} µs) and receive coalescing ({coalesce_us} µs) exclude each other: a polling receiver never sleeps"
             )));
         }
         interval_and_length(self.interval, &self.limit, limits)

@@ -158,26 +158,7 @@ fn direction(
         }
         _ => None,
     };
-    let mib = read as f64 / MIB;
-    let net_s = secs(network_ns);
-    let perl = PerlFigures {
-        packets_received: reads,
-        bytes_received: read,
-        avg_packet_size: if reads > 0 {
-            read as f64 / reads as f64
-        } else {
-            0.0
-        },
-        network_elapsed_s: net_s,
-        total_elapsed_s: secs(total_ns),
-        average_ms: if reads > 0 {
-            net_s * 1e3 / reads as f64
-        } else {
-            0.0
-        },
-        avg_ms_per_mib: if mib > 0.0 { net_s * 1e3 / mib } else { 0.0 },
-        avg_mib_per_s: if net_s > 0.0 { mib / net_s } else { 0.0 },
-    };
+    let perl = perl_figures(reads, read, network_ns, total_ns);
     DirectionMetrics {
         sender: sender_end,
         receiver: match sender_end {
@@ -202,6 +183,24 @@ fn direction(
         sender_zerocopy: sender.iter().filter(|c| c.zerocopy).count() as u32,
         acked: None,
         limit: None,
+    }
+}
+
+/// perl-sockets' figures of a receiver that made `reads` reads of `read` bytes in
+/// all, inside its calls for `network_ns` of a `total_ns` life.
+fn perl_figures(reads: u64, read: u64, network_ns: u64, total_ns: u64) -> PerlFigures {
+    let mib = read as f64 / MIB;
+    let net_s = secs(network_ns);
+    let per_read = |x: f64| if reads > 0 { x / reads as f64 } else { 0.0 };
+    PerlFigures {
+        packets_received: reads,
+        bytes_received: read,
+        avg_packet_size: per_read(read as f64),
+        network_elapsed_s: net_s,
+        total_elapsed_s: secs(total_ns),
+        average_ms: per_read(net_s * 1e3),
+        avg_ms_per_mib: if mib > 0.0 { net_s * 1e3 / mib } else { 0.0 },
+        avg_mib_per_s: if net_s > 0.0 { mib / net_s } else { 0.0 },
     }
 }
 

@@ -145,7 +145,6 @@ fn direction_text(
     req: &StreamRequest,
     agent_missing: bool,
 ) {
-    let rx_coalesce_us = req.rx_coalesce_us;
     let (s, r) = (end_name(d.sender), end_name(d.receiver));
     let _ = writeln!(out, "Summary {s} → {r}:");
     if agent_missing {
@@ -192,6 +191,14 @@ fn direction_text(
         "  perl-sockets figures ({r} reads): Packets Received {}, Bytes Received {}, Avg Packet Size {:.1}, Network Elapsed Seconds {:.6}, Total Elapsed Seconds {:.6}, Average milliseconds {:.6}, Avg milliseconds/MiB {:.6}, Avg Megabytes/Second {:.3}",
         p.packets_received, p.bytes_received, p.avg_packet_size, p.network_elapsed_s, p.total_elapsed_s, p.average_ms, p.avg_ms_per_mib, p.avg_mib_per_s
     );
+    io_text(out, d, req, s, r);
+    sender_tcp_text(out, d, s);
+}
+
+/// How the senders sent (zero-copy, when asked) and how the receivers waited
+/// (polling, coalescing, or neither).
+fn io_text(out: &mut String, d: &DirectionMetrics, req: &StreamRequest, s: &str, r: &str) {
+    let rx_coalesce_us = req.rx_coalesce_us;
     if req.zerocopy {
         let _ = writeln!(
             out,
@@ -223,7 +230,6 @@ fn direction_text(
             d.receiver_waits, d.receiver_wait_s
         );
     }
-    sender_tcp_text(out, d, s);
 }
 
 /// The sender's TCP_INFO per connection, and what limited the sender while it was busy.
