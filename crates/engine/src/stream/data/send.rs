@@ -57,6 +57,19 @@ impl Source {
         made.map_or(Source::Copy, Source::File)
     }
 
+    /// A connection's first send: from a memory file this kernel or socket cannot
+    /// splice pages from, it writes instead, for this call and all later ones (the
+    /// report then says the sends were copies).
+    #[cold]
+    fn send_first(&mut self, sock: &TcpStream, chunk: &[u8], off: usize) -> std::io::Result<usize> {
+        let res = self.send(sock, chunk, off);
+        if matches!(self, Source::File(_)) && unsupported(&res) {
+            *self = Source::Copy;
+            return self.send(sock, chunk, off);
+        }
+        res
+    }
+
     /// Sends `chunk`, the bytes of `data` from `off`.
     #[inline]
     fn send(&self, sock: &TcpStream, chunk: &[u8], off: usize) -> std::io::Result<usize> {
@@ -97,12 +110,11 @@ pub fn send_loop(
             break;
         };
         let before = now;
-        let mut res = source.send(sock, chunk, off);
-        if r.calls == 0 && matches!(source, Source::File(_)) && unsupported(&res) {
-            // A kernel or socket that cannot splice file pages: write instead.
-            source = Source::Copy;
-            res = source.send(sock, chunk, off);
-        }
+        let res = if r.calls == 0 {
+            source.send_first(sock, chunk, off)
+        } else {
+            source.send(sock, chunk, off)
+        };
         now = Instant::now();
         match res {
             Ok(0) => break,
@@ -125,14 +137,21 @@ pub fn send_loop(
     finish(sock, r, t0)
 }
 
-/// A first `sendfile` that failed because this kernel or socket does not do it.
+/// A first `sendfile` that failed because this kernel, socket or source does not do
+/// it: no such call (ENOSYS), a socket or source that cannot splice pages (EINVAL,
+/// EOPNOTSUPP), a source that cannot be read at an offset (ESPIPE).
 #[cold]
 fn unsupported(res: &std::io::Result<usize>) -> bool {
     use nix::errno::Errno;
     res.as_ref().is_err_and(|e| {
-        [Errno::EINVAL, Errno::ENOSYS, Errno::EOPNOTSUPP]
-            .iter()
-            .any(|&n| e.raw_os_error() == Some(n as i32))
+        [
+            Errno::EINVAL,
+            Errno::ENOSYS,
+            Errno::EOPNOTSUPP,
+            Errno::ESPIPE,
+        ]
+        .iter()
+        .any(|&n| e.raw_os_error() == Some(n as i32))
     })
 }
 
@@ -316,6 +335,30 @@ mod tests {
             assert_eq!(r.zerocopy, zerocopy);
             assert!(r.calls >= total.div_ceil(16_384), "{r:?}");
         }
+    }
+
+    /// A "memory file" the kernel cannot send pages from (here a socket, which
+    /// sendfile cannot read at an offset: ESPIPE): the first send writes instead, the
+    /// bytes arrive, and the source stays a copying one.
+    #[test]
+    fn a_source_the_kernel_cannot_splice_from_falls_back_to_writes() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let tx = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (mut rx, _) = l.accept().unwrap();
+        let not_a_file = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let mut source = Source::File(std::os::fd::OwnedFd::from(not_a_file));
+        let direct = source.send(&tx, b"abcd", 0);
+        assert!(unsupported(&direct), "{direct:?}");
+        assert_eq!(source.send_first(&tx, b"abcd", 0).unwrap(), 4);
+        assert!(matches!(source, Source::Copy));
+        let mut got = [0u8; 4];
+        rx.read_exact(&mut got).unwrap();
+        assert_eq!(&got, b"abcd");
+        // Any other failure is the error itself, not a fallback.
+        assert!(!unsupported(&Err(std::io::Error::from(
+            ErrorKind::TimedOut
+        ))));
+        assert!(!unsupported(&Ok(4)));
     }
 
     #[test]
