@@ -120,6 +120,8 @@ int main(int argc, char **argv) {
             total += (unsigned long long)n;
         }
         shutdown(s, SHUT_WR);
+        struct timeval tv = {.tv_sec = 10}; /* a receiver that never closes ends the run */
+        setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
         char c;
         if (read(s, &c, 1) < 0) perror("waiting for the receiver's close");
         printf("%llu %.3f\n", total, (double)total * 8 / (now() - t0) / 1e9);

@@ -15,6 +15,23 @@ fn schema() -> jsonschema::Validator {
     jsonschema::validator_for(&v).unwrap()
 }
 
+/// `mtuperf --no-store stream AGENT --time 300ms ARGS...`: its text, the run having
+/// succeeded.
+fn short_stream_text(agent: &AgentProc, args: &[&str]) -> String {
+    let out = mtuperf_in(std::path::Path::new("/nonexistent/never.db"))
+        .args(["--no-store", "stream", &agent.target(), "--time", "300ms"])
+        .args(args)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{args:?}: {text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text
+}
+
 #[test]
 fn json_output_is_valid_balanced_and_stored() {
     let agent = AgentProc::start(&[]);
@@ -114,9 +131,7 @@ fn coalescing_follows_the_block_unless_asked() {
     let never = std::path::Path::new("/nonexistent/never.db");
     for (args, said, us) in cases {
         let base = ["--no-store", "stream", &agent.target(), "--time", "300ms"];
-        let out = mtuperf_in(never).args(base).args(args).output().unwrap();
-        let text = String::from_utf8_lossy(&out.stdout);
-        assert!(out.status.success(), "{args:?}: {text}");
+        let text = short_stream_text(&agent, args);
         let want = said.unwrap_or("receive coalescing off");
         assert!(text.contains(want), "{args:?}: want {want:?} in {text}");
         let doc = json_in(mtuperf_in(never).args(base).args(args).arg("--json"));
@@ -273,13 +288,7 @@ fn zero_copy_is_asked_by_flag_said_in_text_and_json_and_refused_with_udp() {
 
     let agent = AgentProc::start(&[]);
     // The agent's sender, in words.
-    let out = mtuperf_in(std::path::Path::new("/nonexistent/never.db"))
-        .args(["--no-store", "stream", &agent.target(), "--time", "300ms"])
-        .args(["--reverse", "--zerocopy"])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}");
+    let text = short_stream_text(&agent, &["--reverse", "--zerocopy"]);
     assert!(
         text.contains("zero-copy sends asked: 1 of the agent's 1 connections sent with sendfile from a memory file\n"),
         "{text}"
@@ -345,13 +354,7 @@ fn receive_polling_is_asked_by_flag_said_in_text_json_and_log_and_refused_with_c
     let agent = AgentProc::start(&[]);
     let never = std::path::Path::new("/nonexistent/never.db");
     let base = ["--no-store", "stream", &agent.target(), "--time", "300ms"];
-    let out = mtuperf_in(never)
-        .args(base)
-        .args(["--reverse", "--block", "8K", "--rx-poll", "50us"])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}");
+    let text = short_stream_text(&agent, &["--reverse", "--block", "8K", "--rx-poll", "50us"]);
     assert!(
         text.contains("  receive polling up to 50 µs: the client's reads found the socket empty "),
         "{text}"

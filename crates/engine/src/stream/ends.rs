@@ -53,9 +53,13 @@ pub struct EndMetrics {
 
 /// The ends' CPU as the verdict and the advice weigh it: a polling receiver's
 /// process time without its empty reads (they are CPU it spends by choice, not what
-/// the transfer needs; the CPU table still shows the whole).
+/// the transfer needs; the CPU table still shows the whole). Only when the run asked
+/// for polling (`polled`), and an end's claim is held to what it can be: a
+/// connection's empty reads are part of its time in reads, so they count at most
+/// that (an agent's report is the agent's word).
 pub(super) fn without_polling(
     ends: &[EndMetrics],
+    polled: bool,
     client: &EndReport,
     agent: &EndReport,
 ) -> Vec<EndMetrics> {
@@ -65,7 +69,15 @@ pub(super) fn without_polling(
                 End::Client => client,
                 End::Agent => agent,
             };
-            let empty_ns: u64 = report.conns.iter().map(|c| c.empty_ns).sum();
+            let empty_ns: u64 = if polled {
+                report
+                    .conns
+                    .iter()
+                    .map(|c| c.empty_ns.min(c.in_call_ns))
+                    .sum()
+            } else {
+                0
+            };
             let wall_ns = (e.wall_s * 1e9) as u64;
             let mut w = e.clone();
             w.process_pct =
@@ -87,27 +99,28 @@ mod tests {
             end(End::Client, 98.0, 0.0, 0.0),
             end(End::Agent, 97.0, 0.0, 0.0),
         ];
-        let receiver = ConnReport {
-            empty_ns: 410_000_000,
-            ..ConnReport::default()
-        };
-        let agent = EndReport {
-            conns: vec![receiver],
-            ..EndReport::default()
-        };
-        let w = without_polling(&ends, &EndReport::default(), &agent);
-        // 0.41 s of empty reads in a 1 s wall: 41% of a core less.
-        assert!((w[1].process_pct - 56.0).abs() < 1e-9, "{:?}", w[1]);
-        assert!((w[0].process_pct - 98.0).abs() < 1e-9, "{:?}", w[0]);
-        // Never below zero.
-        let agent = EndReport {
+        let reads = |empty_ns, in_call_ns| EndReport {
             conns: vec![ConnReport {
-                empty_ns: 5_000_000_000,
+                empty_ns,
+                in_call_ns,
                 ..ConnReport::default()
             }],
             ..EndReport::default()
         };
-        let none = without_polling(&ends, &EndReport::default(), &agent)[1].process_pct;
-        assert!(none.abs() < 1e-9, "{none}");
+        let none = EndReport::default();
+        let agent = reads(410_000_000, 900_000_000);
+        let w = without_polling(&ends, true, &none, &agent);
+        // 0.41 s of empty reads in a 1 s wall: 41% of a core less.
+        assert!((w[1].process_pct - 56.0).abs() < 1e-9, "{:?}", w[1]);
+        assert!((w[0].process_pct - 98.0).abs() < 1e-9, "{:?}", w[0]);
+        // A run that did not poll: whatever a report says, nothing is taken off.
+        let w = without_polling(&ends, false, &none, &agent);
+        assert!((w[1].process_pct - 97.0).abs() < 1e-9, "{:?}", w[1]);
+        // A claim beyond the connection's own read time counts as that time.
+        let w = without_polling(&ends, true, &none, &reads(900_000_000, 200_000_000));
+        assert!((w[1].process_pct - 77.0).abs() < 1e-9, "{:?}", w[1]);
+        // Never below zero.
+        let all = without_polling(&ends, true, &none, &reads(5_000_000_000, u64::MAX));
+        assert!(all[1].process_pct.abs() < 1e-9, "{:?}", all[1]);
     }
 }

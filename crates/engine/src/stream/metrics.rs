@@ -411,7 +411,8 @@ pub fn compute(res: &StreamResult) -> StreamMetrics {
         end_metrics(End::Client, &res.client, block),
         end_metrics(End::Agent, &res.agent, block),
     ];
-    let working = super::ends::without_polling(&ends, &res.client, &res.agent);
+    let polled = res.request.rx_poll_us > 0;
+    let working = super::ends::without_polling(&ends, polled, &res.client, &res.agent);
     for d in &mut directions {
         let (snd, rcv) = match d.sender {
             End::Client => (&res.client, &res.agent),

@@ -23,6 +23,20 @@ pub struct Tracked {
     pub cut: Arc<AtomicBool>,
 }
 
+#[cfg(test)]
+impl Tracked {
+    /// A connection as the ticker would see it, for the data loops' tests.
+    pub fn of(sock: &TcpStream, sending: bool) -> Tracked {
+        Tracked {
+            sending,
+            bytes: Arc::new(AtomicU64::new(0)),
+            sock: Arc::new(sock.try_clone().unwrap()),
+            finished: Arc::new(AtomicBool::new(false)),
+            cut: Arc::new(AtomicBool::new(false)),
+        }
+    }
+}
+
 fn totals(conns: &[Tracked], limits: &mut LimitClock) -> (u64, u64, u32) {
     let (mut sent, mut recv, mut retrans) = (0, 0, 0);
     limits.begin();

@@ -34,6 +34,17 @@ fn request(direction: Direction, streams: u32, limit: StreamLimit) -> StreamRequ
     }
 }
 
+/// Both directions, `streams` connections each way, `per_stream` bytes on each.
+fn bidir_bytes(streams: u32, per_stream: u64) -> StreamRequest {
+    request(
+        Direction::Bidir,
+        streams,
+        StreamLimit::Bytes {
+            total: u64::from(streams) * per_stream,
+        },
+    )
+}
+
 fn run(addr: SocketAddr, req: StreamRequest) -> stream::StreamResult {
     let session = Session::connect(&addr.to_string(), &ConnectOptions::default()).unwrap();
     let params = StreamParams {
@@ -120,13 +131,7 @@ fn four_streams_and_byte_limit_are_exact() {
 fn zero_copy_sends_from_both_ends_arrive_whole_and_say_so() {
     let (addr, _stop) = agent();
     let per_stream = 2_000_003;
-    let mut req = request(
-        Direction::Bidir,
-        2,
-        StreamLimit::Bytes {
-            total: 2 * per_stream,
-        },
-    );
+    let mut req = bidir_bytes(2, per_stream);
     req.zerocopy = true;
     let r = run(addr, req);
     assert_balanced(&r, 2);
@@ -156,18 +161,14 @@ fn zero_copy_sends_from_both_ends_arrive_whole_and_say_so() {
 /// Receive polling on both ends' receivers: every byte arrives, the receivers (and
 /// only they) count the reads that found the socket empty, inside their read time,
 /// and the direction's figures sum them; a request that also asks for coalescing is
-/// refused by the agent, naming both.
+/// refused by the agent, naming both. (Whether an empty socket is met at all depends
+/// on the host's scheduling here: on a loaded host the senders can finish before the
+/// receivers start; `recv::tests` has the receiver that must meet one.)
 #[test]
 fn polling_receivers_on_both_ends_lose_nothing_and_count_their_empty_reads() {
     let (addr, _stop) = agent();
     let per_stream = 3_000_001;
-    let mut req = request(
-        Direction::Bidir,
-        2,
-        StreamLimit::Bytes {
-            total: 2 * per_stream,
-        },
-    );
+    let mut req = bidir_bytes(2, per_stream);
     req.rx_coalesce_us = 0;
     req.rx_poll_us = 200;
     let r = run(addr, req.clone());
@@ -185,9 +186,6 @@ fn polling_receivers_on_both_ends_lose_nothing_and_count_their_empty_reads() {
             }
         }
     }
-    // A receiver that starts before its first byte polls an empty socket at least
-    // once; four of them cannot all have found data waiting at every read.
-    assert!(empty > 0, "no empty read counted: {r:?}");
     let m = metrics::compute(&r);
     let summed: u64 = m.directions.iter().map(|d| d.receiver_empty_reads).sum();
     assert_eq!(summed, empty);

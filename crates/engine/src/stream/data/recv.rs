@@ -283,6 +283,50 @@ mod tests {
 
     const US: u64 = 1_000;
 
+    /// A polling receiver whose sender pauses with the connection open: every byte is
+    /// read, the reads that found the socket empty are counted (not as calls, inside
+    /// the read time), and the pause past the poll time is one or more waits. The
+    /// sender pauses only once the first chunk was read, so an empty socket is met.
+    #[test]
+    fn a_polling_receiver_counts_its_empty_reads_and_blocks_through_a_pause() {
+        use std::io::Write;
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut tx = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (rx, _) = l.accept().unwrap();
+        let track = Tracked::of(&rx, false);
+        let plan = RecvPlan {
+            coalesce: Duration::ZERO,
+            poll: Duration::from_micros(200),
+            idle: Duration::from_secs(10),
+            deadline: Instant::now() + Duration::from_mins(1),
+            peer: "the client",
+        };
+        let live = track.bytes.clone();
+        let r = std::thread::scope(|s| {
+            let reader = s.spawn(|| {
+                let mut buf = vec![0u8; 8192];
+                recv_loop(&rx, 0, &mut buf, plan, &track, Instant::now())
+            });
+            tx.write_all(&[7u8; 5000]).unwrap();
+            while live.load(Ordering::Relaxed) < 5000 {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            std::thread::sleep(Duration::from_millis(500));
+            tx.write_all(&[8u8; 3000]).unwrap();
+            drop(tx);
+            reader.join().unwrap()
+        });
+        assert_eq!((r.bytes, r.error.as_deref()), (8000, None), "{r:?}");
+        assert!(r.empty_reads > 0, "{r:?}");
+        assert!(
+            r.calls >= 2 && r.empty_ns > 0 && r.empty_ns <= r.in_call_ns,
+            "{r:?}"
+        );
+        // 500 ms of silence against a 200 µs poll: it blocked, and the blocks hold
+        // most of the pause (outside the reads).
+        assert!(r.waits >= 1 && r.wait_ns >= 100_000_000, "{r:?}");
+    }
+
     #[test]
     fn a_failed_read_says_who_was_silent_and_since_when() {
         let timed_out = std::io::Error::from(ErrorKind::TimedOut);

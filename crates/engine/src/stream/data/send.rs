@@ -232,7 +232,6 @@ fn write_timeout_s(sock: &TcpStream) -> u64 {
 #[cfg(test)]
 mod tests {
     use std::io::Read;
-    use std::sync::Arc;
     use std::time::Duration;
 
     use super::*;
@@ -291,13 +290,7 @@ mod tests {
         let tx = TcpStream::connect(l.local_addr().unwrap()).unwrap();
         let (mut rx, _) = l.accept().unwrap();
         rx.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-        let track = Tracked {
-            sending: true,
-            bytes: Arc::new(AtomicU64::new(0)),
-            sock: Arc::new(tx.try_clone().unwrap()),
-            finished: Arc::new(AtomicBool::new(false)),
-            cut: Arc::new(AtomicBool::new(false)),
-        };
+        let track = Tracked::of(&tx, true);
         let p = SendPlan {
             bytes: Some(total),
             zerocopy,
