@@ -23,6 +23,11 @@ use crate::placement::{Pinning, Watch};
 use crate::sampler::Sampler;
 use crate::EngineError;
 
+/// How often the relay of the agent's messages looks at Ctrl-C and the agent's
+/// silence while no message comes: often enough that a stop is sent promptly, seldom
+/// enough not to wake a busy host's CPUs during the test (see `tick::STEP`).
+const RELAY_STEP: Duration = Duration::from_millis(200);
+
 /// The agent's `--max-duration` (a day when it has none).
 pub fn agent_max(session: &Session) -> Duration {
     match session.info.limits.max_duration_ms {
@@ -242,7 +247,7 @@ impl<'a> Relay<'a> {
                 self.plan.halt.store(true, Relaxed);
                 self.send_stop();
             }
-            let (at, m) = match rx.recv_timeout(Duration::from_millis(50)) {
+            let (at, m) = match rx.recv_timeout(RELAY_STEP) {
                 Ok(x) => x,
                 Err(mpsc::RecvTimeoutError::Timeout) => {
                     out.gave_up = self.given_up(heard, &mut report_by);

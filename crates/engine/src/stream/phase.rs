@@ -2,7 +2,7 @@
 //! interval ticker on the calling thread.
 
 use std::net::TcpStream;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -12,6 +12,7 @@ use mtuperf_proto::msg::{ConnReport, IntervalSample, StreamLimit, StreamRequest}
 use super::data::{recv_loop, send_loop, RecvPlan, SendPlan};
 pub use super::ticker::Cut;
 use super::ticker::{self, Tracked, Watch};
+use crate::tick::Running;
 
 /// Receivers give up on a sender that sends nothing for this long, and senders on a
 /// receiver that takes nothing (the write timeout).
@@ -153,9 +154,7 @@ pub fn run(
             })
         })
         .collect();
-    let remaining = AtomicUsize::new(phase.conns.len());
-    let done = AtomicBool::new(phase.conns.is_empty());
-    let (data, block, plan) = (phase.data, phase.block, phase.plan);
+    let running = Running::new(phase.conns.len());
     let recv_plan = RecvPlan {
         coalesce: phase.rx_coalesce,
         poll: phase.rx_poll,
@@ -167,26 +166,11 @@ pub fn run(
     let intervals = thread::scope(|s| {
         let mut handles = Vec::new();
         for (conn, t) in phase.conns.iter().zip(&tracked) {
-            let (remaining, done) = (&remaining, &done);
-            let pin = phase.pin.as_deref();
+            let (running, recv_plan) = (&running, &recv_plan);
             handles.push(s.spawn(move || {
-                if let Some(p) = pin {
-                    p.enter(if conn.sending {
-                        mtuperf_proto::placement::ThreadRole::Sender
-                    } else {
-                        mtuperf_proto::placement::ThreadRole::Receiver
-                    });
-                }
-                let r = if conn.sending {
-                    send_loop(&conn.sock, conn.index, data, plan, stop, t, t0)
-                } else {
-                    let mut buf = vec![0u8; block.max(1)];
-                    recv_loop(&conn.sock, conn.index, &mut buf, recv_plan, t, t0)
-                };
+                let r = data_thread(phase, conn, t, recv_plan, stop, t0);
                 t.finished.store(true, Ordering::Release);
-                if remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
-                    done.store(true, Ordering::Release);
-                }
+                running.finish_one();
                 r
             }));
         }
@@ -199,7 +183,7 @@ pub fn run(
             phase.interval,
             phase.omit,
             &tracked,
-            &done,
+            &running,
             &watch,
             emit,
         );
@@ -212,4 +196,35 @@ pub fn run(
     });
     reports.sort_by_key(|r| r.index);
     (reports, intervals)
+}
+
+/// One data connection's thread: pinned and registered, then its send or receive loop.
+fn data_thread(
+    phase: &Phase<'_>,
+    conn: &DataConn,
+    t: &Tracked,
+    recv_plan: &RecvPlan,
+    stop: &AtomicBool,
+    t0: Instant,
+) -> ConnReport {
+    if let Some(p) = phase.pin.as_deref() {
+        p.enter(if conn.sending {
+            mtuperf_proto::placement::ThreadRole::Sender
+        } else {
+            mtuperf_proto::placement::ThreadRole::Receiver
+        });
+    }
+    if conn.sending {
+        // The generated block is copied here, on the sending thread, so its pages are
+        // allocated and first written by the thread that reads them (and on its NUMA
+        // node). Sending from the one block the phase's caller made cost a 128K stream
+        // 15-25% on the two-CPU lab (BENCHMARKS.md §19). A file is sent from the
+        // caller's copy: it is read once.
+        let own = phase.plan.cycle.then(|| phase.data.to_vec());
+        let data = own.as_deref().unwrap_or(phase.data);
+        send_loop(&conn.sock, conn.index, data, phase.plan, stop, t, t0)
+    } else {
+        let mut buf = vec![0u8; phase.block.max(1)];
+        recv_loop(&conn.sock, conn.index, &mut buf, *recv_plan, t, t0)
+    }
 }

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use mtuperf_proto::msg::{IntervalSample, MAX_INTERVALS};
 
 use super::limits::LimitClock;
-use crate::tick::{wait_boundary, Woke};
+use crate::tick::{wait_boundary, Running, Woke};
 
 /// One connection as the ticker sees it.
 pub struct Tracked {
@@ -166,7 +166,7 @@ pub struct Watch<'a> {
     pub halt: &'a AtomicBool,
 }
 
-/// Samples until `done` is set, then emits the last partial interval, and cuts
+/// Samples until no data thread is `running`, then emits the last partial interval, and cuts
 /// connections per `watch`. Returns all samples (at most [`MAX_INTERVALS`], coarser
 /// when the run was longer). A wakeup later than one interval (this process was
 /// stopped) yields one sample spanning the gap, not a burst of made-up ones.
@@ -175,7 +175,7 @@ pub fn run(
     interval: Duration,
     omit: Duration,
     conns: &[Tracked],
-    done: &AtomicBool,
+    running: &Running,
     w: &Watch<'_>,
     mut emit: impl FnMut(&IntervalSample),
 ) -> Vec<IntervalSample> {
@@ -192,7 +192,7 @@ pub fn run(
             t0,
             target,
             interval_ns,
-            || done.load(Ordering::Acquire),
+            || running.is_done(),
             |now_i| {
                 if halted_at.is_none() && w.halt.load(Ordering::Relaxed) {
                     let seen = conns

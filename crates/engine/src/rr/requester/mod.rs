@@ -10,7 +10,7 @@ mod slots;
 mod ticker;
 
 use std::net::{IpAddr, SocketAddr, TcpStream, UdpSocket};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::thread;
 use std::time::Instant;
 
@@ -25,6 +25,7 @@ use super::hist::{from_histogram, new_histogram};
 use super::observer::RrObserver;
 use super::RrInterval;
 use crate::config::RrConfig;
+use crate::tick::Running;
 use crate::EngineError;
 
 /// Descriptors a client keeps besides its data connections (standard streams, the
@@ -157,11 +158,11 @@ pub fn run(
     let shares = shares(transports, d.req.clients);
     let tcp = matches!(shares.first(), Some((_, _, Transport::Tcp(_))));
     let lives: Vec<Live> = shares.iter().map(|_| Live::default()).collect();
-    let remaining = AtomicUsize::new(shares.len());
+    let running = Running::new(shares.len());
     let (outcomes, intervals) = thread::scope(|s| {
         let mut handles = Vec::new();
         for (k, ((base, clients, transport), live)) in shares.into_iter().zip(&lives).enumerate() {
-            let remaining = &remaining;
+            let running = &running;
             handles.push(s.spawn(move || {
                 if let Some(pin) = d.pin {
                     // Pinned before registered: no placement sample predates the pin.
@@ -171,12 +172,12 @@ pub fn run(
                     pin.enter(mtuperf_proto::placement::ThreadRole::Requester);
                 }
                 let out = hot::run(&d.plan(base, clients, transport, t0, live));
-                remaining.fetch_sub(1, Ordering::AcqRel);
+                running.finish_one();
                 out
             }));
         }
         let interval = std::time::Duration::from_nanos(d.interval_ns);
-        let intervals = ticker::run(t0, interval, &lives, &remaining, obs);
+        let intervals = ticker::run(t0, interval, &lives, &running, obs);
         let outs: Vec<_> = handles.into_iter().filter_map(|h| h.join().ok()).collect();
         (outs, intervals)
     });

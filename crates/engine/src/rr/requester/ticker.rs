@@ -1,20 +1,20 @@
 //! Live intervals of the client's side, sampled off the hot path from the client
 //! threads' counters; boundaries fall on multiples of the interval since Go.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use super::hot::Live;
 use crate::rr::observer::RrObserver;
 use crate::rr::RrInterval;
-use crate::tick::{wait_boundary, Woke};
+use crate::tick::{wait_boundary, Running, Woke};
 
 /// Samples until no client thread remains, then emits the last partial interval.
 pub fn run(
     t0: Instant,
     interval: Duration,
     lives: &[Live],
-    remaining: &AtomicUsize,
+    running: &Running,
     obs: &dyn RrObserver,
 ) -> Vec<RrInterval> {
     let interval_ns = (interval.as_nanos() as u64).max(10_000_000);
@@ -23,13 +23,8 @@ pub fn run(
     let mut start_ns = 0u64;
     loop {
         let target = (start_ns / interval_ns + 1) * interval_ns;
-        let Woke { finished, end_ns } = wait_boundary(
-            t0,
-            target,
-            interval_ns,
-            || remaining.load(Ordering::Acquire) == 0,
-            |_| {},
-        );
+        let Woke { finished, end_ns } =
+            wait_boundary(t0, target, interval_ns, || running.is_done(), |_| {});
         let (mut blocks, mut lost, mut sum, mut max, mut late) = (0u64, 0u64, 0u64, 0u64, 0u64);
         for l in lives {
             blocks += l.blocks.load(Ordering::Relaxed);
