@@ -13,6 +13,7 @@
 
 pub mod affinity;
 pub mod cpu;
+pub mod dgram;
 mod error;
 pub mod ethtool;
 #[doc(hidden)]

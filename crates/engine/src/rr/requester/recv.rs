@@ -4,7 +4,6 @@
 
 use std::io::{ErrorKind, Read};
 use std::net::{TcpStream, UdpSocket};
-use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering;
 
 use hdrhistogram::Histogram;
@@ -23,14 +22,9 @@ impl Run<'_> {
         let mut block = block_first;
         loop {
             let got = if block {
-                sock.recv(&mut self.recvbuf)
+                mtuperf_sys::dgram::recv(sock, &mut self.recvbuf)
             } else {
-                nix::sys::socket::recv(
-                    sock.as_raw_fd(),
-                    &mut self.recvbuf,
-                    nix::sys::socket::MsgFlags::MSG_DONTWAIT,
-                )
-                .map_err(std::io::Error::from)
+                mtuperf_sys::dgram::recv_now(sock, &mut self.recvbuf)
             };
             block = false;
             let n = match got {
