@@ -13,7 +13,6 @@
 
 pub mod affinity;
 pub mod cpu;
-pub mod dgram;
 mod error;
 pub mod ethtool;
 #[doc(hidden)]
@@ -26,6 +25,7 @@ pub mod netns;
 pub mod route;
 pub mod rtnl;
 pub mod snmp;
+pub mod sock;
 pub mod sockopt;
 pub mod sysctl;
 pub mod thread;

@@ -371,7 +371,7 @@ impl Run<'_> {
             // A refused or dropped datagram is a lost request, found by its timeout.
             Transport::Udp(socks) => {
                 if let Some(sock) = socks.get(i as usize % socks.len().max(1)) {
-                    let _ = mtuperf_sys::dgram::send(sock, &self.sendbuf);
+                    let _ = mtuperf_sys::sock::send(sock, &self.sendbuf);
                 }
             }
             Transport::Tcp(v) => {

@@ -22,9 +22,9 @@ impl Run<'_> {
         let mut block = block_first;
         loop {
             let got = if block {
-                mtuperf_sys::dgram::recv(sock, &mut self.recvbuf)
+                mtuperf_sys::sock::recv(sock, &mut self.recvbuf)
             } else {
-                mtuperf_sys::dgram::recv_now(sock, &mut self.recvbuf)
+                mtuperf_sys::sock::recv_now(sock, &mut self.recvbuf)
             };
             block = false;
             let n = match got {

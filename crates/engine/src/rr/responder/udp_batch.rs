@@ -103,7 +103,7 @@ fn one_by_one(sock: &UdpSocket, a: &Allowed<'_>, deadline: Instant, block: &Bloc
     let (mut end, mut idle) = (Deadline::new(deadline), true);
     while !shared.stop.load(Ordering::Relaxed) && !end.passed(idle) {
         // Blocks up to the socket's read timeout, so the stop and the end are seen.
-        let Ok((n, from)) = mtuperf_sys::dgram::recv_from(sock, &mut rx) else {
+        let Ok((n, from)) = mtuperf_sys::sock::recv_from(sock, &mut rx) else {
             idle = true;
             continue;
         };
@@ -119,7 +119,7 @@ fn one_by_one(sock: &UdpSocket, a: &Allowed<'_>, deadline: Instant, block: &Bloc
         if corrupt {
             flip(&mut tx);
         }
-        if let Ok(sent) = mtuperf_sys::dgram::send_to(sock, &tx, from) {
+        if let Ok(sent) = mtuperf_sys::sock::send_to(sock, &tx, from) {
             t.responses += 1;
             t.bytes_sent += sent as u64;
         }

@@ -1,7 +1,7 @@
 //! A receiver's loop: `block`-sized read() calls until the sender's end of stream,
 //! with receive coalescing or receive polling after a read that drained the socket.
 
-use std::io::{ErrorKind, Read};
+use std::io::ErrorKind;
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -122,7 +122,7 @@ pub fn recv_loop(
     let mut now = Instant::now();
     loop {
         let before = now;
-        let res = (&*sock).read(buf);
+        let res = mtuperf_sys::sock::recv(sock, buf);
         now = Instant::now();
         r.in_call_ns += ns(before, now);
         match res {

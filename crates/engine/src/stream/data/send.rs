@@ -74,7 +74,7 @@ impl Source {
     #[inline]
     fn send(&self, sock: &TcpStream, chunk: &[u8], off: usize) -> std::io::Result<usize> {
         match self {
-            Source::Copy => (&*sock).write(chunk),
+            Source::Copy => mtuperf_sys::sock::send(sock, chunk),
             Source::File(fd) => {
                 let mut at = i64::try_from(off).unwrap_or(i64::MAX);
                 nix::sys::sendfile::sendfile(sock, fd, Some(&mut at), chunk.len())

@@ -1,4 +1,5 @@
-//! One datagram in or out by a direct system call, for the per-block paths of `rr`.
+//! The per-block socket calls (a stream's reads and writes, rr's datagrams) by a direct
+//! system call.
 //!
 //! glibc's `recv`, `recvfrom`, `send` and `sendto` are thread cancellation points: in a
 //! process with more than one thread each call is wrapped in two more calls that switch
@@ -6,26 +7,28 @@
 //! round trip of about 14 µs, four such syscalls cost ~0.3% (BENCHMARKS.md §18).
 //! rustix issues the syscall itself (its linux_raw backend); errors and timeouts come
 //! back as the same `std::io::Error`s as from std's sockets (a receive timeout set with
-//! `set_read_timeout` is `WouldBlock`).
+//! `set_read_timeout` is `WouldBlock`; a signal is `Interrupted`).
 
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
+use std::os::fd::AsFd;
 
 use rustix::net::{RecvFlags, SendFlags};
 
-/// `recv` on a connected socket, blocking up to its read timeout.
-pub fn recv(sock: &UdpSocket, buf: &mut [u8]) -> io::Result<usize> {
+/// `recv` on a connected socket, blocking up to its read timeout: the length read,
+/// 0 at a stream's end.
+pub fn recv(sock: impl AsFd, buf: &mut [u8]) -> io::Result<usize> {
     Ok(rustix::net::recv(sock, buf, RecvFlags::empty())?.0)
 }
 
 /// `recv` without waiting: `WouldBlock` when nothing is queued.
-pub fn recv_now(sock: &UdpSocket, buf: &mut [u8]) -> io::Result<usize> {
+pub fn recv_now(sock: impl AsFd, buf: &mut [u8]) -> io::Result<usize> {
     Ok(rustix::net::recv(sock, buf, RecvFlags::DONTWAIT)?.0)
 }
 
-/// `send` on a connected socket.
-pub fn send(sock: &UdpSocket, buf: &[u8]) -> io::Result<usize> {
-    Ok(rustix::net::send(sock, buf, SendFlags::empty())?)
+/// `send` on a connected socket; a peer that closed is `BrokenPipe`, never a SIGPIPE.
+pub fn send(sock: impl AsFd, buf: &[u8]) -> io::Result<usize> {
+    Ok(rustix::net::send(sock, buf, SendFlags::NOSIGNAL)?)
 }
 
 /// `recvfrom`: the length read and the sender.
@@ -39,7 +42,7 @@ pub fn recv_from(sock: &UdpSocket, buf: &mut [u8]) -> io::Result<(usize, SocketA
 
 /// `sendto` one datagram to `to`.
 pub fn send_to(sock: &UdpSocket, buf: &[u8], to: SocketAddr) -> io::Result<usize> {
-    Ok(rustix::net::sendto(sock, buf, SendFlags::empty(), &to)?)
+    Ok(rustix::net::sendto(sock, buf, SendFlags::NOSIGNAL, &to)?)
 }
 
 #[cfg(test)]
@@ -78,6 +81,31 @@ mod tests {
         a.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
         let e = recv(&a, &mut buf).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::WouldBlock, "{e}");
+    }
+
+    #[test]
+    fn a_stream_reads_its_bytes_then_its_end_and_a_closed_peer_is_broken_pipe() {
+        use std::net::{TcpListener, TcpStream};
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let c = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (s, _) = l.accept().unwrap();
+        assert_eq!(send(&c, b"bytes").unwrap(), 5);
+        c.shutdown(std::net::Shutdown::Write).unwrap();
+        let mut buf = [0u8; 16];
+        assert_eq!(recv(&s, &mut buf).unwrap(), 5);
+        assert_eq!(recv(&s, &mut buf).unwrap(), 0, "the end of the stream");
+        drop(s);
+        // The peer is gone: the first send may still be taken, a later one fails.
+        let err = (0..100)
+            .find_map(|_| send(&c, &[0u8; 4096]).err())
+            .expect("a send to a closed peer fails");
+        assert!(
+            matches!(
+                err.kind(),
+                io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset
+            ),
+            "{err}"
+        );
     }
 
     #[test]
