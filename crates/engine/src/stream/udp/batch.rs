@@ -209,7 +209,7 @@ impl Source {
     ) {
         match self {
             Source::Plain(buf) => {
-                if let Ok(n) = sock.recv(buf) {
+                if let Ok(n) = mtuperf_sys::sock::recv(sock, buf) {
                     stats.calls += 1;
                     stats.messages += 1;
                     stats.segments = stats.segments.max(1);

@@ -57,7 +57,7 @@ pub fn send(sock: &UdpSocket, index: u32, plan: &Plan, live: &Live, io: ConnIo) 
                     header.seq = rep.sent;
                     header.stamp = ns_since(plan.t0);
                     header.write(&mut buf);
-                    match sock.send(&buf) {
+                    match mtuperf_sys::sock::send(sock, &buf) {
                         Ok(_) => {
                             consecutive_errors = 0;
                             rep.calls += 1;
