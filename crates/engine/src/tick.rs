@@ -16,7 +16,7 @@ pub const LATE_NS: u64 = 1_000_000_000;
 /// wakes it for (a stop flag, a cut that is due). The end of the run wakes it at once
 /// ([`Running`]), so the step can be long: a ticker wakes about 4 times a second
 /// instead of 50, and each wakeup on a busy host can preempt a data thread.
-const STEP: Duration = Duration::from_millis(250);
+pub const STEP: Duration = Duration::from_millis(250);
 
 /// The data threads of a run still going, and the ticker waiting on them: the last
 /// one to finish wakes the ticker, which can then sleep whole steps in between.

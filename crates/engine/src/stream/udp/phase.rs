@@ -18,6 +18,7 @@ use super::data;
 use super::plan::{Live, Plan};
 use super::sockets::{self, ConnIo};
 use crate::sampler::Sampler;
+use crate::tick::{Running, STEP};
 
 pub struct Conn {
     pub index: u32,
@@ -188,35 +189,40 @@ pub fn run(
     let mut intervals = Vec::new();
     // Before any thread starts, so the intervals add up to the totals.
     let mut last = snap(lives, plan, sampler);
+    // Every thread's end wakes this loop (the last sender's and the last thread's
+    // matter), so it sleeps up to a step between interval boundaries.
+    let all = Running::new(conns.len());
+    let senders = Running::new(conns.iter().filter(|c| c.sending).count());
     let reports = thread::scope(|s| {
         let handles: Vec<_> = conns
             .into_iter()
             .map(|c| {
                 let live = &lives[c.index as usize];
+                let (all, senders) = (&all, &senders);
                 let h = s.spawn(move || {
                     plan.pin.enter(if c.sending {
                         mtuperf_proto::placement::ThreadRole::Sender
                     } else {
                         mtuperf_proto::placement::ThreadRole::Receiver
                     });
-                    if c.sending {
-                        data::send(&c.sock, c.index, plan, live, c.io)
+                    let r = if c.sending {
+                        let r = data::send(&c.sock, c.index, plan, live, c.io);
+                        senders.finish_one();
+                        r
                     } else {
                         data::receive(&c.sock, c.index, plan, live, c.io)
-                    }
+                    };
+                    all.finish_one();
+                    r
                 });
-                (c.sending, h)
+                h
             })
             .collect();
         let mut next_tick = Instant::now() + every;
         let mut told = false;
         loop {
-            let all_done = handles.iter().all(|(_, h)| h.is_finished());
-            if !told
-                && handles
-                    .iter()
-                    .all(|(sending, h)| !sending || h.is_finished())
-            {
+            let all_done = all.is_done();
+            if !told && senders.is_done() {
                 told = true;
                 on_sent(lives.iter().map(|l| l.sent.load(Relaxed)).collect());
             }
@@ -233,12 +239,10 @@ pub fn run(
                 break;
             }
             let left = next_tick.saturating_duration_since(Instant::now());
-            thread::sleep(left.min(Duration::from_millis(10)));
+            thread::park_timeout(left.min(STEP));
         }
-        let mut reports: Vec<UdpConnReport> = handles
-            .into_iter()
-            .filter_map(|(_, h)| h.join().ok())
-            .collect();
+        let mut reports: Vec<UdpConnReport> =
+            handles.into_iter().filter_map(|h| h.join().ok()).collect();
         reports.sort_by_key(|r| r.index);
         reports
     });
