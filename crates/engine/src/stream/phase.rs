@@ -141,20 +141,24 @@ pub fn run(
     stop: &AtomicBool,
     emit: impl FnMut(&IntervalSample),
 ) -> (Vec<ConnReport>, Vec<IntervalSample>) {
-    let tracked: Vec<Tracked> = phase
+    // A connection whose socket cannot be shared with the ticker (no descriptor left)
+    // is not run; each connection keeps its own Tracked, and the ticker waits for
+    // exactly the threads started.
+    let (conns, tracked): (Vec<&DataConn>, Vec<Tracked>) = phase
         .conns
         .iter()
         .filter_map(|c| {
-            Some(Tracked {
+            let t = Tracked {
                 sending: c.sending,
                 bytes: Arc::new(AtomicU64::new(0)),
                 sock: Arc::new(c.sock.try_clone().ok()?),
                 finished: Arc::new(AtomicBool::new(false)),
                 cut: Arc::new(AtomicBool::new(false)),
-            })
+            };
+            Some((c, t))
         })
-        .collect();
-    let running = Running::new(phase.conns.len());
+        .unzip();
+    let running = Running::new(conns.len());
     let recv_plan = RecvPlan {
         coalesce: phase.rx_coalesce,
         poll: phase.rx_poll,
@@ -165,7 +169,7 @@ pub fn run(
     let mut reports = Vec::new();
     let intervals = thread::scope(|s| {
         let mut handles = Vec::new();
-        for (conn, t) in phase.conns.iter().zip(&tracked) {
+        for (&conn, t) in conns.iter().zip(&tracked) {
             let (running, recv_plan) = (&running, &recv_plan);
             handles.push(s.spawn(move || {
                 let r = data_thread(phase, conn, t, recv_plan, stop, t0);
