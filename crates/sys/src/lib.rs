@@ -31,3 +31,20 @@ pub mod sysctl;
 pub mod thread;
 
 pub use error::Error;
+
+/// Fixtures the crate's unit tests share.
+#[cfg(test)]
+pub(crate) mod testing {
+    use std::net::UdpSocket;
+    use std::time::Duration;
+
+    /// Two loopback UDP sockets: (tx, connected to rx; rx, reads time out in 500 ms).
+    pub fn udp_pair() -> (UdpSocket, UdpSocket) {
+        let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        tx.connect(rx.local_addr().unwrap()).unwrap();
+        rx.set_read_timeout(Some(Duration::from_millis(500)))
+            .unwrap();
+        (tx, rx)
+    }
+}

@@ -48,18 +48,12 @@ pub fn send_to(sock: &UdpSocket, buf: &[u8], to: SocketAddr) -> io::Result<usize
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::udp_pair;
     use std::time::Duration;
-
-    fn pair() -> (UdpSocket, UdpSocket) {
-        let a = UdpSocket::bind("127.0.0.1:0").unwrap();
-        let b = UdpSocket::bind("127.0.0.1:0").unwrap();
-        a.connect(b.local_addr().unwrap()).unwrap();
-        (a, b)
-    }
 
     #[test]
     fn a_datagram_goes_out_and_back_whole_with_its_sender() {
-        let (a, b) = pair();
+        let (a, b) = udp_pair();
         assert_eq!(send(&a, b"request").unwrap(), 7);
         let mut buf = [0u8; 64];
         let (n, from) = recv_from(&b, &mut buf).unwrap();
@@ -74,7 +68,7 @@ mod tests {
 
     #[test]
     fn nothing_queued_is_would_block_and_a_read_timeout_is_too() {
-        let (a, _b) = pair();
+        let (a, _b) = udp_pair();
         let mut buf = [0u8; 16];
         let e = recv_now(&a, &mut buf).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::WouldBlock, "{e}");
@@ -110,7 +104,7 @@ mod tests {
 
     #[test]
     fn a_longer_datagram_is_cut_to_the_buffer() {
-        let (a, b) = pair();
+        let (a, b) = udp_pair();
         send(&a, &[7u8; 100]).unwrap();
         let mut buf = [0u8; 10];
         let (n, _) = recv_from(&b, &mut buf).unwrap();

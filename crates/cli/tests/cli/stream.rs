@@ -293,13 +293,12 @@ fn zero_copy_is_asked_by_flag_said_in_text_and_json_and_refused_with_udp() {
         text.contains("zero-copy sends asked: 1 of the agent's 1 connections sent with sendfile from a memory file\n"),
         "{text}"
     );
-    std::thread::sleep(Duration::from_millis(200));
-    let log = agent.drain_log();
-    assert!(
-        log.iter()
-            .any(|l| l.contains("stream reverse 1 x 131072 B zero-copy: ")),
-        "{log:?}"
-    );
+    agent
+        .wait_for(
+            "stream reverse 1 x 131072 B zero-copy: ",
+            Duration::from_secs(10),
+        )
+        .unwrap_or_else(|seen| panic!("no agent log line for it: {seen:?}"));
     // The client's sender, a file's content with a short last block, in JSON.
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("blob");
@@ -361,13 +360,12 @@ fn receive_polling_is_asked_by_flag_said_in_text_json_and_log_and_refused_with_c
     );
     // Polling replaces the 8K default's coalescing.
     assert!(!text.contains("receive coalescing"), "{text}");
-    std::thread::sleep(Duration::from_millis(200));
-    let log = agent.drain_log();
-    assert!(
-        log.iter()
-            .any(|l| l.contains("stream reverse 1 x 8192 B polled: ")),
-        "{log:?}"
-    );
+    agent
+        .wait_for(
+            "stream reverse 1 x 8192 B polled: ",
+            Duration::from_secs(10),
+        )
+        .unwrap_or_else(|seen| panic!("no agent log line for it: {seen:?}"));
     let doc = json_in(
         mtuperf_in(never)
             .args(base)

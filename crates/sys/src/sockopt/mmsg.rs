@@ -395,17 +395,9 @@ pub fn set_udp_gro(fd: &impl AsFd, on: bool) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::udp_pair;
     use std::net::UdpSocket;
     use std::time::Duration;
-
-    fn pair() -> (UdpSocket, UdpSocket) {
-        let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
-        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
-        tx.connect(rx.local_addr().unwrap()).unwrap();
-        rx.set_read_timeout(Some(Duration::from_millis(500)))
-            .unwrap();
-        (tx, rx)
-    }
 
     fn heads(n: usize) -> Vec<u8> {
         (0..n).flat_map(|j| [j as u8; 4]).collect()
@@ -439,7 +431,7 @@ mod tests {
 
     #[test]
     fn batches_carry_each_datagram_whole_and_in_order() {
-        let (tx, rx) = pair();
+        let (tx, rx) = udp_pair();
         let body = [0xabu8; 96];
         let h = heads(10);
         let mut out = SendBatch::new(16, 16);
@@ -471,7 +463,7 @@ mod tests {
 
     #[test]
     fn gso_sends_are_cut_by_the_kernel_and_gro_hands_them_back_with_their_size() {
-        let (tx, rx) = pair();
+        let (tx, rx) = udp_pair();
         if set_udp_segment(&tx, 100).is_err() || set_udp_gro(&rx, true).is_err() {
             eprintln!("skipped: this kernel has no UDP GSO/GRO");
             return;
